@@ -1,0 +1,84 @@
+//! Argument parsing and dispatch.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::commands;
+
+/// Run, inspect and test agent hooks (Cursor, Claude Code, Copse).
+#[derive(Debug, Parser)]
+#[command(name = "copse-hooks", version, about, long_about = None)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options accepted before or after the subcommand.
+#[derive(Debug, Clone, Args)]
+pub struct Global {
+    /// A workspace root (repeatable; default: the current directory).
+    #[arg(long = "workspace", global = true, value_name = "DIR")]
+    pub workspaces: Vec<PathBuf>,
+    /// Trust the workspace roots for this invocation (their project hooks may run).
+    #[arg(long, global = true)]
+    pub trust: bool,
+    /// Turn external hooks on for this invocation.
+    #[arg(long, global = true)]
+    pub enable: bool,
+    /// Print machine-readable JSON.
+    #[arg(long, global = true)]
+    pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the tool gate for one tool call and print the verdict.
+    Gate {
+        /// The canonical tool id: run_shell, read_file, write_file, mcp__<server>__<tool>, …
+        tool: String,
+        /// The tool input as a JSON object.
+        #[arg(long, value_name = "JSON")]
+        input: String,
+    },
+    /// Show every discovered hook and every config warning.
+    List,
+    /// Gate a handful of realistic tool calls through the example hooks.
+    Demo {
+        /// The example workspace (default: examples/workspace).
+        #[arg(long, value_name = "DIR")]
+        example: Option<PathBuf>,
+    },
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match &cli.command {
+        Command::Gate { tool, input } => commands::gate::run(&cli.global, tool, input),
+        Command::List => commands::list::run(&cli.global),
+        Command::Demo { example } => commands::demo::run(&cli.global, example.as_deref()),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            if is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!(
+                "{}: {err:#}",
+                crate::output::paint("error", crate::output::RED, true)
+            );
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,11 @@
+//! The `copse-hooks` command. All behaviour lives in the `copse-hooks` engine crate;
+//! this binary parses arguments, builds an engine and formats results.
+
+mod cli;
+mod commands;
+mod output;
+mod workspace;
+
+fn main() -> std::process::ExitCode {
+    cli::main()
+}

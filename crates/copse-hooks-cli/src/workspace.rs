@@ -1,0 +1,64 @@
+//! Building an engine from the global options and the settings file.
+
+use std::path::PathBuf;
+
+use anyhow::{Context as _, Result};
+use copse_hooks::settings::Settings;
+use copse_hooks::{Engine, EngineConfig};
+
+use crate::cli::Global;
+
+/// The engine for this invocation, plus any warning about the settings file.
+pub struct Invocation {
+    pub engine: Engine,
+    pub settings_warning: Option<String>,
+}
+
+/// Builds the engine: settings decide enablement and trust unless `--enable` /
+/// `--trust` say otherwise for this invocation.
+pub fn engine(global: &Global) -> Result<Invocation> {
+    let roots = if global.workspaces.is_empty() {
+        vec![std::env::current_dir().context("failed to read the current directory")?]
+    } else {
+        global.workspaces.clone()
+    };
+    for root in &roots {
+        if !root.is_dir() {
+            anyhow::bail!("workspace {} is not a directory", root.display());
+        }
+    }
+    let mut config = EngineConfig::from_process(roots.clone());
+    let settings_path = Settings::path_in(&config.copse_dir);
+    let (settings, settings_warning) = match Settings::load(&settings_path) {
+        Ok(s) => (s, None),
+        Err(e) => (Settings::default(), Some(e.to_string())),
+    };
+    config.hooks_enabled = global.enable || settings.cursor_hooks_enabled;
+    config.trusted_roots = settings.trusted_workspaces.clone();
+    if global.trust {
+        config.trusted_roots.extend(roots.iter().cloned());
+    }
+    Ok(Invocation {
+        engine: Engine::new(config),
+        settings_warning,
+    })
+}
+
+/// Prints the settings warning, if any, on stderr.
+pub fn warn_settings(inv: &Invocation) {
+    if let Some(w) = &inv.settings_warning {
+        eprintln!(
+            "{}: {w}",
+            crate::output::paint("warning", crate::output::YELLOW, true)
+        );
+    }
+}
+
+/// A path shown relative to the current directory when it is inside it.
+pub fn display_path(p: &std::path::Path) -> String {
+    let cwd: Option<PathBuf> = std::env::current_dir().ok();
+    match cwd.as_deref().and_then(|c| p.strip_prefix(c).ok()) {
+        Some(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+        _ => p.display().to_string(),
+    }
+}

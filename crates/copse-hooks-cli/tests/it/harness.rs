@@ -1,0 +1,183 @@
+//! A small fluent harness: a temp home, a temp workspace, config files and hook
+//! scripts written into them, and the `copse-hooks` binary run against them.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub struct Env {
+    pub dir: tempfile::TempDir,
+}
+
+impl Env {
+    pub fn new() -> Env {
+        let dir = tempfile::tempdir().unwrap();
+        let env = Env { dir };
+        std::fs::create_dir_all(env.home()).unwrap();
+        std::fs::create_dir_all(env.workspace()).unwrap();
+        std::fs::create_dir_all(env.copse_dir()).unwrap();
+        env
+    }
+
+    pub fn root(&self) -> PathBuf {
+        std::fs::canonicalize(self.dir.path()).unwrap()
+    }
+    pub fn home(&self) -> PathBuf {
+        self.root().join("home")
+    }
+    pub fn workspace(&self) -> PathBuf {
+        self.root().join("ws")
+    }
+    pub fn copse_dir(&self) -> PathBuf {
+        self.root().join("copse")
+    }
+
+    /// Writes a file (creating parents) and returns its path.
+    pub fn write(&self, path: impl AsRef<Path>, text: &str) -> PathBuf {
+        let path = self.root().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// Writes an executable script.
+    pub fn script(&self, path: impl AsRef<Path>, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = self.write(path, &format!("#!/bin/sh\n{body}\n"));
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    pub fn user_cursor(&self, json: &str) -> PathBuf {
+        self.write("home/.cursor/hooks.json", json)
+    }
+    pub fn project_cursor(&self, json: &str) -> PathBuf {
+        self.write("ws/.cursor/hooks.json", json)
+    }
+
+    pub fn cmd(&self) -> Cmd {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_copse-hooks"));
+        c.env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", self.home())
+            .env("COPSE_DIR", self.copse_dir())
+            .env("NO_COLOR", "1")
+            .current_dir(self.workspace());
+        Cmd {
+            cmd: c,
+            root: self.root(),
+        }
+    }
+}
+
+pub struct Cmd {
+    pub cmd: Command,
+    root: PathBuf,
+}
+
+impl Cmd {
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<std::ffi::OsStr>,
+    {
+        self.cmd.args(args);
+        self
+    }
+    pub fn env(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.cmd.env(k, v);
+        self
+    }
+    pub fn run(mut self) -> Run {
+        let out = self.cmd.output().unwrap();
+        Run {
+            out,
+            root: self.root,
+        }
+    }
+    /// `gate TOOL --input JSON --json` with hooks enabled.
+    pub fn gate(self, tool: &str, input: &str) -> Run {
+        self.args(["--enable", "--json", "gate", tool, "--input", input])
+            .run()
+    }
+}
+
+pub struct Run {
+    pub out: Output,
+    root: PathBuf,
+}
+
+impl Run {
+    pub fn success(self) -> Self {
+        assert!(
+            self.out.status.success(),
+            "command failed: {:?}\nstdout:\n{}\nstderr:\n{}",
+            self.out.status,
+            self.stdout(),
+            self.stderr()
+        );
+        self
+    }
+    pub fn stdout(&self) -> String {
+        String::from_utf8_lossy(&self.out.stdout).into_owned()
+    }
+    pub fn stderr(&self) -> String {
+        String::from_utf8_lossy(&self.out.stderr).into_owned()
+    }
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.out.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}):\n{}", self.stdout()))
+    }
+    /// Output with the temp root and timings replaced, for snapshots.
+    pub fn redacted(&self) -> String {
+        redact(&format!("{}{}", self.stdout(), self.stderr()), &self.root)
+    }
+}
+
+pub fn redact(text: &str, root: &Path) -> String {
+    let text = text.replace(&root.display().to_string(), "[TMP]");
+    regex_lite_replace(&text)
+}
+
+/// Replaces `<digits> ms` and `"duration_ms": <digits>` with fixed values.
+fn regex_lite_replace(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.lines() {
+        let mut l = line.to_string();
+        if let Some(i) = l.find("\"duration_ms\": ") {
+            let start = i + "\"duration_ms\": ".len();
+            let end = l[start..]
+                .find(|c: char| !c.is_ascii_digit())
+                .map(|e| start + e)
+                .unwrap_or(l.len());
+            l.replace_range(start..end, "[MS]");
+        }
+        out.push_str(&replace_ms_words(&l));
+        out.push('\n');
+    }
+    out
+}
+
+fn replace_ms_words(line: &str) -> String {
+    let bytes: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i].is_ascii_digit() && (i == 0 || !bytes[i - 1].is_alphanumeric()) {
+            let mut j = i;
+            while j < bytes.len() && (bytes[j].is_ascii_digit() || bytes[j] == '.') {
+                j += 1;
+            }
+            let rest: String = bytes[j..].iter().collect();
+            if rest.starts_with(" ms") {
+                out.push_str("[N]");
+                i = j;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    out
+}

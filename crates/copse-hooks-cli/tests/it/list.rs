@@ -1,0 +1,113 @@
+//! `copse-hooks list`: hooks, their status and config warnings.
+
+use serde_json::json;
+
+use crate::harness::Env;
+
+fn messy_env() -> Env {
+    let env = Env::new();
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {
+            "beforeShellExecution": [
+                {"command": "./guard.sh", "matcher": "rm -rf"},
+                {"command": "./bad-matcher.sh", "matcher": "([oops"},
+                {"matcher": "x"},
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "x"}]}
+            ],
+            "afterTabFileEdit": [{"command": "./tab.sh"}],
+            "beforeshellexecution": [{"command": "./typo.sh"}],
+            "PreToolUse": [{"command": "./claude-name.sh"}],
+            "beforeReadFile": {"command": "./not-an-array.sh"},
+            "preToolUse": [{"command": "./slow.sh", "timeout": -1, "failClosed": "yes"}]
+        }})
+        .to_string(),
+    );
+    env.project_cursor(
+        &json!({"version": 1, "hooks": {"beforeMCPExecution": [{"command": ".cursor/mcp.sh", "failClosed": false}]}})
+            .to_string(),
+    );
+    env.write("ws/.cursor/../other/.keep", "");
+    env
+}
+
+#[test]
+fn list_json_shows_hooks_status_and_warnings() {
+    let env = messy_env();
+    let v = env.cmd().args(["--json", "list"]).run().success().json();
+    let hooks = v["hooks"].as_array().unwrap();
+    let commands: Vec<&str> = hooks
+        .iter()
+        .map(|h| h["command"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            "./guard.sh",
+            "./bad-matcher.sh",
+            "./tab.sh",
+            "./slow.sh",
+            ".cursor/mcp.sh"
+        ]
+    );
+    let guard = &hooks[0];
+    assert_eq!(guard["dialect"], "cursor");
+    assert_eq!(guard["scope"], "user");
+    assert_eq!(guard["matcher"], "rm -rf");
+    assert_eq!(guard["trusted"], true);
+    assert_eq!(guard["enabled"], false);
+    assert_eq!(guard["active"], false);
+    assert_eq!(hooks[2]["supported"], false);
+    let project = &hooks[4];
+    assert_eq!(project["scope"], "project");
+    assert_eq!(project["trusted"], false);
+    assert_eq!(project["fail_closed"], false);
+    let v = env
+        .cmd()
+        .args(["--json", "--enable", "--trust", "list"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(v["hooks"][0]["active"], true);
+    assert_eq!(
+        v["hooks"][1]["active"], false,
+        "an invalid matcher never runs"
+    );
+    assert_eq!(v["hooks"][4]["active"], true);
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .all(|w| w["source"].as_str().unwrap().ends_with("hooks.json"))
+    );
+}
+
+#[test]
+fn list_human_snapshot() {
+    let env = messy_env();
+    let out = env.cmd().args(["list"]).run().success();
+    insta::assert_snapshot!("list_human", out.redacted());
+    let out = env.cmd().args(["--json", "list"]).run().success();
+    insta::assert_snapshot!("list_json", out.redacted());
+}
+
+#[test]
+fn invalid_json_config_is_a_warning_and_other_configs_still_load() {
+    let env = Env::new();
+    env.user_cursor("{ \"hooks\": { \"beforeShellExecution\": [ }");
+    env.project_cursor(
+        &json!({"hooks": {"beforeShellExecution": [{"command": "ok.sh"}]}}).to_string(),
+    );
+    let v = env.cmd().args(["--json", "list"]).run().success().json();
+    assert_eq!(v["hooks"].as_array().unwrap().len(), 1);
+    let msg = v["warnings"][0]["message"].as_str().unwrap();
+    assert!(
+        msg.starts_with("hooks.json is not valid JSON (line 1"),
+        "{msg}"
+    );
+    env.user_cursor(&json!({"version": 1}).to_string());
+    let v = env.cmd().args(["--json", "list"]).run().success().json();
+    assert_eq!(
+        v["warnings"][0]["message"],
+        "hooks.json has no \"hooks\" object — file ignored"
+    );
+}

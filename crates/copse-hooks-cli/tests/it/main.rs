@@ -1,0 +1,8 @@
+//! Integration tests for the `copse-hooks` binary: real hook processes in temp dirs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+mod harness;
+
+mod gate;
+mod list;

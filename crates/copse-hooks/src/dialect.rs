@@ -1,0 +1,315 @@
+//! Dialects: everything a vendor's hook format means.
+//!
+//! A dialect adapter is a pure translator. It parses its config files into
+//! [`HookSpec`]s (collecting warnings instead of failing), decides which of its hooks
+//! a canonical event fires and with what subject, marshals the exact stdin JSON, and
+//! interprets the exit code and stdout into the canonical [`Outcome`]. It spawns
+//! nothing and knows nothing about processes beyond an exit code and bytes.
+
+pub mod cursor;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::event::{CanonicalEvent, EventPayload, SessionIdentity};
+use crate::matcher::{GlobMatcher, MatchResult, MatcherError, RegexMatcher};
+use crate::outcome::{Failure, FailureKind, FailurePolicy, Outcome};
+
+/// A hook format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    /// Cursor's `hooks.json`.
+    Cursor,
+    /// Claude Code's `settings.json` hooks.
+    Claude,
+    /// This project's native format.
+    Copse,
+}
+
+impl Dialect {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Cursor => "cursor",
+            Dialect::Claude => "claude",
+            Dialect::Copse => "copse",
+        }
+    }
+}
+
+/// Where a config file lives, which decides whether it needs trust.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// In the user's home: trusted, the user authored it.
+    User,
+    /// In a workspace: runs only when the workspace is trusted.
+    Project,
+}
+
+impl Scope {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+        }
+    }
+}
+
+/// A problem found in a config file. Discovery warns, it never aborts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ConfigWarning {
+    /// The config file.
+    pub source: PathBuf,
+    /// User or project.
+    pub scope: Scope,
+    /// The event the problem is under, when there is one.
+    pub event: Option<String>,
+    /// What is wrong and what was done about it.
+    pub message: String,
+}
+
+/// When a hook fires, as far as the subject is concerned.
+#[derive(Debug)]
+pub enum HookMatcher {
+    /// No matcher: fires for every subject.
+    Always,
+    /// An unanchored regex.
+    Regex(RegexMatcher),
+    /// A list of exact names (Claude's `Bash|Edit` form).
+    Names(Vec<String>),
+    /// The matcher did not compile: the hook never fires.
+    Invalid(MatcherError),
+}
+
+impl HookMatcher {
+    /// Tests a subject.
+    pub fn test(&self, subject: &str) -> MatchResult {
+        match self {
+            HookMatcher::Always => MatchResult::Match,
+            HookMatcher::Regex(re) => re.test(subject),
+            HookMatcher::Names(names) => {
+                if names.iter().any(|n| n == subject) {
+                    MatchResult::Match
+                } else {
+                    MatchResult::NoMatch
+                }
+            }
+            HookMatcher::Invalid(_) => MatchResult::NoMatch,
+        }
+    }
+}
+
+/// One declared hook, parsed and compiled.
+#[derive(Debug)]
+pub struct HookSpec {
+    /// The dialect that declared it.
+    pub dialect: Dialect,
+    /// The event name as written in the config (the wire event).
+    pub event: String,
+    /// The canonical event it is wired to; `None` when recognised but unsupported.
+    pub canonical: Option<CanonicalEvent>,
+    /// The shell command.
+    pub command: String,
+    /// The matcher as written.
+    pub matcher_source: Option<String>,
+    /// The compiled matcher.
+    pub matcher: HookMatcher,
+    /// Path globs (Cursor's afterFileEdit convenience, Copse's `glob`).
+    pub glob: Option<GlobMatcher>,
+    /// What a failure does.
+    pub policy: FailurePolicy,
+    /// How long the hook may run.
+    pub timeout: Duration,
+    /// The config file that declared it.
+    pub source: PathBuf,
+    /// User or project.
+    pub scope: Scope,
+    /// The workspace root a project hook belongs to.
+    pub root: Option<PathBuf>,
+    /// 1-based position within its event's array (the `--entry` of `test`).
+    pub entry: usize,
+    /// Whether the hook runs in the sandbox (only Copse may opt out).
+    pub sandbox: bool,
+}
+
+impl HookSpec {
+    /// The directory a hook process starts in: the workspace root for project hooks,
+    /// the config file's directory for user hooks.
+    pub fn cwd(&self) -> PathBuf {
+        match (&self.scope, &self.root) {
+            (Scope::Project, Some(root)) => root.clone(),
+            _ => self
+                .source
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_else(|| PathBuf::from("/")),
+        }
+    }
+
+    /// Whether the hook is wired to a canonical event.
+    pub fn supported(&self) -> bool {
+        self.canonical.is_some()
+    }
+}
+
+/// A parsed config file.
+#[derive(Debug, Default)]
+pub struct ParsedConfig {
+    /// Hooks in file order.
+    pub hooks: Vec<HookSpec>,
+    /// Problems found.
+    pub warnings: Vec<ConfigWarning>,
+}
+
+/// What marshalling and matching may consult besides the event.
+#[derive(Debug, Clone, Copy)]
+pub struct Context<'a> {
+    /// The session identity (captured by value for detached hooks).
+    pub session: &'a SessionIdentity,
+    /// All workspace roots.
+    pub workspace_roots: &'a [PathBuf],
+}
+
+impl Context<'_> {
+    /// The root a hook's payload speaks of: its own root for project hooks, the first
+    /// workspace root otherwise.
+    pub fn root_for<'h>(&'h self, hook: &'h HookSpec) -> Option<&'h Path> {
+        hook.root
+            .as_deref()
+            .or_else(|| self.workspace_roots.first().map(PathBuf::as_path))
+    }
+}
+
+/// How the process ended, as far as a dialect is concerned (spawn failures,
+/// timeouts and oversize output are handled by the runner before this).
+#[derive(Debug, Clone, Copy)]
+pub struct ProcessResult<'a> {
+    /// The exit code; `None` when killed by a signal.
+    pub exit_code: Option<i32>,
+    /// The terminating signal, if any.
+    pub signal: Option<i32>,
+    /// What the hook printed on stdout.
+    pub stdout: &'a [u8],
+    /// What the hook printed on stderr.
+    pub stderr: &'a [u8],
+}
+
+impl ProcessResult<'_> {
+    /// The failure describing a non-zero exit or a kill.
+    pub fn exit_failure(&self) -> Failure {
+        let message = match (self.exit_code, self.signal) {
+            (Some(code), _) => format!("exited with code {code}"),
+            (None, Some(sig)) => format!("was killed by signal {sig}"),
+            (None, None) => "was killed".to_string(),
+        };
+        Failure {
+            kind: FailureKind::Exit,
+            message,
+        }
+    }
+
+    /// stdout as trimmed text (lossy).
+    pub fn stdout_text(&self) -> String {
+        String::from_utf8_lossy(self.stdout).trim().to_string()
+    }
+
+    /// stderr as trimmed text (lossy).
+    pub fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(self.stderr).trim().to_string()
+    }
+}
+
+/// A dialect's reading of one run.
+#[derive(Debug, Clone, Default)]
+pub struct Interpretation {
+    /// What the hook said (before the failure policy).
+    pub outcome: Outcome,
+    /// Whether stdout parsed (empty counts as parsed).
+    pub parse_ok: bool,
+    /// Set when the run failed; the runner applies the policy.
+    pub failure: Option<Failure>,
+}
+
+impl Interpretation {
+    /// A clean run with this outcome.
+    pub fn ok(outcome: Outcome) -> Self {
+        Interpretation {
+            outcome,
+            parse_ok: true,
+            failure: None,
+        }
+    }
+
+    /// A failed run.
+    pub fn failed(kind: FailureKind, message: impl Into<String>, parse_ok: bool) -> Self {
+        Interpretation {
+            outcome: Outcome::default(),
+            parse_ok,
+            failure: Some(Failure {
+                kind,
+                message: message.into(),
+            }),
+        }
+    }
+}
+
+/// A dialect adapter.
+pub trait Adapter: Send + Sync {
+    /// Which dialect this is.
+    fn dialect(&self) -> Dialect;
+
+    /// Parses one config file. Never fails: problems become warnings.
+    fn parse(&self, text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> ParsedConfig;
+
+    /// Whether `hook` fires for `event`: its wire event applies and its matcher passes.
+    fn applies(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> bool;
+
+    /// The exact stdin object for `hook` (field order is part of the contract).
+    fn marshal(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Value;
+
+    /// Reads the hook's answer.
+    fn interpret(
+        &self,
+        hook: &HookSpec,
+        event: &EventPayload,
+        run: &ProcessResult<'_>,
+    ) -> Interpretation;
+
+    /// Extra environment variables the vendor promises its hooks.
+    fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)>;
+}
+
+/// Reads a JSON object's first non-empty string among `keys`.
+pub(crate) fn string_field(obj: &serde_json::Map<String, Value>, keys: &[&str]) -> Option<String> {
+    keys.iter()
+        .filter_map(|k| obj.get(*k).and_then(Value::as_str))
+        .map(str::trim)
+        .find(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+/// Formats a duration in seconds the way configs write it (`30s`, `0.5s`).
+pub(crate) fn seconds(d: Duration) -> String {
+    let ms = d.as_millis();
+    if ms % 1000 == 0 {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
+}
+
+/// Parses a vendor `timeout` in seconds: a positive finite number.
+pub(crate) fn timeout_seconds(v: &Value) -> Option<Duration> {
+    let s = v.as_f64()?;
+    if s.is_finite() && s > 0.0 && s < 1.0e9 {
+        Some(Duration::from_millis((s * 1000.0).round().max(1.0) as u64))
+    } else {
+        None
+    }
+}

@@ -1,0 +1,604 @@
+//! The Cursor dialect: `~/.cursor/hooks.json` and `<root>/.cursor/hooks.json`.
+//!
+//! Flat entries `{command, matcher?, failClosed?, timeout?, glob?}` under Cursor's
+//! camelCase event names. One canonical tool gate fires the dedicated event for its
+//! tool (`beforeShellExecution`, `beforeMCPExecution`, `beforeReadFile`) *and* the
+//! generic `preToolUse`, each with its own stdin. Failures fail closed by host policy;
+//! `"failClosed": false` restores Cursor's fail-open behaviour.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::{
+    Adapter, ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig,
+    ProcessResult, Scope, string_field, timeout_seconds,
+};
+use crate::event::{CanonicalEvent, EventPayload, ToolCall, tool};
+use crate::matcher::{GlobMatcher, RegexMatcher};
+use crate::outcome::{Decision, FailureKind, FailurePolicy, Outcome};
+
+/// Cursor's default per-hook timeout.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The 21 events Cursor documents (see `vendor` for provenance).
+pub const PUBLISHED_EVENTS: [&str; 21] = [
+    "sessionStart",
+    "sessionEnd",
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "subagentStart",
+    "subagentStop",
+    "beforeShellExecution",
+    "afterShellExecution",
+    "beforeMCPExecution",
+    "afterMCPExecution",
+    "beforeReadFile",
+    "afterFileEdit",
+    "beforeSubmitPrompt",
+    "preCompact",
+    "stop",
+    "afterAgentResponse",
+    "afterAgentThought",
+    "beforeTabFileRead",
+    "afterTabFileEdit",
+    "workspaceOpen",
+];
+
+/// The canonical event a Cursor wire event is wired to, or `None` when it is
+/// recognised but not supported.
+pub fn canonical_for(event: &str) -> Option<CanonicalEvent> {
+    match event {
+        "beforeShellExecution" | "beforeMCPExecution" | "beforeReadFile" | "preToolUse" => {
+            Some(CanonicalEvent::ToolGate)
+        }
+        _ => None,
+    }
+}
+
+/// Why a published event is not wired (for `list` and the drift detector).
+pub fn unsupported_reason(event: &str) -> Option<&'static str> {
+    match event {
+        "beforeTabFileRead" | "afterTabFileEdit" => {
+            Some("Tab (inline completion) events: copse-hooks has no inline-tab surface")
+        }
+        "workspaceOpen" => Some("fires outside any agent session; nothing to hang it on"),
+        e if canonical_for(e).is_none() && PUBLISHED_EVENTS.contains(&e) => Some("not wired yet"),
+        _ => None,
+    }
+}
+
+/// Cursor's tool-type token for a canonical tool id (the `preToolUse` subject).
+pub fn tool_type(tool_id: &str) -> String {
+    if tool::is_mcp(tool_id) {
+        return format!("MCP:{tool_id}");
+    }
+    match tool_id {
+        "run_shell" | "run_background" => "Shell",
+        "read_file" | "list_dir" | "read_staged_diff" | "read_terminal" | "read_skill" => "Read",
+        "write_file" | "str_replace" | "rename_file" | "make_directory" => "Write",
+        "delete_file" => "Delete",
+        "search_code" | "find_files" | "search_codebase" | "semantic_search" => "Grep",
+        "explore" | "investigate_ci" | "delegate_step" => "Task",
+        other => other,
+    }
+    .to_string()
+}
+
+/// The Cursor adapter.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Cursor;
+
+impl Cursor {
+    fn warn(
+        out: &mut ParsedConfig,
+        source: &Path,
+        scope: Scope,
+        event: Option<&str>,
+        message: String,
+    ) {
+        out.warnings.push(ConfigWarning {
+            source: source.to_path_buf(),
+            scope,
+            event: event.map(str::to_string),
+            message,
+        });
+    }
+
+    /// The dedicated event a tool gate fires for this tool, if any.
+    fn dedicated_gate_event(tool_id: &str) -> Option<&'static str> {
+        if tool_id == tool::RUN_SHELL {
+            Some("beforeShellExecution")
+        } else if tool::is_mcp(tool_id) {
+            Some("beforeMCPExecution")
+        } else if tool_id == tool::READ_FILE {
+            Some("beforeReadFile")
+        } else {
+            None
+        }
+    }
+
+    /// The matcher subject for a hook on a tool gate.
+    fn gate_subject(event: &str, call: &ToolCall) -> String {
+        match event {
+            "beforeShellExecution" => call.input_str("command").to_string(),
+            "beforeMCPExecution" => call.tool.clone(),
+            "beforeReadFile" => "Read".to_string(),
+            _ => tool_type(&call.tool),
+        }
+    }
+}
+
+fn suggestion(event: &str) -> String {
+    let claude_map = [
+        ("PreToolUse", "preToolUse"),
+        ("PostToolUse", "postToolUse"),
+        ("UserPromptSubmit", "beforeSubmitPrompt"),
+        ("Stop", "stop"),
+        ("SubagentStop", "subagentStop"),
+        ("SessionStart", "sessionStart"),
+        ("SessionEnd", "sessionEnd"),
+        ("PreCompact", "preCompact"),
+    ];
+    if let Some((_, cursor)) = claude_map.iter().find(|(c, _)| *c == event) {
+        return format!(
+            " (\"{event}\" is a Claude Code event; in .cursor/hooks.json use \"{cursor}\")"
+        );
+    }
+    if let Some(known) = PUBLISHED_EVENTS
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(event))
+    {
+        return format!(" (did you mean \"{known}\"? Cursor event names are camelCase)");
+    }
+    String::new()
+}
+
+impl Adapter for Cursor {
+    fn dialect(&self) -> Dialect {
+        Dialect::Cursor
+    }
+
+    fn parse(&self, text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> ParsedConfig {
+        let mut out = ParsedConfig::default();
+        let doc: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                Self::warn(
+                    &mut out,
+                    source,
+                    scope,
+                    None,
+                    format!(
+                        "hooks.json is not valid JSON (line {}, column {}: {}) — file ignored",
+                        e.line(),
+                        e.column(),
+                        e
+                    ),
+                );
+                return out;
+            }
+        };
+        let Some(hooks) = doc.get("hooks").and_then(Value::as_object) else {
+            Self::warn(
+                &mut out,
+                source,
+                scope,
+                None,
+                "hooks.json has no \"hooks\" object — file ignored".to_string(),
+            );
+            return out;
+        };
+        for (event, value) in hooks {
+            let canonical = canonical_for(event);
+            if canonical.is_none() {
+                if PUBLISHED_EVENTS.contains(&event.as_str()) {
+                    Self::warn(
+                        &mut out,
+                        source,
+                        scope,
+                        Some(event),
+                        format!(
+                            "Cursor hook event \"{event}\" is recognised by Cursor but not supported by copse-hooks yet — entries skipped"
+                        ),
+                    );
+                } else {
+                    Self::warn(
+                        &mut out,
+                        source,
+                        scope,
+                        Some(event),
+                        format!(
+                            "Unknown hook event \"{event}\"{} — entries skipped",
+                            suggestion(event)
+                        ),
+                    );
+                    continue;
+                }
+            }
+            let Some(entries) = value.as_array() else {
+                Self::warn(
+                    &mut out,
+                    source,
+                    scope,
+                    Some(event),
+                    format!("\"{event}\" must be an array of {{ command }} entries — skipped"),
+                );
+                continue;
+            };
+            for (i, entry) in entries.iter().enumerate() {
+                let n = i + 1;
+                let obj = entry.as_object();
+                let command = obj
+                    .and_then(|o| o.get("command"))
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|c| !c.is_empty());
+                let Some(command) = command else {
+                    let hint = if obj.is_some_and(|o| o.get("hooks").is_some_and(Value::is_array)) {
+                        " (this looks like Claude Code's nested { matcher, hooks: [...] } shape; Cursor's hooks.json takes flat { command, matcher } entries)"
+                    } else {
+                        ""
+                    };
+                    Self::warn(
+                        &mut out,
+                        source,
+                        scope,
+                        Some(event),
+                        format!(
+                            "\"{event}\" entry {n} has a missing or empty \"command\" — skipped{hint}"
+                        ),
+                    );
+                    continue;
+                };
+                let Some(obj) = obj else { continue };
+                if let Some(kind) = obj.get("type").and_then(Value::as_str) {
+                    if kind != "command" {
+                        Self::warn(
+                            &mut out,
+                            source,
+                            scope,
+                            Some(event),
+                            format!(
+                                "\"{event}\" entry {n} has type \"{kind}\"; only command hooks are supported — skipped"
+                            ),
+                        );
+                        continue;
+                    }
+                }
+                let matcher_source = match obj.get("matcher") {
+                    None | Some(Value::Null) => None,
+                    Some(Value::String(s)) if s.trim().is_empty() => None,
+                    Some(Value::String(s)) => Some(s.trim().to_string()),
+                    Some(other) => Some(other.to_string()),
+                };
+                let matcher = match (&matcher_source, obj.get("matcher")) {
+                    (None, _) => HookMatcher::Always,
+                    (Some(p), Some(Value::String(_))) => match RegexMatcher::new(p) {
+                        Ok(re) => HookMatcher::Regex(re),
+                        Err(e) => {
+                            Self::warn(
+                                &mut out,
+                                source,
+                                scope,
+                                Some(event),
+                                format!(
+                                    "\"{event}\" entry {n} matcher \"{p}\" is not a valid regex ({}) — hook skipped",
+                                    e.reason
+                                ),
+                            );
+                            HookMatcher::Invalid(e)
+                        }
+                    },
+                    (Some(p), _) => {
+                        let e = crate::matcher::MatcherError {
+                            pattern: p.clone(),
+                            reason: "matcher must be a string".to_string(),
+                        };
+                        Self::warn(
+                            &mut out,
+                            source,
+                            scope,
+                            Some(event),
+                            format!(
+                                "\"{event}\" entry {n} matcher must be a regex string — hook skipped"
+                            ),
+                        );
+                        HookMatcher::Invalid(e)
+                    }
+                };
+                let policy = match obj.get("failClosed") {
+                    None | Some(Value::Bool(true)) => FailurePolicy::Closed,
+                    Some(Value::Bool(false)) => FailurePolicy::Open,
+                    Some(_) => {
+                        Self::warn(
+                            &mut out,
+                            source,
+                            scope,
+                            Some(event),
+                            format!(
+                                "\"{event}\" entry {n} \"failClosed\" must be a boolean — failing closed"
+                            ),
+                        );
+                        FailurePolicy::Closed
+                    }
+                };
+                let timeout = match obj.get("timeout") {
+                    None | Some(Value::Null) => DEFAULT_TIMEOUT,
+                    Some(v) => timeout_seconds(v).unwrap_or_else(|| {
+                        Self::warn(
+                            &mut out,
+                            source,
+                            scope,
+                            Some(event),
+                            format!(
+                                "\"{event}\" entry {n} \"timeout\" must be a positive number of seconds — using the default 30s"
+                            ),
+                        );
+                        DEFAULT_TIMEOUT
+                    }),
+                };
+                let glob = match obj.get("glob") {
+                    None | Some(Value::Null) => None,
+                    Some(v) => {
+                        let patterns: Vec<String> = match v {
+                            Value::String(s) => vec![s.trim().to_string()],
+                            Value::Array(items) => items
+                                .iter()
+                                .filter_map(Value::as_str)
+                                .map(|s| s.trim().to_string())
+                                .collect(),
+                            _ => Vec::new(),
+                        };
+                        let patterns: Vec<String> =
+                            patterns.into_iter().filter(|p| !p.is_empty()).collect();
+                        if patterns.is_empty() {
+                            None
+                        } else {
+                            match GlobMatcher::new(&patterns) {
+                                Ok(g) => Some(g),
+                                Err(e) => {
+                                    Self::warn(
+                                        &mut out,
+                                        source,
+                                        scope,
+                                        Some(event),
+                                        format!("\"{event}\" entry {n} {e} — glob ignored"),
+                                    );
+                                    None
+                                }
+                            }
+                        }
+                    }
+                };
+                out.hooks.push(HookSpec {
+                    dialect: Dialect::Cursor,
+                    event: event.clone(),
+                    canonical,
+                    command: command.to_string(),
+                    matcher_source,
+                    matcher,
+                    glob,
+                    policy,
+                    timeout,
+                    source: source.to_path_buf(),
+                    scope,
+                    root: root.map(Path::to_path_buf),
+                    entry: n,
+                    sandbox: true,
+                });
+            }
+        }
+        out
+    }
+
+    fn applies(&self, hook: &HookSpec, event: &EventPayload, _ctx: &Context<'_>) -> bool {
+        match event {
+            EventPayload::ToolGate(call) => {
+                let flavor_applies = hook.event == "preToolUse"
+                    || Self::dedicated_gate_event(&call.tool) == Some(hook.event.as_str());
+                flavor_applies
+                    && hook
+                        .matcher
+                        .test(&Self::gate_subject(&hook.event, call))
+                        .fires()
+            }
+            _ => false,
+        }
+    }
+
+    fn marshal(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Value {
+        let mut obj = envelope(&hook.event, ctx);
+        let cwd = ctx
+            .root_for(hook)
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        if let EventPayload::ToolGate(call) = event {
+            match hook.event.as_str() {
+                "beforeShellExecution" => {
+                    obj.insert("command".into(), json!(call.input_str("command")));
+                    obj.insert("cwd".into(), json!(cwd));
+                }
+                "beforeMCPExecution" => {
+                    obj.insert("tool_name".into(), json!(call.tool));
+                    obj.insert("tool_input".into(), Value::Object(call.input.clone()));
+                }
+                "beforeReadFile" => {
+                    // Cursor promises an absolute path; a relative input path is
+                    // resolved against the hook's workspace root.
+                    let path = Path::new(call.input_str("path"));
+                    let file_path = match ctx.root_for(hook) {
+                        Some(root) if path.is_relative() && !path.as_os_str().is_empty() => {
+                            root.join(path).display().to_string()
+                        }
+                        _ => path.display().to_string(),
+                    };
+                    obj.insert("file_path".into(), json!(file_path));
+                    obj.insert(
+                        "content".into(),
+                        json!(call.file_content.as_deref().unwrap_or("")),
+                    );
+                }
+                _ => {
+                    obj.insert("tool_name".into(), json!(tool_type(&call.tool)));
+                    obj.insert("tool_input".into(), Value::Object(call.input.clone()));
+                    obj.insert("cwd".into(), json!(cwd));
+                }
+            }
+        }
+        Value::Object(obj)
+    }
+
+    fn interpret(
+        &self,
+        _hook: &HookSpec,
+        event: &EventPayload,
+        run: &ProcessResult<'_>,
+    ) -> Interpretation {
+        match event {
+            EventPayload::ToolGate(_) => interpret_permission(run),
+            _ => Interpretation::ok(Outcome::default()),
+        }
+    }
+
+    fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)> {
+        match ctx.root_for(hook) {
+            Some(root) => {
+                let root = root.display().to_string();
+                vec![
+                    ("CURSOR_PROJECT_DIR".to_string(), root.clone()),
+                    ("CLAUDE_PROJECT_DIR".to_string(), root),
+                ]
+            }
+            None => Vec::new(),
+        }
+    }
+}
+
+/// The Cursor envelope: ids, event name, roots, then the model when known.
+fn envelope(wire_event: &str, ctx: &Context<'_>) -> Map<String, Value> {
+    let mut obj = Map::new();
+    obj.insert("conversation_id".into(), json!(ctx.session.conversation_id));
+    obj.insert("generation_id".into(), json!(ctx.session.generation_id));
+    obj.insert("hook_event_name".into(), json!(wire_event));
+    let roots: Vec<String> = ctx
+        .workspace_roots
+        .iter()
+        .map(|p: &PathBuf| p.display().to_string())
+        .collect();
+    obj.insert("workspace_roots".into(), json!(roots));
+    if let Some(model) = &ctx.session.model {
+        obj.insert("model".into(), json!(model.model));
+        obj.insert("model_id".into(), json!(model.model_id));
+        obj.insert(
+            "model_params".into(),
+            serde_json::to_value(&model.model_params).unwrap_or(Value::Array(Vec::new())),
+        );
+    }
+    obj
+}
+
+/// Reads a permission response (the tool-gate events).
+///
+/// Exit 2 is a deny whatever stdout says; a non-zero exit with a valid JSON object is
+/// honoured; an empty stdout with exit 0 is "no opinion". Cursor's older spellings
+/// (`decision`/`reason`, camelCase messages) and the Claude-style nested
+/// `hookSpecificOutput` it accepts are read too.
+fn interpret_permission(run: &ProcessResult<'_>) -> Interpretation {
+    let text = run.stdout_text();
+    let exit2 = run.exit_code == Some(2);
+    let stderr_reason = || Some(run.stderr_text()).filter(|s| !s.is_empty());
+    if text.is_empty() {
+        return match run.exit_code {
+            Some(0) => Interpretation::ok(Outcome::default()),
+            Some(2) => Interpretation::ok(Outcome {
+                decision: Some(Decision::Deny),
+                agent_message: stderr_reason(),
+                ..Outcome::default()
+            }),
+            _ => {
+                let f = run.exit_failure();
+                Interpretation::failed(f.kind, f.message, true)
+            }
+        };
+    }
+    let parsed: Result<Value, _> = serde_json::from_str(&text);
+    let obj = match parsed {
+        Ok(Value::Object(obj)) => obj,
+        other => {
+            if exit2 {
+                return Interpretation {
+                    outcome: Outcome {
+                        decision: Some(Decision::Deny),
+                        agent_message: stderr_reason(),
+                        ..Outcome::default()
+                    },
+                    parse_ok: false,
+                    failure: None,
+                };
+            }
+            if run.exit_code != Some(0) {
+                let f = run.exit_failure();
+                return Interpretation::failed(f.kind, f.message, false);
+            }
+            let what = if other.is_ok() {
+                "printed JSON that is not an object — response ignored"
+            } else {
+                "printed invalid JSON — response ignored"
+            };
+            return Interpretation::failed(FailureKind::InvalidJson, what, false);
+        }
+    };
+    let nested = obj.get("hookSpecificOutput").and_then(Value::as_object);
+    let raw_decision = obj
+        .get("permission")
+        .or_else(|| obj.get("decision"))
+        .or_else(|| nested.and_then(|n| n.get("permissionDecision")));
+    let mut decision = match raw_decision {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => match s.as_str() {
+            "allow" | "approve" => Some(Decision::Allow),
+            "ask" | "defer" => Some(Decision::Ask),
+            "deny" | "block" => Some(Decision::Deny),
+            other => {
+                return Interpretation::failed(
+                    FailureKind::InvalidJson,
+                    format!("answered permission \"{other}\", which is not allow, ask or deny"),
+                    false,
+                );
+            }
+        },
+        Some(other) => {
+            return Interpretation::failed(
+                FailureKind::InvalidJson,
+                format!("answered permission {other}, which is not allow, ask or deny"),
+                false,
+            );
+        }
+    };
+    if exit2 {
+        decision = Some(Decision::Deny);
+    }
+    let mut agent_message = string_field(&obj, &["agent_message", "agentMessage", "reason"])
+        .or_else(|| nested.and_then(|n| string_field(n, &["permissionDecisionReason"])));
+    if agent_message.is_none() && decision == Some(Decision::Deny) && exit2 {
+        agent_message = stderr_reason();
+    }
+    let user_message = string_field(&obj, &["user_message", "userMessage"]);
+    let updated_input = ["updated_input", "updatedInput"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_object))
+        .or_else(|| nested.and_then(|n| n.get("updatedInput").and_then(Value::as_object)))
+        .cloned();
+    let inject_context = string_field(&obj, &["additional_context", "additionalContext"]);
+    Interpretation::ok(Outcome {
+        decision,
+        agent_message,
+        user_message,
+        updated_input,
+        inject_context,
+        ..Outcome::default()
+    })
+}

@@ -1,0 +1,178 @@
+//! Discovery: which config files exist, which may be read, and their parsed form,
+//! cached by file identity.
+//!
+//! A config is parsed and its matchers compiled once; later lookups only `stat` the
+//! file and reuse the compiled hooks while its identity (device, inode, size,
+//! modification and change times) is unchanged. A missing file is simply no hooks.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
+
+use crate::dialect::{Adapter, ConfigWarning, Dialect, ParsedConfig, Scope, cursor::Cursor};
+
+/// One place a config file may live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigLocation {
+    /// The file path.
+    pub path: PathBuf,
+    /// The dialect of the file.
+    pub dialect: Dialect,
+    /// User or project.
+    pub scope: Scope,
+    /// The workspace root of a project config.
+    pub root: Option<PathBuf>,
+}
+
+/// Every config location for a home directory and workspace roots, in configured
+/// (merge) order: user configs first, then each root's project configs.
+pub fn locations(home: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
+    let mut out = vec![ConfigLocation {
+        path: home.join(".cursor").join("hooks.json"),
+        dialect: Dialect::Cursor,
+        scope: Scope::User,
+        root: None,
+    }];
+    for root in roots {
+        out.push(ConfigLocation {
+            path: root.join(".cursor").join("hooks.json"),
+            dialect: Dialect::Cursor,
+            scope: Scope::Project,
+            root: Some(root.clone()),
+        });
+    }
+    out
+}
+
+/// The adapter for a dialect.
+pub fn adapter(dialect: Dialect) -> &'static dyn Adapter {
+    static CURSOR: Cursor = Cursor;
+    match dialect {
+        Dialect::Cursor | Dialect::Claude | Dialect::Copse => &CURSOR,
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileIdentity {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<SystemTime>,
+    ctime: (i64, i64),
+}
+
+impl FileIdentity {
+    fn of(meta: &std::fs::Metadata) -> FileIdentity {
+        use std::os::unix::fs::MetadataExt;
+        FileIdentity {
+            dev: meta.dev(),
+            ino: meta.ino(),
+            len: meta.len(),
+            modified: meta.modified().ok(),
+            ctime: (meta.ctime(), meta.ctime_nsec()),
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Slot {
+    location: ConfigLocation,
+    cache: Mutex<Option<(FileIdentity, Arc<ParsedConfig>)>>,
+}
+
+/// A loaded config: where it is and what it declares.
+#[derive(Debug, Clone)]
+pub struct LoadedConfig {
+    /// Where the file is.
+    pub location: ConfigLocation,
+    /// Its hooks and warnings (empty when the file does not exist).
+    pub config: Arc<ParsedConfig>,
+    /// Whether the file exists.
+    pub exists: bool,
+}
+
+/// The config cache for a set of locations.
+#[derive(Debug)]
+pub struct Registry {
+    slots: Vec<Slot>,
+}
+
+impl Registry {
+    /// A registry over these locations (nothing is read yet).
+    pub fn new(locations: Vec<ConfigLocation>) -> Registry {
+        Registry {
+            slots: locations
+                .into_iter()
+                .map(|location| Slot {
+                    location,
+                    cache: Mutex::new(None),
+                })
+                .collect(),
+        }
+    }
+
+    /// The locations, in order.
+    pub fn locations(&self) -> impl Iterator<Item = &ConfigLocation> {
+        self.slots.iter().map(|s| &s.location)
+    }
+
+    /// Loads every location `allow` admits, re-reading only files that changed.
+    pub fn load(&self, allow: impl Fn(&ConfigLocation) -> bool) -> Vec<LoadedConfig> {
+        self.slots
+            .iter()
+            .filter(|s| allow(&s.location))
+            .map(Slot::load)
+            .collect()
+    }
+}
+
+impl Slot {
+    fn load(&self) -> LoadedConfig {
+        let loc = &self.location;
+        let meta = match std::fs::metadata(&loc.path) {
+            Ok(m) => m,
+            Err(_) => {
+                return LoadedConfig {
+                    location: loc.clone(),
+                    config: Arc::new(ParsedConfig::default()),
+                    exists: false,
+                };
+            }
+        };
+        let identity = FileIdentity::of(&meta);
+        // A poisoned lock only means another thread panicked mid-parse; the cached
+        // value is either complete or absent, so recover it.
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((id, cfg)) = cache.as_ref() {
+            if *id == identity {
+                return LoadedConfig {
+                    location: loc.clone(),
+                    config: Arc::clone(cfg),
+                    exists: true,
+                };
+            }
+        }
+        let parsed = match std::fs::read(&loc.path) {
+            Ok(bytes) => {
+                let text = String::from_utf8_lossy(&bytes);
+                adapter(loc.dialect).parse(&text, &loc.path, loc.scope, loc.root.as_deref())
+            }
+            Err(e) => ParsedConfig {
+                hooks: Vec::new(),
+                warnings: vec![ConfigWarning {
+                    source: loc.path.clone(),
+                    scope: loc.scope,
+                    event: None,
+                    message: format!("could not be read ({e}) — file ignored"),
+                }],
+            },
+        };
+        let parsed = Arc::new(parsed);
+        *cache = Some((identity, Arc::clone(&parsed)));
+        LoadedConfig {
+            location: loc.clone(),
+            config: parsed,
+            exists: true,
+        }
+    }
+}

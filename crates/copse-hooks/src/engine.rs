@@ -1,0 +1,375 @@
+//! The engine and its sessions: the host-facing entry points.
+//!
+//! An [`Engine`] is built once per host from an [`EngineConfig`] (where the user's
+//! home is, which workspace roots exist and which are trusted, whether external hooks
+//! are on). A [`Session`] carries the conversation identity and fires canonical
+//! events. With hooks off, or inside a hook process (the recursion guard), a gate
+//! returns at once without touching the disk.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::dialect::{ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Scope};
+use crate::discovery::{self, ConfigLocation, LoadedConfig, Registry};
+use crate::env::{self, DEPTH_VAR, MAX_HOOK_DEPTH};
+use crate::event::{CanonicalEvent, EventPayload, SessionIdentity, ToolCall};
+use crate::gate;
+use crate::outcome::{FailurePolicy, Verdict};
+use crate::runner::{self, RunInput};
+use crate::spawn::Limits;
+
+/// How to build an engine.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// The user's home directory (locates `~/.cursor/hooks.json`).
+    pub home: PathBuf,
+    /// The copse data directory (`$COPSE_DIR`, default `~/.copse`).
+    pub copse_dir: PathBuf,
+    /// The workspace roots, in order.
+    pub workspace_roots: Vec<PathBuf>,
+    /// The workspace roots whose project hooks may run.
+    pub trusted_roots: Vec<PathBuf>,
+    /// Whether external hooks run at all (off by default).
+    pub hooks_enabled: bool,
+    /// The environment hooks inherit (LLM keys are scrubbed from it).
+    pub environment: Vec<(OsString, OsString)>,
+    /// Output caps and grace periods.
+    pub limits: Limits,
+}
+
+impl EngineConfig {
+    /// A config for this process: `$HOME`, `$COPSE_DIR` (default `~/.copse`), this
+    /// process's environment, hooks off, nothing trusted.
+    pub fn from_process(workspace_roots: Vec<PathBuf>) -> EngineConfig {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("/"));
+        let copse_dir = std::env::var_os("COPSE_DIR")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+            .unwrap_or_else(|| home.join(".copse"));
+        EngineConfig {
+            home,
+            copse_dir,
+            workspace_roots,
+            trusted_roots: Vec::new(),
+            hooks_enabled: false,
+            environment: std::env::vars_os().collect(),
+            limits: Limits::default(),
+        }
+    }
+
+    /// Turns external hooks on or off.
+    pub fn enabled(mut self, on: bool) -> Self {
+        self.hooks_enabled = on;
+        self
+    }
+
+    /// Trusts a workspace root.
+    pub fn trust(mut self, root: impl Into<PathBuf>) -> Self {
+        self.trusted_roots.push(root.into());
+        self
+    }
+
+    /// Sets the home directory.
+    pub fn home(mut self, home: impl Into<PathBuf>) -> Self {
+        self.home = home.into();
+        self
+    }
+}
+
+/// One discovered hook, as the Sources panel shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct HookSummary {
+    /// The dialect.
+    pub dialect: Dialect,
+    /// The event as written in the config.
+    pub event: String,
+    /// The canonical event it is wired to, when supported.
+    pub canonical: Option<CanonicalEvent>,
+    /// The matcher as written.
+    pub matcher: Option<String>,
+    /// Why the matcher does not compile (the hook never fires).
+    pub matcher_error: Option<String>,
+    /// The command.
+    pub command: String,
+    /// The config file.
+    pub source: PathBuf,
+    /// User or project.
+    pub scope: Scope,
+    /// 1-based position in its event's array.
+    pub entry: usize,
+    /// Whether copse-hooks wires this event.
+    pub supported: bool,
+    /// Whether its source is trusted (user configs always are).
+    pub trusted: bool,
+    /// Whether external hooks are enabled.
+    pub enabled: bool,
+    /// Whether it would run now (enabled, trusted, supported, valid matcher).
+    pub active: bool,
+    /// What a failure does.
+    pub fail_closed: bool,
+    /// The timeout in milliseconds.
+    pub timeout_ms: u64,
+}
+
+/// Every discovered hook and every config warning.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listing {
+    /// The hooks, in configured order.
+    pub hooks: Vec<HookSummary>,
+    /// The warnings, in configured order.
+    pub warnings: Vec<ConfigWarning>,
+}
+
+struct Inner {
+    config: EngineConfig,
+    roots: Vec<PathBuf>,
+    trusted: Vec<PathBuf>,
+    registry: Registry,
+    base_env: Vec<(OsString, OsString)>,
+    depth: u32,
+}
+
+/// A hooks engine. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("roots", &self.inner.roots)
+            .field("enabled", &self.inner.config.hooks_enabled)
+            .finish_non_exhaustive()
+    }
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+impl Engine {
+    /// Builds an engine. Nothing is read until an event fires (or [`Engine::list`]).
+    pub fn new(config: EngineConfig) -> Engine {
+        let roots: Vec<PathBuf> = config
+            .workspace_roots
+            .iter()
+            .map(|p| canonical(p))
+            .collect();
+        let trusted: Vec<PathBuf> = config.trusted_roots.iter().map(|p| canonical(p)).collect();
+        let depth = env::parse_depth(
+            config
+                .environment
+                .iter()
+                .find(|(k, _)| k == DEPTH_VAR)
+                .map(|(_, v)| v.as_os_str()),
+        );
+        let registry = Registry::new(discovery::locations(&config.home, &roots));
+        let base_env = env::scrubbed(config.environment.iter().cloned());
+        Engine {
+            inner: Arc::new(Inner {
+                config,
+                roots,
+                trusted,
+                registry,
+                base_env,
+                depth,
+            }),
+        }
+    }
+
+    /// The engine's configuration.
+    pub fn config(&self) -> &EngineConfig {
+        &self.inner.config
+    }
+
+    /// The canonicalised workspace roots.
+    pub fn workspace_roots(&self) -> &[PathBuf] {
+        &self.inner.roots
+    }
+
+    /// Whether this process is itself inside a hook (hooks never run here).
+    pub fn recursion_guard_tripped(&self) -> bool {
+        self.inner.depth >= MAX_HOOK_DEPTH
+    }
+
+    /// Whether a config location may be read for running hooks.
+    pub fn is_trusted(&self, loc: &ConfigLocation) -> bool {
+        match (&loc.scope, &loc.root) {
+            (Scope::User, _) => true,
+            (Scope::Project, Some(root)) => self.inner.trusted.iter().any(|t| t == root),
+            (Scope::Project, None) => false,
+        }
+    }
+
+    /// Opens a session for a conversation.
+    pub fn session(&self, identity: SessionIdentity) -> Session {
+        Session {
+            engine: self.clone(),
+            identity,
+        }
+    }
+
+    /// Every declared hook (trusted or not) and every warning, for the Sources view.
+    pub fn list(&self) -> Listing {
+        let configs = self.inner.registry.load(|_| true);
+        let enabled = self.inner.config.hooks_enabled;
+        let mut hooks = Vec::new();
+        let mut warnings = Vec::new();
+        for loaded in &configs {
+            let trusted = self.is_trusted(&loaded.location);
+            for hook in &loaded.config.hooks {
+                let matcher_error = match &hook.matcher {
+                    HookMatcher::Invalid(e) => Some(e.reason.clone()),
+                    _ => None,
+                };
+                hooks.push(HookSummary {
+                    dialect: hook.dialect,
+                    event: hook.event.clone(),
+                    canonical: hook.canonical,
+                    matcher: hook.matcher_source.clone(),
+                    active: enabled && trusted && hook.supported() && matcher_error.is_none(),
+                    matcher_error,
+                    command: hook.command.clone(),
+                    source: hook.source.clone(),
+                    scope: hook.scope,
+                    entry: hook.entry,
+                    supported: hook.supported(),
+                    trusted,
+                    enabled,
+                    fail_closed: hook.policy == FailurePolicy::Closed,
+                    timeout_ms: u64::try_from(hook.timeout.as_millis()).unwrap_or(u64::MAX),
+                });
+            }
+            warnings.extend(loaded.config.warnings.iter().cloned());
+        }
+        Listing { hooks, warnings }
+    }
+
+    fn active_configs(&self) -> Vec<LoadedConfig> {
+        self.inner.registry.load(|loc| self.is_trusted(loc))
+    }
+}
+
+/// A conversation: its identity, and the events it fires.
+#[derive(Debug, Clone)]
+pub struct Session {
+    engine: Engine,
+    identity: SessionIdentity,
+}
+
+impl Session {
+    /// The session identity.
+    pub fn identity(&self) -> &SessionIdentity {
+        &self.identity
+    }
+
+    /// Replaces the session identity (a new turn, a model change).
+    pub fn set_identity(&mut self, identity: SessionIdentity) {
+        self.identity = identity;
+    }
+
+    /// Runs the tool gate for one call: every matching hook of every trusted config,
+    /// concurrently, merged in configured order.
+    pub fn gate_tool(&self, call: ToolCall) -> Verdict {
+        self.fire_blocking(&EventPayload::ToolGate(call))
+    }
+
+    /// Fires a blocking event and waits for its verdict.
+    pub fn fire_blocking(&self, event: &EventPayload) -> Verdict {
+        let inner = &self.engine.inner;
+        if !inner.config.hooks_enabled || self.engine.recursion_guard_tripped() {
+            return Verdict::default();
+        }
+        let configs = self.engine.active_configs();
+        let ctx = Context {
+            session: &self.identity,
+            workspace_roots: &inner.roots,
+        };
+        let canonical = event.event();
+        let selected: Vec<&HookSpec> = configs
+            .iter()
+            .flat_map(|c| c.config.hooks.iter())
+            .filter(|h| h.canonical == Some(canonical))
+            .filter(|h| discovery::adapter(h.dialect).applies(h, event, &ctx))
+            .collect();
+        if selected.is_empty() {
+            return Verdict::default();
+        }
+        let child_depth = inner.depth + 1;
+        let inputs: Vec<(&HookSpec, RunInput<'_>)> = selected
+            .into_iter()
+            .map(|hook| {
+                (
+                    hook,
+                    RunInput {
+                        adapter: discovery::adapter(hook.dialect),
+                        event,
+                        ctx,
+                        base_env: &inner.base_env,
+                        session_env: None,
+                        child_depth,
+                        limits: inner.config.limits,
+                    },
+                )
+            })
+            .collect();
+        let runs = if inputs.len() == 1 {
+            inputs
+                .iter()
+                .map(|(hook, input)| runner::run(hook, input, runner::marshal(hook, input)))
+                .collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = inputs
+                    .iter()
+                    .map(|(hook, input)| {
+                        let stdin = runner::marshal(hook, input);
+                        scope.spawn(move || runner::run(hook, input, stdin))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .zip(inputs.iter())
+                    .map(|(h, (hook, input))| {
+                        h.join().unwrap_or_else(|_| panicked_run(hook, input))
+                    })
+                    .collect()
+            })
+        };
+        gate::merge(runs)
+    }
+}
+
+/// A run whose supervising thread panicked: recorded as a spawn failure under the
+/// hook's policy, so a bug here can never loosen a fail-closed gate.
+fn panicked_run(hook: &HookSpec, input: &RunInput<'_>) -> crate::outcome::HookRun {
+    let failure = crate::outcome::Failure {
+        kind: crate::outcome::FailureKind::Spawn,
+        message: "could not be supervised (internal error)".to_string(),
+    };
+    crate::outcome::HookRun {
+        event: hook.event.clone(),
+        canonical: input.event.event(),
+        dialect: hook.dialect,
+        command: hook.command.clone(),
+        source: hook.source.clone(),
+        scope: hook.scope,
+        started_at: std::time::SystemTime::now(),
+        duration: std::time::Duration::ZERO,
+        exit_code: None,
+        parse_ok: false,
+        outcome: runner::policy_outcome(hook, input.event, &failure),
+        failure: Some(failure),
+        policy: hook.policy,
+        result: crate::outcome::RunOutcome::Failed,
+        stdin: Vec::new(),
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+    }
+}

@@ -1,0 +1,321 @@
+//! Canonical events: the dialect-free vocabulary a host speaks.
+//!
+//! A host never names a vendor event. It fires one of these canonical events with
+//! its payload and the session identity; each dialect adapter decides which of its
+//! wire events (if any) that becomes and how the stdin JSON looks.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The canonical events a host can fire.
+///
+/// `toolGate`, `beforeSubmitPrompt` and `subagentStart` are blocking decision events;
+/// the rest are observations (detached by default; `afterFileEdit` is blocking unless a
+/// Copse hook opts into `async`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum CanonicalEvent {
+    /// A tool call about to run.
+    ToolGate,
+    /// A human prompt about to be submitted.
+    BeforeSubmitPrompt,
+    /// A file the agent just edited.
+    AfterFileEdit,
+    /// The agent loop ended.
+    Stop,
+    /// A tool call finished (successfully or not).
+    AfterToolUse,
+    /// A subagent is about to start.
+    SubagentStart,
+    /// A subagent finished.
+    SubagentStop,
+    /// A conversation started.
+    SessionStart,
+    /// A conversation ended.
+    SessionEnd,
+    /// The context is about to be compacted.
+    PreCompact,
+    /// The assistant finished a message.
+    AfterAgentResponse,
+    /// The assistant finished a thinking block.
+    AfterAgentThought,
+}
+
+impl CanonicalEvent {
+    /// Every canonical event, in a stable order.
+    pub const ALL: [CanonicalEvent; 12] = [
+        CanonicalEvent::ToolGate,
+        CanonicalEvent::BeforeSubmitPrompt,
+        CanonicalEvent::AfterFileEdit,
+        CanonicalEvent::Stop,
+        CanonicalEvent::AfterToolUse,
+        CanonicalEvent::SubagentStart,
+        CanonicalEvent::SubagentStop,
+        CanonicalEvent::SessionStart,
+        CanonicalEvent::SessionEnd,
+        CanonicalEvent::PreCompact,
+        CanonicalEvent::AfterAgentResponse,
+        CanonicalEvent::AfterAgentThought,
+    ];
+
+    /// The canonical (camelCase) name.
+    pub fn name(self) -> &'static str {
+        match self {
+            CanonicalEvent::ToolGate => "toolGate",
+            CanonicalEvent::BeforeSubmitPrompt => "beforeSubmitPrompt",
+            CanonicalEvent::AfterFileEdit => "afterFileEdit",
+            CanonicalEvent::Stop => "stop",
+            CanonicalEvent::AfterToolUse => "afterToolUse",
+            CanonicalEvent::SubagentStart => "subagentStart",
+            CanonicalEvent::SubagentStop => "subagentStop",
+            CanonicalEvent::SessionStart => "sessionStart",
+            CanonicalEvent::SessionEnd => "sessionEnd",
+            CanonicalEvent::PreCompact => "preCompact",
+            CanonicalEvent::AfterAgentResponse => "afterAgentResponse",
+            CanonicalEvent::AfterAgentThought => "afterAgentThought",
+        }
+    }
+
+    /// Parses a canonical name.
+    pub fn from_name(name: &str) -> Option<CanonicalEvent> {
+        CanonicalEvent::ALL.into_iter().find(|e| e.name() == name)
+    }
+
+    /// Whether the caller waits for this event's hooks and gets a verdict.
+    pub fn is_blocking(self) -> bool {
+        matches!(
+            self,
+            CanonicalEvent::ToolGate
+                | CanonicalEvent::BeforeSubmitPrompt
+                | CanonicalEvent::SubagentStart
+                | CanonicalEvent::AfterFileEdit
+        )
+    }
+
+    /// Whether a hook failure may deny the action (fail-closed applies).
+    pub fn is_gated(self) -> bool {
+        matches!(
+            self,
+            CanonicalEvent::ToolGate
+                | CanonicalEvent::BeforeSubmitPrompt
+                | CanonicalEvent::SubagentStart
+        )
+    }
+}
+
+impl std::fmt::Display for CanonicalEvent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One `{id, value}` entry of the model parameters (Cursor's array form).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelParam {
+    /// Parameter name, e.g. `context`.
+    pub id: String,
+    /// Parameter value, e.g. `1m`.
+    pub value: String,
+}
+
+/// The model actually running the turn.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct ModelIdentity {
+    /// The legacy model slug, e.g. `claude-sonnet-4`.
+    pub model: String,
+    /// The structured model id, e.g. `anthropic/claude-sonnet-4`.
+    pub model_id: String,
+    /// Model parameters as an ordered array.
+    #[serde(default)]
+    pub model_params: Vec<ModelParam>,
+}
+
+/// Who is asking: the conversation, the current turn and the model.
+///
+/// Detached hooks capture this by value at dispatch, so a late hook still reports
+/// the turn it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SessionIdentity {
+    /// Stable conversation (thread) id; empty outside any conversation.
+    pub conversation_id: String,
+    /// The current generation (turn) id; changes with every human prompt.
+    pub generation_id: String,
+    /// The model running the turn, when known.
+    pub model: Option<ModelIdentity>,
+}
+
+impl SessionIdentity {
+    /// An identity with the given conversation id, no turn yet and no model.
+    pub fn new(conversation_id: impl Into<String>) -> Self {
+        SessionIdentity {
+            conversation_id: conversation_id.into(),
+            generation_id: String::new(),
+            model: None,
+        }
+    }
+}
+
+/// One edit applied to a file (`afterFileEdit`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileEdit {
+    /// Text replaced.
+    pub old_string: String,
+    /// Replacement text.
+    pub new_string: String,
+}
+
+/// A canonical event together with its payload.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EventPayload {
+    /// A tool call about to run.
+    ToolGate(ToolCall),
+    /// A human prompt about to be submitted.
+    BeforeSubmitPrompt {
+        /// The prompt text.
+        prompt: String,
+    },
+    /// A file the agent edited.
+    AfterFileEdit {
+        /// Absolute path of the edited file.
+        file_path: String,
+        /// The edits, when the host knows them.
+        edits: Vec<FileEdit>,
+    },
+    /// The agent loop ended.
+    Stop {
+        /// `completed`, `aborted` or `error`.
+        status: String,
+    },
+    /// A tool call finished.
+    AfterToolUse(ToolResult),
+    /// A subagent is about to start.
+    SubagentStart {
+        /// The subagent type, e.g. `explore`.
+        subagent_type: String,
+    },
+    /// A subagent finished.
+    SubagentStop {
+        /// The subagent type.
+        subagent_type: String,
+        /// `completed`, `error` or `aborted`.
+        status: String,
+    },
+    /// A conversation started.
+    SessionStart {
+        /// Whether this is the conversation's first turn.
+        first_turn: bool,
+    },
+    /// A conversation ended.
+    SessionEnd {
+        /// Why it ended (`completed`, `aborted`, `error`, `window_close`, `user_close`).
+        reason: String,
+        /// How long the session lasted.
+        duration_ms: u64,
+    },
+    /// The context is about to be compacted.
+    PreCompact {
+        /// `auto` or `manual`.
+        trigger: String,
+        /// Messages in the context.
+        message_count: u64,
+    },
+    /// The assistant finished a message.
+    AfterAgentResponse {
+        /// The final assistant text.
+        text: String,
+    },
+    /// The assistant finished a thinking block.
+    AfterAgentThought {
+        /// The aggregated thinking text.
+        text: String,
+        /// How long the thinking took, when known.
+        duration_ms: Option<u64>,
+    },
+}
+
+impl EventPayload {
+    /// The canonical event this payload belongs to.
+    pub fn event(&self) -> CanonicalEvent {
+        match self {
+            EventPayload::ToolGate(_) => CanonicalEvent::ToolGate,
+            EventPayload::BeforeSubmitPrompt { .. } => CanonicalEvent::BeforeSubmitPrompt,
+            EventPayload::AfterFileEdit { .. } => CanonicalEvent::AfterFileEdit,
+            EventPayload::Stop { .. } => CanonicalEvent::Stop,
+            EventPayload::AfterToolUse(_) => CanonicalEvent::AfterToolUse,
+            EventPayload::SubagentStart { .. } => CanonicalEvent::SubagentStart,
+            EventPayload::SubagentStop { .. } => CanonicalEvent::SubagentStop,
+            EventPayload::SessionStart { .. } => CanonicalEvent::SessionStart,
+            EventPayload::SessionEnd { .. } => CanonicalEvent::SessionEnd,
+            EventPayload::PreCompact { .. } => CanonicalEvent::PreCompact,
+            EventPayload::AfterAgentResponse { .. } => CanonicalEvent::AfterAgentResponse,
+            EventPayload::AfterAgentThought { .. } => CanonicalEvent::AfterAgentThought,
+        }
+    }
+}
+
+/// A tool call about to run (`toolGate`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    /// The canonical tool id: `run_shell`, `read_file`, `mcp__<server>__<tool>`, …
+    pub tool: String,
+    /// The tool input object.
+    pub input: Map<String, Value>,
+    /// For `read_file`: the file's content, read eagerly by the host.
+    pub file_content: Option<String>,
+}
+
+impl ToolCall {
+    /// A tool call with no file content.
+    pub fn new(tool: impl Into<String>, input: Map<String, Value>) -> Self {
+        ToolCall {
+            tool: tool.into(),
+            input,
+            file_content: None,
+        }
+    }
+
+    /// A string field of the input, or `""`.
+    pub fn input_str(&self, key: &str) -> &str {
+        self.input.get(key).and_then(Value::as_str).unwrap_or("")
+    }
+}
+
+/// A finished tool call (`afterToolUse`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolResult {
+    /// The canonical tool id.
+    pub tool: String,
+    /// The tool input object.
+    pub input: Map<String, Value>,
+    /// The tool's output text (capped before it reaches a hook).
+    pub output: String,
+    /// Whether the tool failed.
+    pub is_error: bool,
+    /// How long the tool ran.
+    pub duration_ms: u64,
+    /// The host's id for this tool call.
+    pub tool_call_id: String,
+}
+
+/// Canonical tool ids and helpers.
+pub mod tool {
+    /// Shell command execution.
+    pub const RUN_SHELL: &str = "run_shell";
+    /// File read.
+    pub const READ_FILE: &str = "read_file";
+    /// File write.
+    pub const WRITE_FILE: &str = "write_file";
+    /// In-place string replacement edit.
+    pub const STR_REPLACE: &str = "str_replace";
+    /// File deletion.
+    pub const DELETE_FILE: &str = "delete_file";
+    /// Code search.
+    pub const SEARCH_CODE: &str = "search_code";
+    /// Subagent exploration.
+    pub const EXPLORE: &str = "explore";
+
+    /// Whether a canonical tool id names an MCP tool (`mcp__<server>__<tool>`).
+    pub fn is_mcp(tool: &str) -> bool {
+        tool.starts_with("mcp__")
+    }
+}

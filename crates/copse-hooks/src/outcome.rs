@@ -1,0 +1,246 @@
+//! The outcome vocabulary: what one hook said, and what a hook run was.
+//!
+//! Decisions are an ordered enum (`Allow < Ask < Deny`) merged with `max`, so a hook
+//! can only ever tighten a gate. Failures are typed ([`FailureKind`]), never strings.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::dialect::{Dialect, Scope};
+use crate::event::CanonicalEvent;
+
+/// A permission decision. The order is the strictness: `Allow < Ask < Deny`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    /// No objection. Never an approval: the host's own prompting still applies.
+    Allow,
+    /// Ask the user before proceeding.
+    Ask,
+    /// Block the action.
+    Deny,
+}
+
+impl Decision {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+
+    /// Parses `allow`, `ask` or `deny`.
+    pub fn parse(s: &str) -> Option<Decision> {
+        match s {
+            "allow" => Some(Decision::Allow),
+            "ask" => Some(Decision::Ask),
+            "deny" => Some(Decision::Deny),
+            _ => None,
+        }
+    }
+}
+
+/// A request to halt the run (beforeSubmitPrompt `continue: false` and the like).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Halt {
+    /// Why the run was halted (shown to the user).
+    pub reason: String,
+}
+
+/// A message a hook asks to queue for the agent (follow-ups, added context).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct QueueRequest {
+    /// The message text.
+    pub text: String,
+    /// Whether the hook asked for it to be sent now (interrupting) rather than queued.
+    pub send_now: bool,
+    /// Whether it must wait for a human to release it (stop follow-ups).
+    pub held: bool,
+}
+
+/// What one hook said, in the canonical vocabulary.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Outcome {
+    /// The permission decision, if the hook gave one.
+    pub decision: Option<Decision>,
+    /// Text for the agent (the model) — the reason on a deny or ask.
+    pub agent_message: Option<String>,
+    /// Text for the user.
+    pub user_message: Option<String>,
+    /// A rewrite of the tool input (shallow-merged in configured order).
+    pub updated_input: Option<Map<String, Value>>,
+    /// Context to inject into the turn.
+    pub inject_context: Option<String>,
+    /// A request to halt the run; outranks everything.
+    pub halt: Option<Halt>,
+    /// A message to queue (detached events).
+    pub queue_message: Option<QueueRequest>,
+    /// Environment for later hooks of the session (sessionStart).
+    pub session_env: Option<BTreeMap<String, String>>,
+}
+
+impl Outcome {
+    /// An outcome with only a decision.
+    pub fn decision(decision: Decision) -> Self {
+        Outcome {
+            decision: Some(decision),
+            ..Outcome::default()
+        }
+    }
+
+    /// Whether the outcome says nothing at all ("no opinion").
+    pub fn is_empty(&self) -> bool {
+        *self == Outcome::default()
+    }
+}
+
+/// Why a hook run failed. Each kind goes through the hook's failure policy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// The process could not be started.
+    Spawn,
+    /// The hook did not finish within its timeout.
+    Timeout,
+    /// The hook exited non-zero (or was killed) without a usable response.
+    Exit,
+    /// The hook printed something that is not a valid response.
+    InvalidJson,
+    /// The hook printed more than the stdout cap.
+    Oversize,
+    /// The sandbox blocked the hook, or the sandbox was required and unavailable.
+    Sandbox,
+}
+
+impl FailureKind {
+    /// The snake_case name used in JSON and the spine.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FailureKind::Spawn => "spawn",
+            FailureKind::Timeout => "timeout",
+            FailureKind::Exit => "exit",
+            FailureKind::InvalidJson => "invalid_json",
+            FailureKind::Oversize => "oversize",
+            FailureKind::Sandbox => "sandbox",
+        }
+    }
+}
+
+/// A failure with its human-readable description.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    /// The kind.
+    pub kind: FailureKind,
+    /// What went wrong, phrased to follow the hook's name: `timed out after 30s`.
+    pub message: String,
+}
+
+/// What to do when a hook fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailurePolicy {
+    /// A failure is "no opinion".
+    Open,
+    /// A failure denies a gated action.
+    Closed,
+}
+
+/// The short label of one run's result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RunOutcome {
+    /// The hook allowed.
+    Allow,
+    /// The hook asked.
+    Ask,
+    /// The hook denied (or halted).
+    Deny,
+    /// The hook gave no decision.
+    None,
+    /// The hook failed (see the failure kind); its policy decided the effect.
+    Failed,
+}
+
+impl RunOutcome {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOutcome::Allow => "allow",
+            RunOutcome::Ask => "ask",
+            RunOutcome::Deny => "deny",
+            RunOutcome::None => "none",
+            RunOutcome::Failed => "failed",
+        }
+    }
+}
+
+/// The record of one hook run: what ran, for which event, and how it ended.
+#[derive(Debug, Clone)]
+pub struct HookRun {
+    /// The dialect's wire event name, e.g. `beforeShellExecution`.
+    pub event: String,
+    /// The canonical event that fired it.
+    pub canonical: CanonicalEvent,
+    /// The hook's dialect.
+    pub dialect: Dialect,
+    /// The command as configured.
+    pub command: String,
+    /// Absolute path of the config file that declared the hook.
+    pub source: PathBuf,
+    /// User or project.
+    pub scope: Scope,
+    /// When the process was started.
+    pub started_at: SystemTime,
+    /// How long the run took.
+    pub duration: Duration,
+    /// The exit code; `None` when killed or never started.
+    pub exit_code: Option<i32>,
+    /// Whether stdout parsed as a response (an empty stdout counts as parsed).
+    pub parse_ok: bool,
+    /// The failure, if the run failed.
+    pub failure: Option<Failure>,
+    /// The policy that applied to a failure.
+    pub policy: FailurePolicy,
+    /// What the hook said (after the failure policy).
+    pub outcome: Outcome,
+    /// The short result label.
+    pub result: RunOutcome,
+    /// The exact stdin sent.
+    pub stdin: Vec<u8>,
+    /// The stdout read (capped).
+    pub stdout: Vec<u8>,
+    /// The stderr read (capped).
+    pub stderr: Vec<u8>,
+}
+
+/// The merged answer of a blocking event's hooks.
+#[derive(Debug, Clone, Default)]
+pub struct Verdict {
+    /// The strictest decision; `Allow` means "no hook objects", never an approval.
+    pub decision: Option<Decision>,
+    /// Agent messages joined with a blank line, in configured order.
+    pub agent_message: Option<String>,
+    /// User messages joined with a blank line, in configured order.
+    pub user_message: Option<String>,
+    /// `updated_input` objects shallow-merged in configured order.
+    pub updated_input: Option<Map<String, Value>>,
+    /// Injected context joined with a blank line.
+    pub inject_context: Option<String>,
+    /// The first halt request, in configured order.
+    pub halt: Option<Halt>,
+    /// One record per hook run, in configured order.
+    pub runs: Vec<HookRun>,
+}
+
+impl Verdict {
+    /// The effective decision: `Allow` when no hook objected.
+    pub fn effective_decision(&self) -> Decision {
+        self.decision.unwrap_or(Decision::Allow)
+    }
+}

@@ -1,0 +1,177 @@
+//! The runner: one hook end to end, and the failure policy.
+//!
+//! marshal (adapter) → spawn → interpret (adapter) → policy. The runner knows the
+//! adapter interface, not any dialect. Spawn failures, timeouts and oversize output
+//! are failures in every dialect and are classified here; everything else about the
+//! exit code and stdout is the dialect's to read.
+
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::dialect::{Adapter, Context, HookSpec, ProcessResult, seconds};
+use crate::env::{DEPTH_VAR, set_var};
+use crate::event::EventPayload;
+use crate::outcome::{Decision, Failure, FailureKind, FailurePolicy, HookRun, Outcome, RunOutcome};
+use crate::spawn::{self, Limits, SpawnRequest, Termination};
+
+/// Everything one run needs besides the hook.
+pub(crate) struct RunInput<'a> {
+    pub adapter: &'a dyn Adapter,
+    pub event: &'a EventPayload,
+    pub ctx: Context<'a>,
+    /// The scrubbed parent environment.
+    pub base_env: &'a [(OsString, OsString)],
+    /// The session's environment overlay (from sessionStart hooks).
+    pub session_env: Option<&'a BTreeMap<String, String>>,
+    /// The depth the child gets.
+    pub child_depth: u32,
+    /// Output caps and grace periods.
+    pub limits: Limits,
+}
+
+/// The stdin bytes for a hook.
+pub(crate) fn marshal(hook: &HookSpec, input: &RunInput<'_>) -> Vec<u8> {
+    let value = input.adapter.marshal(hook, input.event, &input.ctx);
+    // Serialising a `Value` cannot fail (all keys are strings).
+    serde_json::to_vec(&value).unwrap_or_default()
+}
+
+/// The environment for a hook: scrubbed base, session overlay, vendor variables, and
+/// the depth variable last so nothing can clobber it.
+pub(crate) fn environment(hook: &HookSpec, input: &RunInput<'_>) -> Vec<(OsString, OsString)> {
+    let mut env = input.base_env.to_vec();
+    if let Some(overlay) = input.session_env {
+        for (k, v) in overlay {
+            set_var(&mut env, k, v);
+        }
+    }
+    for (k, v) in input.adapter.vendor_env(hook, &input.ctx) {
+        set_var(&mut env, &k, v);
+    }
+    set_var(&mut env, DEPTH_VAR, input.child_depth.to_string());
+    env
+}
+
+/// Runs one hook and returns its record (with the failure policy applied).
+pub(crate) fn run(hook: &HookSpec, input: &RunInput<'_>, stdin: Vec<u8>) -> HookRun {
+    let env = environment(hook, input);
+    let cwd = hook.cwd();
+    let started = Instant::now();
+    let started_at = SystemTime::now();
+    let request = SpawnRequest {
+        command: &hook.command,
+        cwd: &cwd,
+        env: &env,
+        stdin: &stdin,
+        timeout: hook.timeout,
+        limits: input.limits,
+        child_setup: None,
+    };
+    let spawned = spawn::run(&request);
+    let mut record = HookRun {
+        event: hook.event.clone(),
+        canonical: input.event.event(),
+        dialect: hook.dialect,
+        command: hook.command.clone(),
+        source: hook.source.clone(),
+        scope: hook.scope,
+        started_at,
+        duration: Duration::ZERO,
+        exit_code: None,
+        parse_ok: false,
+        failure: None,
+        policy: hook.policy,
+        outcome: Outcome::default(),
+        result: RunOutcome::None,
+        stdin,
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+    };
+    let interpretation = match spawned {
+        Err(e) => {
+            record.duration = started.elapsed();
+            crate::dialect::Interpretation::failed(
+                FailureKind::Spawn,
+                format!("failed to start: {e}"),
+                false,
+            )
+        }
+        Ok(out) => {
+            record.started_at = out.started_at;
+            record.duration = out.duration;
+            record.exit_code = out.exit_code;
+            let interpretation = match out.termination {
+                Termination::TimedOut => crate::dialect::Interpretation::failed(
+                    FailureKind::Timeout,
+                    format!("timed out after {}", seconds(hook.timeout)),
+                    false,
+                ),
+                Termination::StdoutOverflow => crate::dialect::Interpretation::failed(
+                    FailureKind::Oversize,
+                    format!(
+                        "printed more than {} bytes on stdout",
+                        input.limits.stdout_cap
+                    ),
+                    false,
+                ),
+                Termination::Exited => input.adapter.interpret(
+                    hook,
+                    input.event,
+                    &ProcessResult {
+                        exit_code: out.exit_code,
+                        signal: out.signal,
+                        stdout: &out.stdout,
+                        stderr: &out.stderr,
+                    },
+                ),
+            };
+            record.stdout = out.stdout;
+            record.stderr = out.stderr;
+            interpretation
+        }
+    };
+    record.parse_ok = interpretation.parse_ok;
+    match interpretation.failure {
+        Some(failure) => {
+            record.outcome = policy_outcome(hook, input.event, &failure);
+            record.failure = Some(failure);
+            record.result = RunOutcome::Failed;
+        }
+        None => {
+            record.result = label(&interpretation.outcome);
+            record.outcome = interpretation.outcome;
+        }
+    }
+    record
+}
+
+/// What a failure becomes: a deny naming the hook and the problem when the hook fails
+/// closed on a gated event, otherwise nothing.
+pub(crate) fn policy_outcome(hook: &HookSpec, event: &EventPayload, failure: &Failure) -> Outcome {
+    if hook.policy == FailurePolicy::Closed && event.event().is_gated() {
+        Outcome {
+            decision: Some(Decision::Deny),
+            agent_message: Some(format!(
+                "hook \"{}\" {} — blocked because the hook fails closed",
+                hook.command, failure.message
+            )),
+            ..Outcome::default()
+        }
+    } else {
+        Outcome::default()
+    }
+}
+
+/// The short label of a clean outcome.
+pub(crate) fn label(outcome: &Outcome) -> RunOutcome {
+    if outcome.halt.is_some() {
+        return RunOutcome::Deny;
+    }
+    match outcome.decision {
+        Some(Decision::Allow) => RunOutcome::Allow,
+        Some(Decision::Ask) => RunOutcome::Ask,
+        Some(Decision::Deny) => RunOutcome::Deny,
+        None => RunOutcome::None,
+    }
+}

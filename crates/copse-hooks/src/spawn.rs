@@ -1,0 +1,192 @@
+//! spawn — one child process: group, pipes, caps, timeout, kill, drain, env, sandbox
+//! hand-off. Knows nothing about hooks.
+//!
+//! # Theory of operation
+//!
+//! [`run`] starts `/bin/sh -c <command>` with a cleared environment, in its own process
+//! group (pgid = its pid), so that one `killpg` reaches everything the hook forked unless
+//! it deliberately escaped with `setsid`. On Linux the child also arms
+//! `PR_SET_PDEATHSIG(SIGKILL)` so a crashed host cannot leave hooks running. The calling
+//! thread then supervises everything with a single `poll(2)` loop: no helper threads, so
+//! a hook costs one fork/exec and a handful of syscalls. Stdin is written through a
+//! non-blocking pipe as the child drains it, so a child that never reads (or closes stdin)
+//! only costs us an `EAGAIN`/`EPIPE`, never a blocked writer; SIGPIPE is blocked on the
+//! calling thread meanwhile so an `EPIPE` cannot kill a host that did not ignore it.
+//! Stdout and stderr are read concurrently for the same reason: a child blocked on a full
+//! pipe we are not reading would look like a hang. Stdout beyond its cap means the answer
+//! is unusable, so the group is killed at once; stderr is diagnostics only, so beyond its
+//! cap it is read and discarded and the child runs on.
+//!
+//! The main child's exit is observed through a pidfd in the same poll set, not through
+//! pipe EOF: a background process that inherited stdout would otherwise hold the run open
+//! forever. Once the main child has exited the pipes get a short bounded `drain` for the
+//! answer to arrive, then the group is SIGKILLed (always: no hook process outlives its
+//! run) and the child is reaped. The child is never reaped before that final kill, so its
+//! pid, which is also the group id, cannot be recycled under our `killpg`. On timeout the
+//! group gets SIGTERM, then SIGKILL after `kill_grace` (or as soon as the main child has
+//! gone), then the same bounded drain. Every wait is computed from `Instant` deadlines, so
+//! a run never takes longer than `timeout + kill_grace + drain` plus scheduling slack.
+
+#[cfg(unix)]
+mod unix;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+/// Work to do in the child after fork and before exec (e.g. apply a sandbox).
+///
+/// Implementations must only make async-signal-safe calls (no allocation, no locks): the
+/// child is a copy of a possibly multi-threaded parent in which another thread may have
+/// held the allocator's lock at the moment of the fork.
+///
+/// It runs after the child has entered its own process group and (on Linux) armed its
+/// parent-death signal. Returning `Err` aborts the spawn: [`run`] fails with
+/// [`SpawnError::Start`]. Only the raw OS error code crosses the fork boundary; an error
+/// without one (e.g. `io::Error::other`, which allocates anyway) arrives as `EINVAL`.
+pub trait ChildSetup: Send + Sync {
+    /// Applies the setup in the freshly forked child.
+    fn apply_in_child(&self) -> std::io::Result<()>;
+}
+
+/// One process to run.
+pub struct SpawnRequest<'a> {
+    /// Shell command, run as `/bin/sh -c <command>`.
+    pub command: &'a str,
+    /// Working directory of the child.
+    pub cwd: &'a Path,
+    /// The complete environment of the child: nothing is inherited from the host.
+    pub env: &'a [(OsString, OsString)],
+    /// Bytes written to the child's stdin, which is then closed.
+    pub stdin: &'a [u8],
+    /// How long the main child may run before its group is terminated.
+    pub timeout: Duration,
+    /// Output caps and kill/drain timings.
+    pub limits: Limits,
+    /// Optional work done in the child between fork and exec.
+    pub child_setup: Option<&'a dyn ChildSetup>,
+}
+
+/// Output caps and the timings of the kill sequence.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// Bytes of stdout kept; one more byte kills the group ([`Termination::StdoutOverflow`]).
+    pub stdout_cap: usize,
+    /// Bytes of stderr kept; the rest is read and discarded.
+    pub stderr_cap: usize,
+    /// SIGTERM -> SIGKILL grace on timeout.
+    pub kill_grace: Duration,
+    /// How long the pipes may stay open after the main child exited (or was SIGKILLed).
+    pub drain: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            stdout_cap: 1_000_000,
+            stderr_cap: 1_000_000,
+            kill_grace: Duration::from_millis(500),
+            drain: Duration::from_millis(100),
+        }
+    }
+}
+
+/// Why the run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Termination {
+    /// The child exited by itself (exit code or signal).
+    Exited,
+    /// We killed the group because the timeout elapsed.
+    TimedOut,
+    /// We killed the group because stdout exceeded `stdout_cap`.
+    ///
+    /// Also reported when the overflow happened during the drain, after the main child had
+    /// already exited by itself; `exit_code`/`signal` then describe that exit.
+    StdoutOverflow,
+}
+
+/// What a finished run produced.
+#[derive(Debug)]
+pub struct SpawnOutput {
+    /// At most `stdout_cap` bytes.
+    pub stdout: Vec<u8>,
+    /// At most `stderr_cap` bytes.
+    pub stderr: Vec<u8>,
+    /// Stderr exceeded `stderr_cap` and was cut.
+    pub stderr_truncated: bool,
+    /// The exit code; `None` when the child died of a signal, and always `None` when we
+    /// started killing it (timeout or overflow) before it exited.
+    pub exit_code: Option<i32>,
+    /// The signal that terminated the main child, if any.
+    pub signal: Option<i32>,
+    /// Why the run ended.
+    pub termination: Termination,
+    /// The child exited but something (normally a background process of its group) still
+    /// held stdout/stderr open past the drain.
+    pub leaked_pipes: bool,
+    /// Bytes of stdin the child's pipe accepted before the child exited or closed stdin
+    /// (accepted by the pipe, not necessarily read).
+    pub stdin_written: usize,
+    /// Wall-clock time just before the spawn.
+    pub started_at: SystemTime,
+    /// Spawn -> result.
+    pub duration: Duration,
+}
+
+/// Why a run produced no [`SpawnOutput`].
+#[derive(Debug, thiserror::Error)]
+pub enum SpawnError {
+    /// The child could not be started (fork/exec failed, `cwd` is missing, or the
+    /// [`ChildSetup`] failed).
+    #[error("failed to start `{command}` in {cwd}: {source}")]
+    Start {
+        /// The command as given.
+        command: String,
+        /// The working directory as given.
+        cwd: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Supervising a started child failed (a poll/read/wait error). The child's group was
+    /// killed and the child reaped before this was returned.
+    #[error("failed to supervise `{command}`: {source}")]
+    Io {
+        /// The command as given.
+        command: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Runs one child process to completion and returns what it produced.
+///
+/// Blocking and synchronous; concurrent runs are fine (one per thread). It never panics and
+/// returns within `timeout + kill_grace + drain` plus scheduling slack; when it returns, every
+/// process of the child's group has been sent SIGKILL and the child itself has been reaped.
+///
+/// On Linux the child's parent-death signal is tied to the *thread* that forked it, so `run`
+/// must be called from a thread that outlives the child. It does by construction, since it
+/// blocks until the child is gone; just don't spawn from a thread that may be torn down
+/// while a child it forked is expected to live on (nothing here does that).
+///
+/// The host must not reap children it does not own (`waitpid(-1)`, or SIGCHLD set to
+/// `SIG_IGN`): the exit status would be lost and `run` reports [`SpawnError::Io`].
+pub fn run(req: &SpawnRequest<'_>) -> Result<SpawnOutput, SpawnError> {
+    #[cfg(unix)]
+    {
+        unix::run(req)
+    }
+    #[cfg(not(unix))]
+    {
+        Err(SpawnError::Start {
+            command: req.command.to_owned(),
+            cwd: req.cwd.to_path_buf(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "hooks can only be spawned on Unix",
+            ),
+        })
+    }
+}
