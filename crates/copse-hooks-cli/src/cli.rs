@@ -46,6 +46,11 @@ pub enum Command {
     },
     /// Show every discovered hook and every config warning.
     List,
+    /// Drive a whole session from a JSONL file of canonical events.
+    Replay {
+        /// One canonical event per line: {"event": NAME, ...fields}.
+        file: PathBuf,
+    },
     /// Gate a handful of realistic tool calls through the example hooks.
     Demo {
         /// The example workspace (default: examples/workspace).
@@ -59,6 +64,7 @@ pub fn main() -> ExitCode {
     let result = match &cli.command {
         Command::Gate { tool, input } => commands::gate::run(&cli.global, tool, input),
         Command::List => commands::list::run(&cli.global),
+        Command::Replay { file } => commands::replay::run(&cli.global, file),
         Command::Demo { example } => commands::demo::run(&cli.global, example.as_deref()),
     };
     match result {

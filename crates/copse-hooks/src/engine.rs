@@ -15,10 +15,9 @@ use serde::Serialize;
 use crate::dialect::{ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Scope};
 use crate::discovery::{self, ConfigLocation, LoadedConfig, Registry};
 use crate::env::{self, DEPTH_VAR, MAX_HOOK_DEPTH};
-use crate::event::{CanonicalEvent, EventPayload, SessionIdentity, ToolCall};
-use crate::gate;
-use crate::outcome::{FailurePolicy, Verdict};
-use crate::runner::{self, RunInput};
+use crate::event::{CanonicalEvent, EventPayload, SessionIdentity};
+use crate::outcome::FailurePolicy;
+use crate::session::Session;
 use crate::spawn::Limits;
 
 /// How to build an engine.
@@ -209,10 +208,43 @@ impl Engine {
 
     /// Opens a session for a conversation.
     pub fn session(&self, identity: SessionIdentity) -> Session {
-        Session {
-            engine: self.clone(),
-            identity,
+        Session::new(self.clone(), identity)
+    }
+
+    /// Whether hooks may run at all (enabled, and not inside a hook process).
+    pub(crate) fn hooks_active(&self) -> bool {
+        self.inner.config.hooks_enabled && !self.recursion_guard_tripped()
+    }
+
+    /// The hooks of every trusted config that fire for `event`, in configured order.
+    pub(crate) fn select(&self, event: &EventPayload, ctx: &Context<'_>) -> Vec<Selected> {
+        let canonical = event.event();
+        let mut out = Vec::new();
+        for loaded in self.active_configs() {
+            for (index, hook) in loaded.config.hooks.iter().enumerate() {
+                if hook.canonical == Some(canonical)
+                    && discovery::adapter(hook.dialect).applies(hook, event, ctx)
+                {
+                    out.push(Selected {
+                        config: Arc::clone(&loaded.config),
+                        index,
+                    });
+                }
+            }
         }
+        out
+    }
+
+    pub(crate) fn base_env(&self) -> &[(OsString, OsString)] {
+        &self.inner.base_env
+    }
+
+    pub(crate) fn child_depth(&self) -> u32 {
+        self.inner.depth + 1
+    }
+
+    pub(crate) fn limits(&self) -> crate::spawn::Limits {
+        self.inner.config.limits
     }
 
     /// Every declared hook (trusted or not) and every warning, for the Sources view.
@@ -256,120 +288,15 @@ impl Engine {
     }
 }
 
-/// A conversation: its identity, and the events it fires.
+/// A selected hook: its parsed config (kept alive) and its index in it.
 #[derive(Debug, Clone)]
-pub struct Session {
-    engine: Engine,
-    identity: SessionIdentity,
+pub(crate) struct Selected {
+    pub config: Arc<crate::dialect::ParsedConfig>,
+    pub index: usize,
 }
 
-impl Session {
-    /// The session identity.
-    pub fn identity(&self) -> &SessionIdentity {
-        &self.identity
-    }
-
-    /// Replaces the session identity (a new turn, a model change).
-    pub fn set_identity(&mut self, identity: SessionIdentity) {
-        self.identity = identity;
-    }
-
-    /// Runs the tool gate for one call: every matching hook of every trusted config,
-    /// concurrently, merged in configured order.
-    pub fn gate_tool(&self, call: ToolCall) -> Verdict {
-        self.fire_blocking(&EventPayload::ToolGate(call))
-    }
-
-    /// Fires a blocking event and waits for its verdict.
-    pub fn fire_blocking(&self, event: &EventPayload) -> Verdict {
-        let inner = &self.engine.inner;
-        if !inner.config.hooks_enabled || self.engine.recursion_guard_tripped() {
-            return Verdict::default();
-        }
-        let configs = self.engine.active_configs();
-        let ctx = Context {
-            session: &self.identity,
-            workspace_roots: &inner.roots,
-        };
-        let canonical = event.event();
-        let selected: Vec<&HookSpec> = configs
-            .iter()
-            .flat_map(|c| c.config.hooks.iter())
-            .filter(|h| h.canonical == Some(canonical))
-            .filter(|h| discovery::adapter(h.dialect).applies(h, event, &ctx))
-            .collect();
-        if selected.is_empty() {
-            return Verdict::default();
-        }
-        let child_depth = inner.depth + 1;
-        let inputs: Vec<(&HookSpec, RunInput<'_>)> = selected
-            .into_iter()
-            .map(|hook| {
-                (
-                    hook,
-                    RunInput {
-                        adapter: discovery::adapter(hook.dialect),
-                        event,
-                        ctx,
-                        base_env: &inner.base_env,
-                        session_env: None,
-                        child_depth,
-                        limits: inner.config.limits,
-                    },
-                )
-            })
-            .collect();
-        let runs = if inputs.len() == 1 {
-            inputs
-                .iter()
-                .map(|(hook, input)| runner::run(hook, input, runner::marshal(hook, input)))
-                .collect()
-        } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = inputs
-                    .iter()
-                    .map(|(hook, input)| {
-                        let stdin = runner::marshal(hook, input);
-                        scope.spawn(move || runner::run(hook, input, stdin))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .zip(inputs.iter())
-                    .map(|(h, (hook, input))| {
-                        h.join().unwrap_or_else(|_| panicked_run(hook, input))
-                    })
-                    .collect()
-            })
-        };
-        gate::merge(runs)
-    }
-}
-
-/// A run whose supervising thread panicked: recorded as a spawn failure under the
-/// hook's policy, so a bug here can never loosen a fail-closed gate.
-fn panicked_run(hook: &HookSpec, input: &RunInput<'_>) -> crate::outcome::HookRun {
-    let failure = crate::outcome::Failure {
-        kind: crate::outcome::FailureKind::Spawn,
-        message: "could not be supervised (internal error)".to_string(),
-    };
-    crate::outcome::HookRun {
-        event: hook.event.clone(),
-        canonical: input.event.event(),
-        dialect: hook.dialect,
-        command: hook.command.clone(),
-        source: hook.source.clone(),
-        scope: hook.scope,
-        started_at: std::time::SystemTime::now(),
-        duration: std::time::Duration::ZERO,
-        exit_code: None,
-        parse_ok: false,
-        outcome: runner::policy_outcome(hook, input.event, &failure),
-        failure: Some(failure),
-        policy: hook.policy,
-        result: crate::outcome::RunOutcome::Failed,
-        stdin: Vec::new(),
-        stdout: Vec::new(),
-        stderr: Vec::new(),
+impl Selected {
+    pub fn hook(&self) -> &HookSpec {
+        &self.config.hooks[self.index]
     }
 }

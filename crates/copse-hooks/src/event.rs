@@ -213,12 +213,7 @@ pub enum EventPayload {
         duration_ms: u64,
     },
     /// The context is about to be compacted.
-    PreCompact {
-        /// `auto` or `manual`.
-        trigger: String,
-        /// Messages in the context.
-        message_count: u64,
-    },
+    PreCompact(Compaction),
     /// The assistant finished a message.
     AfterAgentResponse {
         /// The final assistant text.
@@ -246,7 +241,7 @@ impl EventPayload {
             EventPayload::SubagentStop { .. } => CanonicalEvent::SubagentStop,
             EventPayload::SessionStart { .. } => CanonicalEvent::SessionStart,
             EventPayload::SessionEnd { .. } => CanonicalEvent::SessionEnd,
-            EventPayload::PreCompact { .. } => CanonicalEvent::PreCompact,
+            EventPayload::PreCompact(_) => CanonicalEvent::PreCompact,
             EventPayload::AfterAgentResponse { .. } => CanonicalEvent::AfterAgentResponse,
             EventPayload::AfterAgentThought { .. } => CanonicalEvent::AfterAgentThought,
         }
@@ -318,4 +313,23 @@ pub mod tool {
     pub fn is_mcp(tool: &str) -> bool {
         tool.starts_with("mcp__")
     }
+}
+
+/// The context about to be compacted (`preCompact`), with Cursor's published fields.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Compaction {
+    /// `auto` or `manual`.
+    pub trigger: String,
+    /// How full the context window is, in percent.
+    pub context_usage_percent: f64,
+    /// Tokens in the context.
+    pub context_tokens: u64,
+    /// The model's context window.
+    pub context_window_size: u64,
+    /// Messages in the context.
+    pub message_count: u64,
+    /// Messages that will be compacted.
+    pub messages_to_compact: u64,
+    /// Whether this is the conversation's first compaction.
+    pub is_first_compaction: bool,
 }

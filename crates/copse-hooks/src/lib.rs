@@ -65,19 +65,24 @@
 
 pub mod dialect;
 pub mod discovery;
+pub mod dispatcher;
 pub mod engine;
 pub mod env;
 pub mod event;
 pub mod gate;
 pub mod matcher;
 pub mod outcome;
+pub mod queue;
 mod runner;
+pub mod session;
 pub mod settings;
 pub mod spawn;
 
 pub use dialect::{Dialect, Scope};
-pub use engine::{Engine, EngineConfig, HookSummary, Listing, Session};
+pub use engine::{Engine, EngineConfig, HookSummary, Listing};
 pub use event::{
     CanonicalEvent, EventPayload, ModelIdentity, ModelParam, SessionIdentity, ToolCall,
 };
 pub use outcome::{Decision, FailureKind, HookRun, Outcome, RunOutcome, Verdict};
+pub use queue::{MessageOrigin, QueuedMessage};
+pub use session::{DroppedRun, Fired, Session};

@@ -11,13 +11,14 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::dialect::{Adapter, Context, HookSpec, ProcessResult, seconds};
 use crate::env::{DEPTH_VAR, set_var};
-use crate::event::EventPayload;
-use crate::outcome::{Decision, Failure, FailureKind, FailurePolicy, HookRun, Outcome, RunOutcome};
+use crate::event::{CanonicalEvent, EventPayload};
+use crate::outcome::{
+    Decision, Failure, FailureKind, FailurePolicy, Halt, HookRun, Outcome, RunOutcome,
+};
 use crate::spawn::{self, Limits, SpawnRequest, Termination};
 
 /// Everything one run needs besides the hook.
 pub(crate) struct RunInput<'a> {
-    pub adapter: &'a dyn Adapter,
     pub event: &'a EventPayload,
     pub ctx: Context<'a>,
     /// The scrubbed parent environment.
@@ -31,22 +32,26 @@ pub(crate) struct RunInput<'a> {
 }
 
 /// The stdin bytes for a hook.
-pub(crate) fn marshal(hook: &HookSpec, input: &RunInput<'_>) -> Vec<u8> {
-    let value = input.adapter.marshal(hook, input.event, &input.ctx);
+pub(crate) fn marshal(adapter: &dyn Adapter, hook: &HookSpec, input: &RunInput<'_>) -> Vec<u8> {
+    let value = adapter.marshal(hook, input.event, &input.ctx);
     // Serialising a `Value` cannot fail (all keys are strings).
     serde_json::to_vec(&value).unwrap_or_default()
 }
 
 /// The environment for a hook: scrubbed base, session overlay, vendor variables, and
 /// the depth variable last so nothing can clobber it.
-pub(crate) fn environment(hook: &HookSpec, input: &RunInput<'_>) -> Vec<(OsString, OsString)> {
+pub(crate) fn environment(
+    adapter: &dyn Adapter,
+    hook: &HookSpec,
+    input: &RunInput<'_>,
+) -> Vec<(OsString, OsString)> {
     let mut env = input.base_env.to_vec();
     if let Some(overlay) = input.session_env {
         for (k, v) in overlay {
             set_var(&mut env, k, v);
         }
     }
-    for (k, v) in input.adapter.vendor_env(hook, &input.ctx) {
+    for (k, v) in adapter.vendor_env(hook, &input.ctx) {
         set_var(&mut env, &k, v);
     }
     set_var(&mut env, DEPTH_VAR, input.child_depth.to_string());
@@ -54,8 +59,13 @@ pub(crate) fn environment(hook: &HookSpec, input: &RunInput<'_>) -> Vec<(OsStrin
 }
 
 /// Runs one hook and returns its record (with the failure policy applied).
-pub(crate) fn run(hook: &HookSpec, input: &RunInput<'_>, stdin: Vec<u8>) -> HookRun {
-    let env = environment(hook, input);
+pub(crate) fn run(
+    adapter: &dyn Adapter,
+    hook: &HookSpec,
+    input: &RunInput<'_>,
+    stdin: Vec<u8>,
+) -> HookRun {
+    let env = environment(adapter, hook, input);
     let cwd = hook.cwd();
     let started = Instant::now();
     let started_at = SystemTime::now();
@@ -115,7 +125,7 @@ pub(crate) fn run(hook: &HookSpec, input: &RunInput<'_>, stdin: Vec<u8>) -> Hook
                     ),
                     false,
                 ),
-                Termination::Exited => input.adapter.interpret(
+                Termination::Exited => adapter.interpret(
                     hook,
                     input.event,
                     &ProcessResult {
@@ -147,19 +157,51 @@ pub(crate) fn run(hook: &HookSpec, input: &RunInput<'_>, stdin: Vec<u8>) -> Hook
 }
 
 /// What a failure becomes: a deny naming the hook and the problem when the hook fails
-/// closed on a gated event, otherwise nothing.
+/// closed on a gated event (a halt too, for a prompt submission), otherwise nothing.
 pub(crate) fn policy_outcome(hook: &HookSpec, event: &EventPayload, failure: &Failure) -> Outcome {
     if hook.policy == FailurePolicy::Closed && event.event().is_gated() {
+        let message = format!(
+            "hook \"{}\" {} — blocked because the hook fails closed",
+            hook.command, failure.message
+        );
         Outcome {
             decision: Some(Decision::Deny),
-            agent_message: Some(format!(
-                "hook \"{}\" {} — blocked because the hook fails closed",
-                hook.command, failure.message
-            )),
+            halt: (event.event() == CanonicalEvent::BeforeSubmitPrompt).then(|| Halt {
+                reason: message.clone(),
+            }),
+            agent_message: Some(message),
             ..Outcome::default()
         }
     } else {
         Outcome::default()
+    }
+}
+
+/// A run whose supervising thread panicked: recorded as a spawn failure under the
+/// hook's policy, so a bug here can never loosen a fail-closed gate.
+pub(crate) fn panicked_run(hook: &HookSpec, event: &EventPayload) -> HookRun {
+    let failure = Failure {
+        kind: FailureKind::Spawn,
+        message: "could not be supervised (internal error)".to_string(),
+    };
+    HookRun {
+        event: hook.event.clone(),
+        canonical: event.event(),
+        dialect: hook.dialect,
+        command: hook.command.clone(),
+        source: hook.source.clone(),
+        scope: hook.scope,
+        started_at: SystemTime::now(),
+        duration: Duration::ZERO,
+        exit_code: None,
+        parse_ok: false,
+        outcome: policy_outcome(hook, event, &failure),
+        failure: Some(failure),
+        policy: hook.policy,
+        result: RunOutcome::Failed,
+        stdin: Vec::new(),
+        stdout: Vec::new(),
+        stderr: Vec::new(),
     }
 }
 

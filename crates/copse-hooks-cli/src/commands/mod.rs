@@ -3,3 +3,4 @@
 pub mod demo;
 pub mod gate;
 pub mod list;
+pub mod replay;

@@ -17,7 +17,7 @@ use super::{
 };
 use crate::event::{CanonicalEvent, EventPayload, ToolCall, tool};
 use crate::matcher::{GlobMatcher, RegexMatcher};
-use crate::outcome::{Decision, FailureKind, FailurePolicy, Outcome};
+use crate::outcome::{Decision, FailureKind, FailurePolicy, Halt, Outcome, QueueRequest};
 
 /// Cursor's default per-hook timeout.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -54,6 +54,19 @@ pub fn canonical_for(event: &str) -> Option<CanonicalEvent> {
         "beforeShellExecution" | "beforeMCPExecution" | "beforeReadFile" | "preToolUse" => {
             Some(CanonicalEvent::ToolGate)
         }
+        "afterShellExecution" | "afterMCPExecution" | "postToolUse" | "postToolUseFailure" => {
+            Some(CanonicalEvent::AfterToolUse)
+        }
+        "beforeSubmitPrompt" => Some(CanonicalEvent::BeforeSubmitPrompt),
+        "afterFileEdit" => Some(CanonicalEvent::AfterFileEdit),
+        "stop" => Some(CanonicalEvent::Stop),
+        "subagentStart" => Some(CanonicalEvent::SubagentStart),
+        "subagentStop" => Some(CanonicalEvent::SubagentStop),
+        "sessionStart" => Some(CanonicalEvent::SessionStart),
+        "sessionEnd" => Some(CanonicalEvent::SessionEnd),
+        "preCompact" => Some(CanonicalEvent::PreCompact),
+        "afterAgentResponse" => Some(CanonicalEvent::AfterAgentResponse),
+        "afterAgentThought" => Some(CanonicalEvent::AfterAgentThought),
         _ => None,
     }
 }
@@ -394,19 +407,57 @@ impl Adapter for Cursor {
         out
     }
 
-    fn applies(&self, hook: &HookSpec, event: &EventPayload, _ctx: &Context<'_>) -> bool {
-        match event {
+    fn applies(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> bool {
+        let e = hook.event.as_str();
+        let subject: String = match event {
             EventPayload::ToolGate(call) => {
-                let flavor_applies = hook.event == "preToolUse"
-                    || Self::dedicated_gate_event(&call.tool) == Some(hook.event.as_str());
-                flavor_applies
-                    && hook
-                        .matcher
-                        .test(&Self::gate_subject(&hook.event, call))
-                        .fires()
+                if e != "preToolUse" && Self::dedicated_gate_event(&call.tool) != Some(e) {
+                    return false;
+                }
+                Self::gate_subject(e, call)
             }
-            _ => false,
-        }
+            EventPayload::AfterToolUse(result) => {
+                let applies = match e {
+                    "afterShellExecution" => result.tool == tool::RUN_SHELL,
+                    "afterMCPExecution" => tool::is_mcp(&result.tool),
+                    "postToolUse" => !result.is_error,
+                    "postToolUseFailure" => result.is_error,
+                    _ => false,
+                };
+                if !applies {
+                    return false;
+                }
+                match e {
+                    "afterShellExecution" => result
+                        .input
+                        .get("command")
+                        .and_then(Value::as_str)
+                        .unwrap_or("")
+                        .to_string(),
+                    "afterMCPExecution" => result.tool.clone(),
+                    _ => tool_type(&result.tool),
+                }
+            }
+            EventPayload::AfterFileEdit { file_path, .. } => {
+                if let Some(glob) = &hook.glob {
+                    if !glob.matches_path(Path::new(file_path), ctx.root_for(hook)) {
+                        return false;
+                    }
+                }
+                // Every copse edit is an agent write; inline Tab edits do not exist here.
+                "Write".to_string()
+            }
+            EventPayload::BeforeSubmitPrompt { .. } => "UserPromptSubmit".to_string(),
+            EventPayload::Stop { .. } => "Stop".to_string(),
+            EventPayload::SubagentStart { subagent_type }
+            | EventPayload::SubagentStop { subagent_type, .. } => subagent_type.clone(),
+            EventPayload::SessionStart { .. } => String::new(),
+            EventPayload::SessionEnd { reason, .. } => reason.clone(),
+            EventPayload::PreCompact(c) => c.trigger.clone(),
+            EventPayload::AfterAgentResponse { .. } => "AgentResponse".to_string(),
+            EventPayload::AfterAgentThought { .. } => "AgentThought".to_string(),
+        };
+        hook.matcher.test(&subject).fires()
     }
 
     fn marshal(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Value {
@@ -415,15 +466,18 @@ impl Adapter for Cursor {
             .root_for(hook)
             .map(|p| p.display().to_string())
             .unwrap_or_default();
-        if let EventPayload::ToolGate(call) = event {
-            match hook.event.as_str() {
+        let mut put = |k: &str, v: Value| {
+            obj.insert(k.to_string(), v);
+        };
+        match event {
+            EventPayload::ToolGate(call) => match hook.event.as_str() {
                 "beforeShellExecution" => {
-                    obj.insert("command".into(), json!(call.input_str("command")));
-                    obj.insert("cwd".into(), json!(cwd));
+                    put("command", json!(call.input_str("command")));
+                    put("cwd", json!(cwd));
                 }
                 "beforeMCPExecution" => {
-                    obj.insert("tool_name".into(), json!(call.tool));
-                    obj.insert("tool_input".into(), Value::Object(call.input.clone()));
+                    put("tool_name", json!(call.tool));
+                    put("tool_input", Value::Object(call.input.clone()));
                 }
                 "beforeReadFile" => {
                     // Cursor promises an absolute path; a relative input path is
@@ -435,16 +489,117 @@ impl Adapter for Cursor {
                         }
                         _ => path.display().to_string(),
                     };
-                    obj.insert("file_path".into(), json!(file_path));
-                    obj.insert(
-                        "content".into(),
-                        json!(call.file_content.as_deref().unwrap_or("")),
-                    );
+                    put("file_path", json!(file_path));
+                    put("content", json!(call.file_content.as_deref().unwrap_or("")));
                 }
                 _ => {
-                    obj.insert("tool_name".into(), json!(tool_type(&call.tool)));
-                    obj.insert("tool_input".into(), Value::Object(call.input.clone()));
-                    obj.insert("cwd".into(), json!(cwd));
+                    put("tool_name", json!(tool_type(&call.tool)));
+                    put("tool_input", Value::Object(call.input.clone()));
+                    put("cwd", json!(cwd));
+                }
+            },
+            EventPayload::AfterToolUse(r) => match hook.event.as_str() {
+                "afterShellExecution" => {
+                    put(
+                        "command",
+                        json!(r.input.get("command").and_then(Value::as_str).unwrap_or("")),
+                    );
+                    put("output", json!(r.output));
+                    put("duration", json!(r.duration_ms));
+                }
+                "afterMCPExecution" => {
+                    put("tool_name", json!(r.tool));
+                    put(
+                        "tool_input",
+                        json!(Value::Object(r.input.clone()).to_string()),
+                    );
+                    put("result_json", json!(r.output));
+                    put("duration", json!(r.duration_ms));
+                }
+                "postToolUse" => {
+                    put("tool_name", json!(tool_type(&r.tool)));
+                    put("tool_input", Value::Object(r.input.clone()));
+                    put("tool_use_id", json!(r.tool_call_id));
+                    put("cwd", json!(cwd));
+                    put("duration", json!(r.duration_ms));
+                    // Cursor sends the result JSON-stringified, not raw text.
+                    put("tool_output", json!(json!(r.output).to_string()));
+                }
+                _ => {
+                    put("tool_name", json!(tool_type(&r.tool)));
+                    put("tool_input", Value::Object(r.input.clone()));
+                    put("tool_use_id", json!(r.tool_call_id));
+                    put("cwd", json!(cwd));
+                    put("duration", json!(r.duration_ms));
+                    let error = if r.output.is_empty() {
+                        "Tool failed"
+                    } else {
+                        r.output.as_str()
+                    };
+                    put("error_message", json!(error));
+                    put("failure_type", json!("error"));
+                    put("is_interrupt", json!(false));
+                }
+            },
+            EventPayload::BeforeSubmitPrompt { prompt } => {
+                put("prompt", json!(prompt));
+                put("attachments", json!([]));
+            }
+            EventPayload::AfterFileEdit { file_path, edits } => {
+                put("file_path", json!(file_path));
+                put(
+                    "edits",
+                    serde_json::to_value(edits).unwrap_or_else(|_| json!([])),
+                );
+            }
+            EventPayload::Stop { status } => {
+                put("status", json!(status));
+                // Always 0: a held follow-up has never re-triggered a run, and vendor
+                // scripts read the field unconditionally.
+                put("loop_count", json!(0));
+            }
+            EventPayload::SubagentStart { subagent_type } => {
+                put("subagent_type", json!(subagent_type));
+                if let Some(model) = &ctx.session.model {
+                    put("subagent_model", json!(model.model));
+                }
+            }
+            EventPayload::SubagentStop {
+                subagent_type,
+                status,
+            } => {
+                put("subagent_type", json!(subagent_type));
+                put("status", json!(status));
+            }
+            EventPayload::SessionStart { .. } => {
+                put("session_id", json!(ctx.session.conversation_id));
+                put("is_background_agent", json!(false));
+                put("composer_mode", json!("agent"));
+            }
+            EventPayload::SessionEnd {
+                reason,
+                duration_ms,
+            } => {
+                put("session_id", json!(ctx.session.conversation_id));
+                put("reason", json!(reason));
+                put("duration_ms", json!(duration_ms));
+                put("is_background_agent", json!(false));
+                put("final_status", json!(reason));
+            }
+            EventPayload::PreCompact(c) => {
+                put("trigger", json!(c.trigger));
+                put("context_usage_percent", json!(c.context_usage_percent));
+                put("context_tokens", json!(c.context_tokens));
+                put("context_window_size", json!(c.context_window_size));
+                put("message_count", json!(c.message_count));
+                put("messages_to_compact", json!(c.messages_to_compact));
+                put("is_first_compaction", json!(c.is_first_compaction));
+            }
+            EventPayload::AfterAgentResponse { text } => put("text", json!(text)),
+            EventPayload::AfterAgentThought { text, duration_ms } => {
+                put("text", json!(text));
+                if let Some(d) = duration_ms {
+                    put("duration_ms", json!(d));
                 }
             }
         }
@@ -453,13 +608,24 @@ impl Adapter for Cursor {
 
     fn interpret(
         &self,
-        _hook: &HookSpec,
+        hook: &HookSpec,
         event: &EventPayload,
         run: &ProcessResult<'_>,
     ) -> Interpretation {
         match event {
             EventPayload::ToolGate(_) => interpret_permission(run),
-            _ => Interpretation::ok(Outcome::default()),
+            EventPayload::SubagentStart { .. } => {
+                let mut i = interpret_permission(run);
+                // Cursor treats `ask` as deny here: there is nobody to ask.
+                if i.outcome.decision == Some(Decision::Ask) {
+                    i.outcome.decision = Some(Decision::Deny);
+                }
+                i.outcome.updated_input = None;
+                i.outcome.inject_context = None;
+                i
+            }
+            EventPayload::BeforeSubmitPrompt { .. } => interpret_prompt(run),
+            _ => interpret_notification(hook, event, run),
         }
     }
 
@@ -600,5 +766,160 @@ fn interpret_permission(run: &ProcessResult<'_>) -> Interpretation {
         updated_input,
         inject_context,
         ..Outcome::default()
+    })
+}
+
+/// The fallback halt reason when a `beforeSubmitPrompt` hook gives none.
+pub const PROMPT_BLOCKED: &str = "Prompt submission was blocked by a beforeSubmitPrompt hook.";
+
+/// Reads a `beforeSubmitPrompt` response: `continue: false` (or exit 2) halts the
+/// submission; context is injected only when not halting.
+fn interpret_prompt(run: &ProcessResult<'_>) -> Interpretation {
+    let text = run.stdout_text();
+    let halt_with = |user: Option<String>, agent: Option<String>| {
+        let reason = user
+            .clone()
+            .or_else(|| agent.clone())
+            .unwrap_or_else(|| PROMPT_BLOCKED.to_string());
+        Outcome {
+            decision: Some(Decision::Deny),
+            halt: Some(Halt { reason }),
+            user_message: user,
+            agent_message: agent,
+            ..Outcome::default()
+        }
+    };
+    let parsed = if text.is_empty() {
+        None
+    } else {
+        serde_json::from_str::<Value>(&text).ok()
+    };
+    if run.exit_code == Some(2) {
+        let obj = parsed.as_ref().and_then(Value::as_object);
+        let user = obj
+            .and_then(|o| string_field(o, &["user_message", "userMessage"]))
+            .or_else(|| Some(run.stderr_text()).filter(|s| !s.is_empty()));
+        let agent = obj.and_then(|o| string_field(o, &["agent_message", "agentMessage"]));
+        return Interpretation {
+            outcome: halt_with(user, agent),
+            parse_ok: text.is_empty() || parsed.is_some(),
+            failure: None,
+        };
+    }
+    if text.is_empty() {
+        return match run.exit_code {
+            Some(0) => Interpretation::ok(Outcome::default()),
+            _ => {
+                let f = run.exit_failure();
+                Interpretation::failed(f.kind, f.message, true)
+            }
+        };
+    }
+    let obj = match parsed {
+        Some(Value::Object(obj)) => obj,
+        other => {
+            if run.exit_code != Some(0) {
+                let f = run.exit_failure();
+                return Interpretation::failed(f.kind, f.message, false);
+            }
+            let what = if other.is_some() {
+                "printed JSON that is not an object — response ignored"
+            } else {
+                "printed invalid JSON — response ignored"
+            };
+            return Interpretation::failed(FailureKind::InvalidJson, what, false);
+        }
+    };
+    let user = string_field(&obj, &["user_message", "userMessage"]);
+    let agent = string_field(&obj, &["agent_message", "agentMessage"]);
+    if obj.get("continue") == Some(&Value::Bool(false)) {
+        return Interpretation::ok(halt_with(user, agent));
+    }
+    Interpretation::ok(Outcome {
+        user_message: user,
+        agent_message: agent,
+        inject_context: string_field(&obj, &["additional_context", "additionalContext"]),
+        ..Outcome::default()
+    })
+}
+
+/// Reads a notification event's response. A non-zero exit is a failure (recorded; it
+/// cannot block anything). Only `stop` / `subagentStop` follow-ups (held),
+/// `postToolUse` context (queued, budgeted) and `sessionStart` env are read.
+fn interpret_notification(
+    hook: &HookSpec,
+    event: &EventPayload,
+    run: &ProcessResult<'_>,
+) -> Interpretation {
+    if run.exit_code != Some(0) {
+        let f = run.exit_failure();
+        return Interpretation::failed(f.kind, f.message, true);
+    }
+    let text = run.stdout_text();
+    if text.is_empty() || matches!(event, EventPayload::AfterFileEdit { .. }) {
+        return Interpretation::ok(Outcome::default());
+    }
+    let obj = match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(obj)) => obj,
+        _ if hook.event == "postToolUse" => {
+            return Interpretation::failed(
+                FailureKind::InvalidJson,
+                "printed invalid JSON — response ignored",
+                false,
+            );
+        }
+        _ => {
+            return Interpretation {
+                outcome: Outcome::default(),
+                parse_ok: false,
+                failure: None,
+            };
+        }
+    };
+    let mut outcome = Outcome::default();
+    match event {
+        EventPayload::Stop { .. } => {
+            outcome.queue_message = followup(&obj);
+        }
+        EventPayload::SubagentStop { status, .. } if status == "completed" => {
+            outcome.queue_message = followup(&obj);
+        }
+        EventPayload::AfterToolUse(_) if hook.event == "postToolUse" => {
+            // `updated_mcp_tool_output` is parsed but not applied: the hook runs
+            // detached, after the result was consumed (see docs/dialects/cursor.md).
+            outcome.queue_message =
+                string_field(&obj, &["additional_context", "additionalContext"]).map(|text| {
+                    QueueRequest {
+                        text,
+                        send_now: false,
+                        held: false,
+                    }
+                });
+        }
+        EventPayload::SessionStart { .. } => {
+            if let Some(env) = obj.get("env").and_then(Value::as_object) {
+                let vars: std::collections::BTreeMap<String, String> = env
+                    .iter()
+                    .filter_map(|(k, v)| v.as_str().map(|v| (k.clone(), v.to_string())))
+                    .filter(|(k, _)| {
+                        !k.is_empty() && !k.contains('=') && k != crate::env::DEPTH_VAR
+                    })
+                    .collect();
+                if !vars.is_empty() {
+                    outcome.session_env = Some(vars);
+                }
+            }
+        }
+        _ => {}
+    }
+    Interpretation::ok(outcome)
+}
+
+/// A `followup_message`, queued held: never auto-submitted.
+fn followup(obj: &Map<String, Value>) -> Option<QueueRequest> {
+    string_field(obj, &["followup_message", "followupMessage"]).map(|text| QueueRequest {
+        text,
+        send_now: false,
+        held: true,
     })
 }

@@ -1,0 +1,404 @@
+//! Sessions: one conversation's identity, turns, environment, detached hooks and
+//! message queue.
+//!
+//! A human prompt starts a new turn (a new generation id) and a new turn tree (a new
+//! epoch, a fresh continuation budget). Blocking events run their hooks now and return
+//! a verdict; observation events are dispatched detached and never block the caller.
+//! Detached runs capture the identity and epoch by value at dispatch, so a late hook
+//! still reports the turn it belongs to. `sessionStart` hooks may export environment
+//! variables for every later hook of the session; a hook spawned while they are still
+//! running waits for them (bounded by their timeout), so whether it sees that
+//! environment never depends on a race.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use serde::Serialize;
+
+use crate::dialect::{Context, Dialect, Scope};
+use crate::discovery;
+use crate::dispatcher::{Dispatched, Dispatcher};
+use crate::engine::{Engine, Selected};
+use crate::event::{CanonicalEvent, EventPayload, SessionIdentity, ToolCall};
+use crate::gate;
+use crate::outcome::{HookRun, Verdict};
+use crate::queue::{MessageOrigin, MessageQueue, QueuedMessage};
+use crate::runner::{self, RunInput};
+
+/// What firing an event did.
+#[derive(Debug, Clone)]
+pub enum Fired {
+    /// A blocking event: its merged verdict.
+    Verdict(Verdict),
+    /// An observation event: its hooks were dispatched detached (or dropped).
+    Detached {
+        /// How many hooks were dispatched.
+        dispatched: usize,
+        /// How many were dropped because the dispatcher was full.
+        dropped: usize,
+    },
+}
+
+/// A detached run that was dropped because the dispatcher's queue was full.
+#[derive(Debug, Clone, Serialize)]
+pub struct DroppedRun {
+    /// The wire event.
+    pub event: String,
+    /// The canonical event.
+    pub canonical: CanonicalEvent,
+    /// The hook's dialect.
+    pub dialect: Dialect,
+    /// The hook's command.
+    pub command: String,
+    /// The config file.
+    pub source: std::path::PathBuf,
+    /// User or project.
+    pub scope: Scope,
+    /// When it was dropped.
+    #[serde(skip)]
+    pub at: SystemTime,
+}
+
+#[derive(Debug, Default)]
+struct Starting {
+    /// sessionStart hooks still running.
+    running: usize,
+    /// When waiting for them stops.
+    deadline: Option<Instant>,
+}
+
+#[derive(Debug)]
+struct State {
+    identity: Mutex<SessionIdentity>,
+    turns: Mutex<u64>,
+    env: Mutex<BTreeMap<String, String>>,
+    starting: Mutex<Starting>,
+    started: Condvar,
+    dispatcher: Arc<Dispatcher>,
+    queue: Mutex<MessageQueue>,
+    runs: Mutex<Vec<HookRun>>,
+    drops: Mutex<Vec<DroppedRun>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section here leaves its data consistent; a panic elsewhere
+    // must not wedge the session.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A conversation: its identity, and the events it fires. Cheap to clone (shared).
+#[derive(Debug, Clone)]
+pub struct Session {
+    engine: Engine,
+    state: Arc<State>,
+}
+
+impl Session {
+    pub(crate) fn new(engine: Engine, identity: SessionIdentity) -> Session {
+        Session {
+            engine,
+            state: Arc::new(State {
+                identity: Mutex::new(identity),
+                turns: Mutex::new(0),
+                env: Mutex::new(BTreeMap::new()),
+                starting: Mutex::new(Starting::default()),
+                started: Condvar::new(),
+                dispatcher: Arc::new(Dispatcher::default()),
+                queue: Mutex::new(MessageQueue::default()),
+                runs: Mutex::new(Vec::new()),
+                drops: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+
+    /// The current identity.
+    pub fn identity(&self) -> SessionIdentity {
+        lock(&self.state.identity).clone()
+    }
+
+    /// Replaces the identity (a model change, a host-assigned turn id).
+    pub fn set_identity(&self, identity: SessionIdentity) {
+        *lock(&self.state.identity) = identity;
+    }
+
+    /// Starts a human turn: a new generation id (`generation_id` or a generated one)
+    /// and a new turn tree with a fresh continuation budget. Returns the new epoch.
+    pub fn start_human_turn(&self, generation_id: Option<String>) -> u64 {
+        let n = {
+            let mut t = lock(&self.state.turns);
+            *t += 1;
+            *t
+        };
+        {
+            let mut id = lock(&self.state.identity);
+            id.generation_id = generation_id.unwrap_or_else(|| format!("gen-{n}"));
+        }
+        lock(&self.state.queue).start_human_turn_tree()
+    }
+
+    /// The session's environment overlay (from sessionStart hooks).
+    pub fn env(&self) -> BTreeMap<String, String> {
+        lock(&self.state.env).clone()
+    }
+
+    /// Runs the tool gate for one call.
+    pub fn gate_tool(&self, call: ToolCall) -> Verdict {
+        self.fire_blocking(&EventPayload::ToolGate(call))
+    }
+
+    /// Fires any event: blocking events return their verdict, observation events are
+    /// dispatched detached. `beforeSubmitPrompt` starts a human turn first.
+    pub fn fire(&self, event: EventPayload) -> Fired {
+        if event.event() == CanonicalEvent::BeforeSubmitPrompt {
+            self.start_human_turn(None);
+        }
+        if event.event().is_blocking() {
+            Fired::Verdict(self.fire_blocking(&event))
+        } else {
+            self.fire_detached(event)
+        }
+    }
+
+    /// Fires a blocking event and waits for its verdict.
+    pub fn fire_blocking(&self, event: &EventPayload) -> Verdict {
+        if !self.engine.hooks_active() {
+            return Verdict::default();
+        }
+        let identity = self.identity();
+        let roots = self.engine.workspace_roots();
+        let ctx = Context {
+            session: &identity,
+            workspace_roots: roots,
+        };
+        let selected = self.engine.select(event, &ctx);
+        if selected.is_empty() {
+            return Verdict::default();
+        }
+        self.wait_for_session_start(event.event());
+        let env = self.env();
+        let input = RunInput {
+            event,
+            ctx,
+            base_env: self.engine.base_env(),
+            session_env: Some(&env),
+            child_depth: self.engine.child_depth(),
+            limits: self.engine.limits(),
+        };
+        let runs: Vec<HookRun> = if selected.len() == 1 {
+            selected.iter().map(|s| run_one(s, &input)).collect()
+        } else {
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = selected
+                    .iter()
+                    .map(|s| {
+                        let input = &input;
+                        scope.spawn(move || run_one(s, input))
+                    })
+                    .collect();
+                handles
+                    .into_iter()
+                    .zip(selected.iter())
+                    .map(|(h, s)| {
+                        h.join()
+                            .unwrap_or_else(|_| runner::panicked_run(s.hook(), event))
+                    })
+                    .collect()
+            })
+        };
+        lock(&self.state.runs).extend(runs.iter().cloned());
+        gate::merge(runs)
+    }
+
+    fn fire_detached(&self, event: EventPayload) -> Fired {
+        if !self.engine.hooks_active() {
+            return Fired::Detached {
+                dispatched: 0,
+                dropped: 0,
+            };
+        }
+        let identity = self.identity();
+        let canonical = event.event();
+        let selected = {
+            let ctx = Context {
+                session: &identity,
+                workspace_roots: self.engine.workspace_roots(),
+            };
+            self.engine.select(&event, &ctx)
+        };
+        if canonical == CanonicalEvent::SessionStart {
+            lock(&self.state.env).clear();
+            let longest = selected
+                .iter()
+                .map(|s| s.hook().timeout)
+                .max()
+                .unwrap_or(Duration::ZERO);
+            let mut st = lock(&self.state.starting);
+            st.running += selected.len();
+            // The grace covers the kill and drain after a timeout.
+            st.deadline = Some(Instant::now() + longest + Duration::from_secs(1));
+        }
+        let epoch = lock(&self.state.queue).epoch();
+        let event = Arc::new(event);
+        let identity = Arc::new(identity);
+        let (mut dispatched, mut dropped) = (0, 0);
+        for s in selected {
+            let task = DetachedRun {
+                session: self.clone(),
+                selected: s.clone(),
+                event: Arc::clone(&event),
+                identity: Arc::clone(&identity),
+                epoch,
+            };
+            match self.state.dispatcher.dispatch(move || task.run()) {
+                Dispatched::Running | Dispatched::Pending => dispatched += 1,
+                Dispatched::Dropped => {
+                    dropped += 1;
+                    let hook = s.hook();
+                    lock(&self.state.drops).push(DroppedRun {
+                        event: hook.event.clone(),
+                        canonical,
+                        dialect: hook.dialect,
+                        command: hook.command.clone(),
+                        source: hook.source.clone(),
+                        scope: hook.scope,
+                        at: SystemTime::now(),
+                    });
+                    if canonical == CanonicalEvent::SessionStart {
+                        self.session_start_finished();
+                    }
+                }
+            }
+        }
+        Fired::Detached {
+            dispatched,
+            dropped,
+        }
+    }
+
+    /// Blocks until no detached hook of this session is running or waiting.
+    pub fn wait_idle(&self) {
+        self.state.dispatcher.wait_idle();
+    }
+
+    /// Every hook run so far (blocking runs when their verdict is merged, detached
+    /// runs when they finish).
+    pub fn runs(&self) -> Vec<HookRun> {
+        lock(&self.state.runs).clone()
+    }
+
+    /// Detached runs dropped because the dispatcher was full.
+    pub fn dropped(&self) -> Vec<DroppedRun> {
+        lock(&self.state.drops).clone()
+    }
+
+    /// The pending messages, in arrival order.
+    pub fn queue(&self) -> Vec<QueuedMessage> {
+        lock(&self.state.queue).items().to_vec()
+    }
+
+    /// Takes the messages the agent may receive now (each spends one continuation;
+    /// over budget they turn held).
+    pub fn drain_queue(&self) -> Vec<QueuedMessage> {
+        lock(&self.state.queue).drain()
+    }
+
+    /// A human releases the held messages (and starts a new turn tree).
+    pub fn release_held(&self) -> Vec<QueuedMessage> {
+        lock(&self.state.queue).release_held()
+    }
+
+    /// Continuations left in the current turn tree.
+    pub fn remaining_budget(&self) -> u32 {
+        lock(&self.state.queue).remaining()
+    }
+
+    fn wait_for_session_start(&self, event: CanonicalEvent) {
+        if event == CanonicalEvent::SessionStart {
+            return;
+        }
+        let mut st = lock(&self.state.starting);
+        while st.running > 0 {
+            let Some(deadline) = st.deadline else { break };
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            st = self
+                .state
+                .started
+                .wait_timeout(st, deadline - now)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|p| p.into_inner().0);
+        }
+    }
+
+    fn session_start_finished(&self) {
+        let mut st = lock(&self.state.starting);
+        st.running = st.running.saturating_sub(1);
+        if st.running == 0 {
+            st.deadline = None;
+            self.state.started.notify_all();
+        }
+    }
+}
+
+fn run_one(s: &Selected, input: &RunInput<'_>) -> HookRun {
+    let hook = s.hook();
+    let adapter = discovery::adapter(hook.dialect);
+    let stdin = runner::marshal(adapter, hook, input);
+    runner::run(adapter, hook, input, stdin)
+}
+
+/// One detached hook run, with everything captured by value at dispatch.
+struct DetachedRun {
+    session: Session,
+    selected: Selected,
+    event: Arc<EventPayload>,
+    identity: Arc<SessionIdentity>,
+    epoch: u64,
+}
+
+impl DetachedRun {
+    fn run(self) {
+        let session = &self.session;
+        let canonical = self.event.event();
+        session.wait_for_session_start(canonical);
+        let env = session.env();
+        let input = RunInput {
+            event: &self.event,
+            ctx: Context {
+                session: &self.identity,
+                workspace_roots: session.engine.workspace_roots(),
+            },
+            base_env: session.engine.base_env(),
+            session_env: Some(&env),
+            child_depth: session.engine.child_depth(),
+            limits: session.engine.limits(),
+        };
+        let run = run_one(&self.selected, &input);
+        let hook = self.selected.hook();
+        if let Some(vars) = &run.outcome.session_env {
+            if canonical == CanonicalEvent::SessionStart {
+                lock(&session.state.env).extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+            }
+        }
+        if let Some(q) = &run.outcome.queue_message {
+            lock(&session.state.queue).push(QueuedMessage {
+                text: q.text.clone(),
+                send_now: q.send_now,
+                held: q.held,
+                epoch: self.epoch,
+                origin: MessageOrigin {
+                    dialect: hook.dialect,
+                    event: hook.event.clone(),
+                    command: hook.command.clone(),
+                },
+            });
+        }
+        lock(&session.state.runs).push(run);
+        if canonical == CanonicalEvent::SessionStart {
+            session.session_start_finished();
+        }
+    }
+}
