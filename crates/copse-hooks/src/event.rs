@@ -333,3 +333,21 @@ pub struct Compaction {
     /// Whether this is the conversation's first compaction.
     pub is_first_compaction: bool,
 }
+
+/// The most bytes of a tool's output that reach a hook's stdin.
+pub const TOOL_OUTPUT_CAP: usize = 100_000;
+
+/// Caps a tool output at [`TOOL_OUTPUT_CAP`] bytes (on a character boundary), saying
+/// how much was left out.
+pub fn cap_tool_output(output: &mut String) {
+    if output.len() <= TOOL_OUTPUT_CAP {
+        return;
+    }
+    let mut end = TOOL_OUTPUT_CAP;
+    while !output.is_char_boundary(end) {
+        end -= 1;
+    }
+    let omitted = output.len() - end;
+    output.truncate(end);
+    output.push_str(&format!("\n… [output truncated: {omitted} bytes omitted]"));
+}

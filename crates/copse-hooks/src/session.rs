@@ -149,7 +149,10 @@ impl Session {
 
     /// Fires any event: blocking events return their verdict, observation events are
     /// dispatched detached. `beforeSubmitPrompt` starts a human turn first.
-    pub fn fire(&self, event: EventPayload) -> Fired {
+    pub fn fire(&self, mut event: EventPayload) -> Fired {
+        if let EventPayload::AfterToolUse(result) = &mut event {
+            crate::event::cap_tool_output(&mut result.output);
+        }
         if event.event() == CanonicalEvent::BeforeSubmitPrompt {
             self.start_human_turn(None);
         }

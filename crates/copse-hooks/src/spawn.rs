@@ -59,7 +59,8 @@ pub struct SpawnRequest<'a> {
     pub env: &'a [(OsString, OsString)],
     /// Bytes written to the child's stdin, which is then closed.
     pub stdin: &'a [u8],
-    /// How long the main child may run before its group is terminated.
+    /// How long the main child may run before its group is terminated. A duration too
+    /// large to add to an `Instant` (e.g. `Duration::MAX`) means no timeout.
     pub timeout: Duration,
     /// Output caps and kill/drain timings.
     pub limits: Limits,

@@ -145,13 +145,19 @@ fn regex_lite_replace(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for line in text.lines() {
         let mut l = line.to_string();
-        if let Some(i) = l.find("\"duration_ms\": ") {
-            let start = i + "\"duration_ms\": ".len();
-            let end = l[start..]
-                .find(|c: char| !c.is_ascii_digit())
-                .map(|e| start + e)
-                .unwrap_or(l.len());
-            l.replace_range(start..end, "[MS]");
+        for key in ["\"duration_ms\": ", "\"duration_ms\":"] {
+            let mut from = 0;
+            while let Some(i) = l[from..].find(key) {
+                let start = from + i + key.len();
+                let end = l[start..]
+                    .find(|c: char| !c.is_ascii_digit())
+                    .map(|e| start + e)
+                    .unwrap_or(l.len());
+                if end > start {
+                    l.replace_range(start..end, "[MS]");
+                }
+                from = start;
+            }
         }
         out.push_str(&replace_ms_words(&l));
         out.push('\n');

@@ -6,3 +6,4 @@ mod harness;
 
 mod gate;
 mod list;
+mod replay;

@@ -18,6 +18,11 @@ const FALLBACK_POLL_MIN: Duration = Duration::from_millis(1);
 const FALLBACK_POLL_MAX: Duration = Duration::from_millis(20);
 
 pub(super) fn run(req: &SpawnRequest<'_>) -> Result<SpawnOutput, SpawnError> {
+    run_with(req, true)
+}
+
+/// `allow_pidfd: false` forces the exit-polling fallback, so tests on Linux cover it too.
+fn run_with(req: &SpawnRequest<'_>, allow_pidfd: bool) -> Result<SpawnOutput, SpawnError> {
     let started_at = SystemTime::now();
     let start = Instant::now();
     let mut child = spawn_child(req).map_err(|source| SpawnError::Start {
@@ -40,7 +45,8 @@ pub(super) fn run(req: &SpawnRequest<'_>) -> Result<SpawnOutput, SpawnError> {
         return Err(io_error(io::Error::other("child pid out of range")));
     };
 
-    let supervised = Supervisor::new(&mut child, pid, req, start).and_then(Supervisor::run);
+    let supervised =
+        Supervisor::new(&mut child, pid, req, start, allow_pidfd).and_then(Supervisor::run);
     let supervised = match supervised {
         Ok(supervised) => supervised,
         Err(err) => {
@@ -182,12 +188,12 @@ enum ExitWatch {
 }
 
 impl ExitWatch {
-    fn new(pid: libc::pid_t) -> Self {
+    fn new(pid: libc::pid_t, allow_pidfd: bool) -> Self {
         #[cfg(target_os = "linux")]
-        if let Some(fd) = open_pidfd(pid) {
+        if let Some(fd) = open_pidfd(pid).filter(|_| allow_pidfd) {
             return Self::Pidfd(fd);
         }
-        let _ = pid;
+        let _ = (pid, allow_pidfd);
         Self::Poll(FALLBACK_POLL_MIN)
     }
 }
@@ -338,9 +344,9 @@ fn sigpipe_pending() -> bool {
 #[cfg(not(target_os = "linux"))]
 fn prevent_sigpipe(fd: &OwnedFd) {
     #[cfg(target_vendor = "apple")]
-    // SAFETY: fcntl on an fd we own, with integer arguments only.
-    unsafe {
-        libc::fcntl(fd.as_raw_fd(), libc::F_SETNOSIGPIPE, 1);
+    {
+        // SAFETY: fcntl on an fd we own, with integer arguments only.
+        unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETNOSIGPIPE, 1) };
     }
     #[cfg(not(target_vendor = "apple"))]
     let _ = fd;
@@ -427,6 +433,7 @@ impl<'r> Supervisor<'r> {
         pid: libc::pid_t,
         req: &SpawnRequest<'r>,
         start: Instant,
+        allow_pidfd: bool,
     ) -> io::Result<Self> {
         let missing = || io::Error::other("child pipe missing");
         let stdin = OwnedFd::from(child.stdin.take().ok_or_else(missing)?);
@@ -451,7 +458,7 @@ impl<'r> Supervisor<'r> {
             stderr: Some(stderr),
             stderr_buf: Vec::new(),
             stderr_truncated: false,
-            watch: ExitWatch::new(pid),
+            watch: ExitWatch::new(pid, allow_pidfd),
             exited: false,
             termination: Termination::Exited,
             killed_before_exit: false,
@@ -712,4 +719,77 @@ fn poll_timeout(now: Instant, deadline: Option<Instant>) -> libc::c_int {
     };
     let micros = deadline.saturating_duration_since(now).as_micros();
     libc::c_int::try_from(micros.div_ceil(1000)).unwrap_or(libc::c_int::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+
+    use super::*;
+
+    fn env() -> Vec<(OsString, OsString)> {
+        vec![("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into())]
+    }
+
+    fn fallback_run(command: &str, timeout: Duration, limits: Limits) -> SpawnOutput {
+        let env = env();
+        let cwd = std::env::temp_dir();
+        let req = SpawnRequest {
+            command,
+            cwd: &cwd,
+            env: &env,
+            stdin: b"ping",
+            timeout,
+            limits,
+            child_setup: None,
+        };
+        run_with(&req, false).unwrap()
+    }
+
+    #[test]
+    fn fallback_reports_output_and_exit_code() {
+        let out = fallback_run("cat; exit 4", Duration::from_secs(30), Limits::default());
+        assert_eq!(out.stdout, b"ping");
+        assert_eq!(out.exit_code, Some(4));
+        assert_eq!(out.termination, Termination::Exited);
+    }
+
+    #[test]
+    fn fallback_drains_then_kills_a_background_pipe_holder() {
+        let limits = Limits {
+            drain: Duration::from_millis(100),
+            ..Limits::default()
+        };
+        let start = Instant::now();
+        let out = fallback_run("echo ok; sleep 1000 &", Duration::from_secs(30), limits);
+        assert!(start.elapsed() < Duration::from_secs(3));
+        assert!(out.leaked_pipes);
+        assert_eq!(out.stdout, b"ok\n");
+        assert_eq!(out.exit_code, Some(0));
+    }
+
+    #[test]
+    fn fallback_times_out() {
+        let start = Instant::now();
+        let out = fallback_run("sleep 1000", Duration::from_millis(100), Limits::default());
+        assert!(start.elapsed() < Duration::from_secs(3));
+        assert_eq!(out.termination, Termination::TimedOut);
+        assert_eq!(out.signal, Some(libc::SIGTERM));
+        assert_eq!(out.exit_code, None);
+    }
+
+    #[test]
+    fn poll_timeout_rounds_up_and_saturates() {
+        let now = Instant::now();
+        assert_eq!(poll_timeout(now, None), -1);
+        assert_eq!(poll_timeout(now, Some(now)), 0);
+        assert_eq!(poll_timeout(now + Duration::from_secs(1), Some(now)), 0);
+        assert_eq!(poll_timeout(now, Some(now + Duration::from_micros(1))), 1);
+        assert_eq!(
+            poll_timeout(now, Some(now + Duration::from_micros(1500))),
+            2
+        );
+        let far = now.checked_add(Duration::from_secs(u64::from(u32::MAX)));
+        assert_eq!(poll_timeout(now, far), libc::c_int::MAX);
+    }
 }

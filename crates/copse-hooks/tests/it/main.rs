@@ -1,1 +1,6 @@
+//! Engine integration tests: real processes, real files in temp dirs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
+
+mod session;
 mod spawn;

@@ -48,7 +48,7 @@ fn run_ok(req: &SpawnRequest<'_>) -> SpawnOutput {
 }
 
 fn text(bytes: &[u8]) -> &str {
-    std::str::from_utf8(bytes).expect("utf-8 output")
+    std::str::from_utf8(bytes).unwrap_or_else(|err| panic!("non-utf-8 output: {err}"))
 }
 
 /// A payload that does not repeat with any small period, so reordering or loss shows.
@@ -571,7 +571,9 @@ fn child_setup_runs_in_the_child_after_it_got_its_group() {
 }
 
 fn open_fds() -> usize {
-    std::fs::read_dir("/proc/self/fd").unwrap().count()
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap_or_else(|err| panic!("/proc/self/fd: {err}"))
+        .count()
 }
 
 #[test]
@@ -624,7 +626,8 @@ fn concurrent_runs_keep_their_own_streams() {
 const HELPER_VAR: &str = "COPSE_SPAWN_TEST_HELPER";
 
 fn helper(mode: &str) -> Command {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    let exe = std::env::current_exe().unwrap_or_else(|err| panic!("current_exe: {err}"));
+    let mut cmd = Command::new(exe);
     cmd.args([
         "--exact",
         "spawn::helper_process",
