@@ -6,6 +6,7 @@
 //! interprets the exit code and stdout into the canonical [`Outcome`]. It spawns
 //! nothing and knows nothing about processes beyond an exit code and bytes.
 
+pub mod claude;
 pub mod cursor;
 
 use std::path::{Path, PathBuf};

@@ -27,12 +27,20 @@ pub struct ConfigLocation {
 /// Every config location for a home directory and workspace roots, in configured
 /// (merge) order: user configs first, then each root's project configs.
 pub fn locations(home: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
-    let mut out = vec![ConfigLocation {
-        path: home.join(".cursor").join("hooks.json"),
-        dialect: Dialect::Cursor,
-        scope: Scope::User,
-        root: None,
-    }];
+    let mut out = vec![
+        ConfigLocation {
+            path: home.join(".cursor").join("hooks.json"),
+            dialect: Dialect::Cursor,
+            scope: Scope::User,
+            root: None,
+        },
+        ConfigLocation {
+            path: home.join(".claude").join("settings.json"),
+            dialect: Dialect::Claude,
+            scope: Scope::User,
+            root: None,
+        },
+    ];
     for root in roots {
         out.push(ConfigLocation {
             path: root.join(".cursor").join("hooks.json"),
@@ -40,6 +48,14 @@ pub fn locations(home: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
             scope: Scope::Project,
             root: Some(root.clone()),
         });
+        for file in ["settings.json", "settings.local.json"] {
+            out.push(ConfigLocation {
+                path: root.join(".claude").join(file),
+                dialect: Dialect::Claude,
+                scope: Scope::Project,
+                root: Some(root.clone()),
+            });
+        }
     }
     out
 }
@@ -47,9 +63,23 @@ pub fn locations(home: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
 /// The adapter for a dialect.
 pub fn adapter(dialect: Dialect) -> &'static dyn Adapter {
     static CURSOR: Cursor = Cursor;
+    static CLAUDE: crate::dialect::claude::Claude = crate::dialect::claude::Claude;
     match dialect {
-        Dialect::Cursor | Dialect::Claude | Dialect::Copse => &CURSOR,
+        Dialect::Claude => &CLAUDE,
+        Dialect::Cursor | Dialect::Copse => &CURSOR,
     }
+}
+
+static FILE_ACCESSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many times discovery has touched the filesystem (a `stat` or a read) in this
+/// process. A test seam: with hooks off, a gate must not move it.
+pub fn file_accesses() -> u64 {
+    FILE_ACCESSES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn count_access() {
+    FILE_ACCESSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,8 +107,11 @@ impl FileIdentity {
 #[derive(Debug)]
 struct Slot {
     location: ConfigLocation,
-    cache: Mutex<Option<(FileIdentity, Arc<ParsedConfig>)>>,
+    cache: Mutex<Option<Cached>>,
 }
+
+/// A parsed config, the identity of the file it came from, and its content hash.
+type Cached = (FileIdentity, Arc<ParsedConfig>, Option<String>);
 
 /// A loaded config: where it is and what it declares.
 #[derive(Debug, Clone)]
@@ -89,6 +122,8 @@ pub struct LoadedConfig {
     pub config: Arc<ParsedConfig>,
     /// Whether the file exists.
     pub exists: bool,
+    /// SHA-256 (hex) of the bytes that were parsed, when the file exists.
+    pub hash: Option<String>,
 }
 
 /// The config cache for a set of locations.
@@ -129,6 +164,7 @@ impl Registry {
 impl Slot {
     fn load(&self) -> LoadedConfig {
         let loc = &self.location;
+        count_access();
         let meta = match std::fs::metadata(&loc.path) {
             Ok(m) => m,
             Err(_) => {
@@ -136,6 +172,7 @@ impl Slot {
                     location: loc.clone(),
                     config: Arc::new(ParsedConfig::default()),
                     exists: false,
+                    hash: None,
                 };
             }
         };
@@ -143,17 +180,21 @@ impl Slot {
         // A poisoned lock only means another thread panicked mid-parse; the cached
         // value is either complete or absent, so recover it.
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((id, cfg)) = cache.as_ref() {
+        if let Some((id, cfg, hash)) = cache.as_ref() {
             if *id == identity {
                 return LoadedConfig {
                     location: loc.clone(),
                     config: Arc::clone(cfg),
                     exists: true,
+                    hash: hash.clone(),
                 };
             }
         }
+        let mut hash = None;
+        count_access();
         let parsed = match std::fs::read(&loc.path) {
             Ok(bytes) => {
+                hash = Some(crate::settings::sha256_hex(&bytes));
                 let text = String::from_utf8_lossy(&bytes);
                 adapter(loc.dialect).parse(&text, &loc.path, loc.scope, loc.root.as_deref())
             }
@@ -168,11 +209,12 @@ impl Slot {
             },
         };
         let parsed = Arc::new(parsed);
-        *cache = Some((identity, Arc::clone(&parsed)));
+        *cache = Some((identity, Arc::clone(&parsed), hash.clone()));
         LoadedConfig {
             location: loc.clone(),
             config: parsed,
             exists: true,
+            hash,
         }
     }
 }

@@ -1,0 +1,1238 @@
+//! The Claude Code dialect: `~/.claude/settings.json`, `<root>/.claude/settings.json`
+//! and `<root>/.claude/settings.local.json`.
+//!
+//! Hooks live under the settings file's `hooks` key, three levels deep: event name,
+//! then matcher groups `{matcher?, hooks: [...]}`, then handlers
+//! `{type: "command", command, timeout?}`. Every handler becomes its own [`HookSpec`]
+//! whose `entry` is the 1-based index of its group. Handlers of other types (`http`,
+//! `prompt`, `agent`, `mcp_tool`) are reported and kept as unsupported specs so `list`
+//! shows them; they never run.
+//!
+//! Matchers are group-level: empty, absent or `*` match all; a pattern made only of
+//! letters, digits, `_` and `|` is a list of exact names; anything else is an
+//! unanchored regex. Canonical tools are shown to Claude hooks under Claude's tool
+//! names (`run_shell` → `Bash`, …) with Claude-shaped input; a tool with no Claude
+//! equivalent is never shown to a Claude hook. Exit 2 means "block" with each event's
+//! own semantics; other non-zero exits are failures, which fail closed by host policy
+//! on gated events.
+
+use std::path::{Component, Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use super::{
+    Adapter, ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig,
+    ProcessResult, Scope, seconds, string_field, timeout_seconds,
+};
+use crate::event::{CanonicalEvent, EventPayload, tool};
+use crate::matcher::{MatcherError, RegexMatcher};
+use crate::outcome::{Decision, FailureKind, FailurePolicy, Halt, Outcome, QueueRequest};
+
+/// Claude Code's default timeout for a command hook (10 minutes since v2.1.3).
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Claude Code's default timeout for a `UserPromptSubmit` command hook.
+pub const USER_PROMPT_SUBMIT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The halt reason when a `UserPromptSubmit` hook blocks without saying why.
+pub const PROMPT_BLOCKED: &str = "Prompt submission was blocked by a UserPromptSubmit hook.";
+
+/// The 31 hook events Claude Code documents (hooks reference and SchemaStore schema,
+/// v2.1.240), in the schema's order.
+pub const PUBLISHED_EVENTS: [&str; 31] = [
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "Notification",
+    "UserPromptSubmit",
+    "Stop",
+    "StopFailure",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "PostCompact",
+    "Elicitation",
+    "ElicitationResult",
+    "TeammateIdle",
+    "TaskCompleted",
+    "Setup",
+    "InstructionsLoaded",
+    "CwdChanged",
+    "FileChanged",
+    "ConfigChange",
+    "WorktreeCreate",
+    "WorktreeRemove",
+    "SessionStart",
+    "SessionEnd",
+    "PostToolBatch",
+    "TaskCreated",
+    "PermissionDenied",
+    "UserPromptExpansion",
+    "MessageDisplay",
+    "DirectoryAdded",
+];
+
+/// The canonical event a Claude wire event is wired to, or `None` when it is not
+/// wired (recognised-but-unsupported or unknown).
+pub fn canonical_for(event: &str) -> Option<CanonicalEvent> {
+    match event {
+        "PreToolUse" => Some(CanonicalEvent::ToolGate),
+        "PostToolUse" | "PostToolUseFailure" => Some(CanonicalEvent::AfterToolUse),
+        "UserPromptSubmit" => Some(CanonicalEvent::BeforeSubmitPrompt),
+        "Stop" => Some(CanonicalEvent::Stop),
+        "SubagentStart" => Some(CanonicalEvent::SubagentStart),
+        "SubagentStop" => Some(CanonicalEvent::SubagentStop),
+        "SessionStart" => Some(CanonicalEvent::SessionStart),
+        "SessionEnd" => Some(CanonicalEvent::SessionEnd),
+        "PreCompact" => Some(CanonicalEvent::PreCompact),
+        _ => None,
+    }
+}
+
+/// Why a published event is not wired (for `list` and the drift detector); `None` for
+/// wired events and for names Claude Code does not publish.
+pub fn unsupported_reason(event: &str) -> Option<&'static str> {
+    let reason = match event {
+        "PermissionRequest" => {
+            "answers Claude Code's own permission dialog; copse hosts ask through the toolGate verdict"
+        }
+        "PermissionDenied" => "fires on auto-mode classifier denials; copse has no such classifier",
+        "Notification" => "copse-hooks has no notification surface yet",
+        "StopFailure" => "no canonical event for a turn that ends on an API error yet",
+        "PostCompact" => "no canonical event after compaction yet",
+        "Elicitation" | "ElicitationResult" => {
+            "MCP elicitation requests are not routed through copse-hooks"
+        }
+        "TeammateIdle" | "TaskCompleted" | "TaskCreated" => {
+            "agent teams and the task list are Claude Code features with no copse equivalent"
+        }
+        "Setup" => "fires only for Claude Code's --init / --maintenance runs",
+        "InstructionsLoaded" => "no canonical event for instruction files being loaded",
+        "CwdChanged" => "a copse session's working directory never changes mid-session",
+        "FileChanged" => "copse-hooks has no file watcher",
+        "ConfigChange" => "no canonical event for settings changing mid-session",
+        "WorktreeCreate" | "WorktreeRemove" => {
+            "copse manages its own worktrees; hooks cannot replace that step"
+        }
+        "PostToolBatch" => "no canonical event for a batch of parallel tool calls yet",
+        "UserPromptExpansion" => "copse has no slash-command or MCP-prompt expansion step",
+        "MessageDisplay" => "no canonical event for streamed display text",
+        "DirectoryAdded" => "no canonical event for a workspace root added mid-session",
+        e if canonical_for(e).is_none() && PUBLISHED_EVENTS.contains(&e) => "not wired yet",
+        _ => return None,
+    };
+    Some(reason)
+}
+
+/// Whether a wired event tests its group's matcher (`UserPromptSubmit` and `Stop`
+/// ignore it, as Claude Code does).
+pub fn uses_matcher(event: &str) -> bool {
+    !matches!(event, "UserPromptSubmit" | "Stop")
+}
+
+/// The default timeout of a command hook on `event`.
+pub fn default_timeout(event: &str) -> Duration {
+    if event == "UserPromptSubmit" {
+        USER_PROMPT_SUBMIT_TIMEOUT
+    } else {
+        DEFAULT_TIMEOUT
+    }
+}
+
+/// Claude's tool name for a canonical tool id, or `None` when Claude has no
+/// equivalent (such calls are never shown to Claude hooks).
+pub fn tool_name(tool_id: &str) -> Option<String> {
+    if tool::is_mcp(tool_id) {
+        return Some(tool_id.to_string());
+    }
+    let name = match tool_id {
+        tool::RUN_SHELL => "Bash",
+        tool::READ_FILE => "Read",
+        tool::WRITE_FILE => "Write",
+        tool::STR_REPLACE => "Edit",
+        tool::SEARCH_CODE => "Grep",
+        tool::EXPLORE => "Agent",
+        _ => return None,
+    };
+    Some(name.to_string())
+}
+
+/// A canonical tool call as Claude hooks see it: Claude's tool name and
+/// `tool_input`. Relative paths are made absolute against `root` (Claude promises
+/// absolute paths). `None` when Claude has no equivalent.
+pub fn claude_tool(
+    tool_id: &str,
+    input: &Map<String, Value>,
+    root: Option<&Path>,
+) -> Option<(String, Map<String, Value>)> {
+    let name = tool_name(tool_id)?;
+    if tool::is_mcp(tool_id) {
+        return Some((name, input.clone()));
+    }
+    let text = |keys: &[&str]| -> Option<String> {
+        keys.iter()
+            .find_map(|k| input.get(*k).and_then(Value::as_str))
+            .map(str::to_string)
+    };
+    let path = || json!(absolute(root, &text(&["path"]).unwrap_or_default()));
+    let mut out = Map::new();
+    match name.as_str() {
+        "Bash" => {
+            out.insert(
+                "command".into(),
+                json!(text(&["command"]).unwrap_or_default()),
+            );
+        }
+        "Read" => {
+            out.insert("file_path".into(), path());
+        }
+        "Write" => {
+            out.insert("file_path".into(), path());
+            out.insert(
+                "content".into(),
+                json!(text(&["content"]).unwrap_or_default()),
+            );
+        }
+        "Edit" => {
+            out.insert("file_path".into(), path());
+            out.insert(
+                "old_string".into(),
+                json!(text(&["old_string", "old_str"]).unwrap_or_default()),
+            );
+            out.insert(
+                "new_string".into(),
+                json!(text(&["new_string", "new_str"]).unwrap_or_default()),
+            );
+        }
+        "Grep" => {
+            out.insert(
+                "pattern".into(),
+                json!(text(&["query", "pattern"]).unwrap_or_default()),
+            );
+            if let Some(p) = text(&["path"]).filter(|p| !p.is_empty()) {
+                out.insert("path".into(), json!(absolute(root, &p)));
+            }
+        }
+        "Agent" => {
+            if let Some(d) = text(&["description"]) {
+                out.insert("description".into(), json!(d));
+            }
+            out.insert(
+                "prompt".into(),
+                json!(text(&["prompt", "task", "query"]).unwrap_or_default()),
+            );
+        }
+        _ => return None,
+    }
+    Some((name, out))
+}
+
+/// Translates a Claude-shaped `updatedInput` back into the canonical tool's input
+/// keys (`file_path` → `path`, …). Keys with no canonical counterpart pass through.
+pub fn canonical_input(
+    tool_id: &str,
+    original: &Map<String, Value>,
+    updated: &Map<String, Value>,
+) -> Map<String, Value> {
+    // The canonical key a Claude key came from: the first candidate the original
+    // input used, else the first candidate.
+    let pick = |candidates: &[&'static str]| -> String {
+        candidates
+            .iter()
+            .find(|k| original.contains_key(**k))
+            .or_else(|| candidates.first())
+            .map(|k| (*k).to_string())
+            .unwrap_or_default()
+    };
+    let rename = |key: &str| -> String {
+        let candidates: &[&'static str] = match (tool_name(tool_id).as_deref(), key) {
+            (Some("Read" | "Write" | "Edit" | "Grep"), "file_path" | "path") => &["path"],
+            (Some("Edit"), "old_string") => &["old_string", "old_str"],
+            (Some("Edit"), "new_string") => &["new_string", "new_str"],
+            (Some("Grep"), "pattern") => &["query", "pattern"],
+            (Some("Agent"), "prompt") => &["prompt", "task", "query"],
+            _ => return key.to_string(),
+        };
+        pick(candidates)
+    };
+    updated
+        .iter()
+        .map(|(k, v)| (rename(k), v.clone()))
+        .collect()
+}
+
+/// A canonical session-end reason in Claude's vocabulary (`clear`, `resume`,
+/// `logout`, `prompt_input_exit`, `other`).
+pub fn session_end_reason(reason: &str) -> &'static str {
+    match reason {
+        "clear" => "clear",
+        "resume" => "resume",
+        "logout" => "logout",
+        "prompt_input_exit" | "user_close" => "prompt_input_exit",
+        _ => "other",
+    }
+}
+
+/// Compiles a group matcher: empty, absent or `*` match all; only letters, digits,
+/// `_` and `|` is a list of exact names; anything else is an unanchored regex.
+pub fn compile_matcher(pattern: &str) -> Result<HookMatcher, MatcherError> {
+    let p = pattern.trim();
+    if p.is_empty() || p == "*" {
+        return Ok(HookMatcher::Always);
+    }
+    if p.chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '|')
+    {
+        return Ok(HookMatcher::Names(
+            p.split('|').map(str::to_string).collect(),
+        ));
+    }
+    RegexMatcher::new(p).map(HookMatcher::Regex)
+}
+
+/// A path made absolute against the root (lexically; `.` components dropped).
+fn absolute(root: Option<&Path>, path: &str) -> String {
+    let p = Path::new(path);
+    match root {
+        Some(root) if p.is_relative() && !path.is_empty() => root
+            .join(p)
+            .components()
+            .filter(|c| !matches!(c, Component::CurDir))
+            .collect::<PathBuf>()
+            .display()
+            .to_string(),
+        _ => path.to_string(),
+    }
+}
+
+/// Quotes one word for `sh`, keeping `${CLAUDE_PROJECT_DIR}` as a live expansion
+/// (Claude substitutes it in exec-form arguments).
+fn shell_word(word: &str) -> String {
+    const VAR: &str = "${CLAUDE_PROJECT_DIR}";
+    if word.is_empty() {
+        return "''".to_string();
+    }
+    let quote = |s: &str| -> String {
+        if s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_./-=:,+@%".contains(c))
+        {
+            s.to_string()
+        } else {
+            format!("'{}'", s.replace('\'', r"'\''"))
+        }
+    };
+    word.split(VAR)
+        .map(|piece| {
+            if piece.is_empty() {
+                String::new()
+            } else {
+                quote(piece)
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\"${CLAUDE_PROJECT_DIR}\"")
+}
+
+/// The Claude adapter.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Claude;
+
+fn warn(out: &mut ParsedConfig, source: &Path, scope: Scope, event: Option<&str>, message: String) {
+    out.warnings.push(ConfigWarning {
+        source: source.to_path_buf(),
+        scope,
+        event: event.map(str::to_string),
+        message,
+    });
+}
+
+/// The file's name as a message starts with it (`.claude/settings.local.json`).
+fn display_name(source: &Path) -> String {
+    let file = source
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "settings.json".to_string());
+    format!(".claude/{file}")
+}
+
+/// A hint for an unknown event name: the Claude name of a Cursor event, or the
+/// right spelling of a published one.
+fn suggestion(event: &str) -> String {
+    let cursor_map = [
+        ("preToolUse", "PreToolUse"),
+        ("postToolUse", "PostToolUse"),
+        ("postToolUseFailure", "PostToolUseFailure"),
+        ("beforeSubmitPrompt", "UserPromptSubmit"),
+        ("stop", "Stop"),
+        ("subagentStart", "SubagentStart"),
+        ("subagentStop", "SubagentStop"),
+        ("sessionStart", "SessionStart"),
+        ("sessionEnd", "SessionEnd"),
+        ("preCompact", "PreCompact"),
+        ("beforeShellExecution", "PreToolUse with matcher \"Bash\""),
+        ("beforeMCPExecution", "PreToolUse with matcher \"mcp__.*\""),
+        ("beforeReadFile", "PreToolUse with matcher \"Read\""),
+        ("afterShellExecution", "PostToolUse with matcher \"Bash\""),
+        ("afterMCPExecution", "PostToolUse with matcher \"mcp__.*\""),
+        ("afterFileEdit", "PostToolUse with matcher \"Edit|Write\""),
+    ];
+    if let Some((_, claude)) = cursor_map.iter().find(|(c, _)| *c == event) {
+        return format!(" (\"{event}\" is a Cursor event name; in settings.json use {claude})");
+    }
+    if let Some(known) = PUBLISHED_EVENTS
+        .iter()
+        .find(|k| k.eq_ignore_ascii_case(event))
+    {
+        return format!(" (did you mean \"{known}\"? Claude Code event names are PascalCase)");
+    }
+    String::new()
+}
+
+/// serde_json's message without its trailing ` at line L column C`.
+fn json_error_text(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    text.strip_suffix(&suffix).unwrap_or(&text).to_string()
+}
+
+/// What parsing one handler found.
+struct Handler {
+    command: String,
+    /// Listed but never run (another handler type, an `if`, another shell).
+    inactive: bool,
+    timeout: Duration,
+}
+
+impl Claude {
+    /// Reads one handler object; `None` (after a warning) when it is unusable.
+    fn handler(
+        out: &mut ParsedConfig,
+        ctx: (&Path, Scope, &str, bool),
+        label: &str,
+        obj: &Map<String, Value>,
+    ) -> Option<Handler> {
+        let (source, scope, event, wired) = ctx;
+        let note = |out: &mut ParsedConfig, message: String| {
+            if wired {
+                warn(out, source, scope, Some(event), message);
+            }
+        };
+        let kind = match obj.get("type") {
+            Some(Value::String(k)) => k.as_str(),
+            None | Some(Value::Null) => {
+                if obj.contains_key("command") {
+                    note(
+                        out,
+                        format!(
+                            "{label} has no \"type\"; treated as a command hook (Claude Code requires \"type\": \"command\")"
+                        ),
+                    );
+                }
+                "command"
+            }
+            Some(other) => {
+                note(
+                    out,
+                    format!("{label} has a non-string \"type\" ({other}) — skipped"),
+                );
+                return None;
+            }
+        };
+        if kind != "command" {
+            let main = match kind {
+                "http" => string_field(obj, &["url"]),
+                "prompt" | "agent" => string_field(obj, &["prompt"]),
+                "mcp_tool" => {
+                    let server = string_field(obj, &["server"]).unwrap_or_default();
+                    let name = string_field(obj, &["tool"]).unwrap_or_default();
+                    Some(format!("{server}/{name}"))
+                }
+                _ => None,
+            };
+            let command = match main {
+                Some(m) => format!("{kind}: {m}"),
+                None => kind.to_string(),
+            };
+            note(
+                out,
+                format!(
+                    "{label} has type \"{kind}\" on \"{event}\"; copse-hooks runs only \"command\" hooks — listed as unsupported, never run"
+                ),
+            );
+            return Some(Handler {
+                command,
+                inactive: true,
+                timeout: default_timeout(event),
+            });
+        }
+        let Some(command) = obj
+            .get("command")
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|c| !c.is_empty())
+        else {
+            note(
+                out,
+                format!("{label} has a missing or empty \"command\" — skipped"),
+            );
+            return None;
+        };
+        let mut inactive = false;
+        let command = match obj.get("args") {
+            None | Some(Value::Null) => command.to_string(),
+            Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
+                let mut words = vec![shell_word(command)];
+                words.extend(items.iter().filter_map(Value::as_str).map(shell_word));
+                words.join(" ")
+            }
+            Some(_) => {
+                note(
+                    out,
+                    format!("{label} \"args\" must be an array of strings — skipped"),
+                );
+                return None;
+            }
+        };
+        match obj.get("shell") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s == "bash" => {}
+            Some(other) => {
+                let shell = other
+                    .as_str()
+                    .map_or_else(|| other.to_string(), str::to_string);
+                note(
+                    out,
+                    format!(
+                        "{label} asks for shell \"{shell}\"; copse-hooks runs command hooks with sh only — listed as unsupported, never run"
+                    ),
+                );
+                inactive = true;
+            }
+        }
+        if let Some(cond) = obj.get("if").filter(|v| !v.is_null()) {
+            let cond = cond
+                .as_str()
+                .map_or_else(|| cond.to_string(), str::to_string);
+            note(
+                out,
+                format!(
+                    "{label} has an \"if\" condition ({cond}), which copse-hooks cannot evaluate yet — listed as unsupported, never run"
+                ),
+            );
+            inactive = true;
+        }
+        for key in ["async", "asyncRewake"] {
+            if obj.get(key) == Some(&Value::Bool(true)) {
+                note(
+                    out,
+                    format!(
+                        "{label} sets \"{key}\": true, which copse-hooks does not support yet — it runs synchronously and its answer is honoured"
+                    ),
+                );
+            }
+        }
+        let default = default_timeout(event);
+        let timeout = match obj.get("timeout") {
+            None | Some(Value::Null) => default,
+            Some(v) => timeout_seconds(v).unwrap_or_else(|| {
+                note(
+                    out,
+                    format!(
+                        "{label} \"timeout\" must be a positive number of seconds — using the default {}",
+                        seconds(default)
+                    ),
+                );
+                default
+            }),
+        };
+        Some(Handler {
+            command,
+            inactive,
+            timeout,
+        })
+    }
+
+    /// The matcher as written (trimmed; `None` when absent or blank).
+    fn matcher_source(raw: Option<&Value>) -> Option<String> {
+        match raw {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) if s.trim().is_empty() => None,
+            Some(Value::String(s)) => Some(s.trim().to_string()),
+            Some(other) => Some(other.to_string()),
+        }
+    }
+
+    /// Compiles a group's matcher for one of its hooks. Events that ignore matchers
+    /// get [`HookMatcher::Always`].
+    fn matcher(event: &str, wired: bool, raw: Option<&Value>) -> HookMatcher {
+        match (Self::matcher_source(raw), raw) {
+            (None, _) => HookMatcher::Always,
+            (Some(_), _) if wired && !uses_matcher(event) => HookMatcher::Always,
+            (Some(p), Some(Value::String(_))) => {
+                compile_matcher(&p).unwrap_or_else(HookMatcher::Invalid)
+            }
+            (Some(p), _) => HookMatcher::Invalid(MatcherError {
+                pattern: p,
+                reason: "matcher must be a string".to_string(),
+            }),
+        }
+    }
+
+    /// The matcher subject for a hook on an event, `Some(None)` when the matcher is
+    /// ignored, and `None` when the hook does not apply at all.
+    fn subject(wire_event: &str, event: &EventPayload) -> Option<Option<String>> {
+        let subject = match (wire_event, event) {
+            ("PreToolUse", EventPayload::ToolGate(call)) => Some(tool_name(&call.tool)?),
+            ("PostToolUse", EventPayload::AfterToolUse(r)) if !r.is_error => {
+                Some(tool_name(&r.tool)?)
+            }
+            ("PostToolUseFailure", EventPayload::AfterToolUse(r)) if r.is_error => {
+                Some(tool_name(&r.tool)?)
+            }
+            ("UserPromptSubmit", EventPayload::BeforeSubmitPrompt { .. })
+            | ("Stop", EventPayload::Stop { .. }) => None,
+            ("SubagentStart", EventPayload::SubagentStart { subagent_type })
+            | ("SubagentStop", EventPayload::SubagentStop { subagent_type, .. }) => {
+                Some(subagent_type.clone())
+            }
+            ("SessionStart", EventPayload::SessionStart { .. }) => Some("startup".to_string()),
+            ("SessionEnd", EventPayload::SessionEnd { reason, .. }) => {
+                Some(session_end_reason(reason).to_string())
+            }
+            ("PreCompact", EventPayload::PreCompact(c)) => Some(c.trigger.clone()),
+            _ => return None,
+        };
+        Some(subject)
+    }
+}
+
+impl Adapter for Claude {
+    fn dialect(&self) -> Dialect {
+        Dialect::Claude
+    }
+
+    fn parse(&self, text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> ParsedConfig {
+        let mut out = ParsedConfig::default();
+        let name = display_name(source);
+        let doc: Value = match serde_json::from_str(text) {
+            Ok(v) => v,
+            Err(e) => {
+                warn(
+                    &mut out,
+                    source,
+                    scope,
+                    None,
+                    format!(
+                        "{name} is not valid JSON (line {}, column {}: {}) — file ignored",
+                        e.line(),
+                        e.column(),
+                        json_error_text(&e)
+                    ),
+                );
+                return out;
+            }
+        };
+        let Some(doc) = doc.as_object() else {
+            warn(
+                &mut out,
+                source,
+                scope,
+                None,
+                format!("{name} is not a JSON object — file ignored"),
+            );
+            return out;
+        };
+        if doc.get("disableAllHooks") == Some(&Value::Bool(true)) {
+            warn(
+                &mut out,
+                source,
+                scope,
+                None,
+                format!(
+                    "{name} sets \"disableAllHooks\": true, which copse-hooks does not honour yet — its hooks are still listed and run"
+                ),
+            );
+        }
+        // A settings file has many other keys: no `hooks` is simply no hooks.
+        let hooks = match doc.get("hooks") {
+            None | Some(Value::Null) => return out,
+            Some(Value::Object(h)) => h,
+            Some(_) => {
+                warn(
+                    &mut out,
+                    source,
+                    scope,
+                    None,
+                    format!("{name} \"hooks\" must be an object of event names — hooks ignored"),
+                );
+                return out;
+            }
+        };
+        for (event, value) in hooks {
+            let canonical = canonical_for(event);
+            let wired = canonical.is_some();
+            let nothing_declared = value.as_array().is_some_and(Vec::is_empty);
+            if !wired {
+                if PUBLISHED_EVENTS.contains(&event.as_str()) {
+                    if !nothing_declared {
+                        warn(
+                            &mut out,
+                            source,
+                            scope,
+                            Some(event),
+                            format!(
+                                "Claude hook event \"{event}\" is recognised by Claude Code but not supported by copse-hooks yet — entries ignored"
+                            ),
+                        );
+                    }
+                } else {
+                    if !nothing_declared {
+                        warn(
+                            &mut out,
+                            source,
+                            scope,
+                            Some(event),
+                            format!(
+                                "Unknown Claude hook event \"{event}\" — entries ignored{}",
+                                suggestion(event)
+                            ),
+                        );
+                    }
+                    continue;
+                }
+            }
+            let Some(groups) = value.as_array() else {
+                if wired {
+                    warn(
+                        &mut out,
+                        source,
+                        scope,
+                        Some(event),
+                        format!(
+                            "\"{event}\" must be an array of {{ matcher, hooks: [...] }} groups — skipped"
+                        ),
+                    );
+                }
+                continue;
+            };
+            let ctx = (source, scope, event.as_str(), wired);
+            let flat_hint = " (this looks like Cursor's flat { command } entry; Claude Code nests handlers: { \"matcher\": …, \"hooks\": [{ \"type\": \"command\", \"command\": … }] })";
+            for (gi, group) in groups.iter().enumerate() {
+                let n = gi + 1;
+                let Some(group) = group.as_object() else {
+                    if wired {
+                        warn(
+                            &mut out,
+                            source,
+                            scope,
+                            Some(event),
+                            format!(
+                                "\"{event}\" group {n} must be an object {{ matcher, hooks: [...] }} — skipped"
+                            ),
+                        );
+                    }
+                    continue;
+                };
+                let Some(handlers) = group.get("hooks").and_then(Value::as_array) else {
+                    if wired {
+                        let hint = if group.contains_key("command") {
+                            flat_hint
+                        } else {
+                            ""
+                        };
+                        warn(
+                            &mut out,
+                            source,
+                            scope,
+                            Some(event),
+                            format!("\"{event}\" group {n} has no \"hooks\" array — skipped{hint}"),
+                        );
+                    }
+                    continue;
+                };
+                let raw_matcher = group.get("matcher");
+                let matcher_source = Self::matcher_source(raw_matcher);
+                if wired && uses_matcher(event) {
+                    if let HookMatcher::Invalid(e) = Self::matcher(event, wired, raw_matcher) {
+                        let p = &e.pattern;
+                        warn(
+                            &mut out,
+                            source,
+                            scope,
+                            Some(event),
+                            if raw_matcher.is_some_and(Value::is_string) {
+                                format!(
+                                    "\"{event}\" group {n} matcher \"{p}\" is not a valid regex ({}) — its hooks never fire",
+                                    e.reason
+                                )
+                            } else {
+                                format!(
+                                    "\"{event}\" group {n} matcher must be a string — its hooks never fire"
+                                )
+                            },
+                        );
+                    }
+                }
+                for (hi, handler) in handlers.iter().enumerate() {
+                    let label = format!("\"{event}\" group {n} hook {}", hi + 1);
+                    let Some(obj) = handler.as_object() else {
+                        if wired {
+                            warn(
+                                &mut out,
+                                source,
+                                scope,
+                                Some(event),
+                                format!("{label} must be an object — skipped"),
+                            );
+                        }
+                        continue;
+                    };
+                    let Some(h) = Self::handler(&mut out, ctx, &label, obj) else {
+                        continue;
+                    };
+                    let matcher = Self::matcher(event, wired, raw_matcher);
+                    out.hooks.push(HookSpec {
+                        dialect: Dialect::Claude,
+                        event: event.clone(),
+                        canonical: if h.inactive { None } else { canonical },
+                        command: h.command,
+                        matcher_source: matcher_source.clone(),
+                        matcher,
+                        glob: None,
+                        policy: FailurePolicy::Closed,
+                        timeout: h.timeout,
+                        source: source.to_path_buf(),
+                        scope,
+                        root: root.map(Path::to_path_buf),
+                        entry: n,
+                        sandbox: true,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    fn applies(&self, hook: &HookSpec, event: &EventPayload, _ctx: &Context<'_>) -> bool {
+        if hook.canonical != Some(event.event()) {
+            return false;
+        }
+        match Self::subject(&hook.event, event) {
+            None => false,
+            Some(None) => true,
+            Some(Some(subject)) => hook.matcher.test(&subject).fires(),
+        }
+    }
+
+    fn marshal(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Value {
+        let root = ctx.root_for(hook);
+        let mut obj = Map::new();
+        obj.insert("session_id".into(), json!(ctx.session.conversation_id));
+        obj.insert("transcript_path".into(), json!(""));
+        obj.insert(
+            "cwd".into(),
+            json!(root.map(|p| p.display().to_string()).unwrap_or_default()),
+        );
+        obj.insert("hook_event_name".into(), json!(hook.event));
+        if !ctx.session.generation_id.is_empty() {
+            obj.insert("prompt_id".into(), json!(ctx.session.generation_id));
+        }
+        let tool_fields = |obj: &mut Map<String, Value>, id: &str, input: &Map<String, Value>| {
+            let (name, input) =
+                claude_tool(id, input, root).unwrap_or_else(|| (id.to_string(), input.clone()));
+            obj.insert("permission_mode".into(), json!("default"));
+            obj.insert("tool_name".into(), json!(name));
+            obj.insert("tool_input".into(), Value::Object(input));
+        };
+        match (hook.event.as_str(), event) {
+            ("PreToolUse", EventPayload::ToolGate(call)) => {
+                tool_fields(&mut obj, &call.tool, &call.input);
+            }
+            ("PostToolUse", EventPayload::AfterToolUse(r)) => {
+                tool_fields(&mut obj, &r.tool, &r.input);
+                obj.insert("tool_response".into(), json!(r.output));
+                obj.insert("tool_use_id".into(), json!(r.tool_call_id));
+                obj.insert("duration_ms".into(), json!(r.duration_ms));
+            }
+            ("PostToolUseFailure", EventPayload::AfterToolUse(r)) => {
+                tool_fields(&mut obj, &r.tool, &r.input);
+                obj.insert("error".into(), json!(r.output));
+                obj.insert("is_interrupt".into(), json!(false));
+                obj.insert("tool_use_id".into(), json!(r.tool_call_id));
+                obj.insert("duration_ms".into(), json!(r.duration_ms));
+            }
+            ("UserPromptSubmit", EventPayload::BeforeSubmitPrompt { prompt }) => {
+                obj.insert("prompt".into(), json!(prompt));
+            }
+            ("Stop", EventPayload::Stop { .. }) => {
+                obj.insert("stop_hook_active".into(), json!(false));
+            }
+            ("SubagentStop", EventPayload::SubagentStop { subagent_type, .. }) => {
+                obj.insert("stop_hook_active".into(), json!(false));
+                obj.insert("agent_type".into(), json!(subagent_type));
+            }
+            ("SubagentStart", EventPayload::SubagentStart { subagent_type }) => {
+                obj.insert("agent_type".into(), json!(subagent_type));
+            }
+            ("SessionStart", EventPayload::SessionStart { .. }) => {
+                obj.insert("source".into(), json!("startup"));
+                if let Some(model) = &ctx.session.model {
+                    obj.insert("model".into(), json!(model.model));
+                }
+            }
+            ("SessionEnd", EventPayload::SessionEnd { reason, .. }) => {
+                obj.insert("reason".into(), json!(session_end_reason(reason)));
+            }
+            ("PreCompact", EventPayload::PreCompact(c)) => {
+                obj.insert("trigger".into(), json!(c.trigger));
+                obj.insert("custom_instructions".into(), json!(""));
+            }
+            _ => {}
+        }
+        Value::Object(obj)
+    }
+
+    fn interpret(
+        &self,
+        hook: &HookSpec,
+        event: &EventPayload,
+        run: &ProcessResult<'_>,
+    ) -> Interpretation {
+        let stdout = Stdout::read(run);
+        let parse_ok = matches!(stdout, Stdout::Empty | Stdout::Object(_));
+        let kind = Wire::of(&hook.event);
+        match run.exit_code {
+            Some(2) => Interpretation {
+                outcome: exit_two(kind, run, stdout.object()),
+                parse_ok,
+                failure: None,
+            },
+            Some(0) => match stdout {
+                Stdout::Empty => Interpretation::ok(Outcome::default()),
+                Stdout::Object(obj) => respond(kind, event, &obj),
+                Stdout::NotObject | Stdout::Invalid => {
+                    let what = if matches!(stdout, Stdout::NotObject) {
+                        "printed JSON that is not an object — response ignored"
+                    } else {
+                        "printed invalid JSON — response ignored"
+                    };
+                    if event.event().is_blocking() {
+                        Interpretation::failed(FailureKind::InvalidJson, what, false)
+                    } else {
+                        Interpretation {
+                            outcome: Outcome::default(),
+                            parse_ok: false,
+                            failure: None,
+                        }
+                    }
+                }
+            },
+            _ => {
+                let f = run.exit_failure();
+                Interpretation::failed(f.kind, f.message, parse_ok)
+            }
+        }
+    }
+
+    fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)> {
+        match ctx.root_for(hook) {
+            Some(root) => vec![("CLAUDE_PROJECT_DIR".to_string(), root.display().to_string())],
+            None => Vec::new(),
+        }
+    }
+}
+
+/// The wired events, by how their answers are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    PreToolUse,
+    UserPromptSubmit,
+    /// Stop and SubagentStop: a block is a follow-up held for a human.
+    Stop,
+    /// PostToolUse and PostToolUseFailure: feedback next to the tool result.
+    PostTool,
+    /// SubagentStart and SessionStart: context only, cannot block.
+    Context,
+    /// SessionEnd and PreCompact: side effects only.
+    Observe,
+}
+
+impl Wire {
+    fn of(event: &str) -> Wire {
+        match event {
+            "PreToolUse" => Wire::PreToolUse,
+            "UserPromptSubmit" => Wire::UserPromptSubmit,
+            "Stop" | "SubagentStop" => Wire::Stop,
+            "PostToolUse" | "PostToolUseFailure" => Wire::PostTool,
+            "SubagentStart" | "SessionStart" => Wire::Context,
+            _ => Wire::Observe,
+        }
+    }
+}
+
+/// Stdout, classified.
+enum Stdout {
+    Empty,
+    Object(Map<String, Value>),
+    NotObject,
+    Invalid,
+}
+
+impl Stdout {
+    fn read(run: &ProcessResult<'_>) -> Stdout {
+        let text = run.stdout_text();
+        if text.is_empty() {
+            return Stdout::Empty;
+        }
+        match serde_json::from_str(&text) {
+            Ok(Value::Object(obj)) => Stdout::Object(obj),
+            Ok(_) => Stdout::NotObject,
+            Err(_) => Stdout::Invalid,
+        }
+    }
+
+    fn object(&self) -> Option<&Map<String, Value>> {
+        match self {
+            Stdout::Object(obj) => Some(obj),
+            _ => None,
+        }
+    }
+}
+
+/// A trimmed, non-empty string field.
+fn text_of(obj: &Map<String, Value>, key: &str) -> Option<String> {
+    string_field(obj, &[key])
+}
+
+fn nested(obj: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    obj.get("hookSpecificOutput").and_then(Value::as_object)
+}
+
+fn stops(obj: &Map<String, Value>) -> bool {
+    obj.get("continue") == Some(&Value::Bool(false))
+}
+
+fn blocks(obj: &Map<String, Value>) -> bool {
+    obj.get("decision").and_then(Value::as_str) == Some("block")
+}
+
+/// The reason a JSON answer gives for blocking, when it blocks.
+fn block_reason(obj: &Map<String, Value>) -> Option<String> {
+    if stops(obj) {
+        if let Some(r) = text_of(obj, "stopReason") {
+            return Some(r);
+        }
+    }
+    if blocks(obj) {
+        if let Some(r) = text_of(obj, "reason") {
+            return Some(r);
+        }
+    }
+    let n = nested(obj)?;
+    if n.get("permissionDecision").and_then(Value::as_str) == Some("deny") {
+        return text_of(n, "permissionDecisionReason");
+    }
+    None
+}
+
+fn additional_context(obj: &Map<String, Value>) -> Option<String> {
+    nested(obj).and_then(|n| text_of(n, "additionalContext"))
+}
+
+fn join(parts: impl IntoIterator<Item = Option<String>>) -> Option<String> {
+    let parts: Vec<String> = parts.into_iter().flatten().collect();
+    if parts.is_empty() {
+        None
+    } else {
+        Some(parts.join("\n\n"))
+    }
+}
+
+fn queue(text: Option<String>, held: bool) -> Option<QueueRequest> {
+    text.map(|text| QueueRequest {
+        text,
+        send_now: false,
+        held,
+    })
+}
+
+/// Exit 2: a block with the event's own semantics. The reason is the JSON's own
+/// blocking reason when it gives one, else stderr.
+fn exit_two(kind: Wire, run: &ProcessResult<'_>, obj: Option<&Map<String, Value>>) -> Outcome {
+    let stderr = Some(run.stderr_text()).filter(|s| !s.is_empty());
+    let reason = obj.and_then(block_reason).or_else(|| stderr.clone());
+    match kind {
+        Wire::PreToolUse => Outcome {
+            decision: Some(Decision::Deny),
+            agent_message: reason,
+            ..Outcome::default()
+        },
+        Wire::UserPromptSubmit => {
+            let reason = reason.unwrap_or_else(|| PROMPT_BLOCKED.to_string());
+            Outcome {
+                halt: Some(Halt {
+                    reason: reason.clone(),
+                }),
+                user_message: Some(reason),
+                ..Outcome::default()
+            }
+        }
+        Wire::Stop => Outcome {
+            queue_message: queue(reason, true),
+            ..Outcome::default()
+        },
+        Wire::PostTool => Outcome {
+            queue_message: queue(reason, false),
+            ..Outcome::default()
+        },
+        Wire::Context | Wire::Observe => Outcome {
+            user_message: stderr,
+            ..Outcome::default()
+        },
+    }
+}
+
+/// Exit 0 with a JSON object.
+fn respond(kind: Wire, event: &EventPayload, obj: &Map<String, Value>) -> Interpretation {
+    let system_message = text_of(obj, "systemMessage");
+    let outcome = match kind {
+        Wire::PreToolUse => return permission(event, obj),
+        Wire::UserPromptSubmit => {
+            if stops(obj) || blocks(obj) {
+                let reason = block_reason(obj).unwrap_or_else(|| PROMPT_BLOCKED.to_string());
+                Outcome {
+                    halt: Some(Halt {
+                        reason: reason.clone(),
+                    }),
+                    user_message: Some(reason),
+                    ..Outcome::default()
+                }
+            } else {
+                Outcome {
+                    inject_context: additional_context(obj),
+                    user_message: system_message,
+                    ..Outcome::default()
+                }
+            }
+        }
+        Wire::Stop => {
+            if stops(obj) {
+                // `continue: false` lets Claude stop, which is what it is doing.
+                Outcome {
+                    user_message: join([text_of(obj, "stopReason"), system_message]),
+                    ..Outcome::default()
+                }
+            } else {
+                let reason = if blocks(obj) {
+                    text_of(obj, "reason")
+                } else {
+                    None
+                };
+                Outcome {
+                    queue_message: queue(join([reason, additional_context(obj)]), true),
+                    user_message: system_message,
+                    ..Outcome::default()
+                }
+            }
+        }
+        Wire::PostTool => {
+            let reason = if blocks(obj) {
+                text_of(obj, "reason")
+            } else {
+                None
+            };
+            let halt = stops(obj).then(|| Halt {
+                reason: text_of(obj, "stopReason")
+                    .unwrap_or_else(|| "Stopped by a hook after the tool call.".to_string()),
+            });
+            Outcome {
+                queue_message: queue(join([reason, additional_context(obj)]), false),
+                user_message: system_message,
+                halt,
+                ..Outcome::default()
+            }
+        }
+        Wire::Context => Outcome {
+            inject_context: additional_context(obj),
+            user_message: system_message,
+            ..Outcome::default()
+        },
+        // SessionEnd output is discarded; PreCompact cannot block here.
+        Wire::Observe => Outcome::default(),
+    };
+    Interpretation::ok(outcome)
+}
+
+/// A PreToolUse answer.
+fn permission(event: &EventPayload, obj: &Map<String, Value>) -> Interpretation {
+    let n = nested(obj);
+    let invalid = |what: String| Interpretation::failed(FailureKind::InvalidJson, what, false);
+    let mut decision = match n.and_then(|n| n.get("permissionDecision")) {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => match s.as_str() {
+            "allow" => Some(Decision::Allow),
+            "ask" | "defer" => Some(Decision::Ask),
+            "deny" => Some(Decision::Deny),
+            other => {
+                return invalid(format!(
+                    "answered permissionDecision \"{other}\", which is not allow, deny, ask or defer"
+                ));
+            }
+        },
+        Some(other) => {
+            return invalid(format!(
+                "answered permissionDecision {other}, which is not allow, deny, ask or defer"
+            ));
+        }
+    };
+    let deferred = n
+        .and_then(|n| n.get("permissionDecision"))
+        .and_then(Value::as_str)
+        == Some("defer");
+    // The deprecated top-level `decision`: approve / block.
+    let legacy = match obj.get("decision") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if s == "approve" => Some(Decision::Allow),
+        Some(Value::String(s)) if s == "block" => Some(Decision::Deny),
+        Some(other) => {
+            return invalid(format!(
+                "answered decision {other}, which is not \"approve\" or \"block\""
+            ));
+        }
+    };
+    if let Some(l) = legacy {
+        decision = Some(decision.map_or(l, |d| d.max(l)));
+    }
+    if stops(obj) {
+        decision = Some(Decision::Deny);
+    }
+    let agent_message = if stops(obj) {
+        text_of(obj, "stopReason")
+    } else {
+        join([
+            n.and_then(|n| text_of(n, "permissionDecisionReason")),
+            if blocks(obj) {
+                text_of(obj, "reason")
+            } else {
+                None
+            },
+        ])
+    };
+    let updated_input = match event {
+        EventPayload::ToolGate(call) if !deferred => n
+            .and_then(|n| n.get("updatedInput"))
+            .and_then(Value::as_object)
+            .map(|u| canonical_input(&call.tool, &call.input, u)),
+        _ => None,
+    };
+    Interpretation::ok(Outcome {
+        decision,
+        agent_message,
+        user_message: text_of(obj, "systemMessage"),
+        updated_input,
+        inject_context: additional_context(obj),
+        ..Outcome::default()
+    })
+}

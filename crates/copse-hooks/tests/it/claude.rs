@@ -1,0 +1,1587 @@
+//! The Claude Code dialect end to end: `settings.json` files in a temp home and
+//! workspace, real hook processes, and the engine's verdicts; plus the adapter's
+//! marshalling and reading of every wired event through the `Adapter` trait.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use copse_hooks::dialect::claude::{self, Claude};
+use copse_hooks::dialect::{
+    Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
+};
+use copse_hooks::event::{Compaction, ToolResult};
+use copse_hooks::outcome::{FailurePolicy, Halt, QueueRequest};
+use copse_hooks::{
+    CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
+    ModelIdentity, Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
+};
+use serde_json::{Map, Value, json};
+
+// ---------------------------------------------------------------------------------
+// Fixture
+// ---------------------------------------------------------------------------------
+
+struct Fx {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Fx {
+    fn new() -> Fx {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir_all(root.join("home")).unwrap();
+        std::fs::create_dir_all(root.join("ws")).unwrap();
+        Fx { _dir: dir, root }
+    }
+
+    fn home(&self) -> PathBuf {
+        self.root.join("home")
+    }
+
+    fn ws(&self) -> PathBuf {
+        self.root.join("ws")
+    }
+
+    /// An absolute path under the temp dir, as a string for commands.
+    fn at(&self, rel: &str) -> String {
+        self.root.join(rel).display().to_string()
+    }
+
+    fn write(&self, rel: &str, text: &str) -> PathBuf {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
+    /// A settings file: other keys besides `hooks`, as real ones have.
+    fn settings(&self, rel: &str, hooks: Value) -> PathBuf {
+        let doc = json!({"model": "sonnet", "permissions": {"allow": []}, "hooks": hooks});
+        self.write(rel, &serde_json::to_string_pretty(&doc).unwrap())
+    }
+
+    fn user(&self, hooks: Value) -> PathBuf {
+        self.settings("home/.claude/settings.json", hooks)
+    }
+
+    fn project(&self, hooks: Value) -> PathBuf {
+        self.settings("ws/.claude/settings.json", hooks)
+    }
+
+    fn local(&self, hooks: Value) -> PathBuf {
+        self.settings("ws/.claude/settings.local.json", hooks)
+    }
+
+    fn engine(&self, trusted: bool) -> Engine {
+        let mut config = EngineConfig::from_process(vec![self.ws()])
+            .home(self.home())
+            .enabled(true);
+        if trusted {
+            config = config.trust(self.ws());
+        }
+        Engine::new(config)
+    }
+
+    fn session(&self, trusted: bool) -> Session {
+        self.engine(trusted).session(SessionIdentity::new("conv-1"))
+    }
+}
+
+fn obj(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+fn gate(session: &Session, tool: &str, input: Value) -> Verdict {
+    session.gate_tool(ToolCall::new(tool, obj(input)))
+}
+
+fn bash(session: &Session, command: &str) -> Verdict {
+    gate(session, "run_shell", json!({ "command": command }))
+}
+
+/// A command handler.
+fn cmd(command: &str) -> Value {
+    json!({"type": "command", "command": command})
+}
+
+/// A matcher group of command handlers.
+fn group(matcher: Option<&str>, commands: &[&str]) -> Value {
+    let hooks: Vec<Value> = commands.iter().map(|c| cmd(c)).collect();
+    match matcher {
+        Some(m) => json!({"matcher": m, "hooks": hooks}),
+        None => json!({ "hooks": hooks }),
+    }
+}
+
+/// A command that prints this JSON on stdout and exits 0.
+fn answer(v: Value) -> String {
+    let text = v.to_string();
+    assert!(!text.contains('\''), "keep test JSON free of single quotes");
+    format!("printf '%s' '{text}'")
+}
+
+fn pre_tool(decision: &str, reason: &str) -> String {
+    answer(json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": decision,
+        "permissionDecisionReason": reason,
+    }}))
+}
+
+fn commands(verdict: &Verdict) -> Vec<String> {
+    verdict.runs.iter().map(|r| r.command.clone()).collect()
+}
+
+fn stdin_of(verdict: &Verdict, i: usize) -> Value {
+    serde_json::from_slice(&verdict.runs[i].stdin).unwrap()
+}
+
+/// A JSON string literal (for building exact expected stdin).
+fn lit(s: impl AsRef<str>) -> String {
+    serde_json::to_string(s.as_ref()).unwrap()
+}
+
+/// The verdict of one user-level PreToolUse hook on `ls`.
+fn verdict_of(command: &str) -> Verdict {
+    let fx = Fx::new();
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[command])]}));
+    let v = bash(&fx.session(false), "ls");
+    assert_eq!(v.runs.len(), 1, "the hook ran once");
+    v
+}
+
+// ---------------------------------------------------------------------------------
+// Discovery and trust
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn user_settings_hook_runs_and_receives_exact_bash_stdin() {
+    let fx = Fx::new();
+    let out = fx.at("stdin.json");
+    let source = fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&format!("cat > {out}")])]}));
+    let session = fx.session(false);
+
+    let v = bash(&session, "git status");
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert_eq!(v.runs.len(), 1);
+    let run = &v.runs[0];
+    assert_eq!(run.dialect, Dialect::Claude);
+    assert_eq!(run.event, "PreToolUse");
+    assert_eq!(run.canonical, CanonicalEvent::ToolGate);
+    assert_eq!(run.scope, Scope::User);
+    assert_eq!(run.source, source);
+    assert_eq!(run.result, RunOutcome::None);
+
+    let expected = format!(
+        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Bash","tool_input":{{"command":"git status"}}}}"#,
+        lit(fx.ws().display().to_string())
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
+    assert_eq!(String::from_utf8_lossy(&run.stdin), expected);
+}
+
+#[test]
+fn read_stdin_has_claude_shape_and_an_absolute_path() {
+    let fx = Fx::new();
+    let out = fx.at("stdin.json");
+    fx.user(json!({"PreToolUse": [group(Some("Read"), &[&format!("cat > {out}")])]}));
+    let v = gate(
+        &fx.session(false),
+        "read_file",
+        json!({"path": "src/lib.rs"}),
+    );
+    assert_eq!(v.runs.len(), 1);
+    let expected = format!(
+        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Read","tool_input":{{"file_path":{}}}}}"#,
+        lit(fx.ws().display().to_string()),
+        lit(fx.ws().join("src/lib.rs").display().to_string()),
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
+
+    // An absolute path is passed unchanged.
+    let v = gate(
+        &fx.session(false),
+        "read_file",
+        json!({"path": "/etc/hosts"}),
+    );
+    assert_eq!(
+        stdin_of(&v, 0)["tool_input"],
+        json!({"file_path": "/etc/hosts"})
+    );
+}
+
+#[test]
+fn mcp_stdin_keeps_the_tool_name_and_input() {
+    let fx = Fx::new();
+    let out = fx.at("stdin.json");
+    fx.user(json!({"PreToolUse": [group(Some("mcp__memory__.*"), &[&format!("cat > {out}")])]}));
+    let v = gate(
+        &fx.session(false),
+        "mcp__memory__store",
+        json!({"key": "a", "value": 1, "nested": {"x": [1, 2]}}),
+    );
+    assert_eq!(v.runs.len(), 1);
+    let expected = format!(
+        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"mcp__memory__store","tool_input":{{"key":"a","value":1,"nested":{{"x":[1,2]}}}}}}"#,
+        lit(fx.ws().display().to_string())
+    );
+    assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
+}
+
+#[test]
+fn project_settings_and_local_settings_run_only_when_trusted() {
+    let fx = Fx::new();
+    let (m_user, m_project, m_local) = (
+        fx.at("user.marker"),
+        fx.at("project.marker"),
+        fx.at("local.marker"),
+    );
+    let user = fx.user(json!({"PreToolUse": [group(None, &[&format!("touch {m_user}")])]}));
+    let project =
+        fx.project(json!({"PreToolUse": [group(None, &[&format!("touch {m_project}")])]}));
+    let local = fx.local(json!({"PreToolUse": [group(None, &[&format!("touch {m_local}")])]}));
+
+    // Untrusted: only the user hook runs; the project files are listed but inactive.
+    let engine = fx.engine(false);
+    let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
+    assert_eq!(v.runs.len(), 1);
+    assert_eq!(v.runs[0].source, user);
+    assert!(Path::new(&m_user).exists());
+    assert!(
+        !Path::new(&m_project).exists(),
+        "an untrusted project hook must never spawn"
+    );
+    assert!(
+        !Path::new(&m_local).exists(),
+        "an untrusted local hook must never spawn"
+    );
+    let listing = engine.list();
+    let claude: Vec<_> = listing
+        .hooks
+        .iter()
+        .filter(|h| h.dialect == Dialect::Claude)
+        .collect();
+    assert_eq!(claude.len(), 3);
+    assert_eq!(
+        claude
+            .iter()
+            .map(|h| (&h.source, h.scope, h.trusted, h.active))
+            .collect::<Vec<_>>(),
+        vec![
+            (&user, Scope::User, true, true),
+            (&project, Scope::Project, false, false),
+            (&local, Scope::Project, false, false),
+        ]
+    );
+
+    // Trusted: all three, in configured order (user, project, local).
+    std::fs::remove_file(&m_user).unwrap();
+    let v = bash(&fx.session(true), "ls");
+    assert_eq!(
+        v.runs.iter().map(|r| r.source.clone()).collect::<Vec<_>>(),
+        vec![user, project, local]
+    );
+    assert_eq!(v.runs[1].scope, Scope::Project);
+    for m in [&m_user, &m_project, &m_local] {
+        assert!(Path::new(m).exists(), "{m} should exist");
+    }
+}
+
+#[test]
+fn project_hooks_run_in_the_root_and_see_claude_project_dir() {
+    let fx = Fx::new();
+    fx.project(
+        json!({"PreToolUse": [group(None, &[r#"echo "$CLAUDE_PROJECT_DIR|$(pwd)" >&2; exit 2"#])]}),
+    );
+    let v = bash(&fx.session(true), "ls");
+    let ws = fx.ws().display().to_string();
+    assert_eq!(
+        v.agent_message.as_deref(),
+        Some(format!("{ws}|{ws}").as_str())
+    );
+}
+
+#[test]
+fn user_hooks_see_the_first_workspace_root_as_claude_project_dir() {
+    let fx = Fx::new();
+    fx.user(json!({"PreToolUse": [group(None, &[r#"printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"%s"}}' "$CLAUDE_PROJECT_DIR""#])]}));
+    let v = bash(&fx.session(false), "ls");
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.agent_message, Some(fx.ws().display().to_string()));
+}
+
+#[test]
+fn settings_without_hooks_are_fine_and_invalid_json_is_reported_with_position() {
+    let fx = Fx::new();
+    fx.write(
+        "home/.claude/settings.json",
+        r#"{"model": "opus", "env": {"A": "1"}}"#,
+    );
+    let local = fx.write(
+        "ws/.claude/settings.local.json",
+        "{\n  \"hooks\": {\n    \"PreToolUse\": [,]\n  }\n}\n",
+    );
+    let engine = fx.engine(true);
+    let listing = engine.list();
+    assert!(listing.hooks.is_empty());
+    assert_eq!(listing.warnings.len(), 1, "{:?}", listing.warnings);
+    let w = &listing.warnings[0];
+    assert_eq!(w.source, local);
+    assert_eq!(w.scope, Scope::Project);
+    assert!(
+        w.message
+            .starts_with(".claude/settings.local.json is not valid JSON (line 3, column"),
+        "{}",
+        w.message
+    );
+    assert!(w.message.ends_with("— file ignored"), "{}", w.message);
+    assert!(
+        bash(&engine.session(SessionIdentity::new("c")), "ls")
+            .runs
+            .is_empty()
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// Matchers
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn matchers_all_names_regex_and_invalid() {
+    let fx = Fx::new();
+    fx.user(json!({"PreToolUse": [
+        group(None, &[": absent"]),
+        group(Some("*"), &[": star"]),
+        group(Some(""), &[": empty"]),
+        group(Some("Bash|Read"), &[": names"]),
+        group(Some("Bas"), &[": prefix-is-not-a-name"]),
+        group(Some("^mcp__mem"), &[": regex"]),
+        group(Some("Edit.*"), &[": edit-regex"]),
+        group(Some("[unclosed"), &[": invalid"]),
+    ]}));
+    let session = fx.session(false);
+    let all = [": absent", ": star", ": empty"];
+
+    let with = |extra: &[&str]| -> Vec<String> {
+        all.iter().chain(extra).map(|s| s.to_string()).collect()
+    };
+    assert_eq!(commands(&bash(&session, "ls")), with(&[": names"]));
+    assert_eq!(
+        commands(&gate(&session, "read_file", json!({"path": "a"}))),
+        with(&[": names"])
+    );
+    assert_eq!(
+        commands(&gate(&session, "mcp__memory__get", json!({}))),
+        with(&[": regex"])
+    );
+    assert_eq!(
+        commands(&gate(&session, "str_replace", json!({"path": "a"}))),
+        with(&[": edit-regex"])
+    );
+    assert_eq!(
+        commands(&gate(&session, "mcp__other__get", json!({}))),
+        with(&[])
+    );
+
+    let listing = fx.engine(false).list();
+    let invalid = listing
+        .hooks
+        .iter()
+        .find(|h| h.command == ": invalid")
+        .unwrap();
+    assert!(invalid.matcher_error.is_some());
+    assert!(!invalid.active);
+    let names = listing
+        .hooks
+        .iter()
+        .find(|h| h.command == ": names")
+        .unwrap();
+    assert_eq!(names.matcher.as_deref(), Some("Bash|Read"));
+    assert!(
+        listing
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("\"[unclosed\" is not a valid regex")
+                && w.event.as_deref() == Some("PreToolUse")),
+        "{:?}",
+        listing.warnings
+    );
+}
+
+#[test]
+fn compile_matcher_forms() {
+    assert!(matches!(
+        claude::compile_matcher("*"),
+        Ok(HookMatcher::Always)
+    ));
+    assert!(matches!(
+        claude::compile_matcher("  "),
+        Ok(HookMatcher::Always)
+    ));
+    match claude::compile_matcher("Bash|Edit|mcp__x__y") {
+        Ok(HookMatcher::Names(n)) => assert_eq!(n, ["Bash", "Edit", "mcp__x__y"]),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        claude::compile_matcher("Edit.*"),
+        Ok(HookMatcher::Regex(_))
+    ));
+    assert!(claude::compile_matcher("Write(*.ts)").is_err());
+    // A regex is unanchored: `Edit.*` also matches NotebookEdit.
+    let re = claude::compile_matcher("Edit.*").unwrap();
+    assert!(re.test("NotebookEdit").fires());
+    let names = claude::compile_matcher("Edit").unwrap();
+    assert!(!names.test("NotebookEdit").fires());
+}
+
+// ---------------------------------------------------------------------------------
+// Tool mapping
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn canonical_tools_map_to_claude_tools_and_unmapped_tools_never_reach_claude_hooks() {
+    let fx = Fx::new();
+    let names = [
+        "Bash",
+        "Read",
+        "Write",
+        "Edit",
+        "Grep",
+        "Agent",
+        "mcp__srv__tool",
+    ];
+    let groups: Vec<Value> = names
+        .iter()
+        .map(|n| group(Some(&format!("^{n}$")), &[&format!(": {n}")]))
+        .collect();
+    fx.user(json!({ "PreToolUse": groups, "PostToolUse": [group(None, &[": post"])] }));
+    let session = fx.session(false);
+    let ws = fx.ws();
+    let abs = |p: &str| ws.join(p).display().to_string();
+
+    let cases: Vec<(&str, Value, &str, Value)> = vec![
+        (
+            "run_shell",
+            json!({"command": "ls"}),
+            "Bash",
+            json!({"command": "ls"}),
+        ),
+        (
+            "read_file",
+            json!({"path": "a.txt"}),
+            "Read",
+            json!({"file_path": abs("a.txt")}),
+        ),
+        (
+            "write_file",
+            json!({"path": "./b.txt", "content": "hi"}),
+            "Write",
+            json!({"file_path": abs("b.txt"), "content": "hi"}),
+        ),
+        (
+            "str_replace",
+            json!({"path": "/abs/c.rs", "old_string": "a", "new_string": "b"}),
+            "Edit",
+            json!({"file_path": "/abs/c.rs", "old_string": "a", "new_string": "b"}),
+        ),
+        (
+            "search_code",
+            json!({"query": "fn main", "path": "src"}),
+            "Grep",
+            json!({"pattern": "fn main", "path": abs("src")}),
+        ),
+        (
+            "search_code",
+            json!({"pattern": "TODO"}),
+            "Grep",
+            json!({"pattern": "TODO"}),
+        ),
+        (
+            "explore",
+            json!({"description": "look", "task": "find the bug"}),
+            "Agent",
+            json!({"description": "look", "prompt": "find the bug"}),
+        ),
+        (
+            "mcp__srv__tool",
+            json!({"q": 1}),
+            "mcp__srv__tool",
+            json!({"q": 1}),
+        ),
+    ];
+    for (tool, input, name, expected) in cases {
+        let v = gate(&session, tool, input);
+        assert_eq!(commands(&v), vec![format!(": {name}")], "{tool}");
+        let stdin = stdin_of(&v, 0);
+        assert_eq!(stdin["tool_name"], json!(name), "{tool}");
+        assert_eq!(stdin["tool_input"], expected, "{tool}");
+    }
+
+    // No Claude equivalent: not even a match-all hook sees these.
+    fx.user(json!({"PreToolUse": [group(None, &[": all"]), group(Some(".*"), &[": any"])]}));
+    let session = fx.session(false);
+    assert_eq!(commands(&bash(&session, "ls")), [": all", ": any"]);
+    for tool in [
+        "delete_file",
+        "list_dir",
+        "run_background",
+        "semantic_search",
+    ] {
+        let v = gate(&session, tool, json!({"path": "x"}));
+        assert!(v.runs.is_empty(), "{tool} reached a Claude hook");
+        assert_eq!(v.effective_decision(), Decision::Allow);
+    }
+}
+
+// ---------------------------------------------------------------------------------
+// PreToolUse responses
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn permission_decisions_allow_deny_ask_defer() {
+    let v = verdict_of(&pre_tool("allow", "looks fine"));
+    assert_eq!(v.decision, Some(Decision::Allow));
+    assert_eq!(v.agent_message.as_deref(), Some("looks fine"));
+    assert_eq!(v.runs[0].result, RunOutcome::Allow);
+
+    let v = verdict_of(&pre_tool("deny", "  no rm -rf  "));
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.agent_message.as_deref(), Some("no rm -rf"));
+    assert!(v.runs[0].failure.is_none());
+
+    let v = verdict_of(&pre_tool("ask", "sure?"));
+    assert_eq!(v.effective_decision(), Decision::Ask);
+    assert_eq!(v.agent_message.as_deref(), Some("sure?"));
+
+    let v = verdict_of(&pre_tool("defer", ""));
+    assert_eq!(v.effective_decision(), Decision::Ask);
+}
+
+#[test]
+fn unknown_permission_decision_fails_closed() {
+    let v = verdict_of(&pre_tool("maybe", "hmm"));
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    let run = &v.runs[0];
+    assert_eq!(run.result, RunOutcome::Failed);
+    assert_eq!(run.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
+    assert_eq!(run.policy, FailurePolicy::Closed);
+    assert!(
+        v.agent_message
+            .as_deref()
+            .unwrap()
+            .contains("blocked because the hook fails closed"),
+        "{:?}",
+        v.agent_message
+    );
+}
+
+#[test]
+fn updated_input_and_additional_context() {
+    let v = verdict_of(&answer(json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "updatedInput": {"command": "ls -la"},
+        "additionalContext": "the repo is large",
+    }})));
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert_eq!(v.updated_input, Some(obj(json!({"command": "ls -la"}))));
+    assert_eq!(v.inject_context.as_deref(), Some("the repo is large"));
+
+    // Claude-shaped keys come back as the canonical tool's keys.
+    let fx = Fx::new();
+    fx.user(
+        json!({"PreToolUse": [group(Some("Read"), &[&answer(json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "updatedInput": {"file_path": "/safe/copy.txt"},
+        }}))])]}),
+    );
+    let v = gate(
+        &fx.session(false),
+        "read_file",
+        json!({"path": "secret.txt"}),
+    );
+    assert_eq!(v.decision, None);
+    assert_eq!(
+        v.updated_input,
+        Some(obj(json!({"path": "/safe/copy.txt"})))
+    );
+}
+
+#[test]
+fn continue_false_and_decision_block_deny() {
+    let v = verdict_of(&answer(
+        json!({"continue": false, "stopReason": "build is red"}),
+    ));
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.agent_message.as_deref(), Some("build is red"));
+
+    let v = verdict_of(&answer(
+        json!({"decision": "block", "reason": "not on main"}),
+    ));
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.agent_message.as_deref(), Some("not on main"));
+
+    let v = verdict_of(&answer(json!({"decision": "approve"})));
+    assert_eq!(v.decision, Some(Decision::Allow));
+}
+
+#[test]
+fn empty_invalid_and_non_object_stdout() {
+    let v = verdict_of("exit 0");
+    assert_eq!(v.decision, None);
+    assert_eq!(v.runs[0].result, RunOutcome::None);
+    assert!(v.runs[0].parse_ok);
+
+    for bad in [
+        "echo not json",
+        "echo '{\"unterminated'",
+        "echo '[1, 2]'",
+        "echo '\"allow\"'",
+    ] {
+        let v = verdict_of(bad);
+        assert_eq!(v.effective_decision(), Decision::Deny, "{bad}");
+        let run = &v.runs[0];
+        assert_eq!(
+            run.failure.as_ref().unwrap().kind,
+            FailureKind::InvalidJson,
+            "{bad}"
+        );
+        assert!(!run.parse_ok, "{bad}");
+    }
+}
+
+#[test]
+fn exit_two_denies_with_stderr_even_when_stdout_allows() {
+    let v = verdict_of("echo '  force pushes are not allowed  ' >&2; exit 2");
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(
+        v.agent_message.as_deref(),
+        Some("force pushes are not allowed")
+    );
+    assert!(
+        v.runs[0].failure.is_none(),
+        "exit 2 is a decision, not a failure"
+    );
+    assert_eq!(v.runs[0].exit_code, Some(2));
+
+    let v = verdict_of(&format!(
+        "{}; echo blocked >&2; exit 2",
+        pre_tool("allow", "fine")
+    ));
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.agent_message.as_deref(), Some("blocked"));
+}
+
+#[test]
+fn other_exits_fail_closed() {
+    for command in [
+        "echo oops >&2; exit 1",
+        &format!("{}; exit 1", pre_tool("allow", "ok")),
+        "kill -9 $$",
+    ] {
+        let v = verdict_of(command);
+        assert_eq!(v.effective_decision(), Decision::Deny, "{command}");
+        let run = &v.runs[0];
+        assert_eq!(run.result, RunOutcome::Failed, "{command}");
+        assert_eq!(
+            run.failure.as_ref().unwrap().kind,
+            FailureKind::Exit,
+            "{command}"
+        );
+        assert!(
+            v.agent_message
+                .as_deref()
+                .unwrap()
+                .contains("blocked because the hook fails closed"),
+            "{command}: {:?}",
+            v.agent_message
+        );
+    }
+}
+
+#[test]
+fn exec_form_args_run_without_a_shell_and_expand_the_project_dir() {
+    let fx = Fx::new();
+    fx.user(json!({"PreToolUse": [{"hooks": [{
+        "type": "command",
+        "command": "sh",
+        "args": ["-c", "printf '%s|%s' \"$1\" \"$2\" >&2; exit 2", "argv0", "${CLAUDE_PROJECT_DIR}/sub dir", "it's $HOME"],
+    }]}]}));
+    let v = bash(&fx.session(false), "ls");
+    assert_eq!(
+        v.agent_message,
+        Some(format!("{}/sub dir|it's $HOME", fx.ws().display()))
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// Warnings and unsupported entries
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
+    let fx = Fx::new();
+    let source = fx.user(json!({
+        "Notification": [group(None, &[": notify"])],
+        "preToolUse": [group(None, &[": cursor-name"])],
+        "BeforeEverything": [group(None, &[": made-up"])],
+        "PermissionRequest": [],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "http", "url": "https://hooks.example/pre"},
+            {"type": "prompt", "prompt": "Is this safe? $ARGUMENTS"},
+            cmd(": runs"),
+            {"type": "command", "command": ": conditional", "if": "Bash(git *)"},
+            {"type": "command", "command": ": slow", "timeout": -5},
+            {"type": "command", "command": ": quick", "timeout": 5},
+            {"command": ": untyped"},
+        ]}],
+        "UserPromptSubmit": [group(Some("ignored"), &[": prompt"])],
+    }));
+    let engine = fx.engine(false);
+    let listing = engine.list();
+    let messages: Vec<&str> = listing
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    let has = |needle: &str| {
+        assert!(
+            messages.iter().any(|m| m.contains(needle)),
+            "no warning contains {needle:?}: {messages:#?}"
+        );
+    };
+    has(
+        "Claude hook event \"Notification\" is recognised by Claude Code but not supported by copse-hooks yet — entries ignored",
+    );
+    has("Unknown Claude hook event \"preToolUse\" — entries ignored");
+    has("use PreToolUse");
+    has("Unknown Claude hook event \"BeforeEverything\" — entries ignored");
+    has("\"PreToolUse\" group 1 hook 1 has type \"http\" on \"PreToolUse\"");
+    has("\"PreToolUse\" group 1 hook 2 has type \"prompt\" on \"PreToolUse\"");
+    has("\"PreToolUse\" group 1 hook 4 has an \"if\" condition");
+    has(
+        "\"PreToolUse\" group 1 hook 5 \"timeout\" must be a positive number of seconds — using the default 600s",
+    );
+    has("\"PreToolUse\" group 1 hook 7 has no \"type\"");
+    assert!(
+        !messages.iter().any(|m| m.contains("PermissionRequest")),
+        "an empty array declares nothing: {messages:#?}"
+    );
+    assert!(
+        listing
+            .warnings
+            .iter()
+            .all(|w| w.source == source && w.scope == Scope::User)
+    );
+    let notification = listing
+        .warnings
+        .iter()
+        .find(|w| w.message.contains("Notification"))
+        .unwrap();
+    assert_eq!(notification.event.as_deref(), Some("Notification"));
+
+    let find = |command: &str| listing.hooks.iter().find(|h| h.command == command);
+    let http = find("http: https://hooks.example/pre").expect("http handler is listed");
+    assert!(!http.supported && !http.active);
+    assert_eq!(http.event, "PreToolUse");
+    assert_eq!(http.entry, 1);
+    assert!(find("prompt: Is this safe? $ARGUMENTS").is_some_and(|h| !h.supported));
+    assert!(find(": conditional").is_some_and(|h| !h.supported));
+    let notify = find(": notify").expect("recognised events are listed");
+    assert!(!notify.supported && notify.canonical.is_none());
+    assert!(
+        find(": cursor-name").is_none(),
+        "unknown events are not listed"
+    );
+    assert!(find(": made-up").is_none());
+    assert_eq!(find(": slow").unwrap().timeout_ms, 600_000);
+    assert_eq!(find(": quick").unwrap().timeout_ms, 5_000);
+    assert_eq!(find(": runs").unwrap().timeout_ms, 600_000);
+    assert_eq!(find(": prompt").unwrap().timeout_ms, 30_000);
+    assert!(
+        find(": prompt").unwrap().active,
+        "a matcher on UserPromptSubmit is ignored"
+    );
+    assert!(find(": runs").unwrap().active && find(": runs").unwrap().fail_closed);
+
+    // Only the command handlers run.
+    let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
+    assert_eq!(commands(&v), [": runs", ": slow", ": quick", ": untyped"]);
+}
+
+#[test]
+fn structural_problems_are_reported_not_fatal() {
+    let fx = Fx::new();
+    fx.user(json!({
+        "PreToolUse": [
+            {"matcher": "Bash", "command": ": flat"},
+            "not a group",
+            {"hooks": [{"type": "command", "command": "  "}, 7, cmd(": fine")]},
+        ],
+        "Stop": {"hooks": []},
+    }));
+    let listing = fx.engine(false).list();
+    let messages: Vec<&str> = listing
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    for needle in [
+        "\"PreToolUse\" group 1 has no \"hooks\" array — skipped (this looks like Cursor's flat",
+        "\"PreToolUse\" group 2 must be an object",
+        "\"PreToolUse\" group 3 hook 1 has a missing or empty \"command\" — skipped",
+        "\"PreToolUse\" group 3 hook 2 must be an object — skipped",
+        "\"Stop\" must be an array",
+    ] {
+        assert!(
+            messages.iter().any(|m| m.contains(needle)),
+            "{needle}: {messages:#?}"
+        );
+    }
+    assert_eq!(listing.hooks.len(), 1);
+    assert_eq!(listing.hooks[0].command, ": fine");
+    assert_eq!(listing.hooks[0].entry, 3);
+}
+
+#[test]
+fn published_events_and_reasons() {
+    assert_eq!(claude::PUBLISHED_EVENTS.len(), 31);
+    let mut sorted = claude::PUBLISHED_EVENTS.to_vec();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 31, "no duplicates");
+    for e in claude::PUBLISHED_EVENTS {
+        match claude::canonical_for(e) {
+            Some(_) => assert!(claude::unsupported_reason(e).is_none(), "{e}"),
+            None => assert!(
+                claude::unsupported_reason(e).is_some(),
+                "{e} needs a reason"
+            ),
+        }
+    }
+    let wired = claude::PUBLISHED_EVENTS
+        .iter()
+        .filter(|e| claude::canonical_for(e).is_some())
+        .count();
+    assert_eq!(wired, 10);
+    assert!(claude::unsupported_reason("preToolUse").is_none());
+    assert_eq!(claude::DEFAULT_TIMEOUT, Duration::from_secs(600));
+}
+
+// ---------------------------------------------------------------------------------
+// Cursor and Claude together
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn cursor_and_claude_hooks_merge_into_one_verdict() {
+    let fx = Fx::new();
+    fx.write(
+        "home/.cursor/hooks.json",
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [
+            {"command": answer(json!({"permission": "ask", "agent_message": "cursor asks"}))}
+        ]}})
+        .to_string(),
+    );
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&pre_tool("deny", "claude denies")])]}));
+    let v = bash(&fx.session(false), "git push");
+    assert_eq!(v.effective_decision(), Decision::Deny, "strictest wins");
+    assert_eq!(
+        v.runs
+            .iter()
+            .map(|r| (r.dialect, r.event.as_str(), r.result))
+            .collect::<Vec<_>>(),
+        vec![
+            (Dialect::Cursor, "beforeShellExecution", RunOutcome::Ask),
+            (Dialect::Claude, "PreToolUse", RunOutcome::Deny),
+        ]
+    );
+    assert_eq!(
+        v.agent_message.as_deref(),
+        Some("cursor asks\n\nclaude denies")
+    );
+}
+
+// ---------------------------------------------------------------------------------
+// Other events through the engine
+// ---------------------------------------------------------------------------------
+
+fn after_tool(is_error: bool) -> EventPayload {
+    EventPayload::AfterToolUse(ToolResult {
+        tool: "run_shell".into(),
+        input: obj(json!({"command": "cargo test"})),
+        output: if is_error {
+            "Exit code 101".into()
+        } else {
+            "ok".into()
+        },
+        is_error,
+        duration_ms: 42,
+        tool_call_id: "call-1".into(),
+    })
+}
+
+#[test]
+fn engine_fires_other_claude_events() {
+    let fx = Fx::new();
+    let log = fx.at("events.log");
+    let rec = |tag: &str| format!("echo {tag} >> {log}");
+    fx.user(json!({
+        "UserPromptSubmit": [group(None, &["echo 'no secrets in prompts' >&2; exit 2"])],
+        "PostToolUse": [group(Some("Bash"), &[&rec("post")])],
+        "PostToolUseFailure": [group(Some("Bash"), &[&rec("failure")])],
+        "Stop": [group(None, &[&answer(json!({"decision": "block", "reason": "run the linter too"}))])],
+        "SubagentStart": [group(Some("explore"), &[&answer(json!({"hookSpecificOutput": {
+            "hookEventName": "SubagentStart", "additionalContext": "stay in src/"}}))])],
+        "SessionStart": [group(Some("resume"), &[&rec("resume")]), group(Some("startup"), &[&rec("startup")])],
+    }));
+    let session = fx.session(false);
+
+    match session.fire(EventPayload::BeforeSubmitPrompt {
+        prompt: "hi".into(),
+    }) {
+        Fired::Verdict(v) => {
+            assert_eq!(
+                v.halt,
+                Some(Halt {
+                    reason: "no secrets in prompts".into()
+                })
+            );
+            assert_eq!(v.user_message.as_deref(), Some("no secrets in prompts"));
+            let stdin = stdin_of(&v, 0);
+            assert_eq!(stdin["hook_event_name"], "UserPromptSubmit");
+            assert_eq!(stdin["prompt"], "hi");
+        }
+        other => panic!("{other:?}"),
+    }
+    match session.fire(EventPayload::SubagentStart {
+        subagent_type: "explore".into(),
+    }) {
+        Fired::Verdict(v) => {
+            assert_eq!(v.decision, None);
+            assert_eq!(v.inject_context.as_deref(), Some("stay in src/"));
+        }
+        other => panic!("{other:?}"),
+    }
+    session.fire(EventPayload::SessionStart { first_turn: true });
+    session.fire(after_tool(false));
+    session.fire(after_tool(true));
+    session.fire(EventPayload::Stop {
+        status: "completed".into(),
+    });
+    session.wait_idle();
+
+    let mut lines: Vec<String> = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    lines.sort();
+    assert_eq!(lines, ["failure", "post", "startup"]);
+
+    let held: Vec<_> = session.queue().into_iter().filter(|m| m.held).collect();
+    assert_eq!(held.len(), 1, "{:?}", session.queue());
+    assert_eq!(held[0].text, "run the linter too");
+    assert_eq!(held[0].origin.dialect, Dialect::Claude);
+    assert_eq!(held[0].origin.event, "Stop");
+}
+
+// ---------------------------------------------------------------------------------
+// The adapter directly: marshalling and reading every wired event
+// ---------------------------------------------------------------------------------
+
+fn parse_user(hooks: Value) -> ParsedConfig {
+    Claude.parse(
+        &json!({ "hooks": hooks }).to_string(),
+        Path::new("/home/u/.claude/settings.json"),
+        Scope::User,
+        None,
+    )
+}
+
+/// The single hook of `event` with this matcher.
+fn spec(event: &str, matcher: Option<&str>) -> HookSpec {
+    let parsed = parse_user(json!({ event: [group(matcher, &[": h"])] }));
+    assert!(parsed.warnings.is_empty(), "{:?}", parsed.warnings);
+    parsed.hooks.into_iter().next().unwrap()
+}
+
+const ROOT: &str = "/fixture/workspace";
+
+fn with_ctx<T>(model: bool, f: impl FnOnce(&Context<'_>) -> T) -> T {
+    let mut session = SessionIdentity::new("conv-fixture-1");
+    if model {
+        session.model = Some(ModelIdentity {
+            model: "claude-sonnet-4".into(),
+            model_id: "anthropic/claude-sonnet-4".into(),
+            model_params: Vec::new(),
+        });
+    }
+    let roots = vec![PathBuf::from(ROOT)];
+    let ctx = Context {
+        session: &session,
+        workspace_roots: &roots,
+    };
+    f(&ctx)
+}
+
+fn marshal(event: &str, payload: &EventPayload, model: bool) -> String {
+    let hook = spec(event, None);
+    with_ctx(model, |ctx| {
+        assert!(Claude.applies(&hook, payload, ctx), "{event} applies");
+        Claude.marshal(&hook, payload, ctx).to_string()
+    })
+}
+
+fn applies(event: &str, matcher: Option<&str>, payload: &EventPayload) -> bool {
+    let hook = spec(event, matcher);
+    with_ctx(false, |ctx| Claude.applies(&hook, payload, ctx))
+}
+
+const ENVELOPE: &str =
+    r#""session_id":"conv-fixture-1","transcript_path":"","cwd":"/fixture/workspace""#;
+
+#[test]
+fn marshal_every_wired_event() {
+    let cases: Vec<(&str, EventPayload, bool, String)> = vec![
+        (
+            "PostToolUse",
+            after_tool(false),
+            false,
+            r#""hook_event_name":"PostToolUse","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"cargo test"},"tool_response":"ok","tool_use_id":"call-1","duration_ms":42"#.into(),
+        ),
+        (
+            "PostToolUseFailure",
+            after_tool(true),
+            false,
+            r#""hook_event_name":"PostToolUseFailure","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"cargo test"},"error":"Exit code 101","is_interrupt":false,"tool_use_id":"call-1","duration_ms":42"#.into(),
+        ),
+        (
+            "UserPromptSubmit",
+            EventPayload::BeforeSubmitPrompt { prompt: "Fix the failing test.".into() },
+            false,
+            r#""hook_event_name":"UserPromptSubmit","prompt":"Fix the failing test.""#.into(),
+        ),
+        (
+            "Stop",
+            EventPayload::Stop { status: "completed".into() },
+            false,
+            r#""hook_event_name":"Stop","stop_hook_active":false"#.into(),
+        ),
+        (
+            "SubagentStart",
+            EventPayload::SubagentStart { subagent_type: "explore".into() },
+            false,
+            r#""hook_event_name":"SubagentStart","agent_type":"explore""#.into(),
+        ),
+        (
+            "SubagentStop",
+            EventPayload::SubagentStop { subagent_type: "explore".into(), status: "completed".into() },
+            false,
+            r#""hook_event_name":"SubagentStop","stop_hook_active":false,"agent_type":"explore""#.into(),
+        ),
+        (
+            "SessionStart",
+            EventPayload::SessionStart { first_turn: true },
+            false,
+            r#""hook_event_name":"SessionStart","source":"startup""#.into(),
+        ),
+        (
+            "SessionStart",
+            EventPayload::SessionStart { first_turn: true },
+            true,
+            r#""hook_event_name":"SessionStart","source":"startup","model":"claude-sonnet-4""#.into(),
+        ),
+        (
+            "SessionEnd",
+            EventPayload::SessionEnd { reason: "user_close".into(), duration_ms: 5 },
+            false,
+            r#""hook_event_name":"SessionEnd","reason":"prompt_input_exit""#.into(),
+        ),
+        (
+            "PreCompact",
+            EventPayload::PreCompact(Compaction { trigger: "auto".into(), ..Compaction::default() }),
+            true,
+            r#""hook_event_name":"PreCompact","trigger":"auto","custom_instructions":"""#.into(),
+        ),
+    ];
+    for (event, payload, model, rest) in cases {
+        assert_eq!(
+            marshal(event, &payload, model),
+            format!("{{{ENVELOPE},{rest}}}"),
+            "{event}"
+        );
+    }
+    // The model is sent on SessionStart only.
+    assert!(
+        !marshal(
+            "Stop",
+            &EventPayload::Stop {
+                status: "completed".into()
+            },
+            true
+        )
+        .contains("model")
+    );
+}
+
+#[test]
+fn turn_id_is_sent_as_prompt_id_once_known() {
+    let hook = spec("UserPromptSubmit", None);
+    let mut session = SessionIdentity::new("c");
+    session.generation_id = "gen-7".into();
+    let roots: Vec<PathBuf> = Vec::new();
+    let ctx = Context {
+        session: &session,
+        workspace_roots: &roots,
+    };
+    let v = Claude.marshal(
+        &hook,
+        &EventPayload::BeforeSubmitPrompt { prompt: "p".into() },
+        &ctx,
+    );
+    assert_eq!(
+        v.to_string(),
+        r#"{"session_id":"c","transcript_path":"","cwd":"","hook_event_name":"UserPromptSubmit","prompt_id":"gen-7","prompt":"p"}"#
+    );
+    assert!(
+        Claude.vendor_env(&hook, &ctx).is_empty(),
+        "no root, no CLAUDE_PROJECT_DIR"
+    );
+}
+
+#[test]
+fn matcher_subjects_per_event() {
+    let post = after_tool(false);
+    let failed = after_tool(true);
+    // PostToolUse / PostToolUseFailure split on is_error, matched on the Claude tool name.
+    assert!(applies("PostToolUse", Some("Bash"), &post));
+    assert!(!applies("PostToolUse", Some("Bash"), &failed));
+    assert!(applies("PostToolUseFailure", Some("Bash"), &failed));
+    assert!(!applies("PostToolUseFailure", None, &post));
+    assert!(!applies("PostToolUse", Some("Read"), &post));
+    // SessionStart's subject is the literal source `startup`.
+    let start = EventPayload::SessionStart { first_turn: true };
+    assert!(applies("SessionStart", Some("startup"), &start));
+    assert!(!applies("SessionStart", Some("resume|clear"), &start));
+    // Subagents match on the agent type.
+    let sub = EventPayload::SubagentStart {
+        subagent_type: "explore".into(),
+    };
+    assert!(applies("SubagentStart", Some("explore|plan"), &sub));
+    assert!(!applies("SubagentStart", Some("general_purpose"), &sub));
+    let stop = EventPayload::SubagentStop {
+        subagent_type: "explore".into(),
+        status: "completed".into(),
+    };
+    assert!(applies("SubagentStop", Some("^exp"), &stop));
+    assert!(!applies("SubagentStop", Some("^plan"), &stop));
+    // PreCompact on the trigger, SessionEnd on the reason (in Claude's vocabulary).
+    let compact = EventPayload::PreCompact(Compaction {
+        trigger: "manual".into(),
+        ..Compaction::default()
+    });
+    assert!(applies("PreCompact", Some("manual"), &compact));
+    assert!(!applies("PreCompact", Some("auto"), &compact));
+    let end = EventPayload::SessionEnd {
+        reason: "completed".into(),
+        duration_ms: 1,
+    };
+    assert!(applies("SessionEnd", Some("other"), &end));
+    assert!(!applies("SessionEnd", Some("logout"), &end));
+    // UserPromptSubmit and Stop ignore their matcher.
+    let prompt = EventPayload::BeforeSubmitPrompt { prompt: "x".into() };
+    assert!(applies("UserPromptSubmit", Some("NeverMatches"), &prompt));
+    assert!(applies(
+        "Stop",
+        Some("[even invalid"),
+        &EventPayload::Stop {
+            status: "completed".into()
+        }
+    ));
+    // A hook never applies to another event.
+    assert!(!applies("Stop", None, &prompt));
+    assert!(!applies("PreToolUse", None, &post));
+}
+
+fn read(
+    event: &str,
+    payload: &EventPayload,
+    exit: i32,
+    stdout: &str,
+    stderr: &str,
+) -> Interpretation {
+    let hook = spec(event, None);
+    Claude.interpret(
+        &hook,
+        payload,
+        &ProcessResult {
+            exit_code: Some(exit),
+            signal: None,
+            stdout: stdout.as_bytes(),
+            stderr: stderr.as_bytes(),
+        },
+    )
+}
+
+fn clean(i: &Interpretation) -> &Outcome {
+    assert!(i.failure.is_none(), "unexpected failure {:?}", i.failure);
+    &i.outcome
+}
+
+fn held(text: &str) -> Option<QueueRequest> {
+    Some(QueueRequest {
+        text: text.into(),
+        send_now: false,
+        held: true,
+    })
+}
+
+fn queued(text: &str) -> Option<QueueRequest> {
+    Some(QueueRequest {
+        text: text.into(),
+        send_now: false,
+        held: false,
+    })
+}
+
+#[test]
+fn user_prompt_submit_responses() {
+    let p = EventPayload::BeforeSubmitPrompt { prompt: "p".into() };
+    let e = "UserPromptSubmit";
+    let o = read(e, &p, 2, "", " secret detected \n");
+    assert_eq!(
+        clean(&o).halt,
+        Some(Halt {
+            reason: "secret detected".into()
+        })
+    );
+    assert_eq!(o.outcome.user_message.as_deref(), Some("secret detected"));
+    let o = read(e, &p, 2, "", "");
+    assert_eq!(
+        clean(&o).halt.as_ref().unwrap().reason,
+        claude::PROMPT_BLOCKED
+    );
+    assert_eq!(
+        o.outcome.user_message.as_deref(),
+        Some(claude::PROMPT_BLOCKED)
+    );
+    let o = read(
+        e,
+        &p,
+        0,
+        r#"{"continue": false, "stopReason": "quota"}"#,
+        "",
+    );
+    assert_eq!(clean(&o).halt.as_ref().unwrap().reason, "quota");
+    let o = read(
+        e,
+        &p,
+        0,
+        r#"{"decision": "block", "reason": "off topic"}"#,
+        "",
+    );
+    assert_eq!(clean(&o).halt.as_ref().unwrap().reason, "off topic");
+    assert_eq!(o.outcome.user_message.as_deref(), Some("off topic"));
+    let o = read(
+        e,
+        &p,
+        0,
+        r#"{"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "today is Monday"}}"#,
+        "",
+    );
+    assert_eq!(clean(&o).inject_context.as_deref(), Some("today is Monday"));
+    assert!(o.outcome.halt.is_none());
+    let o = read(e, &p, 0, "plain text", "");
+    assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
+    let o = read(e, &p, 0, "[]", "");
+    assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
+    let o = read(e, &p, 1, "", "boom");
+    assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::Exit);
+    assert!(read(e, &p, 0, "", "").outcome.is_empty());
+}
+
+#[test]
+fn stop_and_subagent_stop_responses_are_held_follow_ups() {
+    let stop = EventPayload::Stop {
+        status: "completed".into(),
+    };
+    let sub = EventPayload::SubagentStop {
+        subagent_type: "explore".into(),
+        status: "completed".into(),
+    };
+    for (e, p) in [("Stop", &stop), ("SubagentStop", &sub)] {
+        let o = read(e, p, 2, "", "tests still fail\n");
+        assert_eq!(clean(&o).queue_message, held("tests still fail"), "{e}");
+        assert_eq!(o.outcome.decision, None, "{e}");
+        let o = read(
+            e,
+            p,
+            0,
+            r#"{"decision": "block", "reason": "write the changelog"}"#,
+            "",
+        );
+        assert_eq!(clean(&o).queue_message, held("write the changelog"), "{e}");
+        let o = read(
+            e,
+            p,
+            0,
+            &format!(
+                r#"{{"hookSpecificOutput": {{"hookEventName": "{e}", "additionalContext": "also lint"}}}}"#
+            ),
+            "",
+        );
+        assert_eq!(clean(&o).queue_message, held("also lint"), "{e}");
+        let o = read(e, p, 0, r#"{"continue": false, "stopReason": "done"}"#, "");
+        assert_eq!(
+            clean(&o).queue_message,
+            None,
+            "{e}: continue:false lets it stop"
+        );
+        // Observation events: bad output is not a failure, only unparsed.
+        let o = read(e, p, 0, "not json", "");
+        assert!(o.failure.is_none() && !o.parse_ok, "{e}");
+        assert!(o.outcome.is_empty(), "{e}");
+        let o = read(e, p, 3, "", "");
+        assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::Exit, "{e}");
+        assert!(
+            read(e, p, 2, "", "").outcome.is_empty(),
+            "{e}: nothing to say"
+        );
+    }
+}
+
+#[test]
+fn post_tool_responses_are_queued_not_held() {
+    let ok = after_tool(false);
+    let failed = after_tool(true);
+    let o = read("PostToolUse", &ok, 2, "", "lint errors: 3");
+    assert_eq!(clean(&o).queue_message, queued("lint errors: 3"));
+    let o = read(
+        "PostToolUse",
+        &ok,
+        0,
+        r#"{"decision": "block", "reason": "format the file"}"#,
+        "",
+    );
+    assert_eq!(clean(&o).queue_message, queued("format the file"));
+    let o = read(
+        "PostToolUse",
+        &ok,
+        0,
+        r#"{"decision": "block", "reason": "format", "hookSpecificOutput": {"hookEventName": "PostToolUse", "additionalContext": "see rustfmt.toml"}}"#,
+        "",
+    );
+    assert_eq!(
+        clean(&o).queue_message,
+        queued("format\n\nsee rustfmt.toml")
+    );
+    let o = read(
+        "PostToolUseFailure",
+        &failed,
+        0,
+        r#"{"hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": "flaky test, retry once"}}"#,
+        "",
+    );
+    assert_eq!(clean(&o).queue_message, queued("flaky test, retry once"));
+    assert_eq!(clean(&o).decision, None);
+    let o = read("PostToolUseFailure", &failed, 2, "", "see the log");
+    assert_eq!(clean(&o).queue_message, queued("see the log"));
+    let o = read(
+        "PostToolUse",
+        &ok,
+        0,
+        r#"{"continue": false, "stopReason": "tests deleted"}"#,
+        "",
+    );
+    assert_eq!(
+        clean(&o).halt,
+        Some(Halt {
+            reason: "tests deleted".into()
+        })
+    );
+    let o = read("PostToolUse", &ok, 0, "{", "");
+    assert!(o.failure.is_none() && !o.parse_ok);
+}
+
+#[test]
+fn events_that_cannot_block_show_exit_two_stderr() {
+    let cases = [
+        (
+            "SubagentStart",
+            EventPayload::SubagentStart {
+                subagent_type: "explore".into(),
+            },
+        ),
+        (
+            "SessionStart",
+            EventPayload::SessionStart { first_turn: true },
+        ),
+        (
+            "SessionEnd",
+            EventPayload::SessionEnd {
+                reason: "other".into(),
+                duration_ms: 1,
+            },
+        ),
+        (
+            "PreCompact",
+            EventPayload::PreCompact(Compaction {
+                trigger: "auto".into(),
+                ..Compaction::default()
+            }),
+        ),
+    ];
+    for (e, p) in &cases {
+        let o = read(e, p, 2, "", "heads up\n");
+        let out = clean(&o);
+        assert_eq!(out.decision, None, "{e}");
+        assert!(out.halt.is_none() && out.queue_message.is_none(), "{e}");
+        assert_eq!(out.user_message.as_deref(), Some("heads up"), "{e}");
+        let o = read(e, p, 1, "", "");
+        assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::Exit, "{e}");
+    }
+    let ctx_json = |e: &str| {
+        format!(
+            r#"{{"hookSpecificOutput": {{"hookEventName": "{e}", "additionalContext": "ctx"}}}}"#
+        )
+    };
+    let (e, p) = &cases[0];
+    assert_eq!(
+        clean(&read(e, p, 0, &ctx_json(e), ""))
+            .inject_context
+            .as_deref(),
+        Some("ctx")
+    );
+    assert_eq!(
+        read(e, p, 0, "nope", "").failure.as_ref().unwrap().kind,
+        FailureKind::InvalidJson,
+        "SubagentStart is a blocking event"
+    );
+    let (e, p) = &cases[1];
+    assert_eq!(
+        clean(&read(e, p, 0, &ctx_json(e), ""))
+            .inject_context
+            .as_deref(),
+        Some("ctx")
+    );
+    let o = read(e, p, 0, "nope", "");
+    assert!(
+        o.failure.is_none() && !o.parse_ok,
+        "SessionStart is an observation"
+    );
+    // SessionEnd output is discarded.
+    let (e, p) = &cases[2];
+    assert!(
+        clean(&read(
+            e,
+            p,
+            0,
+            r#"{"decision": "block", "systemMessage": "x"}"#,
+            ""
+        ))
+        .is_empty()
+    );
+}
+
+#[test]
+fn pre_tool_use_reading_through_the_adapter() {
+    let call = EventPayload::ToolGate(ToolCall::new(
+        "str_replace",
+        obj(json!({"path": "a.rs", "old_str": "x", "new_str": "y"})),
+    ));
+    let o = read(
+        "PreToolUse",
+        &call,
+        0,
+        r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "allow", "updatedInput": {"file_path": "/w/a.rs", "new_string": "z", "replace_all": true}}}"#,
+        "",
+    );
+    assert_eq!(
+        clean(&o).updated_input,
+        Some(obj(
+            json!({"path": "/w/a.rs", "new_str": "z", "replace_all": true})
+        ))
+    );
+    // `updatedInput` is ignored on defer.
+    let o = read(
+        "PreToolUse",
+        &call,
+        0,
+        r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "defer", "updatedInput": {"file_path": "/x"}}}"#,
+        "",
+    );
+    assert_eq!(clean(&o).decision, Some(Decision::Ask));
+    assert_eq!(o.outcome.updated_input, None);
+    // A non-string permissionDecision is invalid.
+    let o = read(
+        "PreToolUse",
+        &call,
+        0,
+        r#"{"hookSpecificOutput": {"permissionDecision": 1}}"#,
+        "",
+    );
+    assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
+    // Exit 2 prefers the JSON's own blocking reason over stderr.
+    let o = read(
+        "PreToolUse",
+        &call,
+        2,
+        r#"{"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "from json"}}"#,
+        "from stderr",
+    );
+    assert_eq!(clean(&o).decision, Some(Decision::Deny));
+    assert_eq!(o.outcome.agent_message.as_deref(), Some("from json"));
+    // Killed by a signal: a failure.
+    let hook = spec("PreToolUse", None);
+    let o = Claude.interpret(
+        &hook,
+        &call,
+        &ProcessResult {
+            exit_code: None,
+            signal: Some(9),
+            stdout: b"",
+            stderr: b"",
+        },
+    );
+    assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::Exit);
+}
+
+#[test]
+fn every_spec_fails_closed_with_vendor_defaults() {
+    let parsed = parse_user(json!({
+        "PreToolUse": [group(Some("Bash"), &[": a", ": b"]), group(None, &[": c"])],
+        "UserPromptSubmit": [group(None, &[": d"])],
+    }));
+    assert!(parsed.warnings.is_empty());
+    let summary: Vec<_> = parsed
+        .hooks
+        .iter()
+        .map(|h| {
+            (
+                h.event.as_str(),
+                h.command.as_str(),
+                h.entry,
+                h.timeout.as_secs(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        summary,
+        vec![
+            ("PreToolUse", ": a", 1, 600),
+            ("PreToolUse", ": b", 1, 600),
+            ("PreToolUse", ": c", 2, 600),
+            ("UserPromptSubmit", ": d", 1, 30),
+        ]
+    );
+    for h in &parsed.hooks {
+        assert_eq!(h.dialect, Dialect::Claude);
+        assert_eq!(h.policy, FailurePolicy::Closed);
+        assert!(h.sandbox);
+        assert_eq!(h.scope, Scope::User);
+    }
+}
