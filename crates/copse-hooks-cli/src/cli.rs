@@ -44,8 +44,40 @@ pub enum Command {
         #[arg(long, value_name = "JSON")]
         input: String,
     },
-    /// Show every discovered hook and every config warning.
-    List,
+    /// Show every discovered hook (the Sources panel) and every config warning.
+    List {
+        /// Read the workspace's project configs without trusting them and show what
+        /// trusting would allow to run.
+        #[arg(long)]
+        untrusted_preview: bool,
+    },
+    /// Dry-run one declared hook with a synthesised payload (no side effects).
+    Test {
+        /// The config file that declares the hook.
+        source: PathBuf,
+        /// The event as written in that file, e.g. beforeShellExecution.
+        event: String,
+        /// Which entry of that event (1-based).
+        #[arg(long, default_value_t = 1)]
+        entry: usize,
+        /// Send this JSON as stdin instead of the synthesised payload.
+        #[arg(long, value_name = "JSON")]
+        payload: Option<String>,
+    },
+    /// Turn external hooks on (settings).
+    Enable,
+    /// Turn external hooks off (settings).
+    Disable,
+    /// Trust a workspace (default: the current directory), pinning its hook configs.
+    Trust {
+        /// The workspace root.
+        dir: Option<PathBuf>,
+    },
+    /// Stop trusting a workspace (default: the current directory).
+    Untrust {
+        /// The workspace root.
+        dir: Option<PathBuf>,
+    },
     /// Drive a whole session from a JSONL file of canonical events.
     Replay {
         /// One canonical event per line: {"event": NAME, ...fields}.
@@ -63,7 +95,17 @@ pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
         Command::Gate { tool, input } => commands::gate::run(&cli.global, tool, input),
-        Command::List => commands::list::run(&cli.global),
+        Command::List { untrusted_preview } => commands::list::run(&cli.global, *untrusted_preview),
+        Command::Test {
+            source,
+            event,
+            entry,
+            payload,
+        } => commands::test::run(&cli.global, source, event, *entry, payload.as_deref()),
+        Command::Enable => commands::settings::enable(&cli.global, true),
+        Command::Disable => commands::settings::enable(&cli.global, false),
+        Command::Trust { dir } => commands::settings::trust(&cli.global, dir.as_deref()),
+        Command::Untrust { dir } => commands::settings::untrust(&cli.global, dir.as_deref()),
         Command::Replay { file } => commands::replay::run(&cli.global, file),
         Command::Demo { example } => commands::demo::run(&cli.global, example.as_deref()),
     };

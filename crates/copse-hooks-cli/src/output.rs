@@ -2,7 +2,8 @@
 
 use std::io::IsTerminal;
 
-use copse_hooks::{HookRun, Listing, Verdict};
+use copse_hooks::dialect::ConfigWarning;
+use copse_hooks::{HookRun, HookSummary, Listing, Verdict};
 use serde_json::{Value, json};
 
 pub const RED: &str = "31";
@@ -70,44 +71,46 @@ pub fn verdict_json(v: &Verdict) -> Value {
     })
 }
 
+/// One discovered hook as JSON.
+pub fn hook_json(h: &HookSummary) -> Value {
+    json!({
+        "dialect": h.dialect.as_str(),
+        "event": h.event,
+        "canonical_event": h.canonical.map(|c| c.name()),
+        "matcher": h.matcher,
+        "matcher_error": h.matcher_error,
+        "command": h.command,
+        "source": h.source.display().to_string(),
+        "scope": h.scope.as_str(),
+        "entry": h.entry,
+        "supported": h.supported,
+        "trusted": h.trusted,
+        "trust": h.trust.as_str(),
+        "enabled": h.enabled,
+        "active": h.active,
+        "sandboxed": h.sandboxed,
+        "fail_closed": h.fail_closed,
+        "timeout_ms": h.timeout_ms,
+        "last_error": h.last_error,
+    })
+}
+
+/// One config warning as JSON.
+pub fn warning_json(w: &ConfigWarning) -> Value {
+    json!({
+        "source": w.source.display().to_string(),
+        "scope": w.scope.as_str(),
+        "event": w.event,
+        "message": w.message,
+    })
+}
+
 /// A listing as JSON (the `list --json` contract).
 pub fn listing_json(l: &Listing) -> Value {
-    let hooks: Vec<Value> = l
-        .hooks
-        .iter()
-        .map(|h| {
-            json!({
-                "dialect": h.dialect.as_str(),
-                "event": h.event,
-                "canonical_event": h.canonical.map(|c| c.name()),
-                "matcher": h.matcher,
-                "matcher_error": h.matcher_error,
-                "command": h.command,
-                "source": h.source.display().to_string(),
-                "scope": h.scope.as_str(),
-                "entry": h.entry,
-                "supported": h.supported,
-                "trusted": h.trusted,
-                "enabled": h.enabled,
-                "active": h.active,
-                "fail_closed": h.fail_closed,
-                "timeout_ms": h.timeout_ms,
-            })
-        })
-        .collect();
-    let warnings: Vec<Value> = l
-        .warnings
-        .iter()
-        .map(|w| {
-            json!({
-                "source": w.source.display().to_string(),
-                "scope": w.scope.as_str(),
-                "event": w.event,
-                "message": w.message,
-            })
-        })
-        .collect();
-    json!({ "hooks": hooks, "warnings": warnings })
+    json!({
+        "hooks": l.hooks.iter().map(hook_json).collect::<Vec<_>>(),
+        "warnings": l.warnings.iter().map(warning_json).collect::<Vec<_>>(),
+    })
 }
 
 /// The coloured decision word.

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result};
-use copse_hooks::settings::Settings;
+use copse_hooks::settings::{Settings, TrustedWorkspace};
 use copse_hooks::{Engine, EngineConfig};
 
 use crate::cli::Global;
@@ -17,6 +17,11 @@ pub struct Invocation {
 /// Builds the engine: settings decide enablement and trust unless `--enable` /
 /// `--trust` say otherwise for this invocation.
 pub fn engine(global: &Global) -> Result<Invocation> {
+    engine_with(global, |_| {})
+}
+
+/// [`engine`], with a last adjustment of the engine config.
+pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> Result<Invocation> {
     let roots = if global.workspaces.is_empty() {
         vec![std::env::current_dir().context("failed to read the current directory")?]
     } else {
@@ -34,14 +39,27 @@ pub fn engine(global: &Global) -> Result<Invocation> {
         Err(e) => (Settings::default(), Some(e.to_string())),
     };
     config.hooks_enabled = global.enable || settings.cursor_hooks_enabled;
-    config.trusted_roots = settings.trusted_workspaces.clone();
+    config.trusted = settings.trusted_workspaces.clone();
     if global.trust {
-        config.trusted_roots.extend(roots.iter().cloned());
+        config
+            .trusted
+            .extend(roots.iter().cloned().map(TrustedWorkspace::Path));
     }
+    adjust(&mut config);
     Ok(Invocation {
         engine: Engine::new(config),
         settings_warning,
     })
+}
+
+/// Prints a session's notices (first project-hook runs, changed configs) on stderr.
+pub fn print_notices(session: &copse_hooks::Session) {
+    for n in session.take_notices() {
+        eprintln!(
+            "{}: {n}",
+            crate::output::paint("note", crate::output::YELLOW, true)
+        );
+    }
 }
 
 /// Prints the settings warning, if any, on stderr.

@@ -18,6 +18,7 @@ use crate::env::{self, DEPTH_VAR, MAX_HOOK_DEPTH};
 use crate::event::{CanonicalEvent, EventPayload, SessionIdentity};
 use crate::outcome::FailurePolicy;
 use crate::session::Session;
+use crate::settings::TrustedWorkspace;
 use crate::spawn::Limits;
 
 /// How to build an engine.
@@ -29,14 +30,17 @@ pub struct EngineConfig {
     pub copse_dir: PathBuf,
     /// The workspace roots, in order.
     pub workspace_roots: Vec<PathBuf>,
-    /// The workspace roots whose project hooks may run.
-    pub trusted_roots: Vec<PathBuf>,
+    /// The workspace roots whose project hooks may run (pinned or not).
+    pub trusted: Vec<TrustedWorkspace>,
     /// Whether external hooks run at all (off by default).
     pub hooks_enabled: bool,
     /// The environment hooks inherit (LLM keys are scrubbed from it).
     pub environment: Vec<(OsString, OsString)>,
     /// Output caps and grace periods.
     pub limits: Limits,
+    /// Whether sessions keep every run record in memory ([`Session::runs`]); off by
+    /// default, since the audit store is where runs live.
+    pub keep_session_runs: bool,
 }
 
 impl EngineConfig {
@@ -54,10 +58,11 @@ impl EngineConfig {
             home,
             copse_dir,
             workspace_roots,
-            trusted_roots: Vec::new(),
+            trusted: Vec::new(),
             hooks_enabled: false,
             environment: std::env::vars_os().collect(),
             limits: Limits::default(),
+            keep_session_runs: false,
         }
     }
 
@@ -67,9 +72,15 @@ impl EngineConfig {
         self
     }
 
-    /// Trusts a workspace root.
+    /// Trusts a workspace root (unpinned: its configs' current content runs).
     pub fn trust(mut self, root: impl Into<PathBuf>) -> Self {
-        self.trusted_roots.push(root.into());
+        self.trusted.push(TrustedWorkspace::Path(root.into()));
+        self
+    }
+
+    /// Keeps every run record in sessions ([`Session::runs`]).
+    pub fn keep_runs(mut self) -> Self {
+        self.keep_session_runs = true;
         self
     }
 
@@ -77,6 +88,29 @@ impl EngineConfig {
     pub fn home(mut self, home: impl Into<PathBuf>) -> Self {
         self.home = home.into();
         self
+    }
+}
+
+/// Whether a config's hooks may run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TrustState {
+    /// A user config, or a trusted project config whose content is as trusted.
+    Trusted,
+    /// A pinned project config whose content changed since it was trusted.
+    Changed,
+    /// A project config in a root that is not trusted.
+    Untrusted,
+}
+
+impl TrustState {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TrustState::Trusted => "trusted",
+            TrustState::Changed => "changed",
+            TrustState::Untrusted => "untrusted",
+        }
     }
 }
 
@@ -105,12 +139,18 @@ pub struct HookSummary {
     pub supported: bool,
     /// Whether its source is trusted (user configs always are).
     pub trusted: bool,
+    /// `trusted`, `changed` (pinned content changed since trusted) or `untrusted`.
+    pub trust: TrustState,
     /// Whether external hooks are enabled.
     pub enabled: bool,
     /// Whether it would run now (enabled, trusted, supported, valid matcher).
     pub active: bool,
     /// What a failure does.
     pub fail_closed: bool,
+    /// Whether the hook runs in the sandbox (only the Copse dialect can opt out).
+    pub sandboxed: bool,
+    /// The first failure recorded for this hook in the audit store's latest session.
+    pub last_error: Option<String>,
     /// The timeout in milliseconds.
     pub timeout_ms: u64,
 }
@@ -127,7 +167,7 @@ pub struct Listing {
 struct Inner {
     config: EngineConfig,
     roots: Vec<PathBuf>,
-    trusted: Vec<PathBuf>,
+    trusted: Vec<TrustedWorkspace>,
     registry: Registry,
     base_env: Vec<(OsString, OsString)>,
     depth: u32,
@@ -160,7 +200,17 @@ impl Engine {
             .iter()
             .map(|p| canonical(p))
             .collect();
-        let trusted: Vec<PathBuf> = config.trusted_roots.iter().map(|p| canonical(p)).collect();
+        let trusted: Vec<TrustedWorkspace> = config
+            .trusted
+            .iter()
+            .map(|t| match t {
+                TrustedWorkspace::Path(p) => TrustedWorkspace::Path(canonical(p)),
+                TrustedWorkspace::Pinned { path, configs } => TrustedWorkspace::Pinned {
+                    path: canonical(path),
+                    configs: configs.clone(),
+                },
+            })
+            .collect();
         let depth = env::parse_depth(
             config
                 .environment
@@ -197,12 +247,45 @@ impl Engine {
         self.inner.depth >= MAX_HOOK_DEPTH
     }
 
-    /// Whether a config location may be read for running hooks.
-    pub fn is_trusted(&self, loc: &ConfigLocation) -> bool {
+    /// Whether a config location's root is trusted at all (before content pins).
+    fn root_trusted(&self, loc: &ConfigLocation) -> bool {
         match (&loc.scope, &loc.root) {
             (Scope::User, _) => true,
-            (Scope::Project, Some(root)) => self.inner.trusted.iter().any(|t| t == root),
+            (Scope::Project, Some(root)) => self.inner.trusted.iter().any(|t| t.path() == root),
             (Scope::Project, None) => false,
+        }
+    }
+
+    /// Whether a loaded config may run: user configs always; project configs when
+    /// their root is trusted and (if pinned) their content is what was trusted.
+    pub fn trust_state(&self, loaded: &LoadedConfig) -> TrustState {
+        let loc = &loaded.location;
+        let Some(root) = (match loc.scope {
+            Scope::User => return TrustState::Trusted,
+            Scope::Project => loc.root.as_ref(),
+        }) else {
+            return TrustState::Untrusted;
+        };
+        let entries: Vec<&TrustedWorkspace> = self
+            .inner
+            .trusted
+            .iter()
+            .filter(|t| t.path() == root)
+            .collect();
+        if entries.is_empty() {
+            return TrustState::Untrusted;
+        }
+        let pinned_ok = |t: &TrustedWorkspace| match t.pins() {
+            None => true,
+            Some(pins) => {
+                let expected = pins.get(&loc.path).cloned().flatten();
+                expected == loaded.hash
+            }
+        };
+        if entries.iter().any(|t| pinned_ok(t)) {
+            TrustState::Trusted
+        } else {
+            TrustState::Changed
         }
     }
 
@@ -217,10 +300,23 @@ impl Engine {
     }
 
     /// The hooks of every trusted config that fire for `event`, in configured order.
-    pub(crate) fn select(&self, event: &EventPayload, ctx: &Context<'_>) -> Vec<Selected> {
+    /// `changed` is told about each project config skipped because its content no
+    /// longer matches what was trusted.
+    pub(crate) fn select(
+        &self,
+        event: &EventPayload,
+        ctx: &Context<'_>,
+        changed: &mut dyn FnMut(&LoadedConfig),
+    ) -> Vec<Selected> {
         let canonical = event.event();
         let mut out = Vec::new();
         for loaded in self.active_configs() {
+            if self.trust_state(&loaded) != TrustState::Trusted {
+                if loaded.exists {
+                    changed(&loaded);
+                }
+                continue;
+            }
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
                 if hook.canonical == Some(canonical)
                     && discovery::adapter(hook.dialect).applies(hook, event, ctx)
@@ -243,6 +339,10 @@ impl Engine {
         self.inner.depth + 1
     }
 
+    pub(crate) fn keeps_runs(&self) -> bool {
+        self.inner.config.keep_session_runs
+    }
+
     pub(crate) fn limits(&self) -> crate::spawn::Limits {
         self.inner.config.limits
     }
@@ -254,7 +354,8 @@ impl Engine {
         let mut hooks = Vec::new();
         let mut warnings = Vec::new();
         for loaded in &configs {
-            let trusted = self.is_trusted(&loaded.location);
+            let trust = self.trust_state(loaded);
+            let trusted = trust == TrustState::Trusted;
             for hook in &loaded.config.hooks {
                 let matcher_error = match &hook.matcher {
                     HookMatcher::Invalid(e) => Some(e.reason.clone()),
@@ -273,8 +374,11 @@ impl Engine {
                     entry: hook.entry,
                     supported: hook.supported(),
                     trusted,
+                    trust,
                     enabled,
                     fail_closed: hook.policy == FailurePolicy::Closed,
+                    sandboxed: hook.sandbox,
+                    last_error: None,
                     timeout_ms: u64::try_from(hook.timeout.as_millis()).unwrap_or(u64::MAX),
                 });
             }
@@ -284,7 +388,7 @@ impl Engine {
     }
 
     fn active_configs(&self) -> Vec<LoadedConfig> {
-        self.inner.registry.load(|loc| self.is_trusted(loc))
+        self.inner.registry.load(|loc| self.root_trusted(loc))
     }
 }
 

@@ -66,9 +66,11 @@
 pub mod dialect;
 pub mod discovery;
 pub mod dispatcher;
+pub mod dryrun;
 pub mod engine;
 pub mod env;
 pub mod event;
+pub mod fixture;
 pub mod gate;
 pub mod matcher;
 pub mod outcome;

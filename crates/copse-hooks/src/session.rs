@@ -79,6 +79,10 @@ struct State {
     queue: Mutex<MessageQueue>,
     runs: Mutex<Vec<HookRun>>,
     drops: Mutex<Vec<DroppedRun>>,
+    /// Things the user should hear about once (first project-hook runs, changed
+    /// configs), waiting for the host to take them.
+    notices: Mutex<Vec<String>>,
+    announced: Mutex<std::collections::HashSet<String>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -108,6 +112,8 @@ impl Session {
                 queue: Mutex::new(MessageQueue::default()),
                 runs: Mutex::new(Vec::new()),
                 drops: Mutex::new(Vec::new()),
+                notices: Mutex::new(Vec::new()),
+                announced: Mutex::new(std::collections::HashSet::new()),
             }),
         }
     }
@@ -174,7 +180,7 @@ impl Session {
             session: &identity,
             workspace_roots: roots,
         };
-        let selected = self.engine.select(event, &ctx);
+        let selected = self.select(event, &ctx);
         if selected.is_empty() {
             return Verdict::default();
         }
@@ -209,7 +215,9 @@ impl Session {
                     .collect()
             })
         };
-        lock(&self.state.runs).extend(runs.iter().cloned());
+        if self.engine.keeps_runs() {
+            lock(&self.state.runs).extend(runs.iter().cloned());
+        }
         gate::merge(runs)
     }
 
@@ -227,7 +235,7 @@ impl Session {
                 session: &identity,
                 workspace_roots: self.engine.workspace_roots(),
             };
-            self.engine.select(&event, &ctx)
+            self.select(&event, &ctx)
         };
         if canonical == CanonicalEvent::SessionStart {
             lock(&self.state.env).clear();
@@ -279,13 +287,58 @@ impl Session {
         }
     }
 
+    /// Selects the hooks for an event, noting (once per session) configs skipped
+    /// because they changed since trusted, and project hooks about to run for the
+    /// first time.
+    fn select(&self, event: &EventPayload, ctx: &Context<'_>) -> Vec<Selected> {
+        let mut changed = Vec::new();
+        let selected = self.engine.select(event, ctx, &mut |loaded| {
+            changed.push(loaded.location.path.clone());
+        });
+        for path in changed {
+            self.notice_once(
+                format!("changed:{}", path.display()),
+                format!(
+                    "{} changed since the workspace was trusted: its hooks do not run until you trust it again (copse-hooks trust)",
+                    path.display()
+                ),
+            );
+        }
+        for s in &selected {
+            let hook = s.hook();
+            if hook.scope == Scope::Project {
+                self.notice_once(
+                    format!("project:{}\0{}", hook.source.display(), hook.command),
+                    format!(
+                        "running project hook `{}` from {} (first run in this session)",
+                        hook.command,
+                        hook.source.display()
+                    ),
+                );
+            }
+        }
+        selected
+    }
+
+    fn notice_once(&self, key: String, text: String) {
+        if lock(&self.state.announced).insert(key) {
+            lock(&self.state.notices).push(text);
+        }
+    }
+
+    /// Takes the notices the user should see (each is produced once per session).
+    pub fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.state.notices))
+    }
+
     /// Blocks until no detached hook of this session is running or waiting.
     pub fn wait_idle(&self) {
         self.state.dispatcher.wait_idle();
     }
 
     /// Every hook run so far (blocking runs when their verdict is merged, detached
-    /// runs when they finish).
+    /// runs when they finish) — only when the engine keeps session runs
+    /// ([`crate::EngineConfig::keep_session_runs`]).
     pub fn runs(&self) -> Vec<HookRun> {
         lock(&self.state.runs).clone()
     }
@@ -399,7 +452,9 @@ impl DetachedRun {
                 },
             });
         }
-        lock(&session.state.runs).push(run);
+        if session.engine.keeps_runs() {
+            lock(&session.state.runs).push(run);
+        }
         if canonical == CanonicalEvent::SessionStart {
             session.session_start_finished();
         }

@@ -1,16 +1,70 @@
 //! User settings: `$COPSE_DIR/settings.json`.
 //!
-//! `cursorHooksEnabled` turns external hooks on (off by default) and
-//! `trustedWorkspaces` lists the workspace roots whose project hooks may run. A
-//! corrupt file is an error the caller reports; the safe reading of it is the
-//! defaults (hooks off, nothing trusted), never "on".
+//! `cursorHooksEnabled` turns external hooks on (off by default); `trustedWorkspaces`
+//! lists the workspace roots whose project hooks may run. Trusting through
+//! [`Settings::trust`] pins the content of every project hook config (a SHA-256 per
+//! candidate file, `null` for one that did not exist), so a config that later changes
+//! — another branch, a pull — stops running until the user trusts again. A plain path
+//! string (written by hand) trusts the root without pinning.
+//!
+//! A corrupt file is an error the caller reports; the safe reading of it is the
+//! defaults (hooks off, nothing trusted), never "on". Writes are atomic (a temporary
+//! file in the same directory, fsynced, then renamed over the old one).
 
+use std::collections::BTreeMap;
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
-/// The settings file's contents.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// A trusted workspace root, optionally pinned to its configs' content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum TrustedWorkspace {
+    /// A bare path: trusted, not pinned.
+    Path(PathBuf),
+    /// A root with the hash of each project config as it was when trusted.
+    Pinned {
+        /// The workspace root.
+        path: PathBuf,
+        /// Config path → SHA-256 (hex) of its bytes, or `null` when it did not exist.
+        configs: BTreeMap<PathBuf, Option<String>>,
+    },
+}
+
+impl TrustedWorkspace {
+    /// The root.
+    pub fn path(&self) -> &Path {
+        match self {
+            TrustedWorkspace::Path(p) => p,
+            TrustedWorkspace::Pinned { path, .. } => path,
+        }
+    }
+
+    /// The pins, when pinned.
+    pub fn pins(&self) -> Option<&BTreeMap<PathBuf, Option<String>>> {
+        match self {
+            TrustedWorkspace::Path(_) => None,
+            TrustedWorkspace::Pinned { configs, .. } => Some(configs),
+        }
+    }
+}
+
+/// Audit-store retention.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RetentionSettings {
+    /// Keep at most this many runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_runs: Option<u64>,
+    /// Keep runs at most this many days.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_age_days: Option<u64>,
+}
+
+/// The settings file's contents. Unknown keys are kept on rewrite.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Settings {
     /// Whether external hooks run at all.
@@ -18,10 +72,25 @@ pub struct Settings {
     pub cursor_hooks_enabled: bool,
     /// Workspace roots whose project hooks may run.
     #[serde(default)]
-    pub trusted_workspaces: Vec<PathBuf>,
+    pub trusted_workspaces: Vec<TrustedWorkspace>,
+    /// Fail a run (failure kind `sandbox`) when the kernel does not enforce the sandbox.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub require_sandbox: bool,
+    /// Further paths sandboxed hooks may write.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_writable_paths: Vec<PathBuf>,
+    /// Whether hook runs are recorded in the audit store (default on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spine: Option<bool>,
+    /// Audit-store retention.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retention: Option<RetentionSettings>,
+    /// Keys this version does not know, preserved.
+    #[serde(flatten)]
+    pub other: serde_json::Map<String, serde_json::Value>,
 }
 
-/// Why settings could not be read.
+/// Why settings could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum SettingsError {
     /// The file exists but could not be read.
@@ -44,6 +113,44 @@ pub enum SettingsError {
         #[source]
         source: serde_json::Error,
     },
+    /// The file could not be written.
+    #[error("failed to write settings {path}: {source}")]
+    Write {
+        /// The settings file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// The project config files a workspace root may hold, in every dialect.
+pub fn project_config_candidates(root: &Path) -> Vec<PathBuf> {
+    vec![
+        root.join(".cursor").join("hooks.json"),
+        root.join(".claude").join("settings.json"),
+        root.join(".claude").join("settings.local.json"),
+        root.join(".copse").join("hooks.json"),
+    ]
+}
+
+/// SHA-256 (hex) of some bytes.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    let digest = Sha256::digest(bytes);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// The pin of one config file: its hash, or `None` when it does not exist.
+pub fn pin_of(path: &Path) -> Result<Option<String>, std::io::Error> {
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(sha256_hex(&bytes))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 impl Settings {
@@ -65,5 +172,123 @@ impl Settings {
                 source,
             }),
         }
+    }
+
+    /// Writes the settings atomically: a temporary file in the same directory,
+    /// fsynced, renamed over the old file.
+    pub fn save(&self, path: &Path) -> Result<(), SettingsError> {
+        let err = |source| SettingsError::Write {
+            path: path.to_path_buf(),
+            source,
+        };
+        let dir = path.parent().unwrap_or_else(|| Path::new("."));
+        std::fs::create_dir_all(dir).map_err(err)?;
+        let mut text =
+            serde_json::to_string_pretty(self).map_err(|e| err(std::io::Error::other(e)))?;
+        text.push('\n');
+        let tmp = dir.join(format!(
+            ".settings.json.{}.{}.tmp",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        let write = || -> std::io::Result<()> {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, path)?;
+            if let Ok(d) = std::fs::File::open(dir) {
+                // Persist the rename itself; failure here only weakens durability.
+                let _ = d.sync_all();
+            }
+            Ok(())
+        };
+        write().map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            err(e)
+        })
+    }
+
+    /// Trusts `root`, pinning every project config candidate's current content.
+    /// Replaces an earlier entry for the same root. Returns the pins.
+    pub fn trust(
+        &mut self,
+        root: &Path,
+    ) -> Result<BTreeMap<PathBuf, Option<String>>, std::io::Error> {
+        let mut configs = BTreeMap::new();
+        for candidate in project_config_candidates(root) {
+            let pin = pin_of(&candidate)?;
+            configs.insert(candidate, pin);
+        }
+        self.untrust(root);
+        self.trusted_workspaces.push(TrustedWorkspace::Pinned {
+            path: root.to_path_buf(),
+            configs: configs.clone(),
+        });
+        Ok(configs)
+    }
+
+    /// Removes every trust entry for `root`. Returns whether one existed.
+    pub fn untrust(&mut self, root: &Path) -> bool {
+        let before = self.trusted_workspaces.len();
+        self.trusted_workspaces.retain(|t| t.path() != root);
+        before != self.trusted_workspaces.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_keeps_unknown_keys_and_both_trust_forms() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        std::fs::write(
+            &path,
+            r#"{"cursorHooksEnabled": true, "trustedWorkspaces": ["/a", {"path": "/b", "configs": {"/b/.cursor/hooks.json": null}}], "theme": "dark"}"#,
+        )
+        .unwrap();
+        let mut s = Settings::load(&path).unwrap();
+        assert!(s.cursor_hooks_enabled);
+        assert_eq!(s.trusted_workspaces[0], TrustedWorkspace::Path("/a".into()));
+        assert!(s.trusted_workspaces[1].pins().is_some());
+        s.cursor_hooks_enabled = false;
+        s.save(&path).unwrap();
+        let again = Settings::load(&path).unwrap();
+        assert_eq!(again, s);
+        assert_eq!(again.other["theme"], "dark");
+    }
+
+    #[test]
+    fn corrupt_is_an_error_missing_is_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.json");
+        assert_eq!(Settings::load(&path).unwrap(), Settings::default());
+        std::fs::write(&path, "{not json").unwrap();
+        let err = Settings::load(&path).unwrap_err();
+        assert!(err.to_string().contains("corrupt"));
+        assert!(err.to_string().contains(&path.display().to_string()));
+    }
+
+    #[test]
+    fn trust_pins_present_and_absent_configs() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".cursor")).unwrap();
+        std::fs::write(root.join(".cursor/hooks.json"), "{}").unwrap();
+        let mut s = Settings::default();
+        let pins = s.trust(root).unwrap();
+        assert_eq!(
+            pins[&root.join(".cursor/hooks.json")],
+            Some(sha256_hex(b"{}"))
+        );
+        assert_eq!(pins[&root.join(".claude/settings.json")], None);
+        s.trust(root).unwrap();
+        assert_eq!(s.trusted_workspaces.len(), 1, "re-trusting replaces");
+        assert!(s.untrust(root));
+        assert!(s.trusted_workspaces.is_empty());
     }
 }

@@ -34,7 +34,8 @@ pub fn run(global: &Global, example: Option<&Path>) -> Result<ExitCode> {
         EngineConfig::from_process(vec![root.clone()])
             .home(&home)
             .enabled(true)
-            .trust(&root),
+            .trust(&root)
+            .keep_runs(),
     );
     let file = root.join("session.jsonl");
     let lines = replay::parse(&file, std::slice::from_ref(&root))?;

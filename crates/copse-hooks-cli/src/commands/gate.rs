@@ -52,6 +52,7 @@ pub fn run(global: &Global, tool: &str, input: &str) -> Result<ExitCode> {
     let call = tool_call(tool, input, inv.engine.workspace_roots())?;
     let session = inv.engine.session(SessionIdentity::new(""));
     let verdict = session.gate_tool(call);
+    workspace::print_notices(&session);
     if global.json {
         println!(
             "{}",

@@ -3,15 +3,19 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use copse_hooks::{HookSummary, Listing};
+use copse_hooks::engine::TrustState;
+use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
 
 use crate::cli::Global;
 use crate::output::{self, paint};
 use crate::workspace;
 
-pub fn run(global: &Global) -> Result<ExitCode> {
+pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
     let inv = workspace::engine(global)?;
     workspace::warn_settings(&inv);
+    if untrusted_preview {
+        return preview(global, &inv.engine);
+    }
     let listing = inv.engine.list();
     if global.json {
         println!(
@@ -30,8 +34,10 @@ pub fn status(h: &HookSummary) -> String {
     if !h.enabled {
         why.push("hooks off");
     }
-    if !h.trusted {
-        why.push("workspace not trusted");
+    match h.trust {
+        TrustState::Trusted => {}
+        TrustState::Changed => why.push("changed since trusted"),
+        TrustState::Untrusted => why.push("workspace not trusted"),
     }
     if !h.supported {
         why.push("recognised, unsupported");
@@ -119,4 +125,84 @@ fn seconds(ms: u64) -> String {
     } else {
         format!("{}s", ms as f64 / 1000.0)
     }
+}
+
+/// `list --untrusted-preview`: what trusting the workspace would allow to run.
+fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
+    let roots = engine.workspace_roots().to_vec();
+    let mut config = EngineConfig::from_process(roots.clone());
+    config.home = engine.config().home.clone();
+    config.copse_dir = engine.config().copse_dir.clone();
+    for r in &roots {
+        config = config.trust(r);
+    }
+    let listing = Engine::new(config).list();
+    let project: Vec<&HookSummary> = listing
+        .hooks
+        .iter()
+        .filter(|h| h.scope == Scope::Project)
+        .collect();
+    let unsandboxed: Vec<&&HookSummary> = project.iter().filter(|h| !h.sandboxed).collect();
+    if global.json {
+        let hooks: Vec<serde_json::Value> = project.iter().map(|h| output::hook_json(h)).collect();
+        let uns: Vec<serde_json::Value> =
+            unsandboxed.iter().map(|h| output::hook_json(h)).collect();
+        let warnings: Vec<serde_json::Value> = listing
+            .warnings
+            .iter()
+            .filter(|w| w.scope == Scope::Project)
+            .map(output::warning_json)
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "workspaces": roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
+                "hooks": hooks,
+                "unsandboxed": uns,
+                "warnings": warnings,
+            }))?
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    if project.is_empty() {
+        println!("Trusting would allow no project hooks: none are declared.");
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "Trusting {} would allow these project hooks to run:",
+        roots
+            .iter()
+            .map(|r| r.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for h in &project {
+        let supported = if h.supported {
+            ""
+        } else {
+            " (recognised, unsupported: never runs)"
+        };
+        println!(
+            "  {} {}: {}{supported}",
+            h.dialect.as_str(),
+            h.event,
+            h.command
+        );
+    }
+    if unsandboxed.is_empty() {
+        println!("All of them run in the sandbox.");
+    } else {
+        println!(
+            "{}",
+            paint(
+                "These run OUTSIDE the sandbox, with your full authority:",
+                output::RED,
+                false
+            )
+        );
+        for h in &unsandboxed {
+            println!("  {} {}: {}", h.dialect.as_str(), h.event, h.command);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -4,3 +4,5 @@ pub mod demo;
 pub mod gate;
 pub mod list;
 pub mod replay;
+pub mod settings;
+pub mod test;

@@ -1,0 +1,99 @@
+//! `copse-hooks test SOURCE EVENT [--entry N] [--payload JSON]`: the dry-run tester.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use serde_json::Value;
+
+use crate::cli::Global;
+use crate::output::{self, paint};
+use crate::workspace;
+
+pub fn run(
+    global: &Global,
+    source: &Path,
+    event: &str,
+    entry: usize,
+    payload: Option<&str>,
+) -> Result<ExitCode> {
+    let inv = workspace::engine(global)?;
+    let dry = inv.engine.dry_run(source, event, entry, payload)?;
+    if global.json {
+        println!("{}", serde_json::to_string_pretty(&dry)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "{} {} {}[{}] {}",
+        paint("hook", output::BOLD, false),
+        dry.dialect.as_str(),
+        dry.event,
+        entry,
+        dry.command
+    );
+    println!(
+        "  {}",
+        paint(
+            &format!(
+                "canonical event {}; dry run: nothing is recorded or applied",
+                dry.canonical_event.name()
+            ),
+            output::DIM,
+            false
+        )
+    );
+    section("stdin", &pretty(&dry.stdin));
+    let exit = match (dry.exit_code, &dry.failure) {
+        (Some(code), _) => format!("exit {code}"),
+        (None, Some(f)) if f == "timeout" => "killed (timeout)".to_string(),
+        (None, Some(f)) if f == "spawn" => "did not start".to_string(),
+        (None, _) => "killed".to_string(),
+    };
+    let parsed = if dry.parse_ok {
+        "response parsed"
+    } else {
+        "response did not parse"
+    };
+    println!(
+        "{} {exit} · {} ms · {parsed}",
+        paint("result", output::BOLD, false),
+        dry.duration_ms
+    );
+    section("stdout", &dry.stdout);
+    section("stderr", &dry.stderr);
+    let word = dry.summary.split(' ').next().unwrap_or("");
+    let code = match word {
+        "allow" => output::GREEN,
+        "ask" => output::YELLOW,
+        "deny" | "failed" => output::RED,
+        _ => output::DIM,
+    };
+    println!(
+        "{} {}",
+        paint("outcome", output::BOLD, false),
+        paint(&dry.summary, code, false)
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn pretty(text: &str) -> String {
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| text.to_string())
+}
+
+fn section(name: &str, body: &str) {
+    if body.trim().is_empty() {
+        println!(
+            "{} {}",
+            paint(name, output::BOLD, false),
+            paint("(empty)", output::DIM, false)
+        );
+        return;
+    }
+    println!("{}", paint(name, output::BOLD, false));
+    for line in body.trim_end().lines() {
+        println!("  {line}");
+    }
+}

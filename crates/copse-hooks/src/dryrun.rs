@@ -1,0 +1,270 @@
+//! The dry-run tester: run one declared hook with a synthesised payload and show
+//! exactly what happened — with no side effects (no audit record, no session
+//! environment, no last-error state, no verdict applied).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::dialect::{Context, Dialect, HookSpec, Scope};
+use crate::discovery;
+use crate::engine::Engine;
+use crate::event::CanonicalEvent;
+use crate::fixture;
+use crate::outcome::{Decision, HookRun, RunOutcome};
+use crate::runner::{self, RunInput};
+
+/// The dry-run timeout, whatever the hook declares.
+pub const DRY_RUN_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// Why a dry run could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum DryRunError {
+    /// The config file could not be read.
+    #[error("failed to read {path}: {source}")]
+    Read {
+        /// The config.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The path is not a config file any dialect reads.
+    #[error(
+        "{path} is not a hook config copse-hooks knows (.cursor/hooks.json, .claude/settings.json, .claude/settings.local.json, .copse/hooks.json or $COPSE_DIR/hooks.json)"
+    )]
+    UnknownConfig {
+        /// The path.
+        path: PathBuf,
+    },
+    /// No hook at that event and entry.
+    #[error("{path} declares no hook for \"{event}\" at entry {entry} ({available})")]
+    NoSuchHook {
+        /// The config.
+        path: PathBuf,
+        /// The event asked for.
+        event: String,
+        /// The entry asked for.
+        entry: usize,
+        /// What the file does declare.
+        available: String,
+    },
+    /// The hook's event is recognised but not wired: nothing would ever run it.
+    #[error("\"{event}\" is recognised but not supported by copse-hooks: the hook would never run")]
+    Unsupported {
+        /// The event.
+        event: String,
+    },
+    /// The given payload is not JSON.
+    #[error("--payload is not valid JSON: {0}")]
+    Payload(serde_json::Error),
+}
+
+/// What a dry run did.
+#[derive(Debug, Clone, Serialize)]
+pub struct DryRun {
+    /// The dialect.
+    pub dialect: Dialect,
+    /// The wire event.
+    pub event: String,
+    /// The canonical event it maps to.
+    pub canonical_event: CanonicalEvent,
+    /// The command.
+    pub command: String,
+    /// The exact stdin sent.
+    pub stdin: String,
+    /// What the hook printed on stdout.
+    pub stdout: String,
+    /// What the hook printed on stderr.
+    pub stderr: String,
+    /// The exit code (`None` when killed or never started).
+    pub exit_code: Option<i32>,
+    /// How long it ran.
+    pub duration_ms: u64,
+    /// Whether stdout parsed as a response.
+    pub parse_ok: bool,
+    /// The failure kind, if it failed.
+    pub failure: Option<String>,
+    /// `allow`, `ask — <msg>`, `deny — <msg>`, `no opinion`, or `failed — <error>`.
+    pub summary: String,
+}
+
+/// The dialect and scope of a config path.
+pub fn classify(engine: &Engine, path: &Path) -> Option<(Dialect, Scope, Option<PathBuf>)> {
+    let name = path.file_name()?.to_str()?;
+    let parent = path.parent()?;
+    let dir = parent.file_name().and_then(|d| d.to_str()).unwrap_or("");
+    let copse_dir = &engine.config().copse_dir;
+    let dialect = match (dir, name) {
+        (".cursor", "hooks.json") => Dialect::Cursor,
+        (".claude", "settings.json" | "settings.local.json") => Dialect::Claude,
+        (".copse", "hooks.json") => Dialect::Copse,
+        (_, "hooks.json") if parent == copse_dir.as_path() => Dialect::Copse,
+        _ => return None,
+    };
+    let home = &engine.config().home;
+    let user = parent == home.join(dir).as_path() || parent == copse_dir.as_path();
+    if user {
+        Some((dialect, Scope::User, None))
+    } else {
+        Some((
+            dialect,
+            Scope::Project,
+            parent.parent().map(Path::to_path_buf),
+        ))
+    }
+}
+
+fn summary(run: &HookRun) -> String {
+    let msg = |o: &crate::outcome::Outcome| {
+        o.agent_message
+            .clone()
+            .or_else(|| o.user_message.clone())
+            .or_else(|| o.halt.as_ref().map(|h| h.reason.clone()))
+    };
+    match run.result {
+        RunOutcome::Failed => format!(
+            "failed — {}",
+            run.failure
+                .as_ref()
+                .map(|f| f.message.as_str())
+                .unwrap_or("unknown error")
+        ),
+        RunOutcome::None => match &run.outcome.queue_message {
+            Some(q) => format!("no opinion (queues a message: {})", q.text),
+            None => "no opinion".to_string(),
+        },
+        RunOutcome::Allow => "allow".to_string(),
+        RunOutcome::Ask | RunOutcome::Deny => {
+            let word = if run.outcome.decision == Some(Decision::Ask) {
+                "ask"
+            } else {
+                "deny"
+            };
+            match msg(&run.outcome) {
+                Some(m) => format!("{word} — {m}"),
+                None => word.to_string(),
+            }
+        }
+    }
+}
+
+impl Engine {
+    /// Runs hook number `entry` (1-based) of `event` in the config at `source`, with
+    /// the fixture payload for that event or `payload` as its exact stdin.
+    pub fn dry_run(
+        &self,
+        source: &Path,
+        event: &str,
+        entry: usize,
+        payload: Option<&str>,
+    ) -> Result<DryRun, DryRunError> {
+        let source = std::fs::canonicalize(source).map_err(|e| DryRunError::Read {
+            path: source.to_path_buf(),
+            source: e,
+        })?;
+        let (dialect, scope, root) =
+            classify(self, &source).ok_or_else(|| DryRunError::UnknownConfig {
+                path: source.clone(),
+            })?;
+        let text = std::fs::read_to_string(&source).map_err(|e| DryRunError::Read {
+            path: source.clone(),
+            source: e,
+        })?;
+        let adapter = discovery::adapter(dialect);
+        let parsed = adapter.parse(&text, &source, scope, root.as_deref());
+        let candidates: Vec<&HookSpec> = parsed.hooks.iter().filter(|h| h.event == event).collect();
+        let Some(hook) = candidates.iter().find(|h| h.entry == entry).copied() else {
+            let mut available: Vec<String> = parsed
+                .hooks
+                .iter()
+                .map(|h| format!("{}[{}]", h.event, h.entry))
+                .collect();
+            available.dedup();
+            return Err(DryRunError::NoSuchHook {
+                path: source,
+                event: event.to_string(),
+                entry,
+                available: if available.is_empty() {
+                    "it declares no hooks".to_string()
+                } else {
+                    format!("it declares {}", available.join(", "))
+                },
+            });
+        };
+        let Some(canonical) = hook.canonical else {
+            return Err(DryRunError::Unsupported {
+                event: event.to_string(),
+            });
+        };
+        let payload_override = match payload {
+            Some(p) => {
+                let v: Value = serde_json::from_str(p).map_err(DryRunError::Payload)?;
+                Some(serde_json::to_vec(&v).unwrap_or_default())
+            }
+            None => None,
+        };
+        let event_payload = fixture::payload(canonical, fixture::flavour_for_wire_event(event));
+        let session = fixture::session();
+        let roots: Vec<PathBuf> = root
+            .clone()
+            .into_iter()
+            .chain(self.workspace_roots().iter().cloned())
+            .take(1)
+            .collect();
+        let mut limits = self.limits();
+        limits.kill_grace = limits.kill_grace.min(Duration::from_secs(1));
+        let input = RunInput {
+            event: &event_payload,
+            ctx: Context {
+                session: &session,
+                workspace_roots: &roots,
+            },
+            base_env: self.base_env(),
+            session_env: None,
+            child_depth: self.child_depth(),
+            limits,
+        };
+        let mut hook_for_run = clone_for_dry_run(hook);
+        hook_for_run.timeout = DRY_RUN_TIMEOUT;
+        let stdin =
+            payload_override.unwrap_or_else(|| runner::marshal(adapter, &hook_for_run, &input));
+        let run = runner::run(adapter, &hook_for_run, &input, stdin);
+        Ok(DryRun {
+            dialect,
+            event: hook.event.clone(),
+            canonical_event: canonical,
+            command: hook.command.clone(),
+            stdin: String::from_utf8_lossy(&run.stdin).into_owned(),
+            stdout: String::from_utf8_lossy(&run.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&run.stderr).into_owned(),
+            exit_code: run.exit_code,
+            duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
+            parse_ok: run.parse_ok,
+            failure: run.failure.as_ref().map(|f| f.kind.as_str().to_string()),
+            summary: summary(&run),
+        })
+    }
+}
+
+/// A copy of a hook for one dry run (matchers are not needed: the user chose it).
+fn clone_for_dry_run(hook: &HookSpec) -> HookSpec {
+    HookSpec {
+        dialect: hook.dialect,
+        event: hook.event.clone(),
+        canonical: hook.canonical,
+        command: hook.command.clone(),
+        matcher_source: hook.matcher_source.clone(),
+        matcher: crate::dialect::HookMatcher::Always,
+        glob: hook.glob.clone(),
+        policy: hook.policy,
+        timeout: hook.timeout,
+        source: hook.source.clone(),
+        scope: hook.scope,
+        root: hook.root.clone(),
+        entry: hook.entry,
+        sandbox: hook.sandbox,
+    }
+}
