@@ -70,18 +70,6 @@ pub fn adapter(dialect: Dialect) -> &'static dyn Adapter {
     }
 }
 
-static FILE_ACCESSES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
-/// How many times discovery has touched the filesystem (a `stat` or a read) in this
-/// process. A test seam: with hooks off, a gate must not move it.
-pub fn file_accesses() -> u64 {
-    FILE_ACCESSES.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-fn count_access() {
-    FILE_ACCESSES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct FileIdentity {
     dev: u64,
@@ -130,6 +118,9 @@ pub struct LoadedConfig {
 #[derive(Debug)]
 pub struct Registry {
     slots: Vec<Slot>,
+    /// Filesystem touches (a `stat` or a read): a test seam proving that a gate
+    /// with hooks off touches no config file.
+    accesses: std::sync::atomic::AtomicU64,
 }
 
 impl Registry {
@@ -143,7 +134,13 @@ impl Registry {
                     cache: Mutex::new(None),
                 })
                 .collect(),
+            accesses: std::sync::atomic::AtomicU64::new(0),
         }
+    }
+
+    /// How many times this registry has touched the filesystem.
+    pub fn file_accesses(&self) -> u64 {
+        self.accesses.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The locations, in order.
@@ -156,13 +153,16 @@ impl Registry {
         self.slots
             .iter()
             .filter(|s| allow(&s.location))
-            .map(Slot::load)
+            .map(|s| s.load(&self.accesses))
             .collect()
     }
 }
 
 impl Slot {
-    fn load(&self) -> LoadedConfig {
+    fn load(&self, accesses: &std::sync::atomic::AtomicU64) -> LoadedConfig {
+        let count_access = || {
+            accesses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        };
         let loc = &self.location;
         count_access();
         let meta = match std::fs::metadata(&loc.path) {

@@ -237,6 +237,12 @@ impl Engine {
         &self.inner.config
     }
 
+    /// How many times discovery touched the filesystem (a test seam: a gate with
+    /// hooks off must not move it).
+    pub fn config_file_accesses(&self) -> u64 {
+        self.inner.registry.file_accesses()
+    }
+
     /// The canonicalised workspace roots.
     pub fn workspace_roots(&self) -> &[PathBuf] {
         &self.inner.roots

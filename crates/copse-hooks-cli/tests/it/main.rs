@@ -7,3 +7,4 @@ mod harness;
 mod gate;
 mod list;
 mod replay;
+mod trust;

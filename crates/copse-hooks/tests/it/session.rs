@@ -106,3 +106,34 @@ fn hooks_off_dispatch_nothing() {
     session.wait_idle();
     assert!(!marker.exists());
 }
+
+#[test]
+fn hooks_off_touch_no_config_file() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let on = engine(
+        home.path(),
+        ws.path(),
+        json!({"beforeShellExecution": [{"command": "true"}]}),
+    );
+    let mut config = on.config().clone();
+    config.hooks_enabled = false;
+    let off = Engine::new(config);
+    let session = off.session(SessionIdentity::new("c"));
+    let input = json!({"command": "ls"}).as_object().unwrap().clone();
+    for _ in 0..100 {
+        let v = session.gate_tool(copse_hooks::ToolCall::new("run_shell", input.clone()));
+        assert!(v.runs.is_empty());
+    }
+    session.fire(EventPayload::Stop {
+        status: "completed".into(),
+    });
+    assert_eq!(
+        off.config_file_accesses(),
+        0,
+        "a disabled gate touched config files"
+    );
+    let on_session = on.session(SessionIdentity::new("c"));
+    on_session.gate_tool(copse_hooks::ToolCall::new("run_shell", input));
+    assert!(on.config_file_accesses() > 0, "the seam counts accesses");
+}
