@@ -189,7 +189,7 @@ fn untrusted_preview_shows_what_trust_would_allow() {
     assert_eq!(v["hooks"][0]["command"], ".cursor/p.sh");
     assert_eq!(v["unsandboxed"], json!([]));
     assert!(!marker.exists(), "the preview runs nothing");
-    assert_eq!(settings_exists(&env), false, "the preview trusts nothing");
+    assert!(!settings_exists(&env), "the preview trusts nothing");
 }
 
 fn settings_exists(env: &Env) -> bool {
