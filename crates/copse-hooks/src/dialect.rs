@@ -284,6 +284,12 @@ pub trait Adapter: Send + Sync {
 
     /// Extra environment variables the vendor promises its hooks.
     fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)>;
+
+    /// The directory the hook process starts in. By default the workspace root for
+    /// project hooks and the config file's directory for user hooks.
+    fn cwd(&self, hook: &HookSpec, _ctx: &Context<'_>) -> PathBuf {
+        hook.cwd()
+    }
 }
 
 /// Reads a JSON object's first non-empty string among `keys`.

@@ -79,6 +79,7 @@ mod runner;
 pub mod session;
 pub mod settings;
 pub mod spawn;
+pub mod vendor;
 
 pub use dialect::{Dialect, Scope};
 pub use engine::{Engine, EngineConfig, HookSummary, Listing};

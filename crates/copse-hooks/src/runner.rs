@@ -66,7 +66,7 @@ pub(crate) fn run(
     stdin: Vec<u8>,
 ) -> HookRun {
     let env = environment(adapter, hook, input);
-    let cwd = hook.cwd();
+    let cwd = adapter.cwd(hook, &input.ctx);
     let started = Instant::now();
     let started_at = SystemTime::now();
     let request = SpawnRequest {

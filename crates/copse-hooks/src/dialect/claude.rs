@@ -120,7 +120,6 @@ pub fn unsupported_reason(event: &str) -> Option<&'static str> {
         "UserPromptExpansion" => "copse has no slash-command or MCP-prompt expansion step",
         "MessageDisplay" => "no canonical event for streamed display text",
         "DirectoryAdded" => "no canonical event for a workspace root added mid-session",
-        e if canonical_for(e).is_none() && PUBLISHED_EVENTS.contains(&e) => "not wired yet",
         _ => return None,
     };
     Some(reason)
@@ -934,6 +933,14 @@ impl Adapter for Claude {
                 Interpretation::failed(f.kind, f.message, parse_ok)
             }
         }
+    }
+
+    /// Claude Code runs every handler in the project directory ("the current
+    /// directory"), user hooks included.
+    fn cwd(&self, hook: &HookSpec, ctx: &Context<'_>) -> PathBuf {
+        ctx.root_for(hook)
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| hook.cwd())
     }
 
     fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)> {

@@ -77,8 +77,9 @@ pub fn unsupported_reason(event: &str) -> Option<&'static str> {
         "beforeTabFileRead" | "afterTabFileEdit" => {
             Some("Tab (inline completion) events: copse-hooks has no inline-tab surface")
         }
-        "workspaceOpen" => Some("fires outside any agent session; nothing to hang it on"),
-        e if canonical_for(e).is_none() && PUBLISHED_EVENTS.contains(&e) => Some("not wired yet"),
+        "workspaceOpen" => Some(
+            "fires outside any agent session and answers with plugin paths; copse-hooks has no plugin loader",
+        ),
         _ => None,
     }
 }

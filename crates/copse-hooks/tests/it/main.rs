@@ -5,3 +5,5 @@
 mod claude;
 mod session;
 mod spawn;
+mod vendor;
+mod wire;

@@ -1,0 +1,152 @@
+//! Golden wire payloads: the exact stdin every dialect sends for every event and
+//! flavour, marshalled from one fixed synthetic session and compared byte for byte
+//! with the committed `tests/fixtures/wire-payloads.json`.
+//!
+//! A change to that file is a stability decision (see docs/wire-payloads.md).
+//! Regenerate it, and review the diff, with
+//! `UPDATE_HOOK_PAYLOAD_SNAPSHOTS=1 cargo test -p copse-hooks --test it wire`.
+
+use std::path::PathBuf;
+
+use copse_hooks::dialect::{Context, Dialect, HookMatcher, HookSpec, Scope};
+use copse_hooks::discovery::adapter;
+use copse_hooks::event::CanonicalEvent;
+use copse_hooks::fixture;
+use copse_hooks::outcome::FailurePolicy;
+use copse_hooks::vendor::{CLAUDE, CURSOR};
+use serde_json::{Map, Value};
+
+fn flavours(event: CanonicalEvent) -> &'static [&'static str] {
+    match event {
+        CanonicalEvent::ToolGate => &["shell", "mcp", "read", "write"],
+        CanonicalEvent::AfterToolUse => &["shell", "mcp", "read", "failure"],
+        _ => &[""],
+    }
+}
+
+fn spec(dialect: Dialect, event: &str, canonical: CanonicalEvent) -> HookSpec {
+    HookSpec {
+        dialect,
+        event: event.to_string(),
+        canonical: Some(canonical),
+        command: "true".into(),
+        matcher_source: None,
+        matcher: HookMatcher::Always,
+        glob: None,
+        policy: FailurePolicy::Closed,
+        timeout: std::time::Duration::from_secs(1),
+        source: PathBuf::from("/fixture/home/hooks.json"),
+        scope: Scope::User,
+        root: None,
+        entry: 1,
+        sandbox: true,
+    }
+}
+
+/// Every (wire event, flavour) a dialect marshals, keyed `<canonical>/<wire>[/<flavour>]`.
+fn dialect_payloads(
+    dialect: Dialect,
+    wire_events: &[(&str, CanonicalEvent)],
+) -> Map<String, Value> {
+    let session = fixture::session();
+    let roots = vec![PathBuf::from(fixture::ROOT)];
+    let ctx = Context {
+        session: &session,
+        workspace_roots: &roots,
+    };
+    let a = adapter(dialect);
+    let mut out = Map::new();
+    for (wire, canonical) in wire_events {
+        let hook = spec(dialect, wire, *canonical);
+        for flavour in flavours(*canonical) {
+            let payload = fixture::payload(
+                *canonical,
+                if flavour.is_empty() { "shell" } else { flavour },
+            );
+            if !a.applies(&hook, &payload, &ctx) {
+                continue;
+            }
+            let key = if flavour.is_empty() {
+                format!("{}/{wire}", canonical.name())
+            } else {
+                format!("{}/{wire}/{flavour}", canonical.name())
+            };
+            out.insert(key, a.marshal(&hook, &payload, &ctx));
+        }
+    }
+    out
+}
+
+fn wired(
+    published: &[&'static str],
+    canonical_for: fn(&str) -> Option<CanonicalEvent>,
+) -> Vec<(&'static str, CanonicalEvent)> {
+    published
+        .iter()
+        .filter_map(|e| canonical_for(e).map(|c| (*e, c)))
+        .collect()
+}
+
+fn generate() -> String {
+    let mut all = Map::new();
+    all.insert(
+        "cursor".into(),
+        Value::Object(dialect_payloads(
+            Dialect::Cursor,
+            &wired(CURSOR.published, CURSOR.canonical_for),
+        )),
+    );
+    all.insert(
+        "claude".into(),
+        Value::Object(dialect_payloads(
+            Dialect::Claude,
+            &wired(CLAUDE.published, CLAUDE.canonical_for),
+        )),
+    );
+    let mut text = serde_json::to_string_pretty(&Value::Object(all)).unwrap();
+    text.push('\n');
+    text
+}
+
+#[test]
+fn wire_payloads_are_byte_identical_to_the_golden_fixture() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/wire-payloads.json");
+    let generated = generate();
+    if std::env::var_os("UPDATE_HOOK_PAYLOAD_SNAPSHOTS").is_some_and(|v| v == "1") {
+        std::fs::write(&path, &generated).unwrap();
+        return;
+    }
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    if committed != generated {
+        let first = committed
+            .lines()
+            .zip(generated.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or_else(|| committed.lines().count().min(generated.lines().count()));
+        panic!(
+            "wire payloads differ from {} (first difference at line {}):\n  committed: {:?}\n  generated: {:?}\nA payload change is a stability decision: review it, then regenerate with UPDATE_HOOK_PAYLOAD_SNAPSHOTS=1.",
+            path.display(),
+            first + 1,
+            committed.lines().nth(first),
+            generated.lines().nth(first)
+        );
+    }
+}
+
+#[test]
+fn every_wired_event_has_at_least_one_golden_payload() {
+    let fixture: Value = serde_json::from_str(&generate()).unwrap();
+    for (name, published, canonical_for) in [
+        ("cursor", CURSOR.published, CURSOR.canonical_for),
+        ("claude", CLAUDE.published, CLAUDE.canonical_for),
+    ] {
+        let keys: Vec<&String> = fixture[name].as_object().unwrap().keys().collect();
+        for (wire, canonical) in wired(published, canonical_for) {
+            let prefix = format!("{}/{wire}", canonical.name());
+            assert!(
+                keys.iter().any(|k| k.starts_with(&prefix)),
+                "{name} wires {wire} but no fixture payload reaches it"
+            );
+        }
+    }
+}
