@@ -64,6 +64,14 @@ pub enum Command {
         #[arg(long, value_name = "JSON")]
         payload: Option<String>,
     },
+    /// Validate hook config files of any dialect (default: every config discovery reads).
+    Lint {
+        /// Config files to check.
+        paths: Vec<PathBuf>,
+        /// Exit 1 on warnings too.
+        #[arg(long)]
+        deny_warnings: bool,
+    },
     /// Turn external hooks on (settings).
     Enable,
     /// Turn external hooks off (settings).
@@ -102,6 +110,10 @@ pub fn main() -> ExitCode {
             entry,
             payload,
         } => commands::test::run(&cli.global, source, event, *entry, payload.as_deref()),
+        Command::Lint {
+            paths,
+            deny_warnings,
+        } => commands::lint::run(&cli.global, paths, *deny_warnings),
         Command::Enable => commands::settings::enable(&cli.global, true),
         Command::Disable => commands::settings::enable(&cli.global, false),
         Command::Trust { dir } => commands::settings::trust(&cli.global, dir.as_deref()),

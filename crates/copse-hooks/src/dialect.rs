@@ -7,6 +7,7 @@
 //! nothing and knows nothing about processes beyond an exit code and bytes.
 
 pub mod claude;
+pub mod copse;
 pub mod cursor;
 
 use std::path::{Path, PathBuf};

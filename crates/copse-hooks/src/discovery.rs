@@ -24,9 +24,11 @@ pub struct ConfigLocation {
     pub root: Option<PathBuf>,
 }
 
-/// Every config location for a home directory and workspace roots, in configured
-/// (merge) order: user configs first, then each root's project configs.
-pub fn locations(home: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
+/// Every config location for a home directory, the copse data directory
+/// (`$COPSE_DIR`, default `~/.copse`) and workspace roots, in configured (merge)
+/// order: user configs first (Cursor, Claude, Copse), then each root's project
+/// configs (Cursor, Claude, Copse).
+pub fn locations(home: &Path, copse_dir: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
     let mut out = vec![
         ConfigLocation {
             path: home.join(".cursor").join("hooks.json"),
@@ -37,6 +39,12 @@ pub fn locations(home: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
         ConfigLocation {
             path: home.join(".claude").join("settings.json"),
             dialect: Dialect::Claude,
+            scope: Scope::User,
+            root: None,
+        },
+        ConfigLocation {
+            path: copse_dir.join("hooks.json"),
+            dialect: Dialect::Copse,
             scope: Scope::User,
             root: None,
         },
@@ -56,6 +64,12 @@ pub fn locations(home: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
                 root: Some(root.clone()),
             });
         }
+        out.push(ConfigLocation {
+            path: root.join(".copse").join("hooks.json"),
+            dialect: Dialect::Copse,
+            scope: Scope::Project,
+            root: Some(root.clone()),
+        });
     }
     out
 }
@@ -64,9 +78,11 @@ pub fn locations(home: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
 pub fn adapter(dialect: Dialect) -> &'static dyn Adapter {
     static CURSOR: Cursor = Cursor;
     static CLAUDE: crate::dialect::claude::Claude = crate::dialect::claude::Claude;
+    static COPSE: crate::dialect::copse::Copse = crate::dialect::copse::Copse;
     match dialect {
+        Dialect::Cursor => &CURSOR,
         Dialect::Claude => &CLAUDE,
-        Dialect::Cursor | Dialect::Copse => &CURSOR,
+        Dialect::Copse => &COPSE,
     }
 }
 

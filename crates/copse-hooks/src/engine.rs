@@ -218,7 +218,11 @@ impl Engine {
                 .find(|(k, _)| k == DEPTH_VAR)
                 .map(|(_, v)| v.as_os_str()),
         );
-        let registry = Registry::new(discovery::locations(&config.home, &roots));
+        let registry = Registry::new(discovery::locations(
+            &config.home,
+            &config.copse_dir,
+            &roots,
+        ));
         let base_env = env::scrubbed(config.environment.iter().cloned());
         Engine {
             inner: Arc::new(Inner {

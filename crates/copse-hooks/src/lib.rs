@@ -72,6 +72,8 @@ pub mod env;
 pub mod event;
 pub mod fixture;
 pub mod gate;
+pub mod jsonpos;
+pub mod lint;
 pub mod matcher;
 pub mod outcome;
 pub mod queue;

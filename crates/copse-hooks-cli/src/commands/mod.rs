@@ -2,6 +2,7 @@
 
 pub mod demo;
 pub mod gate;
+pub mod lint;
 pub mod list;
 pub mod replay;
 pub mod settings;

@@ -5,6 +5,7 @@
 mod harness;
 
 mod gate;
+mod lint;
 mod list;
 mod replay;
 mod trust;

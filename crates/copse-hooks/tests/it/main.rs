@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 mod claude;
+mod copse;
 mod session;
 mod spawn;
 mod vendor;

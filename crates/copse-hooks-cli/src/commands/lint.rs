@@ -1,0 +1,65 @@
+//! `copse-hooks lint [PATH...]`: validate hook configs of any dialect.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use copse_hooks::lint::Level;
+use serde_json::json;
+
+use crate::cli::Global;
+use crate::output::{self, paint};
+use crate::workspace;
+
+pub fn run(global: &Global, paths: &[PathBuf], deny_warnings: bool) -> Result<ExitCode> {
+    let inv = workspace::engine(global)?;
+    let report = inv.engine.lint(paths);
+    let errors = report.count(Level::Error);
+    let warnings = report.count(Level::Warning);
+    if global.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "files": report.files.iter().map(|(f, d)| json!({"file": f.display().to_string(), "dialect": d.as_str()})).collect::<Vec<_>>(),
+                "problems": report.problems.iter().map(|p| json!({
+                    "file": p.file.display().to_string(),
+                    "line": p.line,
+                    "column": p.column,
+                    "level": p.level.as_str(),
+                    "message": p.message,
+                })).collect::<Vec<_>>(),
+                "errors": errors,
+                "warnings": warnings,
+            }))?
+        );
+    } else {
+        for p in &report.problems {
+            let at = match (p.line, p.column) {
+                (Some(l), Some(c)) => format!("{}:{l}:{c}", workspace::display_path(&p.file)),
+                (Some(l), None) => format!("{}:{l}", workspace::display_path(&p.file)),
+                _ => workspace::display_path(&p.file),
+            };
+            let level = match p.level {
+                Level::Error => paint("error", output::RED, false),
+                Level::Warning => paint("warning", output::YELLOW, false),
+            };
+            println!("{at}: {level}: {}", p.message);
+        }
+        let files = report.files.len();
+        if report.problems.is_empty() {
+            println!(
+                "{} ({files} config file{} checked)",
+                paint("no problems", output::GREEN, false),
+                if files == 1 { "" } else { "s" }
+            );
+        } else {
+            println!("{errors} error(s), {warnings} warning(s) in {files} config file(s)");
+        }
+    }
+    let failed = errors > 0 || (deny_warnings && warnings > 0);
+    Ok(if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}

@@ -1,0 +1,115 @@
+//! `copse-hooks lint`: problems with positions, hints, levels and exit codes.
+
+use serde_json::json;
+
+use crate::harness::Env;
+
+#[test]
+fn lint_reports_positions_hints_and_exit_codes() {
+    let env = Env::new();
+    env.script("home/.cursor/ok.sh", "true");
+    env.write("home/.cursor/not-exec.sh", "#!/bin/sh\ntrue\n");
+    env.user_cursor(
+        r#"{
+  "version": 1,
+  "hooks": {
+    "beforeShellExecution": [
+      { "command": "./ok.sh", "timeout": 5000 },
+      { "command": "./missing.sh" },
+      { "command": "./not-exec.sh", "matcher": "([bad" },
+      { "matcher": "Bash", "hooks": [{ "type": "command", "command": "x" }] }
+    ],
+    "PreToolUse": [{ "command": "./ok.sh" }],
+    "afterTabFileEdit": [{ "command": "./ok.sh" }]
+  }
+}
+"#,
+    );
+    let r = env.cmd().args(["lint"]).run();
+    assert_eq!(
+        r.out.status.code(),
+        Some(1),
+        "errors exit 1:\n{}",
+        r.stdout()
+    );
+    insta::assert_snapshot!("lint_human", r.redacted());
+    let v = env.cmd().args(["--json", "lint"]).run().json();
+    assert!(v["errors"].as_u64().unwrap() >= 4, "{v}");
+    let problems = v["problems"].as_array().unwrap();
+    let timeout = problems
+        .iter()
+        .find(|p| p["message"].as_str().unwrap().contains("milliseconds"))
+        .unwrap();
+    assert_eq!(timeout["level"], "warning");
+    assert_eq!(timeout["line"], 5);
+    assert!(problems.iter().any(|p| {
+        p["message"]
+            .as_str()
+            .unwrap()
+            .contains("Claude Code's nested")
+    }));
+    assert!(problems.iter().any(|p| {
+        p["message"]
+            .as_str()
+            .unwrap()
+            .contains("in .cursor/hooks.json use \"preToolUse\"")
+    }));
+    assert!(
+        problems
+            .iter()
+            .any(|p| p["message"].as_str().unwrap().contains("does not exist"))
+    );
+    assert!(
+        problems
+            .iter()
+            .any(|p| p["message"].as_str().unwrap().contains("not executable"))
+    );
+}
+
+#[test]
+fn clean_config_exits_zero_and_deny_warnings_fails_on_warnings() {
+    let env = Env::new();
+    env.script("home/.cursor/ok.sh", "true");
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "./ok.sh"}]}})
+            .to_string(),
+    );
+    let r = env.cmd().args(["lint"]).run().success();
+    assert!(r.stdout().contains("no problems"), "{}", r.stdout());
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"workspaceOpen": [{"command": "./ok.sh"}]}}).to_string(),
+    );
+    let r = env.cmd().args(["lint"]).run();
+    assert_eq!(
+        r.out.status.code(),
+        Some(0),
+        "a warning alone passes:\n{}",
+        r.stdout()
+    );
+    let r = env.cmd().args(["lint", "--deny-warnings"]).run();
+    assert_eq!(r.out.status.code(), Some(1));
+}
+
+#[test]
+fn lint_detects_dialect_by_path_and_shape() {
+    let env = Env::new();
+    let claude_shape = env.write(
+        "elsewhere/my-hooks.json",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo ok"}]}]}}).to_string(),
+    );
+    let bad_json = env.write("ws/.claude/settings.json", "{ \"hooks\": ");
+    let v = env
+        .cmd()
+        .args(["--json", "lint"])
+        .args([&claude_shape, &bad_json])
+        .run()
+        .json();
+    assert_eq!(v["files"][0]["dialect"], "claude");
+    let p = &v["problems"][0];
+    assert_eq!(p["level"], "error");
+    assert!(
+        p["message"].as_str().unwrap().starts_with("not valid JSON"),
+        "{p}"
+    );
+    assert_eq!(p["line"], 1);
+}
