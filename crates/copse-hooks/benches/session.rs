@@ -124,14 +124,22 @@ fn vm_hwm_kib() -> Option<u64> {
 }
 
 fn main() {
-    println!("copse-hooks session benchmark (pid {})\n", std::process::id());
+    println!(
+        "copse-hooks session benchmark (pid {})\n",
+        std::process::id()
+    );
     let dir = tempfile::tempdir().unwrap();
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&ws).unwrap();
     let events = events();
 
     let on = engine(&dir.path().join("home-on"), &ws, non_matching_hooks(), true);
-    let off = engine(&dir.path().join("home-off"), &ws, non_matching_hooks(), false);
+    let off = engine(
+        &dir.path().join("home-off"),
+        &ws,
+        non_matching_hooks(),
+        false,
+    );
     let mut on_t = Vec::new();
     let mut off_t = Vec::new();
     for _ in 0..3 {
@@ -144,9 +152,18 @@ fn main() {
     on_t.sort();
     off_t.sort();
     let (on_m, off_m) = (on_t[on_t.len() / 2], off_t[off_t.len() / 2]);
-    let pass = if on_m < Duration::from_micros(20) { "PASS" } else { "MISS" };
-    println!("1. 1,000-event session, 50 configured hooks, none matching (median of 15 interleaved runs)");
-    println!("   hooks off (baseline)          {:>8.2} µs/event", off_m.as_secs_f64() * 1e6);
+    let pass = if on_m < Duration::from_micros(20) {
+        "PASS"
+    } else {
+        "MISS"
+    };
+    println!(
+        "1. 1,000-event session, 50 configured hooks, none matching (median of 15 interleaved runs)"
+    );
+    println!(
+        "   hooks off (baseline)          {:>8.2} µs/event",
+        off_m.as_secs_f64() * 1e6
+    );
     println!(
         "   hooks on, nothing matches     {:>8.2} µs/event   target < 20 µs   {pass}   ({:.1}× the off path)",
         on_m.as_secs_f64() * 1e6,
@@ -159,18 +176,28 @@ fn main() {
     let hooks: Vec<Value> = (0..100)
         .map(|n| json!({"command": format!("cat >/dev/null; sleep 0.05; touch {}/{n}", marker_dir.display())}))
         .collect();
-    let fan = engine(&dir.path().join("home-fan"), &ws, json!({"afterAgentResponse": hooks}), true);
+    let fan = engine(
+        &dir.path().join("home-fan"),
+        &ws,
+        json!({"afterAgentResponse": hooks}),
+        true,
+    );
     let session = fan.session(SessionIdentity::new("fan"));
     let before = vm_hwm_kib();
     let start = Instant::now();
-    let fired = session.fire(EventPayload::AfterAgentResponse { text: "done".into() });
+    let fired = session.fire(EventPayload::AfterAgentResponse {
+        text: "done".into(),
+    });
     let returned = start.elapsed();
     session.wait_idle();
     let idle = start.elapsed();
     let after = vm_hwm_kib();
     let ran = std::fs::read_dir(&marker_dir).unwrap().count();
     println!("\n2. Detached fan-out: 100 matching afterAgentResponse hooks, each `sleep 0.05`");
-    println!("   fire() returned after         {:>8.2} ms   ({fired:?})", returned.as_secs_f64() * 1e3);
+    println!(
+        "   fire() returned after         {:>8.2} ms   ({fired:?})",
+        returned.as_secs_f64() * 1e3
+    );
     println!(
         "   all hooks finished after      {:>8.1} ms   (8 at once: ideal ≈ {:.0} ms of sleeping)",
         idle.as_secs_f64() * 1e3,
