@@ -72,6 +72,32 @@ pub enum Command {
         #[arg(long)]
         deny_warnings: bool,
     },
+    /// List recorded hook runs (newest first).
+    Log {
+        /// Only this event (wire name like beforeShellExecution, or canonical like toolGate).
+        #[arg(long)]
+        event: Option<String>,
+        /// Only this outcome: allow, ask, deny, none or failed.
+        #[arg(long)]
+        decision: Option<String>,
+        /// Only this dialect: cursor, claude or copse.
+        #[arg(long)]
+        dialect: Option<String>,
+        /// Only runs that failed.
+        #[arg(long)]
+        failed: bool,
+        /// Only runs since: unix ms, an age (30m, 2h, 7d) or a UTC date (2026-12-01T08:30).
+        #[arg(long)]
+        since: Option<String>,
+        /// At most this many runs.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Show one recorded run in detail.
+    Show {
+        /// The run id (from `log`).
+        run_id: String,
+    },
     /// Turn external hooks on (settings).
     Enable,
     /// Turn external hooks off (settings).
@@ -114,6 +140,25 @@ pub fn main() -> ExitCode {
             paths,
             deny_warnings,
         } => commands::lint::run(&cli.global, paths, *deny_warnings),
+        Command::Log {
+            event,
+            decision,
+            dialect,
+            failed,
+            since,
+            limit,
+        } => commands::log::log(
+            &cli.global,
+            &commands::log::LogArgs {
+                event: event.clone(),
+                decision: decision.clone(),
+                dialect: dialect.clone(),
+                failed: *failed,
+                since: since.clone(),
+                limit: *limit,
+            },
+        ),
+        Command::Show { run_id } => commands::log::show(&cli.global, run_id),
         Command::Enable => commands::settings::enable(&cli.global, true),
         Command::Disable => commands::settings::enable(&cli.global, false),
         Command::Trust { dir } => commands::settings::trust(&cli.global, dir.as_deref()),

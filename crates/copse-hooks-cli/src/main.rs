@@ -4,6 +4,7 @@
 mod cli;
 mod commands;
 mod output;
+mod time;
 mod workspace;
 
 fn main() -> std::process::ExitCode {

@@ -45,11 +45,50 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
             .trusted
             .extend(roots.iter().cloned().map(TrustedWorkspace::Path));
     }
+    if let Some(r) = settings.retention {
+        let mut retention = copse_hooks::spine::Retention::default();
+        if r.max_runs.is_some() {
+            retention.max_runs = r.max_runs;
+        }
+        if r.max_age_days.is_some() {
+            retention.max_age_days = r.max_age_days;
+        }
+        config.retention = retention;
+    }
+    let recording = settings.spine != Some(false);
     adjust(&mut config);
+    if !recording {
+        config.spine_path = None;
+    }
     Ok(Invocation {
         engine: Engine::new(config),
         settings_warning,
     })
+}
+
+/// Turns on recording in the audit store (`$COPSE_DIR/spine.db`).
+pub fn record(config: &mut EngineConfig) {
+    config.spine_path = Some(config.copse_dir.join("spine.db"));
+}
+
+/// The audit store, opened read-only, when it exists.
+pub fn read_spine(engine: &copse_hooks::Engine) -> Result<Option<copse_hooks::spine::Spine>> {
+    use copse_hooks::spine::{Spine, SpineError};
+    match Spine::open_read_only(engine.config().copse_dir.join("spine.db")) {
+        Ok(s) => Ok(Some(s)),
+        Err(SpineError::Missing { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Prints the audit store's warning, if any, on stderr.
+pub fn warn_spine(engine: &copse_hooks::Engine) {
+    if let Some(w) = engine.spine_warning() {
+        eprintln!(
+            "{}: audit store: {w}",
+            crate::output::paint("warning", crate::output::YELLOW, true)
+        );
+    }
 }
 
 /// Prints a session's notices (first project-hook runs, changed configs) on stderr.

@@ -483,11 +483,11 @@ fn per_hook_overhead() {
                 _ => all_allowed(&session.gate_tool(call), 1),
             };
             let elapsed = start.elapsed();
-            if round >= SPAWN_WARMUP {
-                if let Some(s) = series.get_mut(v) {
-                    s.samples.push(elapsed);
-                    s.bad += usize::from(!ok);
-                }
+            if round >= SPAWN_WARMUP
+                && let Some(s) = series.get_mut(v)
+            {
+                s.samples.push(elapsed);
+                s.bad += usize::from(!ok);
             }
         }
     }

@@ -138,6 +138,11 @@ pub struct HookSpec {
     pub entry: usize,
     /// Whether the hook runs in the sandbox (only Copse may opt out).
     pub sandbox: bool,
+    /// Whether the hook runs detached on an event that is otherwise awaited
+    /// (Copse `async: true` on afterFileEdit).
+    pub run_async: bool,
+    /// A per-script cap on the continuations its queued messages may take (Copse).
+    pub loop_limit: Option<copse::LoopLimit>,
 }
 
 impl HookSpec {
@@ -305,7 +310,7 @@ pub(crate) fn string_field(obj: &serde_json::Map<String, Value>, keys: &[&str]) 
 /// Formats a duration in seconds the way configs write it (`30s`, `0.5s`).
 pub(crate) fn seconds(d: Duration) -> String {
     let ms = d.as_millis();
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{}s", d.as_secs_f64())

@@ -266,5 +266,7 @@ fn clone_for_dry_run(hook: &HookSpec) -> HookSpec {
         root: hook.root.clone(),
         entry: hook.entry,
         sandbox: hook.sandbox,
+        run_async: hook.run_async,
+        loop_limit: hook.loop_limit,
     }
 }

@@ -20,6 +20,7 @@ use crate::outcome::FailurePolicy;
 use crate::session::Session;
 use crate::settings::TrustedWorkspace;
 use crate::spawn::Limits;
+use crate::spine::{Retention, Spine, SpineOptions};
 
 /// How to build an engine.
 #[derive(Debug, Clone)]
@@ -41,6 +42,11 @@ pub struct EngineConfig {
     /// Whether sessions keep every run record in memory ([`Session::runs`]); off by
     /// default, since the audit store is where runs live.
     pub keep_session_runs: bool,
+    /// Where to record every hook run (the audit store, `$COPSE_DIR/spine.db` in the
+    /// CLI); `None` records nothing.
+    pub spine_path: Option<PathBuf>,
+    /// How long the audit store keeps runs.
+    pub retention: Retention,
 }
 
 impl EngineConfig {
@@ -63,6 +69,8 @@ impl EngineConfig {
             environment: std::env::vars_os().collect(),
             limits: Limits::default(),
             keep_session_runs: false,
+            spine_path: None,
+            retention: Retention::default(),
         }
     }
 
@@ -75,6 +83,12 @@ impl EngineConfig {
     /// Trusts a workspace root (unpinned: its configs' current content runs).
     pub fn trust(mut self, root: impl Into<PathBuf>) -> Self {
         self.trusted.push(TrustedWorkspace::Path(root.into()));
+        self
+    }
+
+    /// Records every hook run in the audit store at `path`.
+    pub fn spine(mut self, path: impl Into<PathBuf>) -> Self {
+        self.spine_path = Some(path.into());
         self
     }
 
@@ -165,6 +179,8 @@ pub struct Listing {
 }
 
 struct Inner {
+    spine: Option<Spine>,
+    spine_warning: Option<String>,
     config: EngineConfig,
     roots: Vec<PathBuf>,
     trusted: Vec<TrustedWorkspace>,
@@ -224,8 +240,21 @@ impl Engine {
             &roots,
         ));
         let base_env = env::scrubbed(config.environment.iter().cloned());
+        let (spine, spine_warning) = match &config.spine_path {
+            Some(path) => {
+                let options = SpineOptions {
+                    retention: config.retention,
+                    ..SpineOptions::default()
+                };
+                let (spine, warning) = Spine::open_with(path, options);
+                (Some(spine), warning.map(|w| w.to_string()))
+            }
+            None => (None, None),
+        };
         Engine {
             inner: Arc::new(Inner {
+                spine,
+                spine_warning,
                 config,
                 roots,
                 trusted,
@@ -357,8 +386,42 @@ impl Engine {
         self.inner.config.limits
     }
 
-    /// Every declared hook (trusted or not) and every warning, for the Sources view.
+    /// The audit store, when recording.
+    pub fn spine(&self) -> Option<&Spine> {
+        self.inner.spine.as_ref()
+    }
+
+    /// Why the audit store could not be opened (gating carries on without it), or its
+    /// first runtime failure. Given once per call site; the engine never prints.
+    pub fn spine_warning(&self) -> Option<String> {
+        self.inner.spine_warning.clone().or_else(|| {
+            self.inner
+                .spine
+                .as_ref()
+                .and_then(|s| s.take_warning())
+                .map(|w| w.to_string())
+        })
+    }
+
+    /// Commits everything recorded so far (call before the host exits).
+    pub fn flush_spine(&self) {
+        if let Some(s) = &self.inner.spine {
+            s.flush();
+        }
+    }
+
+    /// Every declared hook (trusted or not) and every warning, for the Sources view,
+    /// with each hook's last error from this engine's audit store.
     pub fn list(&self) -> Listing {
+        self.list_with(self.inner.spine.as_ref())
+    }
+
+    /// [`Engine::list`], taking last errors from `spine` (the first failure recorded
+    /// for each hook in the store's latest session).
+    pub fn list_with(&self, spine: Option<&Spine>) -> Listing {
+        let failures = spine
+            .and_then(|s| s.latest_session().map(|session| s.first_failures(&session)))
+            .unwrap_or_default();
         let configs = self.inner.registry.load(|_| true);
         let enabled = self.inner.config.hooks_enabled;
         let mut hooks = Vec::new();
@@ -388,7 +451,13 @@ impl Engine {
                     enabled,
                     fail_closed: hook.policy == FailurePolicy::Closed,
                     sandboxed: hook.sandbox,
-                    last_error: None,
+                    last_error: failures
+                        .get(&(
+                            hook.source.to_string_lossy().into_owned(),
+                            hook.event.clone(),
+                            hook.command.clone(),
+                        ))
+                        .cloned(),
                     timeout_ms: u64::try_from(hook.timeout.as_millis()).unwrap_or(u64::MAX),
                 });
             }

@@ -81,6 +81,7 @@ mod runner;
 pub mod session;
 pub mod settings;
 pub mod spawn;
+pub mod spine;
 pub mod vendor;
 
 pub use dialect::{Dialect, Scope};

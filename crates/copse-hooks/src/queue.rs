@@ -11,7 +11,11 @@
 
 use serde::Serialize;
 
+use std::collections::HashMap;
+use std::path::PathBuf;
+
 use crate::dialect::Dialect;
+use crate::dialect::copse::LoopLimit;
 
 /// Machine-initiated continuations allowed per turn tree.
 pub const DEFAULT_CONTINUATION_BUDGET: u32 = 5;
@@ -25,6 +29,12 @@ pub struct MessageOrigin {
     pub event: String,
     /// The hook's command.
     pub command: String,
+    /// The config file that declared the hook.
+    #[serde(skip)]
+    pub source: std::path::PathBuf,
+    /// The hook's entry in that file.
+    #[serde(skip)]
+    pub entry: usize,
 }
 
 /// A message waiting for the agent.
@@ -40,6 +50,9 @@ pub struct QueuedMessage {
     pub epoch: u64,
     /// Who produced it.
     pub origin: MessageOrigin,
+    /// The producing script's own cap on continuations (Copse `loop_limit`).
+    #[serde(skip)]
+    pub loop_limit: Option<LoopLimit>,
 }
 
 /// The queue and the budget of one session.
@@ -49,6 +62,8 @@ pub struct MessageQueue {
     epoch: u64,
     used: u32,
     budget: u32,
+    /// Continuations each script has taken in the current turn tree.
+    per_script: HashMap<(PathBuf, String, usize), u32>,
 }
 
 impl Default for MessageQueue {
@@ -65,6 +80,7 @@ impl MessageQueue {
             epoch: 0,
             used: 0,
             budget,
+            per_script: HashMap::new(),
         }
     }
 
@@ -82,6 +98,7 @@ impl MessageQueue {
     pub fn start_human_turn_tree(&mut self) -> u64 {
         self.epoch += 1;
         self.used = 0;
+        self.per_script.clear();
         self.epoch
     }
 
@@ -106,14 +123,28 @@ impl MessageQueue {
 
     /// Takes the messages the agent may receive now. Each spends one continuation of
     /// the current turn tree; once the budget is spent the rest turn held and stay.
+    /// A script with a `loop_limit` gets at most that many of the continuations that
+    /// remain (nothing is reserved for it; `null` means only the global budget
+    /// applies).
     pub fn drain(&mut self) -> Vec<QueuedMessage> {
         let mut delivered = Vec::new();
         let mut kept = Vec::new();
         for mut m in std::mem::take(&mut self.items) {
+            let key = (
+                m.origin.source.clone(),
+                m.origin.event.clone(),
+                m.origin.entry,
+            );
+            let script_used = self.per_script.get(&key).copied().unwrap_or(0);
+            let script_ok = match m.loop_limit {
+                Some(LoopLimit::At(n)) => script_used < n,
+                Some(LoopLimit::Unlimited) | None => true,
+            };
             if m.held {
                 kept.push(m);
-            } else if self.used < self.budget {
+            } else if self.used < self.budget && script_ok {
                 self.used += 1;
+                *self.per_script.entry(key).or_insert(0) += 1;
                 delivered.push(m);
             } else {
                 m.held = true;
@@ -150,8 +181,31 @@ mod tests {
                 dialect: Dialect::Cursor,
                 event: "postToolUse".into(),
                 command: "x".into(),
+                source: PathBuf::from("/h.json"),
+                entry: 1,
             },
+            loop_limit: None,
         }
+    }
+
+    #[test]
+    fn loop_limit_caps_a_script_inside_the_global_budget() {
+        let mut q = MessageQueue::new(5);
+        for i in 0..4 {
+            let mut m = msg(&format!("a{i}"), 0, false, false);
+            m.loop_limit = Some(LoopLimit::At(2));
+            q.push(m);
+        }
+        q.push(msg("other", 0, false, false));
+        let out: Vec<String> = q.drain().into_iter().map(|m| m.text).collect();
+        assert_eq!(out, ["a0", "a1", "other"]);
+        assert_eq!(q.items().len(), 2);
+        assert!(q.items().iter().all(|m| m.held));
+        assert_eq!(
+            q.remaining(),
+            2,
+            "nothing was reserved for the capped script"
+        );
     }
 
     #[test]

@@ -70,6 +70,8 @@ struct Starting {
 
 #[derive(Debug)]
 struct State {
+    /// Names this session in the audit store when the host gave no conversation id.
+    local_id: String,
     identity: Mutex<SessionIdentity>,
     turns: Mutex<u64>,
     env: Mutex<BTreeMap<String, String>>,
@@ -103,6 +105,7 @@ impl Session {
         Session {
             engine,
             state: Arc::new(State {
+                local_id: local_session_id(),
                 identity: Mutex::new(identity),
                 turns: Mutex::new(0),
                 env: Mutex::new(BTreeMap::new()),
@@ -155,6 +158,8 @@ impl Session {
 
     /// Fires any event: blocking events return their verdict, observation events are
     /// dispatched detached. `beforeSubmitPrompt` starts a human turn first.
+    /// On `afterFileEdit`, hooks that opted into `async` run detached; the rest are
+    /// awaited.
     pub fn fire(&self, mut event: EventPayload) -> Fired {
         if let EventPayload::AfterToolUse(result) = &mut event {
             crate::event::cap_tool_output(&mut result.output);
@@ -169,7 +174,8 @@ impl Session {
         }
     }
 
-    /// Fires a blocking event and waits for its verdict.
+    /// Fires a blocking event and waits for its verdict (hooks that opted into
+    /// `async` are dispatched detached and do not contribute to it).
     pub fn fire_blocking(&self, event: &EventPayload) -> Verdict {
         if !self.engine.hooks_active() {
             return Verdict::default();
@@ -180,7 +186,13 @@ impl Session {
             session: &identity,
             workspace_roots: roots,
         };
-        let selected = self.select(event, &ctx);
+        let (detached, selected): (Vec<Selected>, Vec<Selected>) = self
+            .select(event, &ctx)
+            .into_iter()
+            .partition(|s| s.hook().run_async && event.event() == CanonicalEvent::AfterFileEdit);
+        if !detached.is_empty() {
+            self.dispatch_detached(event.clone(), detached);
+        }
         if selected.is_empty() {
             return Verdict::default();
         }
@@ -215,10 +227,64 @@ impl Session {
                     .collect()
             })
         };
+        let epoch = lock(&self.state.queue).epoch();
+        for (run, s) in runs.iter().zip(selected.iter()) {
+            if let Some(q) = &run.outcome.queue_message {
+                self.enqueue(s.hook(), q, epoch);
+            }
+        }
+        for run in &runs {
+            self.record(run, &identity);
+        }
         if self.engine.keeps_runs() {
             lock(&self.state.runs).extend(runs.iter().cloned());
         }
         gate::merge(runs)
+    }
+
+    /// The session id the audit store uses: the conversation id, or (outside any
+    /// conversation) an id unique to this session object.
+    pub fn audit_id<'a>(&'a self, identity: &'a SessionIdentity) -> &'a str {
+        if identity.conversation_id.is_empty() {
+            &self.state.local_id
+        } else {
+            &identity.conversation_id
+        }
+    }
+
+    /// Records a run in the audit store (never blocks on the disk).
+    fn record(&self, run: &HookRun, identity: &SessionIdentity) {
+        if let Some(spine) = self.engine.spine() {
+            spine.record(crate::spine::RunRecord::from_run(
+                run,
+                self.audit_id(identity),
+                &identity.generation_id,
+                "",
+            ));
+        }
+    }
+
+    /// Queues a hook's message, produced in `epoch`.
+    fn enqueue(
+        &self,
+        hook: &crate::dialect::HookSpec,
+        q: &crate::outcome::QueueRequest,
+        epoch: u64,
+    ) {
+        lock(&self.state.queue).push(QueuedMessage {
+            text: q.text.clone(),
+            send_now: q.send_now,
+            held: q.held,
+            epoch,
+            origin: MessageOrigin {
+                dialect: hook.dialect,
+                event: hook.event.clone(),
+                command: hook.command.clone(),
+                source: hook.source.clone(),
+                entry: hook.entry,
+            },
+            loop_limit: hook.loop_limit,
+        });
     }
 
     fn fire_detached(&self, event: EventPayload) -> Fired {
@@ -229,7 +295,6 @@ impl Session {
             };
         }
         let identity = self.identity();
-        let canonical = event.event();
         let selected = {
             let ctx = Context {
                 session: &identity,
@@ -237,6 +302,13 @@ impl Session {
             };
             self.select(&event, &ctx)
         };
+        self.dispatch_detached(event, selected)
+    }
+
+    /// Dispatches selected hooks detached, capturing the identity and epoch now.
+    fn dispatch_detached(&self, event: EventPayload, selected: Vec<Selected>) -> Fired {
+        let identity = self.identity();
+        let canonical = event.event();
         if canonical == CanonicalEvent::SessionStart {
             lock(&self.state.env).clear();
             let longest = selected
@@ -266,7 +338,7 @@ impl Session {
                 Dispatched::Dropped => {
                     dropped += 1;
                     let hook = s.hook();
-                    lock(&self.state.drops).push(DroppedRun {
+                    let drop = DroppedRun {
                         event: hook.event.clone(),
                         canonical,
                         dialect: hook.dialect,
@@ -274,7 +346,15 @@ impl Session {
                         source: hook.source.clone(),
                         scope: hook.scope,
                         at: SystemTime::now(),
-                    });
+                    };
+                    if let Some(spine) = self.engine.spine() {
+                        spine.record(crate::spine::RunRecord::dropped(
+                            &drop,
+                            self.audit_id(&identity),
+                            &identity.generation_id,
+                        ));
+                    }
+                    lock(&self.state.drops).push(drop);
                     if canonical == CanonicalEvent::SessionStart {
                         self.session_start_finished();
                     }
@@ -399,6 +479,17 @@ impl Session {
     }
 }
 
+/// `local-<unix ms>-<pid>-<n>`: unique per session object in this process.
+fn local_session_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let ms = SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    format!("local-{ms}-{}-{n}", std::process::id())
+}
+
 fn run_one(s: &Selected, input: &RunInput<'_>) -> HookRun {
     let hook = s.hook();
     let adapter = discovery::adapter(hook.dialect);
@@ -434,24 +525,15 @@ impl DetachedRun {
         };
         let run = run_one(&self.selected, &input);
         let hook = self.selected.hook();
-        if let Some(vars) = &run.outcome.session_env {
-            if canonical == CanonicalEvent::SessionStart {
-                lock(&session.state.env).extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
-            }
+        if let Some(vars) = &run.outcome.session_env
+            && canonical == CanonicalEvent::SessionStart
+        {
+            lock(&session.state.env).extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
         }
         if let Some(q) = &run.outcome.queue_message {
-            lock(&session.state.queue).push(QueuedMessage {
-                text: q.text.clone(),
-                send_now: q.send_now,
-                held: q.held,
-                epoch: self.epoch,
-                origin: MessageOrigin {
-                    dialect: hook.dialect,
-                    event: hook.event.clone(),
-                    command: hook.command.clone(),
-                },
-            });
+            session.enqueue(hook, q, self.epoch);
         }
+        session.record(&run, &self.identity);
         if session.engine.keeps_runs() {
             lock(&session.state.runs).push(run);
         }

@@ -47,12 +47,14 @@ fn read_content(input: &Map<String, Value>, roots: &[std::path::PathBuf]) -> Res
 }
 
 pub fn run(global: &Global, tool: &str, input: &str) -> Result<ExitCode> {
-    let inv = workspace::engine(global)?;
+    let inv = workspace::engine_with(global, workspace::record)?;
     workspace::warn_settings(&inv);
     let call = tool_call(tool, input, inv.engine.workspace_roots())?;
     let session = inv.engine.session(SessionIdentity::new(""));
     let verdict = session.gate_tool(call);
     workspace::print_notices(&session);
+    inv.engine.flush_spine();
+    workspace::warn_spine(&inv.engine);
     if global.json {
         println!(
             "{}",

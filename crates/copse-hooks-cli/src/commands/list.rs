@@ -16,7 +16,14 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
     if untrusted_preview {
         return preview(global, &inv.engine);
     }
-    let listing = inv.engine.list();
+    let spine = workspace::read_spine(&inv.engine).unwrap_or_else(|e| {
+        eprintln!(
+            "{}: audit store: {e}",
+            paint("warning", output::YELLOW, true)
+        );
+        None
+    });
+    let listing = inv.engine.list_with(spine.as_ref());
     if global.json {
         println!(
             "{}",
@@ -120,7 +127,7 @@ fn print_human(l: &Listing, enabled: bool) {
 }
 
 fn seconds(ms: u64) -> String {
-    if ms % 1000 == 0 {
+    if ms.is_multiple_of(1000) {
         format!("{}s", ms / 1000)
     } else {
         format!("{}s", ms as f64 / 1000.0)

@@ -4,6 +4,7 @@ pub mod demo;
 pub mod gate;
 pub mod lint;
 pub mod list;
+pub mod log;
 pub mod replay;
 pub mod settings;
 pub mod test;

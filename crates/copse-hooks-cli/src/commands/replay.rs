@@ -278,12 +278,17 @@ fn merge_verdict(obj: &mut Value, v: &Verdict) {
 }
 
 pub fn run(global: &Global, file: &Path) -> Result<ExitCode> {
-    let inv = workspace::engine_with(global, |c| c.keep_session_runs = true)?;
+    let inv = workspace::engine_with(global, |c| {
+        c.keep_session_runs = true;
+        workspace::record(c);
+    })?;
     workspace::warn_settings(&inv);
     let lines = parse(file, inv.engine.workspace_roots())?;
     let session = inv.engine.session(SessionIdentity::new("replay"));
     let (per_line, summary) = drive(&session, &lines);
     workspace::print_notices(&session);
+    inv.engine.flush_spine();
+    workspace::warn_spine(&inv.engine);
     if global.json {
         for v in &per_line {
             println!("{}", serde_json::to_string(v)?);

@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod audit;
 mod gate;
 mod lint;
 mod list;

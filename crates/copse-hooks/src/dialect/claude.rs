@@ -753,26 +753,27 @@ impl Adapter for Claude {
                 };
                 let raw_matcher = group.get("matcher");
                 let matcher_source = Self::matcher_source(raw_matcher);
-                if wired && uses_matcher(event) {
-                    if let HookMatcher::Invalid(e) = Self::matcher(event, wired, raw_matcher) {
-                        let p = &e.pattern;
-                        warn(
-                            &mut out,
-                            source,
-                            scope,
-                            Some(event),
-                            if raw_matcher.is_some_and(Value::is_string) {
-                                format!(
-                                    "\"{event}\" group {n} matcher \"{p}\" is not a valid regex ({}) — its hooks never fire",
-                                    e.reason
-                                )
-                            } else {
-                                format!(
-                                    "\"{event}\" group {n} matcher must be a string — its hooks never fire"
-                                )
-                            },
-                        );
-                    }
+                if wired
+                    && uses_matcher(event)
+                    && let HookMatcher::Invalid(e) = Self::matcher(event, wired, raw_matcher)
+                {
+                    let p = &e.pattern;
+                    warn(
+                        &mut out,
+                        source,
+                        scope,
+                        Some(event),
+                        if raw_matcher.is_some_and(Value::is_string) {
+                            format!(
+                                "\"{event}\" group {n} matcher \"{p}\" is not a valid regex ({}) — its hooks never fire",
+                                e.reason
+                            )
+                        } else {
+                            format!(
+                                "\"{event}\" group {n} matcher must be a string — its hooks never fire"
+                            )
+                        },
+                    );
                 }
                 for (hi, handler) in handlers.iter().enumerate() {
                     let label = format!("\"{event}\" group {n} hook {}", hi + 1);
@@ -807,6 +808,8 @@ impl Adapter for Claude {
                         root: root.map(Path::to_path_buf),
                         entry: n,
                         sandbox: true,
+                        run_async: false,
+                        loop_limit: None,
                     });
                 }
             }
@@ -1027,15 +1030,15 @@ fn blocks(obj: &Map<String, Value>) -> bool {
 
 /// The reason a JSON answer gives for blocking, when it blocks.
 fn block_reason(obj: &Map<String, Value>) -> Option<String> {
-    if stops(obj) {
-        if let Some(r) = text_of(obj, "stopReason") {
-            return Some(r);
-        }
+    if stops(obj)
+        && let Some(r) = text_of(obj, "stopReason")
+    {
+        return Some(r);
     }
-    if blocks(obj) {
-        if let Some(r) = text_of(obj, "reason") {
-            return Some(r);
-        }
+    if blocks(obj)
+        && let Some(r) = text_of(obj, "reason")
+    {
+        return Some(r);
     }
     let n = nested(obj)?;
     if n.get("permissionDecision").and_then(Value::as_str) == Some("deny") {

@@ -440,6 +440,8 @@ impl Copse {
             root: root.map(Path::to_path_buf),
             entry: cx.n,
             sandbox,
+            run_async,
+            loop_limit,
         };
         Some((
             spec,
@@ -568,10 +570,10 @@ impl Adapter for Copse {
         if hook.canonical != Some(event.event()) {
             return false;
         }
-        if let (EventPayload::AfterFileEdit { file_path, .. }, Some(glob)) = (event, &hook.glob) {
-            if !glob.matches_path(Path::new(file_path), ctx.root_for(hook)) {
-                return false;
-            }
+        if let (EventPayload::AfterFileEdit { file_path, .. }, Some(glob)) = (event, &hook.glob)
+            && !glob.matches_path(Path::new(file_path), ctx.root_for(hook))
+        {
+            return false;
         }
         match Self::subject(event) {
             Some(subject) => hook.matcher.test(subject).fires(),

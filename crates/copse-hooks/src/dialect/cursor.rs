@@ -268,19 +268,19 @@ impl Adapter for Cursor {
                     continue;
                 };
                 let Some(obj) = obj else { continue };
-                if let Some(kind) = obj.get("type").and_then(Value::as_str) {
-                    if kind != "command" {
-                        Self::warn(
-                            &mut out,
-                            source,
-                            scope,
-                            Some(event),
-                            format!(
-                                "\"{event}\" entry {n} has type \"{kind}\"; only command hooks are supported — skipped"
-                            ),
-                        );
-                        continue;
-                    }
+                if let Some(kind) = obj.get("type").and_then(Value::as_str)
+                    && kind != "command"
+                {
+                    Self::warn(
+                        &mut out,
+                        source,
+                        scope,
+                        Some(event),
+                        format!(
+                            "\"{event}\" entry {n} has type \"{kind}\"; only command hooks are supported — skipped"
+                        ),
+                    );
+                    continue;
                 }
                 let matcher_source = match obj.get("matcher") {
                     None | Some(Value::Null) => None,
@@ -402,6 +402,8 @@ impl Adapter for Cursor {
                     root: root.map(Path::to_path_buf),
                     entry: n,
                     sandbox: true,
+                    run_async: false,
+                    loop_limit: None,
                 });
             }
         }
@@ -440,10 +442,10 @@ impl Adapter for Cursor {
                 }
             }
             EventPayload::AfterFileEdit { file_path, .. } => {
-                if let Some(glob) = &hook.glob {
-                    if !glob.matches_path(Path::new(file_path), ctx.root_for(hook)) {
-                        return false;
-                    }
+                if let Some(glob) = &hook.glob
+                    && !glob.matches_path(Path::new(file_path), ctx.root_for(hook))
+                {
+                    return false;
                 }
                 // Every copse edit is an agent write; inline Tab edits do not exist here.
                 "Write".to_string()

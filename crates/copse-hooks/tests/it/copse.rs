@@ -1191,7 +1191,6 @@ fn async_is_opt_in_on_after_file_edit_and_forbidden_on_decision_events() {
 }
 
 #[test]
-#[ignore = "needs engine support: HookSpec.run_async, and Session::fire dispatching async afterFileEdit hooks detached"]
 fn async_after_file_edit_hook_runs_detached() {
     let fx = Fx::new();
     let marker = fx.at("out/async.marker");
@@ -1220,7 +1219,6 @@ fn async_after_file_edit_hook_runs_detached() {
 }
 
 #[test]
-#[ignore = "needs engine support: Session::fire_blocking must queue the queueMessage of afterFileEdit runs"]
 fn awaited_after_file_edit_hook_can_queue_a_message() {
     let fx = Fx::new();
     fx.user(
@@ -1278,7 +1276,6 @@ fn loop_limit_is_parsed_validated_and_clamped() {
 }
 
 #[test]
-#[ignore = "needs engine support: per-script loop_limit counters in the MessageQueue (HookSpec.loop_limit, QueuedMessage.loop_limit)"]
 fn loop_limit_caps_one_scripts_continuations_inside_the_global_budget() {
     let fx = Fx::new();
     fx.user(json!({
@@ -1965,33 +1962,32 @@ fn validate(root: &Value, schema: &Value, v: &Value, at: &str, errors: &mut Vec<
             errors.push(format!("{at}: {v} matches none of the alternatives"));
         }
     }
-    if let Some(Value::Array(allowed)) = s.get("enum") {
-        if !allowed.contains(v) {
-            errors.push(format!("{at}: {v} is not one of {allowed:?}"));
-        }
+    if let Some(Value::Array(allowed)) = s.get("enum")
+        && !allowed.contains(v)
+    {
+        errors.push(format!("{at}: {v} is not one of {allowed:?}"));
     }
-    if let Some(c) = s.get("const") {
-        if c != v {
-            errors.push(format!("{at}: {v} is not {c}"));
-        }
+    if let Some(c) = s.get("const")
+        && c != v
+    {
+        errors.push(format!("{at}: {v} is not {c}"));
     }
-    if let (Some(min), Some(n)) = (s.get("minimum").and_then(Value::as_f64), v.as_f64()) {
-        if n < min {
-            errors.push(format!("{at}: {n} < {min}"));
-        }
+    if let (Some(min), Some(n)) = (s.get("minimum").and_then(Value::as_f64), v.as_f64())
+        && n < min
+    {
+        errors.push(format!("{at}: {n} < {min}"));
     }
     if let (Some(min), Some(n)) = (
         s.get("exclusiveMinimum").and_then(Value::as_f64),
         v.as_f64(),
-    ) {
-        if n <= min {
-            errors.push(format!("{at}: {n} <= {min}"));
-        }
+    ) && n <= min
+    {
+        errors.push(format!("{at}: {n} <= {min}"));
     }
-    if let (Some(min), Some(text)) = (s.get("minLength").and_then(Value::as_u64), v.as_str()) {
-        if (text.chars().count() as u64) < min {
-            errors.push(format!("{at}: {text:?} is shorter than {min}"));
-        }
+    if let (Some(min), Some(text)) = (s.get("minLength").and_then(Value::as_u64), v.as_str())
+        && (text.chars().count() as u64) < min
+    {
+        errors.push(format!("{at}: {text:?} is shorter than {min}"));
     }
     if let (Some(items), Some(arr)) = (s.get("items"), v.as_array()) {
         for (i, item) in arr.iter().enumerate() {

@@ -6,5 +6,6 @@ mod claude;
 mod copse;
 mod session;
 mod spawn;
+mod spine;
 mod vendor;
 mod wire;

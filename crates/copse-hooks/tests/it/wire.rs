@@ -40,6 +40,8 @@ fn spec(dialect: Dialect, event: &str, canonical: CanonicalEvent) -> HookSpec {
         root: None,
         entry: 1,
         sandbox: true,
+        run_async: false,
+        loop_limit: None,
     }
 }
 

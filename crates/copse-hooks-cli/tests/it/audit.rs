@@ -1,0 +1,225 @@
+//! The audit store through the CLI: every run recorded, `log`, `show`, last errors.
+
+use serde_json::{Value, json};
+
+use crate::harness::Env;
+
+fn setup(env: &Env) {
+    let s = |name: &str, body: &str| {
+        env.script(format!("home/.cursor/{name}.sh"), body)
+            .display()
+            .to_string()
+    };
+    env.user_cursor(
+        &json!({"hooks": {
+            "beforeShellExecution": [
+                {"command": s("deny", r#"cat >/dev/null; echo '{"permission":"deny","agent_message":"no","user_message":"blocked"}'"#), "matcher": "^rm"},
+                {"command": s("ask", r#"cat >/dev/null; echo '{"permission":"ask"}'"#), "matcher": "^git push"},
+                {"command": s("allow", r#"cat >/dev/null; echo '{"permission":"allow"}'"#), "matcher": "^ls"},
+                {"command": s("none", "cat >/dev/null"), "matcher": "^echo"},
+                {"command": s("slow", "sleep 5"), "matcher": "^sleep", "timeout": 0.2}
+            ],
+            "stop": [{"command": s("stop", r#"cat >/dev/null; echo '{"followup_message":"again"}'"#)}]
+        }})
+        .to_string(),
+    );
+}
+
+fn gate(env: &Env, command: &str) {
+    env.cmd()
+        .gate("run_shell", &json!({"command": command}).to_string())
+        .success();
+}
+
+fn log(env: &Env, args: &[&str]) -> Vec<Value> {
+    let v = env
+        .cmd()
+        .args(["--json", "log"])
+        .args(args)
+        .run()
+        .success()
+        .json();
+    v["runs"].as_array().unwrap().clone()
+}
+
+#[test]
+fn every_outcome_is_recorded_and_queryable() {
+    let env = Env::new();
+    setup(&env);
+    for c in ["rm -rf x", "git push", "ls", "echo hi", "sleep 1"] {
+        gate(&env, c);
+    }
+    let file = env.write("s.jsonl", "{\"event\":\"stop\",\"status\":\"completed\"}\n");
+    env.cmd()
+        .args(["--enable", "replay"])
+        .args([&file])
+        .run()
+        .success();
+    let all = log(&env, &[]);
+    let outcomes: Vec<&str> = all.iter().map(|r| r["outcome"].as_str().unwrap()).collect();
+    assert_eq!(
+        outcomes,
+        ["none", "failed", "none", "allow", "ask", "deny"],
+        "newest first"
+    );
+    assert_eq!(all[0]["event"], "stop", "detached runs are recorded");
+    assert_eq!(log(&env, &["--decision", "deny"]).len(), 1);
+    assert_eq!(log(&env, &["--failed"]).len(), 1);
+    assert_eq!(log(&env, &["--failed"])[0]["failure"], "timeout");
+    assert_eq!(log(&env, &["--event", "stop"]).len(), 1);
+    assert_eq!(
+        log(&env, &["--event", "toolGate"]).len(),
+        5,
+        "canonical names filter too"
+    );
+    assert_eq!(log(&env, &["--dialect", "claude"]).len(), 0);
+    assert_eq!(log(&env, &["--limit", "2"]).len(), 2);
+    assert_eq!(log(&env, &["--since", "1d"]).len(), 6);
+    assert_eq!(log(&env, &["--since", "2999-01-01"]).len(), 0);
+    let bad = env.cmd().args(["log", "--since", "yesterday"]).run();
+    assert_eq!(bad.out.status.code(), Some(1));
+
+    // `show` prints the chips and sections.
+    let deny = &log(&env, &["--decision", "deny"])[0];
+    let shown = env
+        .cmd()
+        .args(["show", deny["run_id"].as_str().unwrap()])
+        .run()
+        .success();
+    let text = shown
+        .redacted()
+        .replace(deny["run_id"].as_str().unwrap(), "[RUN]");
+    let text = regex_free_dates(&text);
+    let text = match text.find("local-") {
+        Some(i) => {
+            let end = text[i..].find(' ').map(|e| i + e).unwrap_or(text.len());
+            format!("{}[SESSION]{}", &text[..i], &text[end..])
+        }
+        None => text,
+    };
+    insta::assert_snapshot!("show_deny", text);
+    let v = env
+        .cmd()
+        .args(["--json", "show", deny["run_id"].as_str().unwrap()])
+        .run()
+        .success()
+        .json();
+    assert_eq!(v["agent_message"], "no");
+    assert_eq!(v["exit_code"], 0);
+    assert!(
+        v["stdin"]
+            .as_str()
+            .unwrap()
+            .contains("\"command\":\"rm -rf x\"")
+    );
+    let missing = env.cmd().args(["show", "r0-nope"]).run();
+    assert_eq!(missing.out.status.code(), Some(1));
+    assert!(
+        missing.stderr().contains("no run r0-nope"),
+        "{}",
+        missing.stderr()
+    );
+}
+
+/// Replaces `YYYY-MM-DD HH:MM:SS` with a fixed stamp.
+fn regex_free_dates(text: &str) -> String {
+    let shape = |w: &[char]| {
+        w.iter().enumerate().all(|(j, c)| match j {
+            4 | 7 => *c == '-',
+            10 => *c == ' ',
+            13 | 16 => *c == ':',
+            _ => c.is_ascii_digit(),
+        })
+    };
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if i + 19 <= chars.len() && shape(&chars[i..i + 19]) {
+            out.push_str("[DATE]");
+            i += 19;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn list_shows_each_hooks_last_error_from_the_latest_session() {
+    let env = Env::new();
+    setup(&env);
+    gate(&env, "sleep 1");
+    let v = env.cmd().args(["--json", "list"]).run().success().json();
+    let slow = v["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["command"].as_str().unwrap().ends_with("slow.sh"))
+        .unwrap();
+    assert_eq!(slow["last_error"], "timed out after 0.2s");
+    let deny = v["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|h| h["command"].as_str().unwrap().ends_with("deny.sh"))
+        .unwrap();
+    assert_eq!(deny["last_error"], Value::Null);
+    // A newer session without failures clears it.
+    gate(&env, "ls");
+    let v = env.cmd().args(["--json", "list"]).run().success().json();
+    assert!(
+        v["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["last_error"].is_null())
+    );
+}
+
+#[test]
+fn dropped_detached_runs_are_recorded() {
+    let env = Env::new();
+    let hook = env
+        .script("home/.cursor/slow.sh", "cat >/dev/null; sleep 0.05")
+        .display()
+        .to_string();
+    let entries: Vec<Value> = (0..110).map(|_| json!({"command": hook})).collect();
+    env.user_cursor(&json!({"hooks": {"afterAgentResponse": entries}}).to_string());
+    let file = env.write(
+        "s.jsonl",
+        "{\"event\":\"afterAgentResponse\",\"text\":\"x\"}\n",
+    );
+    env.cmd()
+        .args(["--enable", "replay"])
+        .args([&file])
+        .run()
+        .success();
+    let runs = log(&env, &["--limit", "500"]);
+    assert_eq!(runs.len(), 110);
+    assert_eq!(runs.iter().filter(|r| r["kind"] == "dropped").count(), 2);
+}
+
+#[test]
+fn dry_run_and_read_commands_create_no_database() {
+    let env = Env::new();
+    setup(&env);
+    env.cmd().args(["list"]).run().success();
+    env.cmd().args(["log"]).run().success();
+    assert!(!env.copse_dir().join("spine.db").exists());
+}
+
+#[test]
+fn an_unusable_audit_store_degrades_to_a_warning() {
+    let env = Env::new();
+    setup(&env);
+    // A directory where the database file should be: it cannot be opened.
+    std::fs::create_dir_all(env.copse_dir().join("spine.db")).unwrap();
+    let r = env
+        .cmd()
+        .gate("run_shell", r#"{"command":"rm -rf x"}"#)
+        .success();
+    assert_eq!(r.json()["decision"], "deny", "gating carries on");
+    assert!(r.stderr().contains("audit store"), "{}", r.stderr());
+}

@@ -1,0 +1,360 @@
+//! Spine (audit store) benchmark: `cargo bench -p copse-hooks --bench spine`.
+//!
+//! Plain `std` timing, no harness; prints a table with each figure beside its target
+//! and PASS/MISS. A miss is reported, never asserted.
+//!
+//! 1. Sustained throughput: 100,000 realistic records (≈3 KiB stdin JSON, ≈1 KiB
+//!    stdout, a stderr line, a deny with messages) recorded as fast as the writer
+//!    sustains (the producer backs off while more than 5,000 are pending, so nothing is
+//!    dropped), then flushed; runs per second from the first `record` to the end of the
+//!    flush. Once with the default retention (10,000 runs, pruned as it goes) and once
+//!    keeping everything.
+//! 2. What a gate pays: `Spine::record` on the caller's thread, ns per call — each call
+//!    timed on its own (median, p99, max; includes ~20 ns of clock reads), and in
+//!    blocks of 64 (median of the block means). Then `RunRecord::from_run` + `record`
+//!    for a realistic `HookRun` (the copy of the captured streams is included), and
+//!    `record` on a disabled spine.
+
+// reason: a benchmark binary, not library code; a broken setup (no temp dir) should
+// abort loudly, while target misses are only reported.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant, SystemTime};
+
+use copse_hooks::outcome::FailurePolicy;
+use copse_hooks::spine::{Retention, RunRecord, Spine, SpineOptions, new_run_id, unix_ms};
+use copse_hooks::{CanonicalEvent, Decision, Dialect, HookRun, Outcome, RunOutcome, Scope};
+
+const THROUGHPUT_RECORDS: u64 = 100_000;
+const THROUGHPUT_TARGET: f64 = 10_000.0;
+const BACKLOG: u64 = 5_000;
+const SINGLE_CALLS: usize = 50_000;
+const BLOCK: usize = 64;
+const BLOCKS: usize = 2_000;
+const RECORD_TARGET_NS: f64 = 1_000.0;
+
+fn main() {
+    println!("copse-hooks spine benchmark (pid {})\n", std::process::id());
+    let dir = tempfile::tempdir().unwrap();
+    rule();
+    println!(
+        "{:<58} {:>16} {:>12} {:>6}",
+        "measure", "result", "target", ""
+    );
+    rule();
+    throughput(
+        &dir.path().join("retained.db"),
+        Retention::default(),
+        "default retention (10k runs)",
+    );
+    throughput(
+        &dir.path().join("all.db"),
+        Retention {
+            max_runs: None,
+            max_age_days: None,
+        },
+        "keeping everything",
+    );
+    rule();
+    caller_cost(&dir.path().join("caller.db"));
+    rule();
+}
+
+fn rule() {
+    println!("{}", "-".repeat(96));
+}
+
+fn row(measure: &str, result: String, target: &str, pass: Option<bool>) {
+    let word = match pass {
+        Some(true) => "PASS",
+        Some(false) => "MISS",
+        None => "",
+    };
+    println!("{measure:<58} {result:>16} {target:>12} {word:>6}");
+}
+
+fn stdin_json(i: u64) -> Vec<u8> {
+    let body = "x".repeat(2_600);
+    format!(
+        r#"{{"conversation_id":"c-{i}","generation_id":"g-{i}","model":"claude-sonnet-4","hook_event_name":"beforeShellExecution","command":"git commit -m 'wip {i}'","cwd":"/home/u/src/project","workspace_roots":["/home/u/src/project"],"context":"{body}"}}"#
+    )
+    .into_bytes()
+}
+
+/// A realistic record: a deny with messages and a few KiB of captured streams.
+fn record(i: u64) -> RunRecord {
+    let started_at = unix_ms(SystemTime::now());
+    RunRecord {
+        run_id: new_run_id(started_at),
+        session_id: format!("session-{}", i / 200),
+        turn_id: format!("turn-{}", i / 10),
+        dialect: "cursor".into(),
+        event: "beforeShellExecution".into(),
+        canonical: "toolGate".into(),
+        command: "~/.cursor/hooks/no-force-push.sh".into(),
+        source: "/home/u/.cursor/hooks.json".into(),
+        scope: "user".into(),
+        started_at,
+        duration_ms: 12,
+        exit_code: Some(0),
+        parse_ok: true,
+        policy: Some("closed".into()),
+        sandbox: Some("enforced".into()),
+        outcome: "deny".into(),
+        decision: Some("deny".into()),
+        agent_message: Some("force pushes to main are not allowed; push a branch".into()),
+        user_message: Some("blocked a force push".into()),
+        stdin: stdin_json(i),
+        stdout: format!(
+            r#"{{"permission":"deny","agent_message":"force pushes to main are not allowed","user_message":"blocked","log":"{}"}}"#,
+            "y".repeat(900)
+        )
+        .into_bytes(),
+        stderr: b"no-force-push: matched rule 3\n".to_vec(),
+        ..RunRecord::default()
+    }
+}
+
+fn throughput(path: &Path, retention: Retention, label: &str) {
+    let (spine, warning) = Spine::open_with(
+        path,
+        SpineOptions {
+            retention,
+            ..SpineOptions::default()
+        },
+    );
+    if let Some(w) = warning {
+        row(
+            &format!("throughput, {label}"),
+            format!("disabled: {w}"),
+            "",
+            Some(false),
+        );
+        return;
+    }
+    // Building records is the engine's work, not the store's: prepare them first.
+    let records: Vec<RunRecord> = (0..THROUGHPUT_RECORDS).map(record).collect();
+    let bytes: usize = records
+        .iter()
+        .map(|r| r.stdin.len() + r.stdout.len() + r.stderr.len())
+        .sum();
+    let start = Instant::now();
+    for (i, rec) in records.into_iter().enumerate() {
+        if i % 100 == 0 {
+            while spine.stats().pending > BACKLOG {
+                std::thread::sleep(Duration::from_micros(500));
+            }
+        }
+        spine.record(rec);
+    }
+    spine.flush();
+    let took = start.elapsed();
+    let stats = spine.stats();
+    let rate = stats.committed as f64 / took.as_secs_f64();
+    row(
+        &format!("throughput, {label}: runs/s"),
+        format!("{rate:.0}"),
+        &format!(">= {THROUGHPUT_TARGET:.0}"),
+        Some(rate >= THROUGHPUT_TARGET && stats.dropped == 0),
+    );
+    row(
+        "  committed / dropped / transactions",
+        format!(
+            "{} / {} / {}",
+            stats.committed, stats.dropped, stats.batches
+        ),
+        "",
+        None,
+    );
+    row(
+        "  captured stream MiB/s | wall time",
+        format!(
+            "{:.1} | {:.2} s",
+            bytes as f64 / took.as_secs_f64() / (1024.0 * 1024.0),
+            took.as_secs_f64()
+        ),
+        "",
+        None,
+    );
+    drop(spine);
+    let size = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+    let kept = Spine::open_read_only(path)
+        .ok()
+        .map(|s| {
+            s.query(&copse_hooks::spine::RunFilter {
+                limit: Some(usize::MAX),
+                ..Default::default()
+            })
+            .map(|v| v.len())
+            .unwrap_or(0)
+        })
+        .unwrap_or(0);
+    row(
+        "  rows kept | database file size",
+        format!("{kept} | {:.1} MiB", size as f64 / (1024.0 * 1024.0)),
+        "",
+        None,
+    );
+}
+
+fn sorted_ns(mut v: Vec<f64>) -> Vec<f64> {
+    v.sort_by(f64::total_cmp);
+    v
+}
+
+fn pct(sorted: &[f64], p: f64) -> f64 {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted.get(idx).copied().unwrap_or(f64::NAN)
+}
+
+/// Waits (untimed) until the writer has caught up, so the queue never fills.
+fn drain(spine: &Spine) {
+    if spine.stats().pending > BACKLOG {
+        spine.flush();
+    }
+}
+
+fn hook_run(i: u64) -> HookRun {
+    HookRun {
+        event: "beforeShellExecution".into(),
+        canonical: CanonicalEvent::ToolGate,
+        dialect: Dialect::Cursor,
+        command: "~/.cursor/hooks/no-force-push.sh".into(),
+        source: PathBuf::from("/home/u/.cursor/hooks.json"),
+        scope: Scope::User,
+        started_at: SystemTime::now(),
+        duration: Duration::from_millis(12),
+        exit_code: Some(0),
+        parse_ok: true,
+        failure: None,
+        policy: FailurePolicy::Closed,
+        outcome: Outcome {
+            decision: Some(Decision::Deny),
+            agent_message: Some("force pushes to main are not allowed".into()),
+            user_message: Some("blocked a force push".into()),
+            ..Outcome::default()
+        },
+        result: RunOutcome::Deny,
+        stdin: stdin_json(i),
+        stdout: vec![b'y'; 1_000],
+        stderr: b"no-force-push: matched rule 3\n".to_vec(),
+    }
+}
+
+/// A copy of the template with its own run id (a duplicate id would be rejected).
+fn fresh(template: &RunRecord) -> RunRecord {
+    RunRecord {
+        run_id: new_run_id(template.started_at),
+        ..template.clone()
+    }
+}
+
+fn caller_cost(path: &Path) {
+    let (spine, warning) = Spine::open(path);
+    if let Some(w) = warning {
+        row("record() cost", format!("disabled: {w}"), "", Some(false));
+        return;
+    }
+    let template = record(0);
+
+    // Each call timed on its own.
+    let mut single = Vec::with_capacity(SINGLE_CALLS);
+    for _ in 0..SINGLE_CALLS {
+        let rec = fresh(&template);
+        let t = Instant::now();
+        spine.record(rec);
+        single.push(t.elapsed().as_nanos() as f64);
+        drain(&spine);
+    }
+    let single = sorted_ns(single);
+    let median = pct(&single, 0.5);
+    row(
+        "record() per call, timed singly: median ns",
+        format!("{median:.0}"),
+        &format!("<= {RECORD_TARGET_NS:.0}"),
+        Some(median <= RECORD_TARGET_NS),
+    );
+    row(
+        "  p99 | p99.9 | max ns",
+        format!(
+            "{:.0} | {:.0} | {:.0}",
+            pct(&single, 0.99),
+            pct(&single, 0.999),
+            pct(&single, 1.0)
+        ),
+        "",
+        None,
+    );
+
+    // Blocks of calls, to take the clock reads out.
+    let mut blocks = Vec::with_capacity(BLOCKS);
+    for _ in 0..BLOCKS {
+        let batch: Vec<RunRecord> = (0..BLOCK).map(|_| fresh(&template)).collect();
+        let t = Instant::now();
+        for rec in batch {
+            spine.record(rec);
+        }
+        blocks.push(t.elapsed().as_nanos() as f64 / BLOCK as f64);
+        drain(&spine);
+    }
+    let blocks = sorted_ns(blocks);
+    row(
+        "record() per call, blocks of 64: median ns",
+        format!("{:.0}", pct(&blocks, 0.5)),
+        &format!("<= {RECORD_TARGET_NS:.0}"),
+        Some(pct(&blocks, 0.5) <= RECORD_TARGET_NS),
+    );
+
+    // What the engine pays per run: building the record from the run, then recording.
+    let runs: Vec<HookRun> = (0..256).map(hook_run).collect();
+    let mut engine_side = Vec::with_capacity(SINGLE_CALLS / 5);
+    for i in 0..SINGLE_CALLS / 5 {
+        let run = &runs[i % runs.len()];
+        let t = Instant::now();
+        let rec = RunRecord::from_run(run, "session-1", "turn-1", "enforced");
+        spine.record(rec);
+        engine_side.push(t.elapsed().as_nanos() as f64);
+        drain(&spine);
+    }
+    let engine_side = sorted_ns(engine_side);
+    row(
+        "from_run() + record() (≈4 KiB captured): median ns",
+        format!("{:.0}", pct(&engine_side, 0.5)),
+        "",
+        None,
+    );
+    row(
+        "  p99 ns",
+        format!("{:.0}", pct(&engine_side, 0.99)),
+        "",
+        None,
+    );
+    spine.flush();
+    let stats = spine.stats();
+    row(
+        "  committed / dropped",
+        format!("{} / {}", stats.committed, stats.dropped),
+        "",
+        None,
+    );
+    drop(spine);
+
+    let off = Spine::disabled();
+    let mut disabled = Vec::with_capacity(BLOCKS);
+    for _ in 0..BLOCKS {
+        let batch: Vec<RunRecord> = (0..BLOCK).map(|_| fresh(&template)).collect();
+        let t = Instant::now();
+        for rec in batch {
+            off.record(black_box(rec));
+        }
+        disabled.push(t.elapsed().as_nanos() as f64 / BLOCK as f64);
+    }
+    row(
+        "record() on a disabled spine (incl. freeing): median ns",
+        format!("{:.0}", pct(&sorted_ns(disabled), 0.5)),
+        "",
+        None,
+    );
+}

@@ -1,0 +1,524 @@
+//! The spine: an audit log of every hook run, in an embedded SQLite database.
+//!
+//! The engine hands each finished run (and each dropped or suppressed one) to
+//! [`Spine::record`] as a [`RunRecord`]. Recording never touches the disk on the
+//! caller's thread: records go onto a bounded in-memory queue, and a writer thread
+//! commits them in batched transactions (every 50 ms or 500 records by default). When
+//! the writer falls far behind, new records are counted as dropped rather than making
+//! the caller wait. [`Spine::flush`] waits for everything recorded so far; dropping the
+//! spine flushes.
+//!
+//! The database is in WAL mode with `synchronous=NORMAL`: a crash (of the process or
+//! the machine) loses at most the batches not yet committed and never corrupts the
+//! file. The schema is versioned (`PRAGMA user_version`, see [`schema`]); a database
+//! written by a newer build is refused untouched.
+//!
+//! The spine must never get in the way of gating: a database that cannot be opened,
+//! is locked, read-only, corrupt, foreign or too new turns recording into a no-op with
+//! one [`SpineWarning`] for the host to show ([`Spine::open`]). Failures while running
+//! (a commit that fails) drop that batch and latch one warning too
+//! ([`Spine::take_warning`]).
+//!
+//! Retention ([`Retention`]: newest 10,000 runs, 30 days by default) is enforced by
+//! the writer thread at start-up and every 100 commits or 1,000 records.
+//!
+//! Reads ([`Spine::query`], [`Spine::get`], [`Spine::first_failures`],
+//! [`Spine::latest_session`]) use their own connection; on a writable spine they
+//! flush first, so they see every record made before the call. A reader that only
+//! wants to look (the CLI) uses [`Spine::open_read_only`].
+
+mod query;
+mod record;
+pub mod schema;
+mod writer;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+pub use query::{RunFilter, RunSummary};
+pub use record::{CAPTURE_CAP, RunKind, RunRecord, new_run_id, unix_ms};
+
+use writer::{Shared, Tuning, lock};
+
+/// The default number of rows [`Spine::query`] returns.
+pub const DEFAULT_LIMIT: usize = 50;
+
+/// Why the spine could not do something.
+#[derive(Debug, thiserror::Error)]
+pub enum SpineError {
+    /// The database (or its directory) could not be created or opened.
+    #[error("cannot open the hook run database {}: {source}", path.display())]
+    Open {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The directory for the database could not be created.
+    #[error("cannot create the directory for the hook run database {}: {source}", path.display())]
+    CreateDir {
+        /// The database file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The database file cannot be written.
+    #[error("the hook run database {} is read-only", path.display())]
+    ReadOnly {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// The file is an SQLite database of some other application.
+    #[error(
+        "{} is not a hook run database (SQLite application id {application_id:#x}); left untouched",
+        path.display()
+    )]
+    Foreign {
+        /// The database file.
+        path: PathBuf,
+        /// Its `PRAGMA application_id`.
+        application_id: i32,
+    },
+    /// The database was written by a newer build.
+    #[error(
+        "the hook run database {} has schema version {found}, newer than this build supports \
+         ({supported}); it was left untouched",
+        path.display()
+    )]
+    TooNew {
+        /// The database file.
+        path: PathBuf,
+        /// Its `user_version`.
+        found: i64,
+        /// The newest version this build knows.
+        supported: i64,
+    },
+    /// A read-only open found a database too old to read without migrating it.
+    #[error(
+        "the hook run database {} has schema version {found}, older than this build reads \
+         ({supported}); record one hook run to migrate it",
+        path.display()
+    )]
+    TooOld {
+        /// The database file.
+        path: PathBuf,
+        /// Its `user_version`.
+        found: i64,
+        /// The oldest version this build reads.
+        supported: i64,
+    },
+    /// A read-only open found no database (nothing has been recorded yet).
+    #[error("no hook runs have been recorded yet ({} does not exist)", path.display())]
+    Missing {
+        /// The database file.
+        path: PathBuf,
+    },
+    /// Migrating to a schema version failed; the database stays at the previous one.
+    #[error("cannot migrate the hook run database {} to schema version {version}: {source}", path.display())]
+    Migrate {
+        /// The database file.
+        path: PathBuf,
+        /// The version being migrated to.
+        version: i64,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// The writer thread could not be started.
+    #[error("cannot start the hook run writer for {}: {source}", path.display())]
+    Thread {
+        /// The database file.
+        path: PathBuf,
+        /// What the OS said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A read failed.
+    #[error("cannot read the hook run database {}: {source}", path.display())]
+    Query {
+        /// The database file.
+        path: PathBuf,
+        /// What SQLite said.
+        #[source]
+        source: rusqlite::Error,
+    },
+    /// A filter value is not one the spine knows.
+    #[error("invalid hook run filter: {0}")]
+    InvalidFilter(String),
+    /// The spine is disabled: there is nothing to read.
+    #[error("hook runs are not being recorded (the spine is disabled)")]
+    Disabled,
+}
+
+/// Something the host should show the user once: recording is off or lost records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpineWarning {
+    /// The database file.
+    pub path: PathBuf,
+    /// What happened, one line.
+    pub message: String,
+}
+
+impl SpineWarning {
+    fn disabled(path: &Path, err: &SpineError) -> SpineWarning {
+        SpineWarning {
+            path: path.to_path_buf(),
+            message: format!("hook runs will not be recorded: {err}"),
+        }
+    }
+}
+
+impl fmt::Display for SpineWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// How much history to keep. `None` keeps that dimension unbounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retention {
+    /// Keep at most this many runs (the newest by start time).
+    pub max_runs: Option<u64>,
+    /// Drop runs that started more than this many days ago.
+    pub max_age_days: Option<u64>,
+}
+
+impl Default for Retention {
+    fn default() -> Self {
+        Retention {
+            max_runs: Some(10_000),
+            max_age_days: Some(30),
+        }
+    }
+}
+
+/// How a writable spine behaves. The defaults suit an engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SpineOptions {
+    /// What to keep.
+    pub retention: Retention,
+    /// The longest a record waits in memory before its batch is committed.
+    pub flush_interval: Duration,
+    /// A batch is committed as soon as it has this many records.
+    pub batch_records: usize,
+    /// The most records waiting in memory; more are dropped (and counted).
+    pub queue_records: usize,
+    /// The most bytes (roughly) waiting in memory; more are dropped (and counted).
+    pub queue_bytes: usize,
+    /// How long SQLite waits for another connection's lock, at open and per commit.
+    pub busy_timeout: Duration,
+    /// Prune after this many commits (also after every 1,000 records).
+    pub prune_every_commits: u32,
+}
+
+impl Default for SpineOptions {
+    fn default() -> Self {
+        SpineOptions {
+            retention: Retention::default(),
+            flush_interval: Duration::from_millis(50),
+            batch_records: 500,
+            queue_records: 10_000,
+            queue_bytes: 64 * 1024 * 1024,
+            busy_timeout: Duration::from_secs(1),
+            prune_every_commits: 100,
+        }
+    }
+}
+
+/// Counters since the spine was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SpineStats {
+    /// Records accepted onto the queue.
+    pub recorded: u64,
+    /// Records committed to the database.
+    pub committed: u64,
+    /// Transactions that committed records.
+    pub batches: u64,
+    /// Records lost: rejected by a full queue or a disabled spine, or in a failed commit.
+    pub dropped: u64,
+    /// Records accepted and not yet committed or lost.
+    pub pending: u64,
+}
+
+/// The audit store. `Send + Sync`; share it behind an `Arc`. Dropping it flushes.
+pub struct Spine {
+    path: Option<PathBuf>,
+    shared: Option<Arc<Shared>>,
+    writer: Option<JoinHandle<()>>,
+    /// The read connection (opened on first read for a writable spine).
+    reader: Mutex<Option<Connection>>,
+    /// Records offered to a spine without a writer.
+    dropped: AtomicU64,
+}
+
+impl fmt::Debug for Spine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mode = match (&self.path, &self.shared) {
+            (None, _) => "disabled",
+            (Some(_), None) => "read-only",
+            (Some(_), Some(_)) => "writable",
+        };
+        f.debug_struct("Spine")
+            .field("path", &self.path)
+            .field("mode", &mode)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Spine {
+    /// Opens (creating it and its directory if needed) the database at `path` for
+    /// recording, with the default options. Never fails: a database that cannot be
+    /// used gives a disabled spine and a warning to show once.
+    pub fn open(path: impl AsRef<Path>) -> (Spine, Option<SpineWarning>) {
+        Spine::open_with(path, SpineOptions::default())
+    }
+
+    /// [`Spine::open`] with options.
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        options: SpineOptions,
+    ) -> (Spine, Option<SpineWarning>) {
+        let path = path.as_ref();
+        match Spine::try_open(path, options) {
+            Ok(spine) => (spine, None),
+            Err(err) => (Spine::disabled(), Some(SpineWarning::disabled(path, &err))),
+        }
+    }
+
+    /// [`Spine::open_with`], returning the error instead of a disabled spine.
+    ///
+    /// Blocks for at most `busy_timeout` per lock it must wait for (only a migration
+    /// or switching a new database to WAL takes a write lock).
+    pub fn try_open(path: impl AsRef<Path>, options: SpineOptions) -> Result<Spine, SpineError> {
+        let path = path.as_ref().to_path_buf();
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| SpineError::CreateDir {
+                path: path.clone(),
+                source,
+            })?;
+        }
+        let open_err = |source| SpineError::Open {
+            path: path.clone(),
+            source,
+        };
+        let mut conn = Connection::open_with_flags(
+            &path,
+            OpenFlags::SQLITE_OPEN_READ_WRITE
+                | OpenFlags::SQLITE_OPEN_CREATE
+                | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .map_err(open_err)?;
+        conn.busy_timeout(options.busy_timeout).map_err(open_err)?;
+        // Nothing may write before this check: a newer or foreign file stays untouched.
+        let version = schema::check(&conn, &path)?;
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(open_err)? {
+            return Err(SpineError::ReadOnly { path });
+        }
+        let mode: String = conn
+            .pragma_update_and_check(None, "journal_mode", "wal", |row| row.get(0))
+            .map_err(open_err)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            // WAL is unavailable here (e.g. some network file systems); the rollback
+            // journal still gives atomic batches, only concurrency suffers.
+            conn.pragma_update(None, "journal_mode", "delete")
+                .map_err(open_err)?;
+        }
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(open_err)?;
+        schema::migrate(&mut conn, &path, version)?;
+
+        let tuning = Tuning {
+            flush_interval: options.flush_interval,
+            batch_records: options.batch_records.max(1),
+            queue_records: options.queue_records.max(1),
+            queue_bytes: options.queue_bytes.max(1),
+            prune_every_commits: options.prune_every_commits.max(1),
+        };
+        let shared = Arc::new(Shared::new(path.clone(), tuning));
+        let thread_shared = Arc::clone(&shared);
+        let retention = options.retention;
+        let writer = std::thread::Builder::new()
+            .name("copse-spine".into())
+            .spawn(move || writer::run(&thread_shared, conn, retention))
+            .map_err(|source| SpineError::Thread {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(Spine {
+            path: Some(path),
+            shared: Some(shared),
+            writer: Some(writer),
+            reader: Mutex::new(None),
+            dropped: AtomicU64::new(0),
+        })
+    }
+
+    /// Opens an existing database for reading only: no writer, nothing is created,
+    /// migrated or pruned. [`Spine::record`] on it is a no-op.
+    pub fn open_read_only(path: impl AsRef<Path>) -> Result<Spine, SpineError> {
+        let path = path.as_ref().to_path_buf();
+        if !path.exists() {
+            return Err(SpineError::Missing { path });
+        }
+        let conn = open_reader(&path)?;
+        let version = schema::check(&conn, &path)?;
+        if version == 0 {
+            return Err(SpineError::Missing { path });
+        }
+        if version < schema::MIN_READABLE {
+            return Err(SpineError::TooOld {
+                path,
+                found: version,
+                supported: schema::MIN_READABLE,
+            });
+        }
+        Ok(Spine {
+            path: Some(path),
+            shared: None,
+            writer: None,
+            reader: Mutex::new(Some(conn)),
+            dropped: AtomicU64::new(0),
+        })
+    }
+
+    /// A spine that records nothing and has nothing to read.
+    pub fn disabled() -> Spine {
+        Spine {
+            path: None,
+            shared: None,
+            writer: None,
+            reader: Mutex::new(None),
+            dropped: AtomicU64::new(0),
+        }
+    }
+
+    /// Whether records are being written.
+    pub fn is_recording(&self) -> bool {
+        self.shared.is_some()
+    }
+
+    /// The database file, unless disabled.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// Queues a record for the writer thread. Never blocks on disk, never fails: when
+    /// the queue is full or the spine is not recording, the record is counted as
+    /// dropped.
+    pub fn record(&self, rec: RunRecord) {
+        match &self.shared {
+            Some(shared) => shared.push(rec),
+            None => {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Waits until everything recorded so far is committed (or lost to a failed
+    /// commit, which [`Spine::take_warning`] then reports). Returns at once when not
+    /// recording.
+    pub fn flush(&self) {
+        if let Some(shared) = &self.shared {
+            shared.flush();
+        }
+    }
+
+    /// The first warning raised while recording (a failed commit or prune), once.
+    pub fn take_warning(&self) -> Option<SpineWarning> {
+        self.shared.as_ref().and_then(|s| s.take_warning())
+    }
+
+    /// Counters since open.
+    pub fn stats(&self) -> SpineStats {
+        let own = self.dropped.load(Ordering::Relaxed);
+        match &self.shared {
+            Some(shared) => SpineStats {
+                recorded: shared.accepted(),
+                committed: shared.committed.load(Ordering::Relaxed),
+                batches: shared.batches.load(Ordering::Relaxed),
+                dropped: own + shared.dropped.load(Ordering::Relaxed),
+                pending: shared.pending(),
+            },
+            None => SpineStats {
+                dropped: own,
+                ..SpineStats::default()
+            },
+        }
+    }
+
+    /// Runs, newest first (by start time), as the filter selects.
+    pub fn query(&self, filter: &RunFilter) -> Result<Vec<RunSummary>, SpineError> {
+        filter.validate()?;
+        self.read(|conn| query::query(conn, filter))
+    }
+
+    /// One run, in full.
+    pub fn get(&self, run_id: &str) -> Result<Option<RunRecord>, SpineError> {
+        self.read(|conn| query::get(conn, run_id))
+    }
+
+    /// The first failure recorded for each hook in a session, keyed by
+    /// `(source, wire event, command)`, valued by the failure message. Empty when the
+    /// spine cannot be read.
+    pub fn first_failures(&self, session_id: &str) -> HashMap<(String, String, String), String> {
+        self.read(|conn| query::first_failures(conn, session_id))
+            .unwrap_or_default()
+    }
+
+    /// The session of the newest run; `None` when there is none or the spine cannot
+    /// be read.
+    pub fn latest_session(&self) -> Option<String> {
+        self.read(query::latest_session).ok().flatten()
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, SpineError> {
+        let Some(path) = &self.path else {
+            return Err(SpineError::Disabled);
+        };
+        self.flush();
+        let mut reader = lock(&self.reader);
+        let conn = match &mut *reader {
+            Some(conn) => conn,
+            empty => empty.insert(open_reader(path)?),
+        };
+        f(conn).map_err(|source| SpineError::Query {
+            path: path.clone(),
+            source,
+        })
+    }
+}
+
+impl Drop for Spine {
+    fn drop(&mut self) {
+        if let Some(shared) = &self.shared {
+            shared.shutdown();
+        }
+        if let Some(writer) = self.writer.take() {
+            // A writer that panicked has nothing left to flush.
+            let _ = writer.join();
+        }
+    }
+}
+
+fn open_reader(path: &Path) -> Result<Connection, SpineError> {
+    let err = |source| SpineError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(err)?;
+    conn.busy_timeout(Duration::from_secs(1)).map_err(err)?;
+    Ok(conn)
+}

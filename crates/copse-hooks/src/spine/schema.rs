@@ -1,0 +1,155 @@
+//! The spine's schema and its migrations.
+//!
+//! `PRAGMA user_version` holds the schema version: the number of migrations applied.
+//! [`MIGRATIONS`] are applied in order, each in its own `BEGIN IMMEDIATE` transaction
+//! that also sets the new version, so a crash or a concurrent opener can never leave a
+//! half-migrated file. A database whose version is newer than this build knows is
+//! refused before anything writes to it. `PRAGMA application_id` marks the file as a
+//! spine so a foreign SQLite database is refused too.
+
+use std::path::Path;
+
+use rusqlite::{Connection, TransactionBehavior};
+
+use super::SpineError;
+
+/// `PRAGMA application_id` of a spine database: "cops" in ASCII.
+pub const APPLICATION_ID: i32 = 0x636f_7073;
+
+/// The migrations, in order. Migration `i` (0-based) takes the schema to version `i + 1`.
+pub const MIGRATIONS: &[&str] = &[
+    // v1: the run table.
+    "CREATE TABLE hook_runs (
+        seq               INTEGER PRIMARY KEY,
+        run_id            TEXT    NOT NULL UNIQUE,
+        kind              TEXT    NOT NULL CHECK (kind IN ('run', 'dropped', 'suppressed')),
+        session_id        TEXT    NOT NULL,
+        turn_id           TEXT    NOT NULL,
+        dialect           TEXT    NOT NULL,
+        event             TEXT    NOT NULL,
+        canonical         TEXT    NOT NULL,
+        command           TEXT    NOT NULL,
+        source            TEXT    NOT NULL,
+        scope             TEXT    NOT NULL,
+        started_at        INTEGER NOT NULL,
+        duration_ms       INTEGER NOT NULL,
+        exit_code         INTEGER,
+        parse_ok          INTEGER NOT NULL,
+        failure           TEXT,
+        failure_message   TEXT,
+        policy            TEXT,
+        sandbox           TEXT,
+        outcome           TEXT    NOT NULL,
+        decision          TEXT,
+        agent_message     TEXT,
+        user_message      TEXT,
+        halt_reason       TEXT,
+        inject_context    TEXT,
+        updated_input     TEXT,
+        queued_message    TEXT,
+        session_env       INTEGER NOT NULL,
+        outcome_truncated INTEGER NOT NULL,
+        stdin             BLOB    NOT NULL,
+        stdin_truncated   INTEGER NOT NULL,
+        stdout            BLOB    NOT NULL,
+        stdout_truncated  INTEGER NOT NULL,
+        stderr            BLOB    NOT NULL,
+        stderr_truncated  INTEGER NOT NULL
+    );
+    CREATE INDEX hook_runs_started ON hook_runs (started_at);",
+    // v2: indexes for the per-session lookups (latest session, first failures).
+    "CREATE INDEX hook_runs_session ON hook_runs (session_id);
+    CREATE INDEX hook_runs_failures ON hook_runs (session_id, seq) WHERE failure IS NOT NULL;",
+];
+
+/// The schema version this build writes.
+pub const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The oldest schema version the queries can read without migrating.
+pub const MIN_READABLE: i64 = 1;
+
+/// The columns of a full record, in [`RunRecord`](super::RunRecord) order (after `seq`).
+pub(crate) const RECORD_COLUMNS: &str = "run_id, kind, session_id, turn_id, dialect, event, \
+    canonical, command, source, scope, started_at, duration_ms, exit_code, parse_ok, failure, \
+    failure_message, policy, sandbox, outcome, decision, agent_message, user_message, \
+    halt_reason, inject_context, updated_input, queued_message, session_env, outcome_truncated, \
+    stdin, stdin_truncated, stdout, stdout_truncated, stderr, stderr_truncated";
+
+/// The insert statement for one record.
+pub(crate) const INSERT: &str = "INSERT INTO hook_runs (run_id, kind, session_id, turn_id, \
+    dialect, event, canonical, command, source, scope, started_at, duration_ms, exit_code, \
+    parse_ok, failure, failure_message, policy, sandbox, outcome, decision, agent_message, \
+    user_message, halt_reason, inject_context, updated_input, queued_message, session_env, \
+    outcome_truncated, stdin, stdin_truncated, stdout, stdout_truncated, stderr, \
+    stderr_truncated) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, \
+    ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, \
+    ?33, ?34)";
+
+/// Reads `user_version` and `application_id`, and refuses a database this build must not
+/// touch. Returns the version. Writes nothing.
+pub(crate) fn check(conn: &Connection, path: &Path) -> Result<i64, SpineError> {
+    let err = |source| SpineError::Open {
+        path: path.to_path_buf(),
+        source,
+    };
+    let version: i64 = conn
+        .pragma_query_value(None, "user_version", |row| row.get(0))
+        .map_err(err)?;
+    let app: i32 = conn
+        .pragma_query_value(None, "application_id", |row| row.get(0))
+        .map_err(err)?;
+    if app != 0 && app != APPLICATION_ID {
+        return Err(SpineError::Foreign {
+            path: path.to_path_buf(),
+            application_id: app,
+        });
+    }
+    if version > VERSION {
+        return Err(SpineError::TooNew {
+            path: path.to_path_buf(),
+            found: version,
+            supported: VERSION,
+        });
+    }
+    Ok(version)
+}
+
+/// Applies every migration the database lacks (it was at version `from` when
+/// [`check`]ed), one transaction each. Takes no write lock when there is nothing to do.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(), SpineError> {
+    let skip = usize::try_from(from).unwrap_or(0);
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(skip) {
+        let target = index as i64 + 1;
+        let err = |source| SpineError::Migrate {
+            path: path.to_path_buf(),
+            version: target,
+            source,
+        };
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .map_err(err)?;
+        // Re-read under the write lock: another process may have migrated meanwhile.
+        let current: i64 = tx
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .map_err(err)?;
+        if current > VERSION {
+            return Err(SpineError::TooNew {
+                path: path.to_path_buf(),
+                found: current,
+                supported: VERSION,
+            });
+        }
+        if current >= target {
+            continue; // dropping the transaction rolls it back: nothing was written
+        }
+        if current == 0 {
+            tx.pragma_update(None, "application_id", APPLICATION_ID)
+                .map_err(err)?;
+        }
+        tx.execute_batch(sql).map_err(err)?;
+        tx.pragma_update(None, "user_version", target)
+            .map_err(err)?;
+        tx.commit().map_err(err)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,381 @@
+//! The queue between recording callers and the writer thread, and the writer itself.
+//!
+//! Callers push onto a mutex-guarded vector (no syscall on the common path: the writer
+//! is woken only when it sleeps without a deadline, when a batch fills, or on a flush).
+//! The writer drains the whole vector into one `BEGIN IMMEDIATE` transaction every
+//! `flush_interval` or `batch_records`, whichever comes first, and prunes by the
+//! retention policy at start-up and every so many commits. A full queue rejects (and
+//! counts) records instead of blocking; a failed commit drops its batch, counts it and
+//! latches one warning.
+
+use std::mem;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant, SystemTime};
+
+use rusqlite::{Connection, ErrorCode, TransactionBehavior, params};
+
+use super::record::{RunRecord, new_run_id, unix_ms};
+use super::schema::INSERT;
+use super::{Retention, SpineWarning};
+
+/// Rows deleted per pruning statement, so no single transaction holds the lock long.
+const PRUNE_CHUNK: i64 = 2_000;
+/// Prune after this many rows were inserted since the last prune, whatever the commits.
+const PRUNE_EVERY_RECORDS: u64 = 1_000;
+
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // Every critical section leaves the queue consistent; a panic elsewhere must not
+    // wedge recording.
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Limits the queue and the writer work to.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tuning {
+    pub flush_interval: Duration,
+    pub batch_records: usize,
+    pub queue_records: usize,
+    pub queue_bytes: usize,
+    pub prune_every_commits: u32,
+}
+
+#[derive(Debug, Default)]
+struct Queue {
+    pending: Vec<RunRecord>,
+    /// The vector the writer hands back after a batch, so `pending` keeps its capacity
+    /// and a caller's push never reallocates a large vector.
+    spare: Vec<RunRecord>,
+    bytes: usize,
+    /// Records ever accepted.
+    accepted: u64,
+    /// Records the writer is finished with (committed or lost), a prefix of `accepted`.
+    handled: u64,
+    /// Flush requests issued and answered.
+    flush_gen: u64,
+    flushed_gen: u64,
+    /// The writer sleeps without a deadline and must be woken by the next record.
+    writer_idle: bool,
+    /// The writer finished its start-up prune.
+    ready: bool,
+    shutdown: bool,
+    exited: bool,
+}
+
+/// State shared by the [`Spine`](super::Spine) handle and its writer thread.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub path: PathBuf,
+    tuning: Tuning,
+    queue: Mutex<Queue>,
+    /// The writer waits on this.
+    wake: Condvar,
+    /// Flushers wait on this.
+    done: Condvar,
+    pub committed: AtomicU64,
+    pub batches: AtomicU64,
+    pub dropped: AtomicU64,
+    warned: AtomicBool,
+    warning: Mutex<Option<SpineWarning>>,
+}
+
+impl Shared {
+    pub fn new(path: PathBuf, tuning: Tuning) -> Shared {
+        Shared {
+            path,
+            tuning,
+            queue: Mutex::new(Queue {
+                pending: Vec::with_capacity(tuning.batch_records),
+                spare: Vec::with_capacity(tuning.batch_records),
+                ..Queue::default()
+            }),
+            wake: Condvar::new(),
+            done: Condvar::new(),
+            committed: AtomicU64::new(0),
+            batches: AtomicU64::new(0),
+            dropped: AtomicU64::new(0),
+            warned: AtomicBool::new(false),
+            warning: Mutex::new(None),
+        }
+    }
+
+    /// Queues a record, or counts it dropped when the queue is full. Never blocks on
+    /// anything but the queue mutex, which nobody holds for long.
+    pub fn push(&self, rec: RunRecord) {
+        let weight = rec.weight();
+        let mut q = lock(&self.queue);
+        if q.shutdown
+            || q.exited
+            || q.pending.len() >= self.tuning.queue_records
+            || q.bytes.saturating_add(weight) > self.tuning.queue_bytes
+        {
+            drop(q);
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            drop(rec); // freed outside the lock
+            return;
+        }
+        q.pending.push(rec);
+        q.bytes += weight;
+        q.accepted += 1;
+        let wake = q.writer_idle || q.pending.len() == self.tuning.batch_records;
+        q.writer_idle = false;
+        drop(q);
+        if wake {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Waits until every record accepted so far is committed (or lost to a failed
+    /// commit), and the start-up prune is done. Returns at once if the writer is gone.
+    pub fn flush(&self) {
+        let mut q = lock(&self.queue);
+        if q.exited || (q.ready && q.handled == q.accepted) {
+            return;
+        }
+        q.flush_gen += 1;
+        let generation = q.flush_gen;
+        q.writer_idle = false;
+        self.wake.notify_one();
+        while q.flushed_gen < generation && !q.exited {
+            q = self.done.wait(q).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Records queued and not yet handled by the writer.
+    pub fn pending(&self) -> u64 {
+        let q = lock(&self.queue);
+        q.accepted - q.handled
+    }
+
+    /// Records accepted into the queue so far.
+    pub fn accepted(&self) -> u64 {
+        lock(&self.queue).accepted
+    }
+
+    /// Asks the writer to drain the queue and exit.
+    pub fn shutdown(&self) {
+        lock(&self.queue).shutdown = true;
+        self.wake.notify_one();
+    }
+
+    /// The first runtime warning, once.
+    pub fn take_warning(&self) -> Option<SpineWarning> {
+        lock(&self.warning).take()
+    }
+
+    fn warn(&self, message: String) {
+        if !self.warned.swap(true, Ordering::Relaxed) {
+            *lock(&self.warning) = Some(SpineWarning {
+                path: self.path.clone(),
+                message,
+            });
+        }
+    }
+}
+
+/// Marks the writer gone however it ends, so flushers never wait forever.
+struct ExitGuard<'a>(&'a Shared);
+
+impl Drop for ExitGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.0.queue).exited = true;
+        self.0.done.notify_all();
+    }
+}
+
+/// The writer thread's body.
+pub(crate) fn run(shared: &Shared, mut conn: Connection, retention: Retention) {
+    let _guard = ExitGuard(shared);
+    let tuning = shared.tuning;
+    prune(shared, &conn, retention);
+    lock(&shared.queue).ready = true;
+    let mut commits_since_prune: u32 = 0;
+    let mut rows_since_prune: u64 = 0;
+    loop {
+        let mut q = lock(&shared.queue);
+        let mut deadline: Option<Instant> = None;
+        loop {
+            if q.shutdown || q.flush_gen > q.flushed_gen || q.pending.len() >= tuning.batch_records
+            {
+                break;
+            }
+            if q.pending.is_empty() {
+                q.writer_idle = true;
+                deadline = None;
+                q = shared.wake.wait(q).unwrap_or_else(|p| p.into_inner());
+                continue;
+            }
+            let now = Instant::now();
+            let until = *deadline.get_or_insert(now + tuning.flush_interval);
+            if now >= until {
+                break;
+            }
+            q = shared
+                .wake
+                .wait_timeout(q, until - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+        q.writer_idle = false;
+        let spare = mem::take(&mut q.spare);
+        let mut batch = mem::replace(&mut q.pending, spare);
+        q.bytes = 0;
+        let upto = q.accepted;
+        let generation = q.flush_gen;
+        let shutdown = q.shutdown;
+        drop(q);
+
+        if !batch.is_empty() {
+            let n = batch.len() as u64;
+            if write(shared, &mut conn, &mut batch) {
+                commits_since_prune += 1;
+                rows_since_prune += n;
+            }
+            if commits_since_prune >= tuning.prune_every_commits
+                || rows_since_prune >= PRUNE_EVERY_RECORDS
+            {
+                prune(shared, &conn, retention);
+                commits_since_prune = 0;
+                rows_since_prune = 0;
+            }
+        }
+
+        batch.clear(); // frees what a failed batch left
+        if batch.capacity() > tuning.queue_records.min(4 * tuning.batch_records) {
+            batch = Vec::with_capacity(tuning.batch_records);
+        }
+        let mut q = lock(&shared.queue);
+        q.spare = batch;
+        q.handled = upto;
+        q.flushed_gen = q.flushed_gen.max(generation);
+        let finished = shutdown && q.pending.is_empty();
+        drop(q);
+        shared.done.notify_all();
+        if finished {
+            return;
+        }
+    }
+}
+
+/// Writes one batch in one transaction. Returns whether it committed.
+fn write(shared: &Shared, conn: &mut Connection, batch: &mut Vec<RunRecord>) -> bool {
+    let n = batch.len() as u64;
+    match insert(conn, batch) {
+        Ok(rejected) => {
+            shared.committed.fetch_add(n - rejected, Ordering::Relaxed);
+            shared.batches.fetch_add(1, Ordering::Relaxed);
+            if rejected > 0 {
+                shared.dropped.fetch_add(rejected, Ordering::Relaxed);
+                shared.warn(format!(
+                    "{rejected} hook run(s) were not recorded in {}: duplicate run id",
+                    shared.path.display()
+                ));
+            }
+            true
+        }
+        Err(err) => {
+            shared.dropped.fetch_add(n, Ordering::Relaxed);
+            shared.warn(format!(
+                "{n} hook run(s) were not recorded in {}: {err}",
+                shared.path.display()
+            ));
+            false
+        }
+    }
+}
+
+/// Inserts a batch (draining it); returns how many rows were rejected by a constraint.
+fn insert(conn: &mut Connection, batch: &mut Vec<RunRecord>) -> rusqlite::Result<u64> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut rejected = 0;
+    {
+        let mut stmt = tx.prepare_cached(INSERT)?;
+        for mut rec in batch.drain(..) {
+            rec.enforce_caps();
+            if rec.run_id.is_empty() {
+                rec.run_id = new_run_id(rec.started_at);
+            }
+            let result = stmt.execute(params![
+                rec.run_id,
+                rec.kind.as_str(),
+                rec.session_id,
+                rec.turn_id,
+                rec.dialect,
+                rec.event,
+                rec.canonical,
+                rec.command,
+                rec.source,
+                rec.scope,
+                to_i64(rec.started_at),
+                to_i64(rec.duration_ms),
+                rec.exit_code,
+                rec.parse_ok,
+                rec.failure,
+                rec.failure_message,
+                rec.policy,
+                rec.sandbox,
+                rec.outcome,
+                rec.decision,
+                rec.agent_message,
+                rec.user_message,
+                rec.halt_reason,
+                rec.inject_context,
+                rec.updated_input,
+                rec.queued_message,
+                rec.session_env,
+                rec.outcome_truncated,
+                rec.stdin,
+                rec.stdin_truncated,
+                rec.stdout,
+                rec.stdout_truncated,
+                rec.stderr,
+                rec.stderr_truncated,
+            ]);
+            match result {
+                Ok(_) => {}
+                // Only this statement is undone; the rest of the batch goes on.
+                Err(err) if err.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
+                    rejected += 1;
+                }
+                Err(err) => return Err(err),
+            }
+        }
+    }
+    tx.commit()?;
+    Ok(rejected)
+}
+
+/// Deletes what the retention policy no longer keeps, in small chunks.
+fn prune(shared: &Shared, conn: &Connection, retention: Retention) {
+    if let Err(err) = try_prune(conn, retention) {
+        shared.warn(format!(
+            "pruning old hook runs in {} failed: {err}",
+            shared.path.display()
+        ));
+    }
+}
+
+fn try_prune(conn: &Connection, retention: Retention) -> rusqlite::Result<()> {
+    if let Some(days) = retention.max_age_days {
+        let age = days.saturating_mul(86_400_000);
+        let cutoff = to_i64(unix_ms(SystemTime::now()).saturating_sub(age));
+        let mut stmt = conn.prepare_cached(
+            "DELETE FROM hook_runs WHERE seq IN \
+             (SELECT seq FROM hook_runs WHERE started_at < ?1 LIMIT ?2)",
+        )?;
+        while stmt.execute(params![cutoff, PRUNE_CHUNK])? as i64 >= PRUNE_CHUNK {}
+    }
+    if let Some(max) = retention.max_runs {
+        let mut stmt = conn.prepare_cached(
+            "DELETE FROM hook_runs WHERE seq IN \
+             (SELECT seq FROM hook_runs ORDER BY started_at DESC, seq DESC LIMIT ?2 OFFSET ?1)",
+        )?;
+        while stmt.execute(params![to_i64(max), PRUNE_CHUNK])? as i64 >= PRUNE_CHUNK {}
+    }
+    Ok(())
+}
+
+pub(crate) fn to_i64(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
