@@ -60,6 +60,87 @@ fn main() {
     rule();
     caller_cost(&dir.path().join("caller.db"));
     rule();
+    gate_with_and_without_spine(dir.path());
+    rule();
+}
+
+/// Gate latency with one trivial hook, recording on vs off (interleaved; the
+/// recording cost must not show in the gate: target <= 1.05x).
+fn gate_with_and_without_spine(dir: &Path) {
+    use copse_hooks::{Engine, EngineConfig, SessionIdentity, ToolCall};
+    let home = dir.join("gate-home");
+    let ws = dir.join("gate-ws");
+    std::fs::create_dir_all(home.join(".cursor")).unwrap();
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(
+        home.join(".cursor/hooks.json"),
+        r#"{"hooks":{"beforeShellExecution":[{"command":"cat >/dev/null; echo '{\"permission\":\"allow\"}'"}]}}"#,
+    )
+    .unwrap();
+    let base = EngineConfig::from_process(vec![ws.clone()])
+        .home(&home)
+        .enabled(true);
+    let off = Engine::new(base.clone());
+    let on = Engine::new(base.spine(dir.join("gate.db")));
+    let (s_off, s_on) = (
+        off.session(SessionIdentity::new("bench")),
+        on.session(SessionIdentity::new("bench")),
+    );
+    let mut input = serde_json::Map::new();
+    input.insert(
+        "command".into(),
+        serde_json::Value::String("git status".into()),
+    );
+    let call = || ToolCall::new("run_shell", input.clone());
+    for _ in 0..20 {
+        s_off.gate_tool(call());
+        s_on.gate_tool(call());
+    }
+    let (mut t_off, mut t_on) = (Vec::new(), Vec::new());
+    for i in 0..300 {
+        let mut time = |s: &copse_hooks::Session| {
+            let t = Instant::now();
+            let v = s.gate_tool(call());
+            assert_eq!(v.runs.len(), 1);
+            t.elapsed().as_secs_f64() * 1e6
+        };
+        if i % 2 == 0 {
+            t_off.push(time(&s_off));
+            t_on.push(time(&s_on));
+        } else {
+            t_on.push(time(&s_on));
+            t_off.push(time(&s_off));
+        }
+    }
+    on.flush_spine();
+    let (t_off, t_on) = (sorted_ns(t_off), sorted_ns(t_on));
+    let (m_off, m_on) = (pct(&t_off, 0.5), pct(&t_on, 0.5));
+    let ratio = m_on / m_off;
+    row(
+        "gate, one trivial hook, spine off: median µs",
+        format!("{m_off:.0}"),
+        "",
+        None,
+    );
+    row(
+        "gate, one trivial hook, spine on: median µs",
+        format!("{m_on:.0}"),
+        "",
+        None,
+    );
+    row(
+        "spine on / off (medians)",
+        format!("{ratio:.3}x"),
+        "<= 1.05x",
+        Some(ratio <= 1.05),
+    );
+    let recorded = on.spine().map(|s| s.stats().committed).unwrap_or(0);
+    row(
+        "  runs committed by the spine-on engine",
+        format!("{recorded}"),
+        "",
+        None,
+    );
 }
 
 fn rule() {
