@@ -56,6 +56,8 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
         config.retention = retention;
     }
     let recording = settings.spine != Some(false);
+    config.require_sandbox = settings.require_sandbox;
+    config.sandbox_writable = settings.sandbox_writable_paths.clone();
     adjust(&mut config);
     if !recording {
         config.spine_path = None;

@@ -98,7 +98,7 @@ fn gate_with_and_without_spine(dir: &Path) {
     }
     let (mut t_off, mut t_on) = (Vec::new(), Vec::new());
     for i in 0..300 {
-        let mut time = |s: &copse_hooks::Session| {
+        let time = |s: &copse_hooks::Session| {
             let t = Instant::now();
             let v = s.gate_tool(call());
             assert_eq!(v.runs.len(), 1);
@@ -321,6 +321,7 @@ fn hook_run(i: u64) -> HookRun {
         stdin: stdin_json(i),
         stdout: vec![b'y'; 1_000],
         stderr: b"no-force-push: matched rule 3\n".to_vec(),
+        sandbox: copse_hooks::outcome::SandboxState::Enforced,
     }
 }
 

@@ -138,6 +138,9 @@ pub struct HookSpec {
     pub entry: usize,
     /// Whether the hook runs in the sandbox (only Copse may opt out).
     pub sandbox: bool,
+    /// Whether a sandboxed hook may connect out (Copse `"network": false` denies TCP
+    /// bind and connect where the kernel can).
+    pub network: bool,
     /// Whether the hook runs detached on an event that is otherwise awaited
     /// (Copse `async: true` on afterFileEdit).
     pub run_async: bool,

@@ -196,15 +196,15 @@ impl Slot {
         // A poisoned lock only means another thread panicked mid-parse; the cached
         // value is either complete or absent, so recover it.
         let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((id, cfg, hash)) = cache.as_ref() {
-            if *id == identity {
-                return LoadedConfig {
-                    location: loc.clone(),
-                    config: Arc::clone(cfg),
-                    exists: true,
-                    hash: hash.clone(),
-                };
-            }
+        if let Some((id, cfg, hash)) = cache.as_ref()
+            && *id == identity
+        {
+            return LoadedConfig {
+                location: loc.clone(),
+                config: Arc::clone(cfg),
+                exists: true,
+                hash: hash.clone(),
+            };
         }
         let mut hash = None;
         count_access();

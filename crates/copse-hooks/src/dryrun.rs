@@ -226,6 +226,7 @@ impl Engine {
             session_env: None,
             child_depth: self.child_depth(),
             limits,
+            sandbox: self.sandbox_config(),
         };
         let mut hook_for_run = clone_for_dry_run(hook);
         hook_for_run.timeout = DRY_RUN_TIMEOUT;
@@ -267,6 +268,7 @@ fn clone_for_dry_run(hook: &HookSpec) -> HookSpec {
         entry: hook.entry,
         sandbox: hook.sandbox,
         run_async: hook.run_async,
+        network: hook.network,
         loop_limit: hook.loop_limit,
     }
 }

@@ -17,6 +17,7 @@ use crate::discovery::{self, ConfigLocation, LoadedConfig, Registry};
 use crate::env::{self, DEPTH_VAR, MAX_HOOK_DEPTH};
 use crate::event::{CanonicalEvent, EventPayload, SessionIdentity};
 use crate::outcome::FailurePolicy;
+use crate::runner::SandboxConfig;
 use crate::session::Session;
 use crate::settings::TrustedWorkspace;
 use crate::spawn::Limits;
@@ -47,6 +48,14 @@ pub struct EngineConfig {
     pub spine_path: Option<PathBuf>,
     /// How long the audit store keeps runs.
     pub retention: Retention,
+    /// Whether external hooks run in the OS sandbox (default on; only a Copse hook's
+    /// `"sandbox": false` escapes it).
+    pub sandbox: bool,
+    /// Fail a run (failure kind `sandbox`) when the kernel does not enforce the sandbox,
+    /// instead of running it unsandboxed.
+    pub require_sandbox: bool,
+    /// Further paths sandboxed hooks may write.
+    pub sandbox_writable: Vec<PathBuf>,
 }
 
 impl EngineConfig {
@@ -71,6 +80,9 @@ impl EngineConfig {
             keep_session_runs: false,
             spine_path: None,
             retention: Retention::default(),
+            sandbox: true,
+            require_sandbox: false,
+            sandbox_writable: Vec::new(),
         }
     }
 
@@ -179,6 +191,7 @@ pub struct Listing {
 }
 
 struct Inner {
+    sandbox: Option<SandboxConfig>,
     spine: Option<Spine>,
     spine_warning: Option<String>,
     config: EngineConfig,
@@ -251,8 +264,20 @@ impl Engine {
             }
             None => (None, None),
         };
+        let sandbox = config.sandbox.then(|| SandboxConfig {
+            sandbox: crate::sandbox::platform_sandbox(),
+            require: config.require_sandbox,
+            extra_writable: config
+                .sandbox_writable
+                .iter()
+                .map(|p| canonical(p))
+                .collect(),
+            home: config.home.clone(),
+            copse_dir: config.copse_dir.clone(),
+        });
         Engine {
             inner: Arc::new(Inner {
+                sandbox,
                 spine,
                 spine_warning,
                 config,
@@ -384,6 +409,16 @@ impl Engine {
 
     pub(crate) fn limits(&self) -> crate::spawn::Limits {
         self.inner.config.limits
+    }
+
+    /// What the OS sandbox enforces on this machine (`None` when the host turned
+    /// sandboxing off).
+    pub fn sandbox_status(&self) -> Option<crate::sandbox::SandboxStatus> {
+        self.inner.sandbox.as_ref().map(|s| s.sandbox.status())
+    }
+
+    pub(crate) fn sandbox_config(&self) -> Option<&SandboxConfig> {
+        self.inner.sandbox.as_ref()
     }
 
     /// The audit store, when recording.

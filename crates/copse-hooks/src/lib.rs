@@ -78,6 +78,7 @@ pub mod matcher;
 pub mod outcome;
 pub mod queue;
 mod runner;
+pub mod sandbox;
 pub mod session;
 pub mod settings;
 pub mod spawn;

@@ -187,12 +187,11 @@ impl GlobMatcher {
         if self.set.is_match(path) {
             return true;
         }
-        if let Some(root) = root {
-            if let Ok(rel) = path.strip_prefix(root) {
-                if self.set.is_match(rel) {
-                    return true;
-                }
-            }
+        if let Some(root) = root
+            && let Ok(rel) = path.strip_prefix(root)
+            && self.set.is_match(rel)
+        {
+            return true;
         }
         match path.file_name() {
             Some(name) => self.set.is_match(Path::new(name)),

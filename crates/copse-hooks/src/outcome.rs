@@ -217,6 +217,34 @@ pub struct HookRun {
     pub stdout: Vec<u8>,
     /// The stderr read (capped).
     pub stderr: Vec<u8>,
+    /// How the sandbox applied to this run.
+    pub sandbox: SandboxState,
+}
+
+/// How the sandbox applied to one run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxState {
+    /// The run was confined and nothing it did was denied (as far as detectable).
+    Enforced,
+    /// The sandbox denied something the hook did: the run failed (failure kind `sandbox`).
+    Blocked,
+    /// The kernel does not enforce the sandbox, so the hook ran unconfined.
+    Unenforced,
+    /// The hook opted out (Copse `"sandbox": false`) or the host turned sandboxing off.
+    Off,
+}
+
+impl SandboxState {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxState::Enforced => "enforced",
+            SandboxState::Blocked => "blocked",
+            SandboxState::Unenforced => "unenforced",
+            SandboxState::Off => "off",
+        }
+    }
 }
 
 /// The merged answer of a blocking event's hooks.

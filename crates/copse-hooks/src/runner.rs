@@ -7,14 +7,16 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsString;
+use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::dialect::{Adapter, Context, HookSpec, ProcessResult, seconds};
+use crate::dialect::{Adapter, Context, Dialect, HookSpec, ProcessResult, Scope, seconds};
 use crate::env::{DEPTH_VAR, set_var};
 use crate::event::{CanonicalEvent, EventPayload};
 use crate::outcome::{
-    Decision, Failure, FailureKind, FailurePolicy, Halt, HookRun, Outcome, RunOutcome,
+    Decision, Failure, FailureKind, FailurePolicy, Halt, HookRun, Outcome, RunOutcome, SandboxState,
 };
+use crate::sandbox::{Sandbox, SandboxError, SandboxPolicy};
 use crate::spawn::{self, Limits, SpawnRequest, Termination};
 
 /// Everything one run needs besides the hook.
@@ -29,6 +31,44 @@ pub(crate) struct RunInput<'a> {
     pub child_depth: u32,
     /// Output caps and grace periods.
     pub limits: Limits,
+    /// The sandbox hooks run in, when the host sandboxes them.
+    pub sandbox: Option<&'a SandboxConfig>,
+}
+
+/// How the host sandboxes hooks.
+#[derive(Clone)]
+pub(crate) struct SandboxConfig {
+    /// The platform's sandbox.
+    pub sandbox: std::sync::Arc<dyn Sandbox>,
+    /// Fail a run (failure kind `sandbox`) when the kernel does not enforce it.
+    pub require: bool,
+    /// Paths every sandboxed hook may write besides the workspace roots.
+    pub extra_writable: Vec<PathBuf>,
+    /// The user's home (for a user hook's own config directory).
+    pub home: PathBuf,
+    /// `$COPSE_DIR` (the Copse user config's directory).
+    pub copse_dir: PathBuf,
+}
+
+impl SandboxConfig {
+    /// What a hook may write: the workspace roots, its own config directory when it
+    /// is a user hook, and the configured extra paths (the private TMPDIR is added by
+    /// the sandbox itself).
+    fn policy(&self, hook: &HookSpec, ctx: &Context<'_>) -> SandboxPolicy {
+        let mut writable: Vec<PathBuf> = ctx.workspace_roots.to_vec();
+        if let Some(root) = &hook.root {
+            writable.push(root.clone());
+        }
+        if hook.scope == Scope::User {
+            writable.push(match hook.dialect {
+                Dialect::Cursor => self.home.join(".cursor"),
+                Dialect::Claude => self.home.join(".claude"),
+                Dialect::Copse => self.copse_dir.clone(),
+            });
+        }
+        writable.extend(self.extra_writable.iter().cloned());
+        SandboxPolicy::new(writable).network(hook.network)
+    }
 }
 
 /// The stdin bytes for a hook.
@@ -65,10 +105,38 @@ pub(crate) fn run(
     input: &RunInput<'_>,
     stdin: Vec<u8>,
 ) -> HookRun {
-    let env = environment(adapter, hook, input);
+    let mut env = environment(adapter, hook, input);
     let cwd = adapter.cwd(hook, &input.ctx);
     let started = Instant::now();
     let started_at = SystemTime::now();
+    // Sandbox: prepared in the parent (fds, ruleset, private TMPDIR), applied in the
+    // child between fork and exec, inherited by everything the hook starts.
+    let mut sandbox_state = SandboxState::Off;
+    let mut sandbox_failure = None;
+    let prepared = match input.sandbox.filter(|_| hook.sandbox) {
+        None => None,
+        Some(config) => match config.sandbox.prepare(&config.policy(hook, &input.ctx)) {
+            Ok(p) => {
+                sandbox_state = SandboxState::Enforced;
+                set_var(&mut env, "TMPDIR", p.tmpdir().as_os_str());
+                Some(p)
+            }
+            Err(SandboxError::Unenforced { reason }) if !config.require => {
+                let _ = reason; // surfaced once per session by the session's notice
+                sandbox_state = SandboxState::Unenforced;
+                None
+            }
+            Err(e) => {
+                sandbox_state = SandboxState::Unenforced;
+                sandbox_failure = Some(if config.require {
+                    format!("was not run: the sandbox is required but {e}")
+                } else {
+                    format!("could not be sandboxed: {e}")
+                });
+                None
+            }
+        },
+    };
     let request = SpawnRequest {
         command: &hook.command,
         cwd: &cwd,
@@ -76,9 +144,12 @@ pub(crate) fn run(
         stdin: &stdin,
         timeout: hook.timeout,
         limits: input.limits,
-        child_setup: None,
+        child_setup: prepared.as_deref().map(|p| p.as_child_setup()),
     };
-    let spawned = spawn::run(&request);
+    let spawned = match &sandbox_failure {
+        Some(_) => None,
+        None => Some(spawn::run(&request)),
+    };
     let mut record = HookRun {
         event: hook.event.clone(),
         canonical: input.event.event(),
@@ -97,9 +168,15 @@ pub(crate) fn run(
         stdin,
         stdout: Vec::new(),
         stderr: Vec::new(),
+        sandbox: sandbox_state,
     };
     let interpretation = match spawned {
-        Err(e) => {
+        None => crate::dialect::Interpretation::failed(
+            FailureKind::Sandbox,
+            sandbox_failure.unwrap_or_default(),
+            false,
+        ),
+        Some(Err(e)) => {
             record.duration = started.elapsed();
             crate::dialect::Interpretation::failed(
                 FailureKind::Spawn,
@@ -107,34 +184,50 @@ pub(crate) fn run(
                 false,
             )
         }
-        Ok(out) => {
+        Some(Ok(out)) => {
             record.started_at = out.started_at;
             record.duration = out.duration;
             record.exit_code = out.exit_code;
-            let interpretation = match out.termination {
-                Termination::TimedOut => crate::dialect::Interpretation::failed(
-                    FailureKind::Timeout,
-                    format!("timed out after {}", seconds(hook.timeout)),
+            // A run the sandbox denied fails whatever it printed: detection reads the
+            // kernel's own records, never the hook's output.
+            let verdict = prepared
+                .as_ref()
+                .filter(|_| out.exit_code != Some(0) || out.termination != Termination::Exited)
+                .map(|p| p.detect(out.exit_code))
+                .filter(|v| v.blocked);
+            let interpretation = if let Some(v) = verdict {
+                record.sandbox = SandboxState::Blocked;
+                crate::dialect::Interpretation::failed(
+                    FailureKind::Sandbox,
+                    format!("was blocked by the sandbox ({})", v.reasons.join("; ")),
                     false,
-                ),
-                Termination::StdoutOverflow => crate::dialect::Interpretation::failed(
-                    FailureKind::Oversize,
-                    format!(
-                        "printed more than {} bytes on stdout",
-                        input.limits.stdout_cap
+                )
+            } else {
+                match out.termination {
+                    Termination::TimedOut => crate::dialect::Interpretation::failed(
+                        FailureKind::Timeout,
+                        format!("timed out after {}", seconds(hook.timeout)),
+                        false,
                     ),
-                    false,
-                ),
-                Termination::Exited => adapter.interpret(
-                    hook,
-                    input.event,
-                    &ProcessResult {
-                        exit_code: out.exit_code,
-                        signal: out.signal,
-                        stdout: &out.stdout,
-                        stderr: &out.stderr,
-                    },
-                ),
+                    Termination::StdoutOverflow => crate::dialect::Interpretation::failed(
+                        FailureKind::Oversize,
+                        format!(
+                            "printed more than {} bytes on stdout",
+                            input.limits.stdout_cap
+                        ),
+                        false,
+                    ),
+                    Termination::Exited => adapter.interpret(
+                        hook,
+                        input.event,
+                        &ProcessResult {
+                            exit_code: out.exit_code,
+                            signal: out.signal,
+                            stdout: &out.stdout,
+                            stderr: &out.stderr,
+                        },
+                    ),
+                }
             };
             record.stdout = out.stdout;
             record.stderr = out.stderr;
@@ -202,6 +295,7 @@ pub(crate) fn panicked_run(hook: &HookSpec, event: &EventPayload) -> HookRun {
         stdin: Vec::new(),
         stdout: Vec::new(),
         stderr: Vec::new(),
+        sandbox: SandboxState::Off,
     }
 }
 

@@ -205,6 +205,7 @@ impl Session {
             session_env: Some(&env),
             child_depth: self.engine.child_depth(),
             limits: self.engine.limits(),
+            sandbox: self.engine.sandbox_config(),
         };
         let runs: Vec<HookRun> = if selected.len() == 1 {
             selected.iter().map(|s| run_one(s, &input)).collect()
@@ -252,14 +253,26 @@ impl Session {
         }
     }
 
-    /// Records a run in the audit store (never blocks on the disk).
+    /// Records a run in the audit store (never blocks on the disk), and says once per
+    /// session when the sandbox is not enforced.
     fn record(&self, run: &HookRun, identity: &SessionIdentity) {
+        if run.sandbox == crate::outcome::SandboxState::Unenforced {
+            let reason = self
+                .engine
+                .sandbox_status()
+                .map(|s| s.enforcement.to_string())
+                .unwrap_or_default();
+            self.notice_once(
+                "sandbox-unenforced".to_string(),
+                format!("the OS sandbox is not enforced on this machine ({reason}): hooks run unsandboxed"),
+            );
+        }
         if let Some(spine) = self.engine.spine() {
             spine.record(crate::spine::RunRecord::from_run(
                 run,
                 self.audit_id(identity),
                 &identity.generation_id,
-                "",
+                run.sandbox.as_str(),
             ));
         }
     }
@@ -522,6 +535,7 @@ impl DetachedRun {
             session_env: Some(&env),
             child_depth: session.engine.child_depth(),
             limits: session.engine.limits(),
+            sandbox: session.engine.sandbox_config(),
         };
         let run = run_one(&self.selected, &input);
         let hook = self.selected.hook();

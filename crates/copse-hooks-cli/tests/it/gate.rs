@@ -397,7 +397,7 @@ fn untrusted_project_hooks_never_spawn_but_user_hooks_do() {
     std::fs::remove_file(&project_marker).unwrap();
     env.write(
         "copse/settings.json",
-        &json!({"cursorHooksEnabled": true, "trustedWorkspaces": [env.workspace()]}).to_string(),
+        &json!({"cursorHooksEnabled": true, "trustedWorkspaces": [env.workspace()], "sandboxWritablePaths": [env.root()]}).to_string(),
     );
     let v = env
         .cmd()

@@ -17,6 +17,12 @@ impl Env {
         std::fs::create_dir_all(env.home()).unwrap();
         std::fs::create_dir_all(env.workspace()).unwrap();
         std::fs::create_dir_all(env.copse_dir()).unwrap();
+        // Hooks in these tests leave markers anywhere under the temp dir; the sandbox
+        // itself is tested on its own (tests/it/sandbox.rs).
+        env.write(
+            "copse/settings.json",
+            &serde_json::json!({"sandboxWritablePaths": [env.root()]}).to_string(),
+        );
         env
     }
 

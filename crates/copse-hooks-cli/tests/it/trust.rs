@@ -189,11 +189,10 @@ fn untrusted_preview_shows_what_trust_would_allow() {
     assert_eq!(v["hooks"][0]["command"], ".cursor/p.sh");
     assert_eq!(v["unsandboxed"], json!([]));
     assert!(!marker.exists(), "the preview runs nothing");
-    assert!(!settings_exists(&env), "the preview trusts nothing");
-}
-
-fn settings_exists(env: &Env) -> bool {
-    env.copse_dir().join("settings.json").exists()
+    assert!(
+        settings(&env).get("trustedWorkspaces").is_none(),
+        "the preview trusts nothing"
+    );
 }
 
 #[test]
@@ -270,7 +269,8 @@ fn dry_run_tester_prints_everything_and_records_nothing() {
     assert!(r.stderr().contains("not supported"), "{}", r.stderr());
     // No side effects: nothing in the audit store, no settings written.
     assert!(!env.copse_dir().join("spine.db").exists());
-    assert!(!settings_exists(&env));
+    assert!(settings(&env).get("trustedWorkspaces").is_none());
+    assert!(settings(&env).get("cursorHooksEnabled").is_none());
 }
 
 #[test]

@@ -809,6 +809,7 @@ impl Adapter for Claude {
                         entry: n,
                         sandbox: true,
                         run_async: false,
+                        network: true,
                         loop_limit: None,
                     });
                 }

@@ -367,6 +367,17 @@ impl Copse {
                 true
             }
         };
+        let network = match obj.get("network") {
+            None | Some(Value::Null) => true,
+            Some(Value::Bool(b)) => *b,
+            Some(_) => {
+                cx.warn(
+                    out,
+                    "\"network\" must be a boolean — network stays allowed".to_string(),
+                );
+                true
+            }
+        };
 
         let run_async = match obj.get("async") {
             None | Some(Value::Null) | Some(Value::Bool(false)) => false,
@@ -440,6 +451,7 @@ impl Copse {
             root: root.map(Path::to_path_buf),
             entry: cx.n,
             sandbox,
+            network,
             run_async,
             loop_limit,
         };
@@ -1106,6 +1118,11 @@ pub struct CopseHookEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "bool", extend("default" = true))]
     pub sandbox: Option<bool>,
+    /// `false` denies TCP bind and connect to a sandboxed hook (where the kernel's
+    /// Landlock has network rules). Default `true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool", extend("default" = true))]
+    pub network: Option<bool>,
     /// `true` on `afterFileEdit` runs the hook detached instead of awaiting it. Not
     /// allowed on blocking decision events (`toolGate`, `beforeSubmitPrompt`,
     /// `subagentStart`).

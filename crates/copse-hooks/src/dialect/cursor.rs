@@ -403,6 +403,7 @@ impl Adapter for Cursor {
                     entry: n,
                     sandbox: true,
                     run_async: false,
+                    network: true,
                     loop_limit: None,
                 });
             }

@@ -77,6 +77,9 @@ impl Fx {
         let mut config = EngineConfig::from_process(vec![self.ws()])
             .home(self.home())
             .enabled(true);
+        // Hooks here write their observations anywhere under the fixture's temp dir;
+        // the sandbox itself is tested in tests/it/sandbox.rs.
+        config.sandbox_writable = vec![self.root.clone()];
         if trusted {
             config = config.trust(self.ws());
         }

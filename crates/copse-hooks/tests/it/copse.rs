@@ -85,6 +85,9 @@ impl Fx {
             .home(self.home())
             .enabled(true);
         config.copse_dir = self.copse_dir();
+        // Hooks here write their observations anywhere under the fixture's temp dir;
+        // the sandbox itself is tested in tests/it/sandbox.rs.
+        config.sandbox_writable = vec![self.root.clone()];
         if trusted {
             config = config.trust(self.ws());
         }
@@ -1863,6 +1866,7 @@ fn schema_lists_every_event_the_parser_knows() {
             "glob",
             "onFailure",
             "sandbox",
+            "network",
             "async",
             "loop_limit",
             "timeout"
@@ -2084,6 +2088,7 @@ fn example_hooks_run() {
         .home(fx.home())
         .enabled(true);
     config.copse_dir = examples;
+    config.sandbox_writable = vec![fx.root.clone()];
     let session = Engine::new(config).session(identity());
 
     let v = shell(&session, "git push --force origin main");

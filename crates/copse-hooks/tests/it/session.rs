@@ -13,11 +13,11 @@ fn engine(home: &Path, ws: &Path, hooks: serde_json::Value) -> Engine {
         json!({"version": 1, "hooks": hooks}).to_string(),
     )
     .unwrap();
-    Engine::new(
-        EngineConfig::from_process(vec![ws.to_path_buf()])
-            .home(home)
-            .enabled(true),
-    )
+    let mut config = EngineConfig::from_process(vec![ws.to_path_buf()])
+        .home(home)
+        .enabled(true);
+    config.sandbox_writable = vec![std::env::temp_dir()];
+    Engine::new(config)
 }
 
 fn tool_result(i: usize) -> EventPayload {

@@ -201,6 +201,7 @@ fn hook_run() -> HookRun {
         stdin: vec![b'i'; CAPTURE_CAP + 1],
         stdout: b"{}".to_vec(),
         stderr: vec![b'e'; CAPTURE_CAP],
+        sandbox: copse_hooks::outcome::SandboxState::Enforced,
     }
 }
 

@@ -41,6 +41,7 @@ fn spec(dialect: Dialect, event: &str, canonical: CanonicalEvent) -> HookSpec {
         entry: 1,
         sandbox: true,
         run_async: false,
+        network: true,
         loop_limit: None,
     }
 }
