@@ -35,6 +35,13 @@ pub struct Global {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum SandboxCommand {
+    /// Report what this machine enforces (Landlock ABI, filesystem and network rules,
+    /// block detection) and run a self-test.
+    Check,
+}
+
+#[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the tool gate for one tool call and print the verdict.
     Gate {
@@ -98,6 +105,11 @@ pub enum Command {
         /// The run id (from `log`).
         run_id: String,
     },
+    /// The OS sandbox hooks run in.
+    Sandbox {
+        #[command(subcommand)]
+        command: SandboxCommand,
+    },
     /// Turn external hooks on (settings).
     Enable,
     /// Turn external hooks off (settings).
@@ -159,6 +171,9 @@ pub fn main() -> ExitCode {
             },
         ),
         Command::Show { run_id } => commands::log::show(&cli.global, run_id),
+        Command::Sandbox {
+            command: SandboxCommand::Check,
+        } => commands::sandbox::check(&cli.global),
         Command::Enable => commands::settings::enable(&cli.global, true),
         Command::Disable => commands::settings::enable(&cli.global, false),
         Command::Trust { dir } => commands::settings::trust(&cli.global, dir.as_deref()),

@@ -52,6 +52,8 @@ pub fn run_json(run: &HookRun) -> Value {
         "failure_message": run.failure.as_ref().map(|f| f.message.clone()),
         "exit_code": run.exit_code,
         "parse_ok": run.parse_ok,
+        "sandbox": run.sandbox.as_str(),
+        "sandbox_blocked": run.sandbox == copse_hooks::outcome::SandboxState::Blocked,
         "duration_ms": millis(run.duration),
         "agent_message": run.outcome.agent_message,
         "user_message": run.outcome.user_message,

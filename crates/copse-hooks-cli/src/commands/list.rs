@@ -31,6 +31,26 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         );
     } else {
         print_human(&listing, inv.engine.config().hooks_enabled);
+        match inv.engine.sandbox_status() {
+            Some(s) if s.enforcement.is_enforced() => {
+                println!(
+                    "\n{}",
+                    paint(&format!("Sandbox: {}", s.enforcement), output::DIM, false)
+                );
+            }
+            Some(s) => println!(
+                "\n{}",
+                paint(
+                    &format!(
+                        "Sandbox NOT enforced on this machine ({}): hooks run unsandboxed",
+                        s.enforcement
+                    ),
+                    output::YELLOW,
+                    false
+                )
+            ),
+            None => {}
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -106,11 +126,25 @@ fn print_human(l: &Listing, enabled: bool) {
             "      {} {}",
             status(h),
             paint(
-                &format!("· {policy} · timeout {}", seconds(h.timeout_ms)),
+                &format!(
+                    "· {policy} · {} · timeout {}",
+                    if h.sandboxed {
+                        "sandboxed"
+                    } else {
+                        "UNSANDBOXED (sandbox: false)"
+                    },
+                    seconds(h.timeout_ms)
+                ),
                 output::DIM,
                 false
             )
         );
+        if let Some(e) = &h.last_error {
+            println!(
+                "      {}",
+                paint(&format!("last error: {e}"), output::RED, false)
+            );
+        }
     }
     if !l.warnings.is_empty() {
         println!();

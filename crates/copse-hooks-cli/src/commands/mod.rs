@@ -6,5 +6,6 @@ pub mod lint;
 pub mod list;
 pub mod log;
 pub mod replay;
+pub mod sandbox;
 pub mod settings;
 pub mod test;

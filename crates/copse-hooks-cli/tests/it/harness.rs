@@ -165,6 +165,17 @@ fn regex_lite_replace(text: &str) -> String {
                 from = start;
             }
         }
+        // What the machine's kernel enforces is not part of these snapshots.
+        if l.starts_with("Sandbox") {
+            l = "Sandbox: [STATUS]".to_string();
+        }
+        for state in ["enforced", "unenforced"] {
+            l = l.replace(&format!("[sandbox {state}]"), "[sandbox [SANDBOX]]");
+        }
+        for state in ["\"enforced\"", "\"unenforced\""] {
+            l = l.replace(&format!("\"sandbox\": {state}"), "\"sandbox\": \"[SANDBOX]\"");
+            l = l.replace(&format!("\"sandbox\":{state}"), "\"sandbox\":\"[SANDBOX]\"");
+        }
         out.push_str(&replace_ms_words(&l));
         out.push('\n');
     }

@@ -9,4 +9,5 @@ mod gate;
 mod lint;
 mod list;
 mod replay;
+mod sandbox;
 mod trust;
