@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::event::{CanonicalEvent, EventPayload, SessionIdentity};
 use crate::matcher::{GlobMatcher, MatchResult, MatcherError, RegexMatcher};
@@ -233,6 +233,51 @@ impl ProcessResult<'_> {
     pub fn stderr_text(&self) -> String {
         String::from_utf8_lossy(self.stderr).trim().to_string()
     }
+}
+
+/// Stdout, classified.
+pub(crate) enum Stdout {
+    Empty,
+    Object(Map<String, Value>),
+    NotObject,
+    Invalid,
+}
+
+impl Stdout {
+    pub(crate) fn read(run: &ProcessResult<'_>) -> Stdout {
+        let text = run.stdout_text();
+        if text.is_empty() {
+            return Stdout::Empty;
+        }
+        match serde_json::from_str(&text) {
+            Ok(Value::Object(obj)) => Stdout::Object(obj),
+            Ok(_) => Stdout::NotObject,
+            Err(_) => Stdout::Invalid,
+        }
+    }
+
+    pub(crate) fn object(&self) -> Option<&Map<String, Value>> {
+        match self {
+            Stdout::Object(obj) => Some(obj),
+            _ => None,
+        }
+    }
+}
+
+/// Cursor's published `preCompact` fields, in order (the Copse dialect sends the same).
+pub(crate) fn compaction_fields(c: &crate::event::Compaction) -> [(&'static str, Value); 7] {
+    [
+        ("trigger", Value::from(c.trigger.as_str())),
+        (
+            "context_usage_percent",
+            Value::from(c.context_usage_percent),
+        ),
+        ("context_tokens", Value::from(c.context_tokens)),
+        ("context_window_size", Value::from(c.context_window_size)),
+        ("message_count", Value::from(c.message_count)),
+        ("messages_to_compact", Value::from(c.messages_to_compact)),
+        ("is_first_compaction", Value::from(c.is_first_compaction)),
+    ]
 }
 
 /// A dialect's reading of one run.

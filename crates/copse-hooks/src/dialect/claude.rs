@@ -23,7 +23,7 @@ use serde_json::{Map, Value, json};
 
 use super::{
     Adapter, ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig,
-    ProcessResult, Scope, seconds, string_field, timeout_seconds,
+    ProcessResult, Scope, Stdout, seconds, string_field, timeout_seconds,
 };
 use crate::event::{CanonicalEvent, EventPayload, tool};
 use crate::matcher::{MatcherError, RegexMatcher};
@@ -979,35 +979,6 @@ impl Wire {
             "PostToolUse" | "PostToolUseFailure" => Wire::PostTool,
             "SubagentStart" | "SessionStart" => Wire::Context,
             _ => Wire::Observe,
-        }
-    }
-}
-
-/// Stdout, classified.
-enum Stdout {
-    Empty,
-    Object(Map<String, Value>),
-    NotObject,
-    Invalid,
-}
-
-impl Stdout {
-    fn read(run: &ProcessResult<'_>) -> Stdout {
-        let text = run.stdout_text();
-        if text.is_empty() {
-            return Stdout::Empty;
-        }
-        match serde_json::from_str(&text) {
-            Ok(Value::Object(obj)) => Stdout::Object(obj),
-            Ok(_) => Stdout::NotObject,
-            Err(_) => Stdout::Invalid,
-        }
-    }
-
-    fn object(&self) -> Option<&Map<String, Value>> {
-        match self {
-            Stdout::Object(obj) => Some(obj),
-            _ => None,
         }
     }
 }

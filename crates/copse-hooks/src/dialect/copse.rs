@@ -27,7 +27,7 @@ use serde_json::{Map, Value, json};
 
 use super::{
     Adapter, ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig,
-    ProcessResult, Scope, string_field, timeout_seconds,
+    ProcessResult, Scope, Stdout, string_field, timeout_seconds,
 };
 use crate::event::{CanonicalEvent, EventPayload};
 use crate::matcher::{GlobMatcher, MatcherError, RegexMatcher};
@@ -648,13 +648,9 @@ impl Adapter for Copse {
                 put("duration_ms", json!(duration_ms));
             }
             EventPayload::PreCompact(c) => {
-                put("trigger", json!(c.trigger));
-                put("context_usage_percent", json!(c.context_usage_percent));
-                put("context_tokens", json!(c.context_tokens));
-                put("context_window_size", json!(c.context_window_size));
-                put("message_count", json!(c.message_count));
-                put("messages_to_compact", json!(c.messages_to_compact));
-                put("is_first_compaction", json!(c.is_first_compaction));
+                for (k, v) in super::compaction_fields(c) {
+                    put(k, v);
+                }
             }
             EventPayload::AfterAgentResponse { text } => put("text", json!(text)),
             EventPayload::AfterAgentThought { text, duration_ms } => {
@@ -737,35 +733,6 @@ fn envelope(event: CanonicalEvent, ctx: &Context<'_>) -> Map<String, Value> {
         );
     }
     obj
-}
-
-/// Stdout, classified.
-enum Stdout {
-    Empty,
-    Object(Map<String, Value>),
-    NotObject,
-    Invalid,
-}
-
-impl Stdout {
-    fn read(run: &ProcessResult<'_>) -> Stdout {
-        let text = run.stdout_text();
-        if text.is_empty() {
-            return Stdout::Empty;
-        }
-        match serde_json::from_str(&text) {
-            Ok(Value::Object(obj)) => Stdout::Object(obj),
-            Ok(_) => Stdout::NotObject,
-            Err(_) => Stdout::Invalid,
-        }
-    }
-
-    fn object(&self) -> Option<&Map<String, Value>> {
-        match self {
-            Stdout::Object(obj) => Some(obj),
-            _ => None,
-        }
-    }
 }
 
 /// Exit 2 on a gated event: a deny whatever stdout says, with stderr as the reason

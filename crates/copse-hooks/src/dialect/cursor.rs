@@ -591,13 +591,9 @@ impl Adapter for Cursor {
                 put("final_status", json!(reason));
             }
             EventPayload::PreCompact(c) => {
-                put("trigger", json!(c.trigger));
-                put("context_usage_percent", json!(c.context_usage_percent));
-                put("context_tokens", json!(c.context_tokens));
-                put("context_window_size", json!(c.context_window_size));
-                put("message_count", json!(c.message_count));
-                put("messages_to_compact", json!(c.messages_to_compact));
-                put("is_first_compaction", json!(c.is_first_compaction));
+                for (k, v) in super::compaction_fields(c) {
+                    put(k, v);
+                }
             }
             EventPayload::AfterAgentResponse { text } => put("text", json!(text)),
             EventPayload::AfterAgentThought { text, duration_ms } => {
