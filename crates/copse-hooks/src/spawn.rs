@@ -8,14 +8,26 @@
 //! it deliberately escaped with `setsid`. On Linux the child also arms
 //! `PR_SET_PDEATHSIG(SIGKILL)` so a crashed host cannot leave hooks running. The calling
 //! thread then supervises everything with a single `poll(2)` loop: no helper threads, so
-//! a hook costs one fork/exec and a handful of syscalls. Stdin is written through a
-//! non-blocking pipe as the child drains it, so a child that never reads (or closes stdin)
-//! only costs us an `EAGAIN`/`EPIPE`, never a blocked writer; SIGPIPE is blocked on the
-//! calling thread meanwhile so an `EPIPE` cannot kill a host that did not ignore it.
-//! Stdout and stderr are read concurrently for the same reason: a child blocked on a full
-//! pipe we are not reading would look like a hang. Stdout beyond its cap means the answer
-//! is unusable, so the group is killed at once; stderr is diagnostics only, so beyond its
-//! cap it is read and discarded and the child runs on.
+//! a hook costs one spawn and a handful of syscalls.
+//!
+//! The spawn itself is as cheap as a raw `posix_spawn`. On Linux it is a vfork-style
+//! `clone(CLONE_VM | CLONE_VFORK)` done by hand (`spawn/vfork.rs`): the parent-death
+//! signal must be armed in the child, std only allows that through `pre_exec`, and
+//! `pre_exec` turns std's spawn into a full `fork`, which copies the host's page tables
+//! and then charges the host copy-on-write faults. The clone also yields the pidfd.
+//! Elsewhere std's `Command` is used (`spawn/command.rs`), which keeps its `posix_spawn`
+//! path unless a [`ChildSetup`] needs a `pre_exec`.
+//!
+//! Stdin goes through a non-blocking pipe. As much of it as the pipe takes (all of a usual
+//! payload) is written right after the spawn, while we still hold the child's end, so that
+//! write cannot raise SIGPIPE; the rest is written as the child drains it, so a child that
+//! never reads (or closes stdin) only costs us an `EAGAIN`/`EPIPE`, never a blocked
+//! writer, and SIGPIPE is blocked on the calling thread meanwhile so an `EPIPE` cannot kill
+//! a host that did not ignore it. Stdout and stderr are read concurrently for the same
+//! reason: a child blocked on a full pipe we are not reading would look like a hang.
+//! Stdout beyond its cap means the answer is unusable, so the group is killed at once;
+//! stderr is diagnostics only, so beyond its cap it is read and discarded and the child
+//! runs on.
 //!
 //! The main child's exit is observed through a pidfd in the same poll set, not through
 //! pipe EOF: a background process that inherited stdout would otherwise hold the run open
@@ -27,25 +39,35 @@
 //! gone), then the same bounded drain. Every wait is computed from `Instant` deadlines, so
 //! a run never takes longer than `timeout + kill_grace + drain` plus scheduling slack.
 
+// `command` is only used off Linux, but compiled on Linux too so its test runs there.
+#[cfg(unix)]
+#[cfg_attr(all(target_os = "linux", not(test)), allow(dead_code))]
+mod command;
 #[cfg(unix)]
 mod unix;
+#[cfg(target_os = "linux")]
+mod vfork;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-/// Work to do in the child after fork and before exec (e.g. apply a sandbox).
+/// Work to do in the child between its creation and exec (e.g. apply a sandbox).
 ///
-/// Implementations must only make async-signal-safe calls (no allocation, no locks): the
-/// child is a copy of a possibly multi-threaded parent in which another thread may have
-/// held the allocator's lock at the moment of the fork.
+/// Implementations must only make async-signal-safe calls (no allocation, no locks) and
+/// must not panic. On Linux the child is created vfork-style: until it execs it *shares*
+/// the host's memory (on a small stack of its own, 256 KiB) while the host's other threads
+/// keep running, so it may write to its own locals but never to the host's data, and any
+/// lock (the allocator's included) may be held by another thread at any moment. Elsewhere
+/// it is a forked copy of the host, where a lock may be stuck held for the same reason.
 ///
-/// It runs after the child has entered its own process group and (on Linux) armed its
-/// parent-death signal. Returning `Err` aborts the spawn: [`run`] fails with
-/// [`SpawnError::Start`]. Only the raw OS error code crosses the fork boundary; an error
+/// It runs after the child has entered its own process group and, on Linux, armed its
+/// parent-death signal, with every signal blocked and every caught signal reset to its
+/// default action. Returning `Err` aborts the spawn: [`run`] fails with
+/// [`SpawnError::Start`]. Only the raw OS error code crosses over to the host; an error
 /// without one (e.g. `io::Error::other`, which allocates anyway) arrives as `EINVAL`.
 pub trait ChildSetup: Send + Sync {
-    /// Applies the setup in the freshly forked child.
+    /// Applies the setup in the freshly created child.
     fn apply_in_child(&self) -> std::io::Result<()>;
 }
 
@@ -64,7 +86,7 @@ pub struct SpawnRequest<'a> {
     pub timeout: Duration,
     /// Output caps and kill/drain timings.
     pub limits: Limits,
-    /// Optional work done in the child between fork and exec.
+    /// Optional work done in the child between its creation and exec.
     pub child_setup: Option<&'a dyn ChildSetup>,
 }
 
@@ -137,8 +159,9 @@ pub struct SpawnOutput {
 /// Why a run produced no [`SpawnOutput`].
 #[derive(Debug, thiserror::Error)]
 pub enum SpawnError {
-    /// The child could not be started (fork/exec failed, `cwd` is missing, or the
-    /// [`ChildSetup`] failed).
+    /// The child could not be started (the spawn or exec failed, `cwd` is missing, the
+    /// command, cwd or environment contains a NUL byte, or the [`ChildSetup`] failed or
+    /// killed the child).
     #[error("failed to start `{command}` in {cwd}: {source}")]
     Start {
         /// The command as given.

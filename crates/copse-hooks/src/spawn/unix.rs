@@ -1,71 +1,95 @@
-//! The Unix implementation of [`super::run`]: fork/exec through `std::process::Command`,
-//! then one poll(2) loop on the calling thread over stdin, stdout, stderr and, on Linux,
-//! a pidfd for the main child's exit.
+//! The Unix implementation of [`super::run`]: pipes, a launcher (the vfork-style one in
+//! `vfork.rs` on Linux, `std::process::Command` in `command.rs` elsewhere), then one
+//! poll(2) loop on the calling thread over stdin, stdout, stderr and, on Linux, a pidfd
+//! for the main child's exit.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::process::ExitStatusExt;
+use std::process::ExitStatus;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::{ChildSetup, Limits, SpawnError, SpawnOutput, SpawnRequest, Termination};
+#[cfg(not(target_os = "linux"))]
+use super::command::launch;
+#[cfg(target_os = "linux")]
+use super::vfork::launch;
+use super::{Limits, SpawnError, SpawnOutput, SpawnRequest, Termination};
 
-/// Bytes read per `read(2)`: one default Linux pipe buffer.
+/// Most bytes asked of one `read(2)`: one default Linux pipe buffer.
 const READ_CHUNK: usize = 64 * 1024;
+/// Fewest bytes of spare capacity a read goes ahead with before the buffer grows.
+const MIN_SPARE: usize = 4 * 1024;
 
 /// First and longest sleep of the exit-polling fallback (no pidfd).
 const FALLBACK_POLL_MIN: Duration = Duration::from_millis(1);
 const FALLBACK_POLL_MAX: Duration = Duration::from_millis(20);
 
-pub(super) fn run(req: &SpawnRequest<'_>) -> Result<SpawnOutput, SpawnError> {
-    run_with(req, true)
+/// A started child: it has exec'd and leads its own process group.
+pub(super) struct Launched {
+    pub(super) pid: libc::pid_t,
+    /// Its pidfd, when the launcher got one for free.
+    pub(super) pidfd: Option<OwnedFd>,
 }
 
-/// `allow_pidfd: false` forces the exit-polling fallback, so tests on Linux cover it too.
-fn run_with(req: &SpawnRequest<'_>, allow_pidfd: bool) -> Result<SpawnOutput, SpawnError> {
+/// Starts the child on the given stdio (see `pipes`); `bool`: whether a pidfd is wanted.
+type Launcher = fn(&SpawnRequest<'_>, &[OwnedFd; 3], bool) -> io::Result<Launched>;
+
+pub(super) fn run(req: &SpawnRequest<'_>) -> Result<SpawnOutput, SpawnError> {
+    run_with(req, launch, true)
+}
+
+/// `allow_pidfd: false` forces the exit-polling fallback, and `launch` can be the
+/// portable launcher, so that tests on Linux cover both.
+fn run_with(
+    req: &SpawnRequest<'_>,
+    launch: Launcher,
+    allow_pidfd: bool,
+) -> Result<SpawnOutput, SpawnError> {
     let started_at = SystemTime::now();
     let start = Instant::now();
-    let mut child = spawn_child(req).map_err(|source| SpawnError::Start {
+    let start_error = |source| SpawnError::Start {
         command: req.command.to_owned(),
         cwd: req.cwd.to_path_buf(),
         source,
-    })?;
+    };
     let io_error = |source| SpawnError::Io {
         command: req.command.to_owned(),
         source,
     };
+    let (child_stdio, pipes) = pipes().map_err(start_error)?;
+    let launched = launch(req, &child_stdio, allow_pidfd).map_err(start_error)?;
+    let pid = launched.pid;
     // A pid that is not a positive pid_t cannot happen; refuse to `killpg` it anyway, since
     // killpg(0) or killpg(-1) would hit the host itself.
-    let Some(pid) = libc::pid_t::try_from(child.id())
-        .ok()
-        .filter(|&pid| pid > 1)
-    else {
-        let _ = child.kill();
-        let _ = child.wait();
+    if pid <= 1 {
         return Err(io_error(io::Error::other("child pid out of range")));
-    };
+    }
+    // Our ends are readied while the child is busy starting its shell. The child's end of
+    // stdin is only closed after that, so the first write cannot raise SIGPIPE.
+    let ours = pipes.ready(req.stdin);
+    drop(child_stdio);
 
     let supervised =
-        Supervisor::new(&mut child, pid, req, start, allow_pidfd).and_then(Supervisor::run);
+        ours.and_then(|ours| Supervisor::new(ours, launched, req, start, allow_pidfd).run());
     let supervised = match supervised {
         Ok(supervised) => supervised,
         Err(err) => {
             signal_group(pid, libc::SIGKILL);
-            let _ = child.wait();
+            let _ = wait_blocking(pid);
             return Err(io_error(err));
         }
     };
 
     let status = if supervised.exited {
         // Known to have exited (a zombie), so this does not block.
-        Some(child.wait().map_err(io_error)?)
+        Some(wait_blocking(pid).map_err(io_error)?)
     } else {
         // SIGKILLed but not gone within the drain (e.g. stuck in uninterruptible sleep):
         // don't block the caller on it; reap it in the background so it leaves no zombie.
-        match child.try_wait().map_err(io_error)? {
+        match try_wait(pid).map_err(io_error)? {
             Some(status) => Some(status),
             None => {
-                reap_in_background(child);
+                reap_in_background(pid);
                 None
             }
         }
@@ -73,71 +97,160 @@ fn run_with(req: &SpawnRequest<'_>, allow_pidfd: bool) -> Result<SpawnOutput, Sp
     Ok(supervised.into_output(status, started_at, start.elapsed()))
 }
 
-/// Forks and execs the child. On return the child has exec'd (std waits for that), so it
-/// is already the leader of its own process group.
-fn spawn_child(req: &SpawnRequest<'_>) -> io::Result<Child> {
-    let mut cmd = Command::new("/bin/sh");
-    cmd.arg("-c")
-        .arg(req.command)
-        .current_dir(req.cwd)
-        .env_clear()
-        .envs(req.env.iter().map(|(key, value)| (key, value)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-
-    let parent = std::process::id();
-    let setup = req.child_setup.map(|setup| {
-        // SAFETY: the reference is only used by the pre_exec closure below, which lives in
-        // `cmd`. `cmd` is a local dropped when this function returns, and the closure only
-        // ever runs inside `cmd.spawn()` (in the forked child), both within the borrow 'a.
-        unsafe { erase_lifetime(setup) }
-    });
-    let pre_exec = move || -> io::Result<()> {
-        #[cfg(target_os = "linux")]
-        {
-            // SAFETY: prctl(PR_SET_PDEATHSIG) takes plain integers and is async-signal-safe.
-            if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // If the parent died between fork and prctl, the death signal was never armed
-            // and we have already been reparented: bail out instead of running orphaned.
-            // SAFETY: getppid is async-signal-safe and cannot fail.
-            let ppid = unsafe { libc::getppid() };
-            if u32::try_from(ppid).ok() != Some(parent) {
-                // SAFETY: _exit is async-signal-safe; nothing in this half-made child needs
-                // unwinding or flushing.
-                unsafe { libc::_exit(127) };
-            }
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = parent;
-        match setup {
-            Some(setup) => setup.apply_in_child(),
-            None => Ok(()),
-        }
-    };
-    // SAFETY: the closure only makes async-signal-safe calls (prctl, getppid, _exit, and the
-    // ChildSetup, whose contract requires the same); it allocates nothing, since
-    // io::Error::last_os_error does not allocate.
-    unsafe {
-        cmd.pre_exec(pre_exec);
-    }
-    cmd.spawn()
+/// Our ends of the child's pipes, as created.
+struct Pipes {
+    stdin: OwnedFd,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
 }
 
-/// Extends the borrow of a [`ChildSetup`] to `'static`, as `pre_exec` requires.
+/// Our ends of the child's pipes, ready for the poll loop.
+struct ParentEnds {
+    /// `None` once everything was written (or there was nothing to write).
+    stdin: Option<OwnedFd>,
+    /// Bytes of stdin already written.
+    stdin_written: usize,
+    stdout: OwnedFd,
+    stderr: OwnedFd,
+}
+
+/// Creates the three pipes: the child's ends (stdin, stdout, stderr) for the launcher, and
+/// ours.
 ///
-/// # Safety
-///
-/// The caller must not use the returned reference after `'a` ends.
-unsafe fn erase_lifetime<'a>(setup: &'a (dyn ChildSetup + 'a)) -> &'static dyn ChildSetup {
-    // SAFETY: both types are the same fat pointer and differ only in lifetimes; the caller
-    // guarantees the reference is not used past 'a.
-    unsafe {
-        std::mem::transmute::<&'a (dyn ChildSetup + 'a), &'static (dyn ChildSetup + 'static)>(setup)
+/// Everything is close-on-exec from birth, so a concurrent spawn on another thread cannot
+/// leak our pipes into its child. The child's ends are kept above 2, so the launcher can
+/// dup2 them onto 0, 1 and 2 in order without one clobbering another.
+fn pipes() -> io::Result<([OwnedFd; 3], Pipes)> {
+    let (stdin_child, stdin) = pipe()?;
+    let (stdout, stdout_child) = pipe()?;
+    let (stderr, stderr_child) = pipe()?;
+    let child = [
+        above_stdio(stdin_child)?,
+        above_stdio(stdout_child)?,
+        above_stdio(stderr_child)?,
+    ];
+    Ok((
+        child,
+        Pipes {
+            stdin,
+            stdout,
+            stderr,
+        },
+    ))
+}
+
+impl Pipes {
+    /// Makes our ends non-blocking and writes as much of `stdin` as the pipe takes.
+    ///
+    /// Called while the child's end of stdin is still open here too: the pipe has a
+    /// reader whatever the child did, so this write cannot raise SIGPIPE. For the usual
+    /// small payload it is the only write, and the poll loop never has to watch stdin (nor
+    /// guard against SIGPIPE) at all.
+    fn ready(self, stdin: &[u8]) -> io::Result<ParentEnds> {
+        // Only our ends become non-blocking: the child's ends are separate open file
+        // descriptions and keep their blocking semantics.
+        set_nonblocking(&self.stdout)?;
+        set_nonblocking(&self.stderr)?;
+        let (stdin_fd, stdin_written) = if stdin.is_empty() {
+            // Nothing to write: closing now gives the child an immediate EOF.
+            (None, 0)
+        } else {
+            set_nonblocking(&self.stdin)?;
+            let mut written = 0;
+            write_some(&self.stdin, stdin, &mut written)?;
+            ((written < stdin.len()).then_some(self.stdin), written)
+        };
+        Ok(ParentEnds {
+            stdin: stdin_fd,
+            stdin_written,
+            stdout: self.stdout,
+            stderr: self.stderr,
+        })
     }
+}
+
+/// A close-on-exec pipe: (read end, write end).
+#[cfg(not(target_vendor = "apple"))]
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds: [libc::c_int; 2] = [-1; 2];
+    // SAFETY: `fds` is a valid, writable array of two c_ints.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let [read, write] = fds;
+    // SAFETY: pipe2 succeeded, so both fds are fresh and owned by nobody else.
+    Ok(unsafe { (OwnedFd::from_raw_fd(read), OwnedFd::from_raw_fd(write)) })
+}
+
+/// A close-on-exec pipe: (read end, write end).
+///
+/// Apple has no pipe2, so close-on-exec is set right after: a fork on another thread in
+/// between could still inherit the fds (std's own pipes have the same window there).
+#[cfg(target_vendor = "apple")]
+fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds: [libc::c_int; 2] = [-1; 2];
+    // SAFETY: `fds` is a valid, writable array of two c_ints.
+    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let [read, write] = fds;
+    // SAFETY: pipe succeeded, so both fds are fresh and owned by nobody else.
+    let ends = unsafe { (OwnedFd::from_raw_fd(read), OwnedFd::from_raw_fd(write)) };
+    for fd in [&ends.0, &ends.1] {
+        // SAFETY: fcntl on an fd we own, with integer arguments only.
+        if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(ends)
+}
+
+/// `fd`, or a close-on-exec duplicate of it above 2 when it sits on 0, 1 or 2 (only
+/// possible when the host closed its own stdio).
+fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
+    if fd.as_raw_fd() > 2 {
+        return Ok(fd);
+    }
+    // SAFETY: fcntl on an fd we own, with integer arguments only.
+    let dup = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
+    if dup < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: F_DUPFD_CLOEXEC returned a fresh fd that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(dup) })
+}
+
+/// Makes a fresh pipe end non-blocking. F_SETFL replaces all the file status flags and a
+/// fresh pipe has none, so there is nothing to read back first with F_GETFL.
+fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
+    // SAFETY: fcntl on an fd we own, with integer arguments only.
+    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Writes as much of `data[*written..]` as the non-blocking pipe `fd` accepts right now,
+/// counting in `written` (which stays exact when an error cuts the write short).
+///
+/// Errors, EPIPE included (the reader is gone), are returned as they are: whether one is
+/// possible, and what it means, is the caller's to know.
+fn write_some(fd: &OwnedFd, data: &[u8], written: &mut usize) -> io::Result<()> {
+    while let Some(rest) = data.get(*written..).filter(|rest| !rest.is_empty()) {
+        // SAFETY: `rest` is valid for reads of `rest.len()` bytes.
+        let n = unsafe { libc::write(fd.as_raw_fd(), rest.as_ptr().cast(), rest.len()) };
+        if let Ok(n) = usize::try_from(n) {
+            *written += n;
+            continue;
+        }
+        let err = io::Error::last_os_error();
+        match err.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => break,
+            _ => return Err(err),
+        }
+    }
+    Ok(())
 }
 
 /// Sends `signal` to the child's whole process group. ESRCH (the group is already empty)
@@ -151,28 +264,39 @@ fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
     }
 }
 
-fn reap_in_background(mut child: Child) {
-    // If no thread can be spawned the child stays a zombie until the host exits; dropping
-    // a `Child` neither blocks nor kills.
+/// Reaps `pid`, blocking until it has exited.
+pub(super) fn wait_blocking(pid: libc::pid_t) -> io::Result<ExitStatus> {
+    loop {
+        let mut status: libc::c_int = 0;
+        // SAFETY: `status` is a valid, writable c_int for the duration of the call.
+        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid {
+            return Ok(ExitStatus::from_raw(status));
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// Reaps `pid` if it has exited.
+fn try_wait(pid: libc::pid_t) -> io::Result<Option<ExitStatus>> {
+    let mut status: libc::c_int = 0;
+    // SAFETY: as in `wait_blocking`; with WNOHANG the call never blocks.
+    match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
+        0 => Ok(None),
+        ret if ret == pid => Ok(Some(ExitStatus::from_raw(status))),
+        _ => Err(io::Error::last_os_error()),
+    }
+}
+
+fn reap_in_background(pid: libc::pid_t) {
+    // If no thread can be spawned the child stays a zombie until the host exits.
     let _ = std::thread::Builder::new()
         .name("copse-hooks-reaper".to_owned())
         .spawn(move || {
-            let _ = child.wait();
+            let _ = wait_blocking(pid);
         });
-}
-
-fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
-    let fd = fd.as_raw_fd();
-    // SAFETY: fcntl on an fd we own, with integer arguments only.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if flags < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: as above.
-    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags | libc::O_NONBLOCK) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// How the main child's exit is noticed.
@@ -188,12 +312,15 @@ enum ExitWatch {
 }
 
 impl ExitWatch {
-    fn new(pid: libc::pid_t, allow_pidfd: bool) -> Self {
+    /// Watches through the launcher's pidfd, else a new one, else the fallback.
+    fn new(launched: Launched, allow_pidfd: bool) -> Self {
+        let Launched { pid, pidfd } = launched;
         #[cfg(target_os = "linux")]
-        if let Some(fd) = open_pidfd(pid).filter(|_| allow_pidfd) {
+        if allow_pidfd && let Some(fd) = pidfd.or_else(|| open_pidfd(pid)) {
             return Self::Pidfd(fd);
         }
-        let _ = (pid, allow_pidfd);
+        #[cfg(not(target_os = "linux"))]
+        let _ = (pid, pidfd, allow_pidfd);
         Self::Poll(FALLBACK_POLL_MIN)
     }
 }
@@ -244,17 +371,35 @@ fn has_exited(pid: libc::pid_t) -> io::Result<bool> {
 }
 
 enum Read {
-    Data(usize),
+    /// Some bytes were appended.
+    Data,
     Eof,
     WouldBlock,
 }
 
-fn read_some(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Read> {
+/// One `read(2)` of at most `max` bytes from `fd`, appended to `buf`.
+///
+/// Reads straight into the spare capacity: no scratch buffer to zero and copy out of.
+/// `buf` only grows when its spare capacity is below [`MIN_SPARE`] (or `max`), so the
+/// final read that only finds EOF does not reallocate.
+fn read_into(fd: &OwnedFd, buf: &mut Vec<u8>, max: usize) -> io::Result<Read> {
+    if buf.capacity() - buf.len() < max.min(MIN_SPARE) {
+        buf.reserve(max);
+    }
     loop {
-        // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
-        let n = unsafe { libc::read(fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        let spare = buf.spare_capacity_mut();
+        let len = max.min(spare.len());
+        // SAFETY: `spare` is valid for writes of `spare.len()` >= `len` bytes; read(2)
+        // only writes to it, so its being uninitialised does not matter.
+        let n = unsafe { libc::read(fd.as_raw_fd(), spare.as_mut_ptr().cast(), len) };
         if let Ok(n) = usize::try_from(n) {
-            return Ok(if n == 0 { Read::Eof } else { Read::Data(n) });
+            if n == 0 {
+                return Ok(Read::Eof);
+            }
+            // SAFETY: read(2) initialised the first `n` <= `len` bytes of the spare
+            // capacity, which directly follow the current contents.
+            unsafe { buf.set_len(buf.len() + n) };
+            return Ok(Read::Data);
         }
         let err = io::Error::last_os_error();
         match err.kind() {
@@ -271,7 +416,7 @@ fn read_some(fd: &OwnedFd, buf: &mut [u8]) -> io::Result<Read> {
 /// to a pipe whose reader exited raises SIGPIPE before it returns EPIPE. The signal is
 /// thread-directed, so blocking it here keeps it pending on this thread, where the guard
 /// consumes it (if we caused it) before restoring the mask. The child is unaffected: it
-/// was forked before the guard, and std resets the signal mask in the child anyway.
+/// was started before the guard, and the launchers reset its signal mask anyway.
 #[cfg(target_os = "linux")]
 struct SigpipeGuard {
     old_mask: libc::sigset_t,
@@ -412,6 +557,8 @@ struct Supervisor<'r> {
     stderr: Option<OwnedFd>,
     stderr_buf: Vec<u8>,
     stderr_truncated: bool,
+    /// Where stderr beyond its cap is read to and forgotten; allocated on first use.
+    discard: Vec<u8>,
     watch: ExitWatch,
     exited: bool,
     termination: Termination,
@@ -424,41 +571,33 @@ struct Supervisor<'r> {
     grace_until: Option<Instant>,
     /// End of the drain; set when the main child exits or is SIGKILLed.
     finish_at: Option<Instant>,
-    scratch: Vec<u8>,
 }
 
 impl<'r> Supervisor<'r> {
     fn new(
-        child: &mut Child,
-        pid: libc::pid_t,
+        ours: ParentEnds,
+        launched: Launched,
         req: &SpawnRequest<'r>,
         start: Instant,
         allow_pidfd: bool,
-    ) -> io::Result<Self> {
-        let missing = || io::Error::other("child pipe missing");
-        let stdin = OwnedFd::from(child.stdin.take().ok_or_else(missing)?);
-        let stdout = OwnedFd::from(child.stdout.take().ok_or_else(missing)?);
-        let stderr = OwnedFd::from(child.stderr.take().ok_or_else(missing)?);
-        // Only our ends become non-blocking: the child's ends are separate open file
-        // descriptions and keep their blocking semantics.
-        for fd in [&stdin, &stdout, &stderr] {
-            set_nonblocking(fd)?;
-        }
+    ) -> Self {
         #[cfg(not(target_os = "linux"))]
-        prevent_sigpipe(&stdin);
-        Ok(Self {
-            pid,
+        if let Some(stdin) = &ours.stdin {
+            prevent_sigpipe(stdin);
+        }
+        Self {
+            pid: launched.pid,
             limits: req.limits,
             stdin_data: req.stdin,
-            // Nothing to write: close now so the child sees EOF immediately.
-            stdin: (!req.stdin.is_empty()).then_some(stdin),
-            stdin_written: 0,
-            stdout: Some(stdout),
+            stdin: ours.stdin,
+            stdin_written: ours.stdin_written,
+            stdout: Some(ours.stdout),
             stdout_buf: Vec::new(),
-            stderr: Some(stderr),
+            stderr: Some(ours.stderr),
             stderr_buf: Vec::new(),
             stderr_truncated: false,
-            watch: ExitWatch::new(pid, allow_pidfd),
+            discard: Vec::new(),
+            watch: ExitWatch::new(launched, allow_pidfd),
             exited: false,
             termination: Termination::Exited,
             killed_before_exit: false,
@@ -467,8 +606,7 @@ impl<'r> Supervisor<'r> {
             timeout_at: start.checked_add(req.timeout),
             grace_until: None,
             finish_at: None,
-            scratch: vec![0; READ_CHUNK],
-        })
+        }
     }
 
     fn run(mut self) -> io::Result<Supervised> {
@@ -549,6 +687,9 @@ impl<'r> Supervisor<'r> {
         // its pid is still reserved as the group id.
         signal_group(self.pid, libc::SIGKILL);
         let leaked_pipes = self.exited && (self.stdout.is_some() || self.stderr.is_some());
+        // Reads reserve a whole chunk ahead; don't hand that slack to the caller.
+        self.stdout_buf.shrink_to_fit();
+        self.stderr_buf.shrink_to_fit();
         Ok(Supervised {
             stdout: self.stdout_buf,
             stderr: self.stderr_buf,
@@ -625,59 +766,46 @@ impl<'r> Supervisor<'r> {
     }
 
     fn write_stdin(&mut self) -> io::Result<()> {
-        loop {
-            let Some(fd) = &self.stdin else {
-                return Ok(());
-            };
-            let rest = self
-                .stdin_data
-                .get(self.stdin_written..)
-                .unwrap_or_default();
-            if rest.is_empty() {
-                // All written: close so the child sees EOF.
-                self.stdin = None;
-                return Ok(());
-            }
-            // SAFETY: `rest` is valid for reads of `rest.len()` bytes.
-            let n = unsafe { libc::write(fd.as_raw_fd(), rest.as_ptr().cast(), rest.len()) };
-            if let Ok(n) = usize::try_from(n) {
-                self.stdin_written += n;
-                continue;
-            }
-            let err = io::Error::last_os_error();
-            match err.kind() {
-                io::ErrorKind::Interrupted => continue,
-                io::ErrorKind::WouldBlock => return Ok(()),
-                // The child closed stdin or exited without reading it: that's its right.
-                io::ErrorKind::BrokenPipe => {
+        let Some(fd) = &self.stdin else {
+            return Ok(());
+        };
+        match write_some(fd, self.stdin_data, &mut self.stdin_written) {
+            Ok(()) => {
+                if self.stdin_written >= self.stdin_data.len() {
+                    // All written: close so the child sees EOF.
                     self.stdin = None;
-                    return Ok(());
                 }
-                _ => return Err(err),
             }
+            // The child closed stdin or exited without reading it: that's its right.
+            Err(err) if err.kind() == io::ErrorKind::BrokenPipe => self.stdin = None,
+            Err(err) => return Err(err),
         }
+        Ok(())
     }
 
     fn read_stdout(&mut self) -> io::Result<()> {
         let Some(fd) = &self.stdout else {
             return Ok(());
         };
-        match read_some(fd, &mut self.scratch)? {
+        let cap = self.limits.stdout_cap;
+        // One byte more than there is room for, so an overflow shows as soon as it comes.
+        let room = cap.saturating_sub(self.stdout_buf.len());
+        let max = room.saturating_add(1).min(READ_CHUNK);
+        match read_into(fd, &mut self.stdout_buf, max)? {
             Read::WouldBlock => {}
             Read::Eof => self.stdout = None,
-            Read::Data(n) => {
-                let room = self.limits.stdout_cap.saturating_sub(self.stdout_buf.len());
-                let keep = n.min(room);
-                self.stdout_buf
-                    .extend_from_slice(self.scratch.get(..keep).unwrap_or_default());
-                if n > room {
-                    // The answer is cut, so it is useless: stop everything now. Closing our
-                    // end means nothing more is read from stdout.
-                    self.stdout = None;
+            Read::Data => {
+                if self.stdout_buf.len() > cap {
+                    self.stdout_buf.truncate(cap);
+                    // The answer is cut, so it is useless: stop everything now.
                     if self.termination == Termination::Exited {
                         self.termination = Termination::StdoutOverflow;
                     }
+                    // Kill first, then close our end so nothing more is read: closed
+                    // first, the writer could die of SIGPIPE and its shell exit normally
+                    // before the SIGKILL lands, and the run would not look killed.
                     self.kill_group(Instant::now());
+                    self.stdout = None;
                 }
             }
         }
@@ -688,17 +816,24 @@ impl<'r> Supervisor<'r> {
         let Some(fd) = &self.stderr else {
             return Ok(());
         };
-        match read_some(fd, &mut self.scratch)? {
+        let cap = self.limits.stderr_cap;
+        let room = cap.saturating_sub(self.stderr_buf.len());
+        let read = if room > 0 {
+            // As for stdout, one byte more than there is room for.
+            let max = room.saturating_add(1).min(READ_CHUNK);
+            read_into(fd, &mut self.stderr_buf, max)?
+        } else {
+            // Past the cap we keep reading and discarding, so the child never blocks on
+            // a full stderr pipe.
+            self.discard.clear();
+            read_into(fd, &mut self.discard, READ_CHUNK)?
+        };
+        match read {
             Read::WouldBlock => {}
             Read::Eof => self.stderr = None,
-            Read::Data(n) => {
-                // Past the cap we keep reading and discarding, so the child never blocks
-                // on a full stderr pipe.
-                let room = self.limits.stderr_cap.saturating_sub(self.stderr_buf.len());
-                let keep = n.min(room);
-                self.stderr_buf
-                    .extend_from_slice(self.scratch.get(..keep).unwrap_or_default());
-                if n > room {
+            Read::Data => {
+                if room == 0 || self.stderr_buf.len() > cap {
+                    self.stderr_buf.truncate(cap);
                     self.stderr_truncated = true;
                 }
             }
@@ -743,7 +878,7 @@ mod tests {
             limits,
             child_setup: None,
         };
-        run_with(&req, false).unwrap()
+        run_with(&req, launch, false).unwrap()
     }
 
     #[test]
@@ -776,6 +911,45 @@ mod tests {
         assert_eq!(out.termination, Termination::TimedOut);
         assert_eq!(out.signal, Some(libc::SIGTERM));
         assert_eq!(out.exit_code, None);
+    }
+
+    /// Only async-signal-safe calls: getpid, getpgid, umask.
+    struct GroupAndUmask;
+
+    impl super::super::ChildSetup for GroupAndUmask {
+        fn apply_in_child(&self) -> io::Result<()> {
+            // SAFETY: getpid/getpgid/umask are async-signal-safe and take plain integers.
+            unsafe {
+                if libc::getpgid(0) != libc::getpid() {
+                    return Err(io::Error::from_raw_os_error(libc::EPROTO));
+                }
+                libc::umask(0o077);
+            }
+            Ok(())
+        }
+    }
+
+    /// The launcher used off Linux, exercised here on Linux.
+    #[test]
+    fn portable_launcher_runs_a_hook() {
+        let env = env();
+        let cwd = std::env::temp_dir();
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let req = SpawnRequest {
+            command: "cat; umask >&2; exit 5",
+            cwd: &cwd,
+            env: &env,
+            stdin: &data,
+            timeout: Duration::from_secs(30),
+            limits: Limits::default(),
+            child_setup: Some(&GroupAndUmask),
+        };
+        let out = run_with(&req, super::super::command::launch, true).unwrap();
+        assert!(out.stdout == data, "stdout differs from stdin");
+        assert_eq!(out.stderr, b"0077\n");
+        assert_eq!(out.stdin_written, data.len());
+        assert_eq!(out.exit_code, Some(5));
+        assert_eq!(out.termination, Termination::Exited);
     }
 
     #[test]

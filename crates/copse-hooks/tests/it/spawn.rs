@@ -181,6 +181,37 @@ fn path_is_absent_when_not_given() {
 }
 
 #[test]
+fn a_repeated_environment_name_takes_its_last_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut env = path_env();
+    env.push(("COPSE_TWICE".into(), "first".into()));
+    env.push(("COPSE_TWICE".into(), "second".into()));
+    let out = run_ok(&request("/usr/bin/env", dir.path(), &env));
+    assert_eq!(out.exit_code, Some(0));
+    let values: Vec<&str> = text(&out.stdout)
+        .lines()
+        .filter(|line| line.starts_with("COPSE_TWICE="))
+        .collect();
+    assert_eq!(values, ["COPSE_TWICE=second"]);
+}
+
+#[test]
+fn nul_bytes_are_a_start_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = path_env();
+    let mut bad_env = path_env();
+    bad_env.push(("COPSE_NUL".into(), "a\0b".into()));
+    for (command, env) in [("echo a\0b", &env), ("true", &bad_env)] {
+        match spawn::run(&request(command, dir.path(), env)) {
+            Err(SpawnError::Start { source, .. }) => {
+                assert_eq!(source.kind(), io::ErrorKind::InvalidInput);
+            }
+            other => panic!("expected a start error for {command:?}, got {other:?}"),
+        }
+    }
+}
+
+#[test]
 fn cwd_is_honoured() {
     let dir = tempfile::tempdir().unwrap();
     let env = path_env();
@@ -537,6 +568,35 @@ fn failing_child_setup_fails_the_spawn() {
     assert!(!marker.exists(), "the command ran despite the failed setup");
 }
 
+/// Only async-signal-safe calls: kill, getpid.
+struct SuicidalSetup;
+
+impl ChildSetup for SuicidalSetup {
+    fn apply_in_child(&self) -> io::Result<()> {
+        // SAFETY: kill/getpid take plain integers and are async-signal-safe; SIGKILL cannot
+        // be blocked, so this child ends here.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        Ok(())
+    }
+}
+
+#[test]
+fn child_dying_before_exec_is_a_start_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = path_env();
+    let marker = dir.path().join("ran");
+    let command = format!("touch '{}'", marker.display());
+    let result = spawn::run(&SpawnRequest {
+        child_setup: Some(&SuicidalSetup),
+        ..request(&command, dir.path(), &env)
+    });
+    assert!(
+        matches!(result, Err(SpawnError::Start { .. })),
+        "expected a start error, got {result:?}"
+    );
+    assert!(!marker.exists(), "the command ran despite the dead child");
+}
+
 /// Only async-signal-safe calls: getpid, getpgid, umask.
 struct CheckingSetup {
     parent: libc::pid_t,
@@ -676,6 +736,54 @@ fn helper_process() {
         };
         assert!(!blocked && !pending, "blocked={blocked} pending={pending}");
         println!("SIGPIPE-HELPER-DONE written={}", out.stdin_written);
+    } else if mode == "closed-stdio" {
+        // With 0 and 2 closed, the first pipe lands on them: the child's ends must still
+        // end up on the right numbers, without one clobbering another.
+        // SAFETY: this process runs this one test on one thread and never uses fd 0 or 2
+        // again (a failed assertion's message is lost, hence the report on stdout).
+        unsafe {
+            libc::close(0);
+            libc::close(2);
+        }
+        let out = run_ok(&SpawnRequest {
+            stdin: b"ping",
+            ..request("cat; echo err >&2", &dir, &env)
+        });
+        println!(
+            "CLOSED-STDIO-HELPER stdout={:?} stderr={:?} code={:?}",
+            text(&out.stdout),
+            text(&out.stderr),
+            out.exit_code
+        );
+    } else if mode == "signals" {
+        // SAFETY: this process runs this one test on one thread; nothing else cares about
+        // its signal dispositions or mask. All-zeroes is a valid sigset_t, which
+        // sigemptyset/sigaddset initialise.
+        unsafe {
+            libc::signal(libc::SIGUSR2, libc::SIG_IGN);
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, libc::SIGUSR1);
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        }
+        let out = run_ok(&request("exec cat /proc/self/status", &dir, &env));
+        let mask = |name: &str| {
+            text(&out.stdout)
+                .lines()
+                .find_map(|line| line.strip_prefix(name))
+                .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+                .unwrap_or_else(|| panic!("no {name} in {}", text(&out.stdout)))
+        };
+        let bit = |signal: i32| 1u64 << (signal - 1);
+        let (blocked, ignored) = (mask("SigBlk:"), mask("SigIgn:"));
+        assert_eq!(blocked, 0, "the hook starts with signals blocked");
+        assert_eq!(ignored & bit(libc::SIGPIPE), 0, "SIGPIPE is still ignored");
+        assert_ne!(
+            ignored & bit(libc::SIGUSR2),
+            0,
+            "the host's ignored signal was reset"
+        );
+        println!("SIGNALS-HELPER-DONE");
     }
 }
 
@@ -691,6 +799,37 @@ fn host_that_does_not_ignore_sigpipe_survives_an_unread_stdin() {
     );
     assert!(
         stdout.contains("SIGPIPE-HELPER-DONE"),
+        "helper did not run: {stdout}"
+    );
+}
+
+#[test]
+fn host_with_closed_stdio_still_wires_the_child() {
+    let out = helper("closed-stdio").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "helper failed: {:?}\n{stdout}",
+        out.status
+    );
+    assert!(
+        stdout.contains(r#"CLOSED-STDIO-HELPER stdout="ping" stderr="err\n" code=Some(0)"#),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn hook_starts_with_a_clean_signal_state() {
+    let out = helper("signals").output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "helper failed: {:?}\n{stdout}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        stdout.contains("SIGNALS-HELPER-DONE"),
         "helper did not run: {stdout}"
     );
 }

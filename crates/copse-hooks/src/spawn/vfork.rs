@@ -1,0 +1,440 @@
+//! The Linux launcher: a vfork-style `clone(CLONE_VM | CLONE_VFORK)`, done by hand.
+//!
+//! Why not `std::process::Command`: orphan protection needs `PR_SET_PDEATHSIG` in the
+//! child, which std only allows through `pre_exec`, and `pre_exec` makes std give up
+//! `posix_spawn` for a full `fork`. A fork copies the page tables of the host and makes
+//! every page copy-on-write, which the host then pays for again in page faults after the
+//! child has exec'd; it was the largest single cost of a trivial hook.
+//!
+//! How: like glibc's `posix_spawn`, the child shares the parent's memory and runs on a
+//! small stack of its own while the calling thread is suspended by the kernel until the
+//! child has exec'd or exited. Everything the child needs (argv, envp, the cwd, the fds)
+//! is built beforehand in the parent, so the child only makes async-signal-safe calls and
+//! never allocates: it shares the allocator (and every other piece of state) with the
+//! host's other threads, which keep running. The child reports a failure by writing its
+//! errno into the shared [`ChildContext::status`]; the parent reads it once the clone has
+//! returned, which the kernel only lets happen after the child exec'd or exited.
+//!
+//! All signals are blocked around the clone, so nothing can interrupt the child before it
+//! has reset every caught signal to its default action: a host signal handler running in
+//! the child would run on the host's memory, in a process that is not the host.
+
+use std::cell::Cell;
+use std::ffi::{CStr, OsString, c_char, c_int, c_void};
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::ptr;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use super::unix::Launched;
+use super::{ChildSetup, SpawnRequest};
+
+/// The child's stack. The child itself needs a few hundred bytes; the rest is for a
+/// [`ChildSetup`]. It is reserved, not committed (`MAP_NORESERVE`, touched on demand), so
+/// its size costs nothing. glibc's `posix_spawn` makes do with 32 KiB plus the argv.
+const STACK_SIZE: usize = 256 * 1024;
+
+/// [`ChildContext::status`] before the child reported anything: if it is still there once
+/// the clone has returned, the child died (or was killed) before it tried to exec.
+const STATUS_PENDING: c_int = -1;
+/// [`ChildContext::status`] just before `execve`: if it is still there once the clone has
+/// returned, the exec succeeded (a failed one overwrites it with the errno).
+const STATUS_EXECUTING: c_int = 0;
+
+/// Starts `/bin/sh -c <command>` with `stdio` as its stdin, stdout and stderr, in its own
+/// process group, with the parent-death signal armed and the [`ChildSetup`] applied.
+///
+/// `stdio` must be close-on-exec and above 2 (see `unix::pipes`): the child
+/// dup2s them onto 0, 1 and 2 in that order, and neither may be overwritten by an earlier
+/// dup2 or be left close-on-exec by a dup2 onto itself. On return the child has exec'd,
+/// and its group exists. With `want_pidfd`, the pidfd comes from the clone itself
+/// (`CLONE_PIDFD`) when the kernel supports it.
+pub(super) fn launch(
+    req: &SpawnRequest<'_>,
+    stdio: &[OwnedFd; 3],
+    want_pidfd: bool,
+) -> io::Result<Launched> {
+    let image = ExecImage::new(req)?;
+    let stack = match STACK.try_with(Cell::take) {
+        Ok(Some(stack)) => stack,
+        _ => ChildStack::new()?,
+    };
+    let ctx = ChildContext {
+        path: c"/bin/sh",
+        argv: image.argv.as_ptr(),
+        envp: image.envp.as_ptr(),
+        cwd: image.cwd,
+        stdio: stdio.each_ref().map(AsRawFd::as_raw_fd),
+        parent: std::process::id(),
+        max_signal: libc::SIGRTMAX(),
+        setup: req.child_setup,
+        status: AtomicI32::new(STATUS_PENDING),
+    };
+
+    let mut flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
+    if want_pidfd {
+        flags |= libc::CLONE_PIDFD;
+    }
+    let (pid, pidfd) = {
+        let _blocked = BlockAllSignals::new()?;
+        match clone(&ctx, &stack, flags) {
+            // Kernels before 5.2 ignore CLONE_PIDFD (so `pidfd` stays -1, handled below);
+            // a seccomp filter may reject it instead: then do without.
+            Err(err) if want_pidfd && err.raw_os_error() == Some(libc::EINVAL) => {
+                clone(&ctx, &stack, flags & !libc::CLONE_PIDFD)?
+            }
+            other => other?,
+        }
+    };
+    // The clone has returned, so the child has exec'd or exited (CLONE_VFORK): it no
+    // longer uses the stack or the exec image, and `status` is final. If the thread-local
+    // is gone (thread teardown), the closure is dropped uncalled and unmaps the stack.
+    let _ = STACK.try_with(move |slot| slot.set(Some(stack)));
+    let pidfd = (pidfd >= 0).then(|| {
+        // SAFETY: the kernel stored a fresh pidfd (O_CLOEXEC) here; nothing else owns it.
+        unsafe { OwnedFd::from_raw_fd(pidfd) }
+    });
+    match ctx.status.load(Ordering::Acquire) {
+        STATUS_EXECUTING => Ok(Launched { pid, pidfd }),
+        status => {
+            // The child is gone or about to be: collect it so it leaves no zombie.
+            let _ = super::unix::wait_blocking(pid);
+            Err(if status == STATUS_PENDING {
+                io::Error::other("the child died before it could exec")
+            } else {
+                io::Error::from_raw_os_error(status)
+            })
+        }
+    }
+}
+
+/// One `clone(2)` through the libc wrapper (which switches to the child's stack and calls
+/// [`child_main`] there). Returns the pid and the pidfd slot (-1 when none was stored).
+fn clone(ctx: &ChildContext<'_>, stack: &ChildStack, flags: c_int) -> io::Result<(i32, c_int)> {
+    let mut pidfd: c_int = -1;
+    // SAFETY: `child_main` only makes async-signal-safe calls on data that `ctx` keeps
+    // alive and unmodified until the clone returns, which with CLONE_VFORK happens only
+    // after the child has exec'd or exited; it never returns (it execs or `_exit`s).
+    // `stack.top()` is the 16-byte-aligned end of a writable mapping that nothing else
+    // uses. The fifth argument (parent_tid) is where CLONE_PIDFD stores the pidfd, and a
+    // valid, writable c_int. All signals are blocked by the caller, so no handler of the
+    // host can run in the child before it resets them.
+    let pid = unsafe {
+        libc::clone(
+            child_main,
+            stack.top(),
+            flags,
+            ptr::from_ref(ctx).cast_mut().cast::<c_void>(),
+            ptr::from_mut(&mut pidfd),
+        )
+    };
+    if pid < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok((pid, pidfd))
+}
+
+/// `/bin/sh -c <command>`, its environment and its cwd as the NUL-terminated strings and
+/// NULL-terminated pointer arrays `execve` and `chdir` take.
+struct ExecImage {
+    /// Every string, NUL-terminated, back to back; the pointers below point into it. It is
+    /// never touched after they were taken, so they stay valid as long as it lives.
+    _strings: Vec<u8>,
+    argv: [*const c_char; 4],
+    envp: Vec<*const c_char>,
+    cwd: *const c_char,
+}
+
+impl ExecImage {
+    fn new(req: &SpawnRequest<'_>) -> io::Result<Self> {
+        // As `Command::envs` did: the last value of a repeated name wins, and the child
+        // sees the names sorted. Reversed, then stably sorted, the last value of each name
+        // comes first among its equals, which is the one `dedup_by` keeps.
+        let mut vars: Vec<&(OsString, OsString)> = req.env.iter().rev().collect();
+        vars.sort_by(|a, b| a.0.cmp(&b.0));
+        vars.dedup_by(|later, kept| later.0 == kept.0);
+
+        let command = req.command.as_bytes();
+        let cwd = req.cwd.as_os_str().as_bytes();
+        let len = command.len()
+            + cwd.len()
+            + 2
+            + vars
+                .iter()
+                .map(|(name, value)| name.len() + value.len() + 2)
+                .sum::<usize>();
+        // One allocation for all the strings, one for the pointers.
+        let mut strings = Vec::with_capacity(len);
+        let mut push = |parts: &[&[u8]], what: &str| {
+            let start = strings.len();
+            for part in parts {
+                if part.contains(&0) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidInput,
+                        format!("{what} contains a NUL byte"),
+                    ));
+                }
+                strings.extend_from_slice(part);
+            }
+            strings.push(0);
+            Ok(start)
+        };
+        let command = push(&[command], "the command")?;
+        let cwd = push(&[cwd], "the working directory")?;
+        let env = vars
+            .iter()
+            .map(|(name, value)| {
+                push(
+                    &[name.as_bytes(), b"=", value.as_bytes()],
+                    "the environment",
+                )
+            })
+            .collect::<io::Result<Vec<usize>>>()?;
+
+        // Only now that `strings` is complete (it will not reallocate) are pointers taken.
+        let at = |start: usize| {
+            strings
+                .get(start..)
+                .map_or(ptr::null(), |s| s.as_ptr().cast())
+        };
+        let envp = env
+            .into_iter()
+            .map(at)
+            .chain(std::iter::once(ptr::null()))
+            .collect();
+        let argv = [
+            c"/bin/sh".as_ptr(),
+            c"-c".as_ptr(),
+            at(command),
+            ptr::null(),
+        ];
+        let cwd = at(cwd);
+        Ok(Self {
+            _strings: strings,
+            argv,
+            envp,
+            cwd,
+        })
+    }
+}
+
+thread_local! {
+    /// This thread's [`ChildStack`], kept from one spawn to the next: mapping a fresh one
+    /// costs three syscalls and a page fault every time. The stack is only in use while
+    /// this thread is suspended in the clone, so one per thread is all it takes.
+    static STACK: Cell<Option<ChildStack>> = const { Cell::new(None) };
+}
+
+/// An anonymous mapping for the child's stack, with a guard page below it so that a
+/// [`ChildSetup`] overflowing it faults instead of scribbling over host memory.
+struct ChildStack {
+    base: *mut c_void,
+    len: usize,
+}
+
+impl ChildStack {
+    fn new() -> io::Result<Self> {
+        // SAFETY: sysconf has no preconditions.
+        let page = usize::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) })
+            .ok()
+            .filter(|&page| page > 0 && STACK_SIZE.is_multiple_of(page))
+            .ok_or_else(|| io::Error::other("unusable page size"))?;
+        let len = STACK_SIZE + page;
+        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
+        let base = unsafe {
+            libc::mmap(
+                ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let stack = Self { base, len };
+        // The stack grows down, so the guard is the lowest page.
+        // SAFETY: `base` is the page-aligned start of our own mapping, at least one page.
+        if unsafe { libc::mprotect(base, page, libc::PROT_NONE) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(stack)
+    }
+
+    /// The initial stack pointer: the end of the mapping (page-aligned, so 16-aligned).
+    fn top(&self) -> *mut c_void {
+        self.base.wrapping_byte_add(self.len)
+    }
+}
+
+impl Drop for ChildStack {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`, which nothing uses any more
+        // (the child has exec'd or exited by the time the stack is dropped).
+        unsafe {
+            libc::munmap(self.base, self.len);
+        }
+    }
+}
+
+/// Blocks every signal on the calling thread until dropped (restoring the previous mask).
+struct BlockAllSignals {
+    old: libc::sigset_t,
+}
+
+impl BlockAllSignals {
+    fn new() -> io::Result<Self> {
+        // SAFETY: all-zeroes is a valid sigset_t; sigfillset/pthread_sigmask fill them in
+        // and only need valid pointers.
+        unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
+            libc::sigfillset(&mut all);
+            let ret = libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+            if ret != 0 {
+                return Err(io::Error::from_raw_os_error(ret));
+            }
+            Ok(Self { old })
+        }
+    }
+}
+
+impl Drop for BlockAllSignals {
+    fn drop(&mut self) {
+        // SAFETY: restores the mask saved in `new`; a null old-set pointer is allowed.
+        unsafe {
+            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old, ptr::null_mut());
+        }
+    }
+}
+
+/// Everything the child reads, prepared by the parent; `status` is its only write.
+struct ChildContext<'a> {
+    path: &'static CStr,
+    argv: *const *const c_char,
+    envp: *const *const c_char,
+    cwd: *const c_char,
+    stdio: [RawFd; 3],
+    /// The host's pid, to detect that it died before the parent-death signal was armed.
+    parent: u32,
+    /// The highest signal number whose handler may need resetting.
+    max_signal: c_int,
+    setup: Option<&'a dyn ChildSetup>,
+    /// [`STATUS_PENDING`], then [`STATUS_EXECUTING`] or an errno.
+    status: AtomicI32,
+}
+
+/// The child's entry point, on the child's stack, sharing the host's memory.
+///
+/// Never returns: it execs, or reports the errno of what failed and `_exit`s.
+extern "C" fn child_main(arg: *mut c_void) -> c_int {
+    // SAFETY: `arg` is the `&ChildContext` passed to clone by `launch`, which keeps it
+    // alive and untouched until the clone returns, i.e. until after this child has
+    // exec'd or exited.
+    let ctx = unsafe { &*arg.cast_const().cast::<ChildContext<'_>>() };
+    let errno = ctx.exec();
+    ctx.status.store(errno, Ordering::Release);
+    // SAFETY: _exit is async-signal-safe and never returns; nothing in this half-made
+    // child may be unwound, flushed or freed (the memory is the host's).
+    unsafe { libc::_exit(127) }
+}
+
+impl ChildContext<'_> {
+    /// Sets the child up and execs. Returns only on failure, with the errno to report.
+    ///
+    /// Only async-signal-safe libc calls, no allocation, no panics: see [`child_main`].
+    fn exec(&self) -> c_int {
+        // First, while every signal is still blocked: no host handler may run in here.
+        self.reset_signal_handlers();
+
+        for (&fd, target) in self.stdio.iter().zip(0..) {
+            // SAFETY: dup2 on integer fds; `fd` is open (the parent holds it until the
+            // clone returns) and > 2, so no earlier dup2 replaced it.
+            if unsafe { libc::dup2(fd, target) } < 0 {
+                return errno();
+            }
+        }
+        // SAFETY: `cwd` is a NUL-terminated string that outlives the child's use of it.
+        if unsafe { libc::chdir(self.cwd) } != 0 {
+            return errno();
+        }
+        // SAFETY: setpgid takes plain integers; (0, 0) makes this process a group leader.
+        if unsafe { libc::setpgid(0, 0) } != 0 {
+            return errno();
+        }
+        // SAFETY: prctl(PR_SET_PDEATHSIG) takes plain integers.
+        if unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) } != 0 {
+            return errno();
+        }
+        // If the host died before prctl, the death signal was never armed and we have
+        // already been reparented: nobody is waiting for us, so exit instead of running
+        // orphaned.
+        // SAFETY: getppid cannot fail.
+        if u32::try_from(unsafe { libc::getppid() }).ok() != Some(self.parent) {
+            // SAFETY: as in `child_main`.
+            unsafe { libc::_exit(127) };
+        }
+        if let Some(setup) = self.setup
+            && let Err(err) = setup.apply_in_child()
+        {
+            let code = err.raw_os_error().unwrap_or(libc::EINVAL);
+            // Freeing a custom error here would mean calling the host's allocator; leaking
+            // it is the lesser evil (allocating it already broke the contract).
+            std::mem::forget(err);
+            return code;
+        }
+        // What the hook inherits: SIGPIPE at its default (Rust hosts ignore it, and
+        // ignored signals survive exec), and no blocked signal. Every other handler was
+        // reset above, so a signal arriving from now on cannot run host code.
+        // SAFETY: all-zeroes is a valid sigset_t, sigemptyset initialises it; sigaction
+        // and pthread_sigmask get valid pointers (null for the unused old values).
+        unsafe {
+            let mut default: libc::sigaction = std::mem::zeroed();
+            default.sa_sigaction = libc::SIG_DFL;
+            libc::sigaction(libc::SIGPIPE, &default, ptr::null_mut());
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &none, ptr::null_mut());
+        }
+        self.status.store(STATUS_EXECUTING, Ordering::Release);
+        // SAFETY: path, argv and envp are NUL-terminated strings in NULL-terminated arrays
+        // built by the parent, alive and unmodified until the clone returns.
+        unsafe { libc::execve(self.path.as_ptr(), self.argv, self.envp) };
+        errno()
+    }
+
+    /// Resets every caught signal to its default action (ignored ones stay ignored, as
+    /// across any exec). Same as glibc's `posix_spawn`: a handler is host code and would
+    /// run on the host's memory.
+    fn reset_signal_handlers(&self) {
+        for signal in 1..=self.max_signal {
+            // SAFETY: all-zeroes is a valid sigaction; sigaction only reads/writes through
+            // the valid pointers given. Invalid numbers (SIGKILL, SIGSTOP, the signals
+            // reserved by libc) just fail with EINVAL and keep their disposition, which
+            // for libc's own handlers is harmless: they ignore signals not sent by
+            // their process.
+            unsafe {
+                let mut current: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, ptr::null(), &mut current) != 0
+                    || current.sa_sigaction == libc::SIG_DFL
+                    || current.sa_sigaction == libc::SIG_IGN
+                {
+                    continue;
+                }
+                let mut default: libc::sigaction = std::mem::zeroed();
+                default.sa_sigaction = libc::SIG_DFL;
+                libc::sigaction(signal, &default, ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// The calling thread's errno, without allocating.
+fn errno() -> c_int {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EINVAL)
+}
