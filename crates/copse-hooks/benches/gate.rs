@@ -76,17 +76,21 @@ struct Fixture {
 
 impl Fixture {
     fn new(hooks: &Value, enabled: bool) -> Fixture {
+        Fixture::with_sandbox(hooks, enabled, true)
+    }
+
+    fn with_sandbox(hooks: &Value, enabled: bool, sandbox: bool) -> Fixture {
         let home = tempfile::tempdir().expect("temp home");
         let workspace = tempfile::tempdir().expect("temp workspace");
         let cursor = home.path().join(".cursor");
         std::fs::create_dir_all(&cursor).expect("create ~/.cursor");
         let doc = json!({"version": 1, "hooks": hooks});
         std::fs::write(cursor.join("hooks.json"), doc.to_string()).expect("write hooks.json");
-        let engine = Engine::new(
-            EngineConfig::from_process(vec![workspace.path().to_path_buf()])
-                .home(home.path())
-                .enabled(enabled),
-        );
+        let mut config = EngineConfig::from_process(vec![workspace.path().to_path_buf()])
+            .home(home.path())
+            .enabled(enabled);
+        config.sandbox = sandbox;
+        let engine = Engine::new(config);
         Fixture {
             home,
             _workspace: workspace,
@@ -431,8 +435,12 @@ impl Series {
 }
 
 fn per_hook_overhead() {
-    let fx = Fixture::new(&entries([json!({"command": TRIVIAL_HOOK})]), true);
+    // The engine's own overhead is measured unsandboxed, against the raw spawn floor;
+    // the sandbox's cost (its own target, see `benches/sandbox.rs`) is the last row.
+    let fx = Fixture::with_sandbox(&entries([json!({"command": TRIVIAL_HOOK})]), true, false);
     let session = fx.session();
+    let fx_sandboxed = Fixture::new(&entries([json!({"command": TRIVIAL_HOOK})]), true);
+    let sandboxed = fx_sandboxed.session();
     let call = shell_call(SUBJECT);
 
     // One gate first: it parses the config (cached afterwards) and tells us the exact
@@ -466,6 +474,7 @@ fn per_hook_overhead() {
         Series::new("raw fork+execve + pipes (diagnostic)"),
         Series::new("copse_hooks::spawn::run (diagnostic)"),
         Series::new("Session::gate_tool, 1 hook"),
+        Series::new("Session::gate_tool, 1 hook, sandboxed"),
     ];
     let variants = series.len();
     for round in 0..SPAWN_WARMUP + SPAWN_ITERS {
@@ -480,7 +489,8 @@ fn per_hook_overhead() {
                 1 => raw_fork_exec(&args, &payload),
                 2 => spawn::run(&request)
                     .is_ok_and(|out| out.exit_code == Some(0) && out.stdout == TRIVIAL_STDOUT),
-                _ => all_allowed(&session.gate_tool(call), 1),
+                3 => all_allowed(&session.gate_tool(call), 1),
+                _ => all_allowed(&sandboxed.gate_tool(call), 1),
             };
             let elapsed = start.elapsed();
             if round >= SPAWN_WARMUP
@@ -522,14 +532,21 @@ fn per_hook_overhead() {
         );
     }
     rule();
-    let gate = stats.last().map(|s| s.0).unwrap_or(Duration::ZERO);
+    let gate = stats.get(3).map(|s| s.0).unwrap_or(Duration::ZERO);
     let r = ratio(gate, floor);
     println!(
         "   gate_tool / floor (medians): {r:.2}×   target ≤ 1.10×   {}   (overhead {:+.1} µs per hook)",
         verdict_word(r <= 1.10),
         (gate.as_secs_f64() - floor.as_secs_f64()) * 1e6
     );
-    if let [_, fork, lib, _] = stats.as_slice() {
+    if let Some((sandboxed, _)) = stats.get(4) {
+        let rs = ratio(*sandboxed, gate);
+        println!(
+            "   sandboxed gate / unsandboxed gate (medians): {rs:.2}×   target ≤ 1.15×   {}",
+            verdict_word(rs <= 1.15)
+        );
+    }
+    if let [_, fork, lib, _, _] = stats.as_slice() {
         println!(
             "   where it goes (differences of medians): vfork→fork {:+.1} µs, rest of spawn::run {:+.1} µs, engine around the spawn {:+.1} µs",
             (fork.0.as_secs_f64() - floor.as_secs_f64()) * 1e6,
@@ -662,8 +679,9 @@ fn non_matching() {
         })
         .collect();
     let lookarounds = (0..100).filter(|i| i % 10 == 9).count();
-    let fx = Fixture::new(&entries(hooks), true);
-    let empty = Fixture::new(&json!({}), true);
+    // Unsandboxed: the positive control's markers live outside the workspace.
+    let fx = Fixture::with_sandbox(&entries(hooks), true, false);
+    let empty = Fixture::with_sandbox(&json!({}), true, false);
     let listing = fx.engine.list();
     let active = listing.hooks.iter().filter(|h| h.active).count();
 

@@ -6,6 +6,7 @@
 //! generic `preToolUse`, each with its own stdin. Failures fail closed by host policy;
 //! `"failClosed": false` restores Cursor's fail-open behaviour.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -135,12 +136,12 @@ impl Cursor {
     }
 
     /// The matcher subject for a hook on a tool gate.
-    fn gate_subject(event: &str, call: &ToolCall) -> String {
+    fn gate_subject<'a>(event: &str, call: &'a ToolCall) -> Cow<'a, str> {
         match event {
-            "beforeShellExecution" => call.input_str("command").to_string(),
-            "beforeMCPExecution" => call.tool.clone(),
-            "beforeReadFile" => "Read".to_string(),
-            _ => tool_type(&call.tool),
+            "beforeShellExecution" => call.input_str("command").into(),
+            "beforeMCPExecution" => call.tool.as_str().into(),
+            "beforeReadFile" => "Read".into(),
+            _ => tool_type(&call.tool).into(),
         }
     }
 }
@@ -413,7 +414,7 @@ impl Adapter for Cursor {
 
     fn applies(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> bool {
         let e = hook.event.as_str();
-        let subject: String = match event {
+        let subject: Cow<'_, str> = match event {
             EventPayload::ToolGate(call) => {
                 if e != "preToolUse" && Self::dedicated_gate_event(&call.tool) != Some(e) {
                     return false;
@@ -437,9 +438,9 @@ impl Adapter for Cursor {
                         .get("command")
                         .and_then(Value::as_str)
                         .unwrap_or("")
-                        .to_string(),
-                    "afterMCPExecution" => result.tool.clone(),
-                    _ => tool_type(&result.tool),
+                        .into(),
+                    "afterMCPExecution" => result.tool.as_str().into(),
+                    _ => tool_type(&result.tool).into(),
                 }
             }
             EventPayload::AfterFileEdit { file_path, .. } => {
@@ -449,17 +450,17 @@ impl Adapter for Cursor {
                     return false;
                 }
                 // Every copse edit is an agent write; inline Tab edits do not exist here.
-                "Write".to_string()
+                "Write".into()
             }
-            EventPayload::BeforeSubmitPrompt { .. } => "UserPromptSubmit".to_string(),
-            EventPayload::Stop { .. } => "Stop".to_string(),
+            EventPayload::BeforeSubmitPrompt { .. } => "UserPromptSubmit".into(),
+            EventPayload::Stop { .. } => "Stop".into(),
             EventPayload::SubagentStart { subagent_type }
-            | EventPayload::SubagentStop { subagent_type, .. } => subagent_type.clone(),
-            EventPayload::SessionStart { .. } => String::new(),
-            EventPayload::SessionEnd { reason, .. } => reason.clone(),
-            EventPayload::PreCompact(c) => c.trigger.clone(),
-            EventPayload::AfterAgentResponse { .. } => "AgentResponse".to_string(),
-            EventPayload::AfterAgentThought { .. } => "AgentThought".to_string(),
+            | EventPayload::SubagentStop { subagent_type, .. } => subagent_type.as_str().into(),
+            EventPayload::SessionStart { .. } => "".into(),
+            EventPayload::SessionEnd { reason, .. } => reason.as_str().into(),
+            EventPayload::PreCompact(c) => c.trigger.as_str().into(),
+            EventPayload::AfterAgentResponse { .. } => "AgentResponse".into(),
+            EventPayload::AfterAgentThought { .. } => "AgentThought".into(),
         };
         hook.matcher.test(&subject).fires()
     }
