@@ -173,7 +173,10 @@ fn regex_lite_replace(text: &str) -> String {
             l = l.replace(&format!("[sandbox {state}]"), "[sandbox [SANDBOX]]");
         }
         for state in ["\"enforced\"", "\"unenforced\""] {
-            l = l.replace(&format!("\"sandbox\": {state}"), "\"sandbox\": \"[SANDBOX]\"");
+            l = l.replace(
+                &format!("\"sandbox\": {state}"),
+                "\"sandbox\": \"[SANDBOX]\"",
+            );
             l = l.replace(&format!("\"sandbox\":{state}"), "\"sandbox\":\"[SANDBOX]\"");
         }
         out.push_str(&replace_ms_words(&l));
