@@ -171,7 +171,8 @@ fn main() {
     );
 
     // 2. Detached fan-out of 100 hooks.
-    let marker_dir = dir.path().join("markers");
+    // Inside the workspace: sandboxed hooks may write there.
+    let marker_dir = ws.join("markers");
     std::fs::create_dir_all(&marker_dir).unwrap();
     let hooks: Vec<Value> = (0..100)
         .map(|n| json!({"command": format!("cat >/dev/null; sleep 0.05; touch {}/{n}", marker_dir.display())}))
