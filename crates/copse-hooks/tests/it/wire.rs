@@ -106,6 +106,13 @@ fn generate() -> String {
             &wired(CLAUDE.published, CLAUDE.canonical_for),
         )),
     );
+    // Copse speaks canonical event names directly.
+    let copse: Vec<(&str, CanonicalEvent)> =
+        CanonicalEvent::ALL.iter().map(|e| (e.name(), *e)).collect();
+    all.insert(
+        "copse".into(),
+        Value::Object(dialect_payloads(Dialect::Copse, &copse)),
+    );
     let mut text = serde_json::to_string_pretty(&Value::Object(all)).unwrap();
     text.push('\n');
     text
@@ -144,6 +151,7 @@ fn every_wired_event_has_at_least_one_golden_payload() {
         ("claude", CLAUDE.published, CLAUDE.canonical_for),
     ] {
         let keys: Vec<&String> = fixture[name].as_object().unwrap().keys().collect();
+        assert!(!keys.is_empty());
         for (wire, canonical) in wired(published, canonical_for) {
             let prefix = format!("{}/{wire}", canonical.name());
             assert!(
@@ -151,5 +159,15 @@ fn every_wired_event_has_at_least_one_golden_payload() {
                 "{name} wires {wire} but no fixture payload reaches it"
             );
         }
+    }
+    let copse = fixture["copse"].as_object().unwrap();
+    for e in CanonicalEvent::ALL {
+        assert!(
+            copse
+                .keys()
+                .any(|k| k.starts_with(&format!("{}/", e.name()))),
+            "copse has no fixture payload for {}",
+            e.name()
+        );
     }
 }
