@@ -256,6 +256,10 @@ impl Session {
     /// Records a run in the audit store (never blocks on the disk), and says once per
     /// session when the sandbox is not enforced.
     fn record(&self, run: &HookRun, identity: &SessionIdentity) {
+        self.record_as(run, identity, false);
+    }
+
+    fn record_as(&self, run: &HookRun, identity: &SessionIdentity, suppressed: bool) {
         if run.sandbox == crate::outcome::SandboxState::Unenforced {
             let reason = self
                 .engine
@@ -268,12 +272,13 @@ impl Session {
             );
         }
         if let Some(spine) = self.engine.spine() {
-            spine.record(crate::spine::RunRecord::from_run(
+            let record = crate::spine::RunRecord::from_run(
                 run,
                 self.audit_id(identity),
                 &identity.generation_id,
                 run.sandbox.as_str(),
-            ));
+            );
+            spine.record(if suppressed { record.suppressed() } else { record });
         }
     }
 
@@ -547,7 +552,10 @@ impl DetachedRun {
         if let Some(q) = &run.outcome.queue_message {
             session.enqueue(hook, q, self.epoch);
         }
-        session.record(&run, &self.identity);
+        // A detached hook cannot decide or halt anything: the action already happened.
+        // Such an outcome is recorded as suppressed rather than silently dropped.
+        let suppressed = run.outcome.decision.is_some() || run.outcome.halt.is_some();
+        session.record_as(&run, &self.identity, suppressed);
         if session.engine.keeps_runs() {
             lock(&session.state.runs).push(run);
         }

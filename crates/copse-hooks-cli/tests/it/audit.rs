@@ -223,3 +223,33 @@ fn an_unusable_audit_store_degrades_to_a_warning() {
     assert_eq!(r.json()["decision"], "deny", "gating carries on");
     assert!(r.stderr().contains("audit store"), "{}", r.stderr());
 }
+
+#[test]
+fn a_detached_hooks_halt_is_recorded_as_suppressed() {
+    let env = Env::new();
+    let hook = env
+        .script(
+            "home/.claude/post.sh",
+            r#"cat >/dev/null; echo '{"continue": false, "stopReason": "stop everything"}'"#,
+        )
+        .display()
+        .to_string();
+    env.write(
+        "home/.claude/settings.json",
+        &json!({"hooks": {"PostToolUse": [{"hooks": [{"type": "command", "command": hook}]}]}})
+            .to_string(),
+    );
+    let file = env.write(
+        "s.jsonl",
+        "{\"event\":\"afterToolUse\",\"tool\":\"run_shell\",\"input\":{\"command\":\"ls\"},\"output\":\"a\"}\n",
+    );
+    env.cmd()
+        .args(["--enable", "replay"])
+        .args([&file])
+        .run()
+        .success();
+    let runs = log(&env, &[]);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["kind"], "suppressed", "{runs:?}");
+    assert_eq!(runs[0]["event"], "PostToolUse");
+}
