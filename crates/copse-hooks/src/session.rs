@@ -278,7 +278,11 @@ impl Session {
                 &identity.generation_id,
                 run.sandbox.as_str(),
             );
-            spine.record(if suppressed { record.suppressed() } else { record });
+            spine.record(if suppressed {
+                record.suppressed()
+            } else {
+                record
+            });
         }
     }
 
