@@ -177,6 +177,24 @@ pub struct ParsedConfig {
     pub warnings: Vec<ConfigWarning>,
 }
 
+impl ParsedConfig {
+    /// Records a problem found in the config at `source`.
+    pub(crate) fn warn(
+        &mut self,
+        source: &Path,
+        scope: Scope,
+        event: Option<&str>,
+        message: String,
+    ) {
+        self.warnings.push(ConfigWarning {
+            source: source.to_path_buf(),
+            scope,
+            event: event.map(str::to_string),
+            message,
+        });
+    }
+}
+
 /// What marshalling and matching may consult besides the event.
 #[derive(Debug, Clone, Copy)]
 pub struct Context<'a> {

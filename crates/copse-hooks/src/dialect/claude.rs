@@ -22,8 +22,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::{
-    Adapter, ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig,
-    ProcessResult, Scope, Stdout, seconds, string_field, timeout_seconds,
+    Adapter, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
+    Scope, Stdout, seconds, string_field, timeout_seconds,
 };
 use crate::event::{CanonicalEvent, EventPayload, tool};
 use crate::matcher::{MatcherError, RegexMatcher};
@@ -338,15 +338,6 @@ fn shell_word(word: &str) -> String {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Claude;
 
-fn warn(out: &mut ParsedConfig, source: &Path, scope: Scope, event: Option<&str>, message: String) {
-    out.warnings.push(ConfigWarning {
-        source: source.to_path_buf(),
-        scope,
-        event: event.map(str::to_string),
-        message,
-    });
-}
-
 /// The file's name as a message starts with it (`.claude/settings.local.json`).
 fn display_name(source: &Path) -> String {
     let file = source
@@ -415,7 +406,7 @@ impl Claude {
         let (source, scope, event, wired) = ctx;
         let note = |out: &mut ParsedConfig, message: String| {
             if wired {
-                warn(out, source, scope, Some(event), message);
+                out.warn(source, scope, Some(event), message);
             }
         };
         let kind = match obj.get("type") {
@@ -618,8 +609,7 @@ impl Adapter for Claude {
         let doc: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
-                warn(
-                    &mut out,
+                out.warn(
                     source,
                     scope,
                     None,
@@ -634,8 +624,7 @@ impl Adapter for Claude {
             }
         };
         let Some(doc) = doc.as_object() else {
-            warn(
-                &mut out,
+            out.warn(
                 source,
                 scope,
                 None,
@@ -644,8 +633,7 @@ impl Adapter for Claude {
             return out;
         };
         if doc.get("disableAllHooks") == Some(&Value::Bool(true)) {
-            warn(
-                &mut out,
+            out.warn(
                 source,
                 scope,
                 None,
@@ -659,8 +647,7 @@ impl Adapter for Claude {
             None | Some(Value::Null) => return out,
             Some(Value::Object(h)) => h,
             Some(_) => {
-                warn(
-                    &mut out,
+                out.warn(
                     source,
                     scope,
                     None,
@@ -676,8 +663,7 @@ impl Adapter for Claude {
             if !wired {
                 if PUBLISHED_EVENTS.contains(&event.as_str()) {
                     if !nothing_declared {
-                        warn(
-                            &mut out,
+                        out.warn(
                             source,
                             scope,
                             Some(event),
@@ -688,8 +674,7 @@ impl Adapter for Claude {
                     }
                 } else {
                     if !nothing_declared {
-                        warn(
-                            &mut out,
+                        out.warn(
                             source,
                             scope,
                             Some(event),
@@ -704,8 +689,7 @@ impl Adapter for Claude {
             }
             let Some(groups) = value.as_array() else {
                 if wired {
-                    warn(
-                        &mut out,
+                    out.warn(
                         source,
                         scope,
                         Some(event),
@@ -722,8 +706,7 @@ impl Adapter for Claude {
                 let n = gi + 1;
                 let Some(group) = group.as_object() else {
                     if wired {
-                        warn(
-                            &mut out,
+                        out.warn(
                             source,
                             scope,
                             Some(event),
@@ -741,8 +724,7 @@ impl Adapter for Claude {
                         } else {
                             ""
                         };
-                        warn(
-                            &mut out,
+                        out.warn(
                             source,
                             scope,
                             Some(event),
@@ -758,8 +740,7 @@ impl Adapter for Claude {
                     && let HookMatcher::Invalid(e) = Self::matcher(event, wired, raw_matcher)
                 {
                     let p = &e.pattern;
-                    warn(
-                        &mut out,
+                    out.warn(
                         source,
                         scope,
                         Some(event),
@@ -779,8 +760,7 @@ impl Adapter for Claude {
                     let label = format!("\"{event}\" group {n} hook {}", hi + 1);
                     let Some(obj) = handler.as_object() else {
                         if wired {
-                            warn(
-                                &mut out,
+                            out.warn(
                                 source,
                                 scope,
                                 Some(event),

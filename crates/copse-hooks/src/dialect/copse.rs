@@ -26,8 +26,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::{
-    Adapter, ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig,
-    ProcessResult, Scope, Stdout, string_field, timeout_seconds,
+    Adapter, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
+    Scope, Stdout, string_field, timeout_seconds,
 };
 use crate::event::{CanonicalEvent, EventPayload};
 use crate::matcher::{GlobMatcher, MatcherError, RegexMatcher};
@@ -134,15 +134,6 @@ pub struct EntryOptions {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Copse;
 
-fn warn(out: &mut ParsedConfig, source: &Path, scope: Scope, event: Option<&str>, message: String) {
-    out.warnings.push(ConfigWarning {
-        source: source.to_path_buf(),
-        scope,
-        event: event.map(str::to_string),
-        message,
-    });
-}
-
 /// The file's name as messages start with it: `.copse/hooks.json` (or the data
 /// directory's name when `$COPSE_DIR` is elsewhere).
 fn display_name(source: &Path) -> String {
@@ -208,8 +199,7 @@ struct EntryCtx<'a> {
 impl EntryCtx<'_> {
     fn warn(&self, out: &mut ParsedConfig, what: String) {
         let (event, n) = (self.event, self.n);
-        warn(
-            out,
+        out.warn(
             self.source,
             self.scope,
             Some(event),
@@ -234,8 +224,7 @@ impl Copse {
         let doc: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
-                warn(
-                    &mut out,
+                out.warn(
                     source,
                     scope,
                     None,
@@ -250,8 +239,7 @@ impl Copse {
             }
         };
         let Some(hooks) = doc.get("hooks").and_then(Value::as_object) else {
-            warn(
-                &mut out,
+            out.warn(
                 source,
                 scope,
                 None,
@@ -263,8 +251,7 @@ impl Copse {
             let canonical = canonical_for(event);
             if canonical.is_none() {
                 if !UNWIRED_EVENTS.contains(&event.as_str()) {
-                    warn(
-                        &mut out,
+                    out.warn(
                         source,
                         scope,
                         Some(event),
@@ -276,8 +263,7 @@ impl Copse {
                     continue;
                 }
                 if !value.as_array().is_some_and(Vec::is_empty) {
-                    warn(
-                        &mut out,
+                    out.warn(
                         source,
                         scope,
                         Some(event),
@@ -288,8 +274,7 @@ impl Copse {
                 }
             }
             let Some(entries) = value.as_array() else {
-                warn(
-                    &mut out,
+                out.warn(
                     source,
                     scope,
                     Some(event),

@@ -13,8 +13,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::{
-    Adapter, ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig,
-    ProcessResult, Scope, string_field, timeout_seconds,
+    Adapter, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
+    Scope, string_field, timeout_seconds,
 };
 use crate::event::{CanonicalEvent, EventPayload, ToolCall, tool};
 use crate::matcher::{GlobMatcher, RegexMatcher};
@@ -107,21 +107,6 @@ pub fn tool_type(tool_id: &str) -> String {
 pub struct Cursor;
 
 impl Cursor {
-    fn warn(
-        out: &mut ParsedConfig,
-        source: &Path,
-        scope: Scope,
-        event: Option<&str>,
-        message: String,
-    ) {
-        out.warnings.push(ConfigWarning {
-            source: source.to_path_buf(),
-            scope,
-            event: event.map(str::to_string),
-            message,
-        });
-    }
-
     /// The dedicated event a tool gate fires for this tool, if any.
     fn dedicated_gate_event(tool_id: &str) -> Option<&'static str> {
         if tool_id == tool::RUN_SHELL {
@@ -181,8 +166,7 @@ impl Adapter for Cursor {
         let doc: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
-                Self::warn(
-                    &mut out,
+                out.warn(
                     source,
                     scope,
                     None,
@@ -197,8 +181,7 @@ impl Adapter for Cursor {
             }
         };
         let Some(hooks) = doc.get("hooks").and_then(Value::as_object) else {
-            Self::warn(
-                &mut out,
+            out.warn(
                 source,
                 scope,
                 None,
@@ -210,9 +193,7 @@ impl Adapter for Cursor {
             let canonical = canonical_for(event);
             if canonical.is_none() {
                 if PUBLISHED_EVENTS.contains(&event.as_str()) {
-                    Self::warn(
-                        &mut out,
-                        source,
+                    out.warn(source,
                         scope,
                         Some(event),
                         format!(
@@ -220,8 +201,7 @@ impl Adapter for Cursor {
                         ),
                     );
                 } else {
-                    Self::warn(
-                        &mut out,
+                    out.warn(
                         source,
                         scope,
                         Some(event),
@@ -234,8 +214,7 @@ impl Adapter for Cursor {
                 }
             }
             let Some(entries) = value.as_array() else {
-                Self::warn(
-                    &mut out,
+                out.warn(
                     source,
                     scope,
                     Some(event),
@@ -257,9 +236,7 @@ impl Adapter for Cursor {
                     } else {
                         ""
                     };
-                    Self::warn(
-                        &mut out,
-                        source,
+                    out.warn(source,
                         scope,
                         Some(event),
                         format!(
@@ -272,9 +249,7 @@ impl Adapter for Cursor {
                 if let Some(kind) = obj.get("type").and_then(Value::as_str)
                     && kind != "command"
                 {
-                    Self::warn(
-                        &mut out,
-                        source,
+                    out.warn(source,
                         scope,
                         Some(event),
                         format!(
@@ -294,9 +269,7 @@ impl Adapter for Cursor {
                     (Some(p), Some(Value::String(_))) => match RegexMatcher::new(p) {
                         Ok(re) => HookMatcher::Regex(re),
                         Err(e) => {
-                            Self::warn(
-                                &mut out,
-                                source,
+                            out.warn(source,
                                 scope,
                                 Some(event),
                                 format!(
@@ -312,9 +285,7 @@ impl Adapter for Cursor {
                             pattern: p.clone(),
                             reason: "matcher must be a string".to_string(),
                         };
-                        Self::warn(
-                            &mut out,
-                            source,
+                        out.warn(source,
                             scope,
                             Some(event),
                             format!(
@@ -328,9 +299,7 @@ impl Adapter for Cursor {
                     None | Some(Value::Bool(true)) => FailurePolicy::Closed,
                     Some(Value::Bool(false)) => FailurePolicy::Open,
                     Some(_) => {
-                        Self::warn(
-                            &mut out,
-                            source,
+                        out.warn(source,
                             scope,
                             Some(event),
                             format!(
@@ -343,9 +312,7 @@ impl Adapter for Cursor {
                 let timeout = match obj.get("timeout") {
                     None | Some(Value::Null) => DEFAULT_TIMEOUT,
                     Some(v) => timeout_seconds(v).unwrap_or_else(|| {
-                        Self::warn(
-                            &mut out,
-                            source,
+                        out.warn(source,
                             scope,
                             Some(event),
                             format!(
@@ -375,8 +342,7 @@ impl Adapter for Cursor {
                             match GlobMatcher::new(&patterns) {
                                 Ok(g) => Some(g),
                                 Err(e) => {
-                                    Self::warn(
-                                        &mut out,
+                                    out.warn(
                                         source,
                                         scope,
                                         Some(event),
