@@ -178,6 +178,29 @@ pub struct ParsedConfig {
 }
 
 impl ParsedConfig {
+    /// Records that the file `name` is not JSON (the whole file is ignored).
+    pub(crate) fn invalid_json(
+        &mut self,
+        source: &Path,
+        scope: Scope,
+        name: &str,
+        e: &serde_json::Error,
+    ) {
+        let text = e.to_string();
+        let position = format!(" at line {} column {}", e.line(), e.column());
+        let reason = text.strip_suffix(&position).unwrap_or(&text);
+        self.warn(
+            source,
+            scope,
+            None,
+            format!(
+                "{name} is not valid JSON (line {}, column {}: {reason}) — file ignored",
+                e.line(),
+                e.column()
+            ),
+        );
+    }
+
     /// Records a problem found in the config at `source`.
     pub(crate) fn warn(
         &mut self,

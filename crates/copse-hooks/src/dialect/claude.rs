@@ -380,13 +380,6 @@ fn suggestion(event: &str) -> String {
     String::new()
 }
 
-/// serde_json's message without its trailing ` at line L column C`.
-fn json_error_text(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let suffix = format!(" at line {} column {}", e.line(), e.column());
-    text.strip_suffix(&suffix).unwrap_or(&text).to_string()
-}
-
 /// What parsing one handler found.
 struct Handler {
     command: String,
@@ -609,17 +602,7 @@ impl Adapter for Claude {
         let doc: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
-                out.warn(
-                    source,
-                    scope,
-                    None,
-                    format!(
-                        "{name} is not valid JSON (line {}, column {}: {}) — file ignored",
-                        e.line(),
-                        e.column(),
-                        json_error_text(&e)
-                    ),
-                );
+                out.invalid_json(source, scope, &name, &e);
                 return out;
             }
         };

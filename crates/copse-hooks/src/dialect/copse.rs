@@ -147,13 +147,6 @@ fn display_name(source: &Path) -> String {
     }
 }
 
-/// serde_json's message without its trailing ` at line L column C`.
-fn json_error_text(e: &serde_json::Error) -> String {
-    let text = e.to_string();
-    let suffix = format!(" at line {} column {}", e.line(), e.column());
-    text.strip_suffix(&suffix).unwrap_or(&text).to_string()
-}
-
 /// A hint for an unknown event name: the canonical name of a Cursor or Claude Code
 /// event, or the right spelling of a known one.
 fn suggestion(event: &str) -> String {
@@ -224,17 +217,7 @@ impl Copse {
         let doc: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
-                out.warn(
-                    source,
-                    scope,
-                    None,
-                    format!(
-                        "{name} is not valid JSON (line {}, column {}: {}) — file ignored",
-                        e.line(),
-                        e.column(),
-                        json_error_text(&e)
-                    ),
-                );
+                out.invalid_json(source, scope, &name, &e);
                 return (out, options);
             }
         };

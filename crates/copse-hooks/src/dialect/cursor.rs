@@ -166,17 +166,7 @@ impl Adapter for Cursor {
         let doc: Value = match serde_json::from_str(text) {
             Ok(v) => v,
             Err(e) => {
-                out.warn(
-                    source,
-                    scope,
-                    None,
-                    format!(
-                        "hooks.json is not valid JSON (line {}, column {}: {}) — file ignored",
-                        e.line(),
-                        e.column(),
-                        e
-                    ),
-                );
+                out.invalid_json(source, scope, "hooks.json", &e);
                 return out;
             }
         };
