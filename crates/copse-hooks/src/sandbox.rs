@@ -81,8 +81,11 @@ use std::sync::{Arc, OnceLock};
 use crate::spawn::ChildSetup;
 
 /// Environment variable read once by [`platform_sandbox`]: `none` pretends the kernel has
-/// no sandbox, a number caps the Landlock ABI used. A test seam; it can only weaken the
-/// sandbox, and the status then says that it was forced.
+/// no sandbox, a number caps the Landlock ABI used. A test seam that can only weaken the
+/// sandbox, so it exists only in builds with the `test-seams` feature (enabled by the
+/// workspace's own dev-dependencies, never in a release build); the status then says that
+/// it was forced.
+#[cfg(feature = "test-seams")]
 pub const FORCE_ABI_VAR: &str = "COPSE_HOOKS_SANDBOX_FORCE_ABI";
 
 /// What one run may do beyond reading and executing.
@@ -93,8 +96,12 @@ pub struct SandboxPolicy {
     /// private temp dir and the harmless devices are always added. Paths that do not exist
     /// when the run is prepared are skipped (nothing can be created there either).
     pub writable: Vec<PathBuf>,
-    /// Whether the hook may bind and connect TCP sockets (default `true`).
+    /// Whether the hook may use the network (default `true`). `false` refuses every
+    /// socket but a Unix one: TCP, MPTCP, UDP, raw and packet sockets alike.
     pub network: bool,
+    /// Whether the hook may create Unix sockets with `socket(2)` and connect to abstract
+    /// ones (default `true`; `false` for project hooks). `socketpair(2)` stays allowed.
+    pub unix_sockets: bool,
 }
 
 impl Default for SandboxPolicy {
@@ -102,6 +109,7 @@ impl Default for SandboxPolicy {
         Self {
             writable: Vec::new(),
             network: true,
+            unix_sockets: true,
         }
     }
 }
@@ -115,14 +123,21 @@ impl SandboxPolicy {
     {
         Self {
             writable: writable.into_iter().map(Into::into).collect(),
-            network: true,
+            ..Self::default()
         }
     }
 
-    /// Sets whether TCP bind/connect is allowed.
+    /// Sets whether the network is allowed.
     #[must_use]
     pub fn network(mut self, allowed: bool) -> Self {
         self.network = allowed;
+        self
+    }
+
+    /// Sets whether Unix sockets (other than socket pairs) are allowed.
+    #[must_use]
+    pub fn unix_sockets(mut self, allowed: bool) -> Self {
+        self.unix_sockets = allowed;
         self
     }
 }
@@ -204,6 +219,30 @@ pub struct SandboxStatus {
     pub enforcement_without_network: Enforcement,
     /// How blocks are detected.
     pub detection: Detection,
+    /// Each protection layer and whether it is enforced here, including the process
+    /// containment of [`crate::spawn::containment`].
+    pub layers: Vec<Layer>,
+}
+
+/// One protection layer of the sandbox (or of process containment).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layer {
+    /// What it protects, e.g. "signals only to the run's processes".
+    pub name: &'static str,
+    /// Whether this machine enforces it.
+    pub enforced: bool,
+    /// By what, or why not.
+    pub detail: String,
+}
+
+impl Layer {
+    pub(crate) fn new(name: &'static str, enforced: bool, detail: String) -> Self {
+        Self {
+            name,
+            enforced,
+            detail,
+        }
+    }
 }
 
 impl fmt::Display for SandboxStatus {
@@ -222,7 +261,21 @@ impl fmt::Display for SandboxStatus {
             "network: false:     {}",
             self.enforcement_without_network
         )?;
-        write!(f, "block detection:    {}", self.detection)
+        write!(f, "block detection:    {}", self.detection)?;
+        for layer in &self.layers {
+            write!(
+                f,
+                "\n  {:<13} {} ({})",
+                if layer.enforced {
+                    "enforced"
+                } else {
+                    "NOT enforced"
+                },
+                layer.name,
+                layer.detail
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -293,7 +346,10 @@ pub fn platform_sandbox() -> Arc<dyn Sandbox> {
     static SANDBOX: OnceLock<Arc<dyn Sandbox>> = OnceLock::new();
     SANDBOX
         .get_or_init(|| {
+            #[cfg(feature = "test-seams")]
             let forced = std::env::var(FORCE_ABI_VAR).ok();
+            #[cfg(not(feature = "test-seams"))]
+            let forced: Option<String> = None;
             #[cfg(target_os = "linux")]
             {
                 Arc::new(LinuxSandbox::from_forced_setting(forced.as_deref()))

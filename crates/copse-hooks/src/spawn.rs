@@ -44,6 +44,8 @@
 #[cfg_attr(all(target_os = "linux", not(test)), allow(dead_code))]
 mod command;
 #[cfg(unix)]
+mod contain;
+#[cfg(unix)]
 mod unix;
 #[cfg(target_os = "linux")]
 mod vfork;
@@ -52,9 +54,15 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+#[cfg(unix)]
+pub use contain::{contained, kill_all, layers};
+
 /// Work to do in the child between its creation and exec (e.g. apply a sandbox).
 ///
-/// Implementations must only make async-signal-safe calls (no allocation, no locks) and
+/// # Safety
+///
+/// The contract below is a soundness precondition of [`run`], hence an `unsafe trait`:
+/// implementations must only make async-signal-safe calls (no allocation, no locks) and
 /// must not panic. On Linux the child is created vfork-style: until it execs it *shares*
 /// the host's memory (on a small stack of its own, 256 KiB) while the host's other threads
 /// keep running, so it may write to its own locals but never to the host's data, and any
@@ -66,7 +74,7 @@ use std::time::{Duration, SystemTime};
 /// default action. Returning `Err` aborts the spawn: [`run`] fails with
 /// [`SpawnError::Start`]. Only the raw OS error code crosses over to the host; an error
 /// without one (e.g. `io::Error::other`, which allocates anyway) arrives as `EINVAL`.
-pub trait ChildSetup: Send + Sync {
+pub unsafe trait ChildSetup: Send + Sync {
     /// Applies the setup in the freshly created child.
     fn apply_in_child(&self) -> std::io::Result<()>;
 }

@@ -74,7 +74,7 @@ use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
 use super::{
-    Detection, Enforcement, PreparedSandbox, PrivateTmp, Sandbox, SandboxError, SandboxPolicy,
+    Detection, Enforcement, Layer, PreparedSandbox, PrivateTmp, Sandbox, SandboxError, SandboxPolicy,
     SandboxStatus, SandboxVerdict,
 };
 use crate::spawn::ChildSetup;
@@ -85,6 +85,8 @@ const KNOWN_ABI: u32 = 7;
 const MIN_FS_ABI: u32 = 3;
 /// The oldest ABI with TCP rules.
 const NET_ABI: u32 = 4;
+/// The oldest ABI with IPC scopes (signals, abstract Unix sockets).
+const SCOPE_ABI: u32 = 6;
 /// The oldest ABI that records denials in the audit log.
 const AUDIT_ABI: u32 = 7;
 
@@ -100,169 +102,8 @@ const DEVICES: [&str; 8] = [
     "/dev/pts",
 ];
 
-/// Landlock's user-space ABI (`linux/landlock.h`), restated here.
-mod sys {
-    use std::io;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-
-    pub(super) const CREATE_RULESET_VERSION: libc::c_uint = 1 << 0;
-    pub(super) const RULE_PATH_BENEATH: libc::c_int = 1;
-
-    pub(super) const FS_EXECUTE: u64 = 1 << 0;
-    pub(super) const FS_WRITE_FILE: u64 = 1 << 1;
-    pub(super) const FS_READ_FILE: u64 = 1 << 2;
-    pub(super) const FS_READ_DIR: u64 = 1 << 3;
-    // 1 << 4 ..= 1 << 12: remove dir/file, make char/dir/reg/sock/fifo/block/sym.
-    pub(super) const FS_REFER: u64 = 1 << 13;
-    pub(super) const FS_TRUNCATE: u64 = 1 << 14;
-    pub(super) const FS_IOCTL_DEV: u64 = 1 << 15;
-    /// Every right of ABI 1 (bits 0 to 12).
-    pub(super) const FS_ABI1: u64 = (1 << 13) - 1;
-
-    pub(super) const NET_BIND_TCP: u64 = 1 << 0;
-    pub(super) const NET_CONNECT_TCP: u64 = 1 << 1;
-
-    pub(super) const RESTRICT_SELF_LOG_SAME_EXEC_OFF: libc::c_uint = 1 << 0;
-    pub(super) const RESTRICT_SELF_LOG_NEW_EXEC_ON: libc::c_uint = 1 << 1;
-
-    /// Rights that only read or execute.
-    pub(super) const READ_RIGHTS: u64 = FS_EXECUTE | FS_READ_FILE | FS_READ_DIR;
-    /// Rights a rule on a non-directory may carry.
-    pub(super) const FILE_RIGHTS: u64 =
-        FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
-    /// Rights on the harmless devices.
-    pub(super) const DEVICE_RIGHTS: u64 = FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
-
-    /// `struct landlock_ruleset_attr` (ABI 4 layout; the kernel reads `size` bytes).
-    #[repr(C)]
-    struct RulesetAttr {
-        handled_access_fs: u64,
-        handled_access_net: u64,
-    }
-
-    /// `struct landlock_path_beneath_attr` (packed in the kernel's header).
-    #[repr(C, packed)]
-    struct PathBeneathAttr {
-        allowed_access: u64,
-        parent_fd: i32,
-    }
-
-    /// Every filesystem right ABI `abi` knows.
-    pub(super) fn fs_rights(abi: u32) -> u64 {
-        let mut rights = FS_ABI1;
-        if abi >= 2 {
-            rights |= FS_REFER;
-        }
-        if abi >= 3 {
-            rights |= FS_TRUNCATE;
-        }
-        if abi >= 5 {
-            rights |= FS_IOCTL_DEV;
-        }
-        rights
-    }
-
-    /// The kernel's Landlock ABI version, or why there is none.
-    pub(super) fn abi_version() -> Result<u32, String> {
-        // SAFETY: with a null attribute pointer, size 0 and only the VERSION flag, the
-        // syscall reads no memory and just returns the ABI version (or fails).
-        let ret = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                std::ptr::null::<libc::c_void>(),
-                0 as libc::size_t,
-                CREATE_RULESET_VERSION,
-            )
-        };
-        if ret >= 1 {
-            return u32::try_from(ret).map_err(|_| format!("nonsensical Landlock ABI {ret}"));
-        }
-        let err = io::Error::last_os_error();
-        Err(match err.raw_os_error() {
-            Some(libc::ENOSYS) => {
-                "the kernel has no Landlock (older than Linux 5.13 or built without it)".to_owned()
-            }
-            Some(libc::EOPNOTSUPP) => {
-                "Landlock is built into the kernel but not enabled (it must be listed in the \
-                 `lsm=` boot parameter)"
-                    .to_owned()
-            }
-            _ => format!("cannot query the Landlock ABI version: {err}"),
-        })
-    }
-
-    /// Creates a ruleset handling `fs` and `net` (net only given ABI ≥ 4).
-    pub(super) fn create_ruleset(abi: u32, fs: u64, net: u64) -> io::Result<OwnedFd> {
-        let attr = RulesetAttr {
-            handled_access_fs: fs,
-            handled_access_net: net,
-        };
-        // Older kernels reject sizes beyond the struct they know unless the tail is zero;
-        // pass exactly the part this ABI has.
-        let size = if abi >= super::NET_ABI {
-            std::mem::size_of::<RulesetAttr>()
-        } else {
-            std::mem::size_of::<u64>()
-        };
-        // SAFETY: `attr` is a live, initialised struct of at least `size` bytes laid out
-        // as the kernel expects; the kernel only reads it during the call.
-        let ret = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_create_ruleset,
-                std::ptr::from_ref(&attr),
-                size as libc::size_t,
-                0 as libc::c_uint,
-            )
-        };
-        let fd = RawFd::try_from(ret).map_err(|_| io::Error::last_os_error())?;
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: the syscall just returned this fd (close-on-exec) and nothing else owns it.
-        Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-    }
-
-    /// Allows `access` beneath the file or directory `parent`.
-    pub(super) fn add_path_rule(
-        ruleset: &OwnedFd,
-        parent: &OwnedFd,
-        access: u64,
-    ) -> io::Result<()> {
-        let attr = PathBeneathAttr {
-            allowed_access: access,
-            parent_fd: parent.as_raw_fd(),
-        };
-        // SAFETY: both fds are open for the duration of the call; `attr` is a live,
-        // packed struct exactly as the kernel's, only read during the call.
-        let ret = unsafe {
-            libc::syscall(
-                libc::SYS_landlock_add_rule,
-                ruleset.as_raw_fd(),
-                RULE_PATH_BENEATH,
-                std::ptr::from_ref(&attr),
-                0 as libc::c_uint,
-            )
-        };
-        if ret != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
-
-    /// In the forked child: no new privileges, then enter the ruleset's domain.
-    /// Async-signal-safe: two raw syscalls, no allocation.
-    pub(super) fn restrict_self(ruleset: RawFd, flags: libc::c_uint) -> io::Result<()> {
-        // SAFETY: prctl with integer arguments only; async-signal-safe.
-        if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: integer arguments only; async-signal-safe (a raw syscall).
-        if unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, flags) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
-}
+mod ruleset;
+use ruleset as sys;
 
 /// Landlock on Linux (the source of `sandbox/linux.rs` has the full notes).
 ///
@@ -322,7 +163,7 @@ impl LinuxSandbox {
 
     /// [`super::FORCE_ABI_VAR`]'s value: `none` or a number; anything else is ignored.
     pub(super) fn from_forced_setting(setting: Option<&str>) -> Self {
-        let by = format!("forced by {}", super::FORCE_ABI_VAR);
+        let by = "forced by COPSE_HOOKS_SANDBOX_FORCE_ABI".to_owned();
         match setting.map(str::trim) {
             Some("none") => Self::forced(None, &by),
             Some(value) => match value.parse::<u32>() {
@@ -336,6 +177,62 @@ impl LinuxSandbox {
     /// The reported ABI, if any.
     fn reported_abi(&self) -> Option<u32> {
         self.abi.as_ref().ok().map(|&(_, reported)| reported)
+    }
+
+    /// Each protection layer and whether this kernel enforces it.
+    fn layers(&self) -> Vec<Layer> {
+        let abi = self.abi.as_ref().ok().map(|&(abi, _)| abi);
+        let fs = abi.is_some_and(|abi| abi >= MIN_FS_ABI);
+        let seccomp = seccomp::availability();
+        let unenforced = |why: &str| why.to_owned();
+        let mut layers = vec![
+            Layer::new(
+                "filesystem writes confined",
+                fs,
+                if fs {
+                    "Landlock".to_owned()
+                } else {
+                    unenforced("Landlock ABI 3 (Linux 6.2) is needed")
+                },
+            ),
+            Layer::new(
+                "network: false (TCP, MPTCP, UDP, raw, packet, Fast Open)",
+                abi.is_some_and(|abi| abi >= NET_ABI) && seccomp.is_ok(),
+                match &seccomp {
+                    Err(reason) => reason.clone(),
+                    Ok(()) if abi.is_some_and(|abi| abi >= NET_ABI) => {
+                        "Landlock TCP rules and a seccomp socket filter".to_owned()
+                    }
+                    Ok(()) => unenforced("Landlock ABI 4 (Linux 6.7) is needed"),
+                },
+            ),
+            Layer::new(
+                "Unix sockets (project hooks)",
+                fs && seccomp.is_ok(),
+                match &seccomp {
+                    Err(reason) => reason.clone(),
+                    Ok(()) => "seccomp: no socket(AF_UNIX) for project hooks".to_owned(),
+                },
+            ),
+        ];
+        let scoped = abi.is_some_and(|abi| abi >= SCOPE_ABI);
+        let scope_detail = if scoped {
+            "Landlock scope".to_owned()
+        } else {
+            unenforced("Landlock ABI 6 (Linux 6.12) is needed")
+        };
+        layers.push(Layer::new(
+            "abstract Unix sockets (project hooks)",
+            scoped && seccomp.is_ok(),
+            scope_detail.clone(),
+        ));
+        layers.push(Layer::new(
+            "signals only to the run's processes",
+            scoped,
+            scope_detail,
+        ));
+        layers.extend(crate::spawn::layers());
+        layers
     }
 
     fn detection(&self) -> Detection {
@@ -367,8 +264,9 @@ impl Sandbox for LinuxSandbox {
             filesystem_rules: abi.is_some(),
             network_rules: abi.is_some_and(|abi| abi >= NET_ABI),
             enforcement: self.enforcement(&default),
-            enforcement_without_network: self.enforcement(&default.network(false)),
+            enforcement_without_network: self.enforcement(&default.clone().network(false)),
             detection: self.detection(),
+            layers: self.layers(),
         }
     }
 
@@ -397,6 +295,13 @@ impl Sandbox for LinuxSandbox {
                 ),
             };
         }
+        if (!policy.network || !policy.unix_sockets)
+            && let Err(reason) = seccomp::availability()
+        {
+            return Enforcement::Unenforced {
+                reason: format!("the socket filter cannot be installed: {reason}"),
+            };
+        }
         Enforcement::Enforced {
             abi,
             network_rules: abi >= NET_ABI,
@@ -418,8 +323,14 @@ impl Sandbox for LinuxSandbox {
         } else {
             sys::NET_BIND_TCP | sys::NET_CONNECT_TCP
         };
-        let ruleset =
-            sys::create_ruleset(abi, handled, net).map_err(setup("create the Landlock ruleset"))?;
+        let scoped = scopes(abi, policy);
+        let seccomp = seccomp::compile(seccomp::Denials {
+            network: !policy.network,
+            unix: !policy.unix_sockets,
+        })
+        .map_err(|reason| SandboxError::Unenforced { reason })?;
+        let ruleset = sys::create_ruleset(abi, handled, net, scoped)
+            .map_err(setup("create the Landlock ruleset"))?;
         for (fd, access) in base_rules().map_err(setup("open / and the devices"))? {
             add_rule(&ruleset, fd, handled & access)?;
         }
@@ -454,6 +365,7 @@ impl Sandbox for LinuxSandbox {
             audit,
             prepared_at,
             reports: Mutex::new(Vec::new()),
+            seccomp,
         }))
     }
 }
@@ -477,6 +389,43 @@ fn base_rules() -> io::Result<&'static [(OwnedFd, u64)]> {
     }
     // If another thread got there first, ours are simply closed.
     Ok(BASE.get_or_init(|| base))
+}
+
+/// The Landlock IPC scopes for `policy` (none before ABI 6): signals only to processes of
+/// the run, always; abstract Unix sockets only the run's own, when Unix sockets are denied.
+fn scopes(abi: u32, policy: &SandboxPolicy) -> u64 {
+    if abi < SCOPE_ABI {
+        return 0;
+    }
+    let mut scoped = sys::SCOPE_SIGNAL;
+    if !policy.unix_sockets {
+        scoped |= sys::SCOPE_ABSTRACT_UNIX_SOCKET;
+    }
+    scoped
+}
+
+/// In the child: its pid as the host (and the kernel's audit records) see it. Inside the
+/// run's pid namespace `getpid` says 1, but `/proc` is the host's, so `/proc/self` names
+/// the host pid. Async-signal-safe: one readlink into a stack buffer.
+fn host_pid() -> i32 {
+    let mut buf = [0u8; 16];
+    // SAFETY: the path is a NUL-terminated literal and `buf` is writable for its length.
+    let n = unsafe { libc::readlink(c"/proc/self".as_ptr(), buf.as_mut_ptr().cast(), buf.len()) };
+    let mut pid: i32 = 0;
+    if let Ok(n) = usize::try_from(n) {
+        for &b in buf.iter().take(n) {
+            if !b.is_ascii_digit() {
+                pid = 0;
+                break;
+            }
+            pid = pid.saturating_mul(10).saturating_add(i32::from(b - b'0'));
+        }
+    }
+    if pid > 0 {
+        return pid;
+    }
+    // SAFETY: getpid is async-signal-safe and cannot fail.
+    unsafe { libc::getpid() }
 }
 
 fn is_resource_error(err: &io::Error) -> bool {
@@ -568,6 +517,8 @@ struct LinuxPrepared {
     tmp: PrivateTmp,
     ruleset: OwnedFd,
     restrict_flags: libc::c_uint,
+    /// The socket filter, when the policy refuses sockets.
+    seccomp: Option<seccompiler::BpfProgram>,
     report_read: OwnedFd,
     report_write: OwnedFd,
     audit: Result<audit::Watch, String>,
@@ -619,15 +570,21 @@ impl LinuxPrepared {
     }
 }
 
-impl ChildSetup for LinuxPrepared {
+// SAFETY: `apply_in_child` makes raw syscalls only (prctl, landlock_restrict_self, seccomp,
+// readlink, getpid, write) on data prepared in the parent, never allocates or locks.
+unsafe impl ChildSetup for LinuxPrepared {
     fn apply_in_child(&self) -> io::Result<()> {
-        let result = sys::restrict_self(self.ruleset.as_raw_fd(), self.restrict_flags);
+        let mut result = sys::restrict_self(self.ruleset.as_raw_fd(), self.restrict_flags);
+        if result.is_ok()
+            && let Some(program) = &self.seccomp
+        {
+            result = seccomp::install(program);
+        }
         let errno = match &result {
             Ok(()) => 0,
             Err(err) => err.raw_os_error().unwrap_or(libc::EINVAL),
         };
-        // SAFETY: getpid is async-signal-safe and cannot fail.
-        let pid = unsafe { libc::getpid() };
+        let pid = host_pid();
         let [p0, p1, p2, p3] = pid.to_ne_bytes();
         let [e0, e1, e2, e3] = errno.to_ne_bytes();
         let report: [u8; REPORT_LEN] = [p0, p1, p2, p3, e0, e1, e2, e3];
@@ -706,662 +663,8 @@ impl PreparedSandbox for LinuxPrepared {
     }
 }
 
-/// Reading Landlock's denial records from the kernel audit log (netlink, read-only
-/// multicast group).
-mod audit {
-    use std::collections::HashSet;
-    use std::io;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::sync::Mutex;
-    use std::sync::atomic::{AtomicU32, Ordering};
-    use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
-
-    const NETLINK_AUDIT: libc::c_int = 9;
-    const AUDIT_NLGRP_READLOG: u32 = 1;
-    const AUDIT_GET: u16 = 1000;
-    const AUDIT_LANDLOCK_ACCESS: u16 = 1423;
-    const AUDIT_LANDLOCK_DOMAIN: u16 = 1424;
-    const NLMSG_ERROR: u16 = 2;
-    const NLMSG_HDRLEN: usize = 16;
-    const NLM_F_REQUEST: u16 = 1;
-    /// Largest audit message (MAX_AUDIT_MESSAGE_LENGTH is 8970) with headroom.
-    const RECV_BUF: usize = 16 * 1024;
-    /// Receive buffer asked for, so a long run on a busy audited system does not overflow.
-    const SOCKET_BUF: libc::c_int = 4 * 1024 * 1024;
-
-    /// How long the availability probe is trusted.
-    const PROBE_TTL: Duration = Duration::from_secs(5);
-    /// How long `denials` waits for the kernel's audit queue to drain.
-    const DRAIN_WAIT: Duration = Duration::from_millis(500);
-    /// How long a reply to AUDIT_GET may take.
-    const REPLY_WAIT: Duration = Duration::from_secs(1);
-    /// Once the queue is empty, how long to wait for a record already dequeued but not
-    /// yet delivered.
-    const IN_FLIGHT_WAIT: Duration = Duration::from_millis(2);
-    /// Denial records older than the run's preparation by more than this are someone
-    /// else's (a reused pid).
-    const CLOCK_SLACK_MS: u64 = 2_000;
-    /// Details kept per verdict.
-    const MAX_DETAILS: usize = 3;
-
-    static SEQ: AtomicU32 = AtomicU32::new(1);
-
-    #[repr(C)]
-    struct SockaddrNl {
-        nl_family: libc::sa_family_t,
-        nl_pad: libc::c_ushort,
-        nl_pid: u32,
-        nl_groups: u32,
-    }
-
-    struct Socket(OwnedFd);
-
-    impl Socket {
-        fn open() -> io::Result<Self> {
-            // SAFETY: socket(2) with integer arguments only.
-            let fd = unsafe {
-                libc::socket(
-                    libc::AF_NETLINK,
-                    libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                    NETLINK_AUDIT,
-                )
-            };
-            if fd < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // SAFETY: socket just returned this fd and nothing else owns it.
-            Ok(Self(unsafe { OwnedFd::from_raw_fd(fd) }))
-        }
-
-        fn bind_readlog(&self) -> io::Result<()> {
-            let addr = SockaddrNl {
-                nl_family: libc::AF_NETLINK as libc::sa_family_t,
-                nl_pad: 0,
-                nl_pid: 0,
-                nl_groups: 1 << (AUDIT_NLGRP_READLOG - 1),
-            };
-            // SAFETY: `addr` is a live sockaddr_nl and the length is its size.
-            let ret = unsafe {
-                libc::bind(
-                    self.0.as_raw_fd(),
-                    std::ptr::from_ref(&addr).cast(),
-                    std::mem::size_of::<SockaddrNl>() as libc::socklen_t,
-                )
-            };
-            if ret != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            // Best effort: a bigger buffer (FORCE needs CAP_NET_ADMIN; root has it).
-            for option in [libc::SO_RCVBUFFORCE, libc::SO_RCVBUF] {
-                // SAFETY: the option value is a live c_int and the length is its size.
-                let ret = unsafe {
-                    libc::setsockopt(
-                        self.0.as_raw_fd(),
-                        libc::SOL_SOCKET,
-                        option,
-                        std::ptr::from_ref(&SOCKET_BUF).cast(),
-                        std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-                    )
-                };
-                if ret == 0 {
-                    break;
-                }
-            }
-            Ok(())
-        }
-
-        fn send_get(&self, seq: u32) -> io::Result<()> {
-            // struct nlmsghdr { len, type, flags, seq, pid }, no payload.
-            let msg = [
-                (NLMSG_HDRLEN as u32).to_ne_bytes().as_slice(),
-                AUDIT_GET.to_ne_bytes().as_slice(),
-                NLM_F_REQUEST.to_ne_bytes().as_slice(),
-                seq.to_ne_bytes().as_slice(),
-                0u32.to_ne_bytes().as_slice(),
-            ]
-            .concat();
-            let kernel = SockaddrNl {
-                nl_family: libc::AF_NETLINK as libc::sa_family_t,
-                nl_pad: 0,
-                nl_pid: 0,
-                nl_groups: 0,
-            };
-            // SAFETY: `msg` and `kernel` are live for the call and the lengths are theirs.
-            let ret = unsafe {
-                libc::sendto(
-                    self.0.as_raw_fd(),
-                    msg.as_ptr().cast(),
-                    msg.len(),
-                    0,
-                    std::ptr::from_ref(&kernel).cast(),
-                    std::mem::size_of::<SockaddrNl>() as libc::socklen_t,
-                )
-            };
-            if ret < 0 {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        }
-
-        /// One datagram, waiting at most `wait`; `Ok(None)` if nothing came.
-        fn recv(&self, buf: &mut [u8], wait: Duration) -> io::Result<Option<usize>> {
-            let mut pollfd = libc::pollfd {
-                fd: self.0.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let millis = libc::c_int::try_from(wait.as_millis()).unwrap_or(libc::c_int::MAX);
-            // SAFETY: one live pollfd.
-            let ready = unsafe { libc::poll(&mut pollfd, 1, millis) };
-            if ready < 0 {
-                let err = io::Error::last_os_error();
-                return if err.kind() == io::ErrorKind::Interrupted {
-                    Ok(None)
-                } else {
-                    Err(err)
-                };
-            }
-            if ready == 0 {
-                return Ok(None);
-            }
-            // SAFETY: `buf` is valid for writes of `buf.len()` bytes.
-            let n = unsafe {
-                libc::recv(
-                    self.0.as_raw_fd(),
-                    buf.as_mut_ptr().cast(),
-                    buf.len(),
-                    libc::MSG_DONTWAIT,
-                )
-            };
-            match usize::try_from(n) {
-                Ok(n) => Ok(Some(n)),
-                Err(_) => {
-                    let err = io::Error::last_os_error();
-                    match err.kind() {
-                        io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
-                        _ => Err(err),
-                    }
-                }
-            }
-        }
-    }
-
-    /// The fields of `struct audit_status` we use.
-    #[derive(Debug, Clone, Copy)]
-    struct Status {
-        enabled: u32,
-        backlog: u32,
-    }
-
-    /// One netlink message of a datagram.
-    struct Message<'a> {
-        kind: u16,
-        seq: u32,
-        payload: &'a [u8],
-    }
-
-    fn u32_at(bytes: &[u8], at: usize) -> Option<u32> {
-        Some(u32::from_ne_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
-    }
-
-    fn u16_at(bytes: &[u8], at: usize) -> Option<u16> {
-        Some(u16::from_ne_bytes(bytes.get(at..at + 2)?.try_into().ok()?))
-    }
-
-    fn messages(datagram: &[u8]) -> Vec<Message<'_>> {
-        let mut out = Vec::new();
-        let mut at = 0;
-        while let (Some(len), Some(kind), Some(seq)) = (
-            u32_at(datagram, at),
-            u16_at(datagram, at + 4),
-            u32_at(datagram, at + 8),
-        ) {
-            let Ok(len) = usize::try_from(len) else { break };
-            if len < NLMSG_HDRLEN {
-                break;
-            }
-            let Some(payload) = datagram.get(at + NLMSG_HDRLEN..at + len) else {
-                // Truncated: keep what the kernel sent.
-                if let Some(payload) = datagram.get(at + NLMSG_HDRLEN..) {
-                    out.push(Message { kind, seq, payload });
-                }
-                break;
-            };
-            out.push(Message { kind, seq, payload });
-            at += len.next_multiple_of(4);
-        }
-        out
-    }
-
-    /// Queries the audit status through `sock`, handing every other message to `other`.
-    fn get_status(sock: &Socket, other: &mut dyn FnMut(&Message<'_>)) -> io::Result<Status> {
-        let seq = SEQ.fetch_add(1, Ordering::Relaxed);
-        sock.send_get(seq)?;
-        let deadline = Instant::now() + REPLY_WAIT;
-        let mut buf = vec![0u8; RECV_BUF];
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(io::Error::from(io::ErrorKind::TimedOut));
-            }
-            let n = match sock.recv(&mut buf, left) {
-                Ok(Some(n)) => n,
-                Ok(None) => continue,
-                // Our buffer overflowed: records were lost, but the reply may follow.
-                Err(err) if err.raw_os_error() == Some(libc::ENOBUFS) => {
-                    other(&Message {
-                        kind: 0,
-                        seq: 0,
-                        payload: b"ENOBUFS",
-                    });
-                    continue;
-                }
-                Err(err) => return Err(err),
-            };
-            for message in messages(buf.get(..n).unwrap_or_default()) {
-                match message.kind {
-                    AUDIT_GET if message.seq == seq => {
-                        return match (u32_at(message.payload, 4), u32_at(message.payload, 28)) {
-                            (Some(enabled), Some(backlog)) => Ok(Status { enabled, backlog }),
-                            _ => Err(io::Error::from(io::ErrorKind::InvalidData)),
-                        };
-                    }
-                    NLMSG_ERROR if message.seq == seq => {
-                        let errno = u32_at(message.payload, 0)
-                            .map(|e| i32::from_ne_bytes(e.to_ne_bytes()))
-                            .unwrap_or(-libc::EINVAL);
-                        if errno != 0 {
-                            return Err(io::Error::from_raw_os_error(-errno));
-                        }
-                    }
-                    _ => other(&message),
-                }
-            }
-        }
-    }
-
-    static PROBE: Mutex<Option<(Instant, Result<(), String>)>> = Mutex::new(None);
-
-    /// Whether denial records can be read here (cached for [`PROBE_TTL`]).
-    pub(super) fn availability() -> Result<(), String> {
-        let mut cache = PROBE
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some((at, result)) = cache.as_ref()
-            && at.elapsed() < PROBE_TTL
-        {
-            return result.clone();
-        }
-        let result = probe();
-        *cache = Some((Instant::now(), result.clone()));
-        result
-    }
-
-    fn probe() -> Result<(), String> {
-        let sock = Socket::open().map_err(|err| match err.raw_os_error() {
-            Some(libc::EPROTONOSUPPORT) => {
-                "the kernel has no audit support (CONFIG_AUDIT)".to_owned()
-            }
-            _ => format!("cannot open a kernel audit socket: {err}"),
-        })?;
-        // Bind first: sending would autobind the socket, and a bound socket cannot join
-        // the group through bind(2) any more.
-        sock.bind_readlog()
-            .map_err(|err| match err.raw_os_error() {
-                Some(libc::EPERM) => {
-                    "reading kernel audit records needs CAP_AUDIT_READ (root)".to_owned()
-                }
-                _ => format!("cannot subscribe to kernel audit records: {err}"),
-            })?;
-        let status = get_status(&sock, &mut |_| {}).map_err(|err| match err.raw_os_error() {
-            Some(libc::EPERM) => "querying kernel audit needs CAP_AUDIT_CONTROL in the \
-                                  initial namespaces (root)"
-                .to_owned(),
-            _ => format!("cannot query kernel audit: {err}"),
-        })?;
-        if status.enabled == 0 {
-            return Err(
-                "kernel audit is disabled, and the kernel only records Landlock \
-                        denials while it is enabled (e.g. run auditd, or `auditctl -e 1`)"
-                    .to_owned(),
-            );
-        }
-        Ok(())
-    }
-
-    /// A subscription to the kernel's audit records, opened before the run.
-    pub(super) struct Watch {
-        sock: Socket,
-    }
-
-    /// What the records say about one run.
-    pub(super) struct Denials {
-        pub(super) count: usize,
-        pub(super) details: Vec<String>,
-        /// Why the answer may be incomplete.
-        pub(super) incomplete: Option<String>,
-    }
-
-    impl Watch {
-        pub(super) fn start() -> Result<Self, String> {
-            availability()?;
-            let sock = Socket::open().map_err(|e| format!("cannot open an audit socket: {e}"))?;
-            sock.bind_readlog()
-                .map_err(|e| format!("cannot subscribe to kernel audit records: {e}"))?;
-            Ok(Self { sock })
-        }
-
-        /// Denials by the domains entered by `pids`, recorded since about `since`.
-        pub(super) fn denials(&self, pids: &[i32], since: SystemTime) -> Denials {
-            let mut records = Vec::new();
-            let mut overflowed = false;
-            let mut incomplete = None;
-            {
-                let mut sink = |message: &Message<'_>| {
-                    if message.kind == 0 {
-                        overflowed = true;
-                    } else if let Some(record) = parse(message.kind, message.payload) {
-                        records.push(record);
-                    }
-                };
-                // Barrier: every denial happened before the hook's group was killed, so
-                // its record is queued by now; wait until the kernel has delivered its
-                // whole queue, then for one record possibly in flight.
-                let deadline = Instant::now() + DRAIN_WAIT;
-                loop {
-                    match get_status(&self.sock, &mut sink) {
-                        Ok(status) if status.enabled == 0 => {
-                            incomplete = Some("kernel audit was disabled during the run".into());
-                            break;
-                        }
-                        Ok(status) if status.backlog == 0 => break,
-                        Ok(_) => {}
-                        Err(err) => {
-                            incomplete = Some(format!("cannot query kernel audit: {err}"));
-                            break;
-                        }
-                    }
-                    if Instant::now() >= deadline {
-                        incomplete =
-                            Some("the kernel audit queue did not drain in time".to_owned());
-                        break;
-                    }
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                let mut buf = vec![0u8; RECV_BUF];
-                let mut wait = IN_FLIGHT_WAIT;
-                loop {
-                    match self.sock.recv(&mut buf, wait) {
-                        Ok(Some(n)) => {
-                            for message in messages(buf.get(..n).unwrap_or_default()) {
-                                sink(&message);
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(err) if err.raw_os_error() == Some(libc::ENOBUFS) => {
-                            sink(&Message {
-                                kind: 0,
-                                seq: 0,
-                                payload: b"",
-                            });
-                        }
-                        Err(_) => break,
-                    }
-                    wait = Duration::ZERO;
-                }
-            }
-            if overflowed && incomplete.is_none() {
-                incomplete = Some("some kernel audit records were lost (socket overflow)".into());
-            }
-            let since_ms = since
-                .duration_since(UNIX_EPOCH)
-                .map(|d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
-                .unwrap_or(0)
-                .saturating_sub(CLOCK_SLACK_MS);
-            let (count, details) = attribute(&records, pids, since_ms);
-            Denials {
-                count,
-                details,
-                incomplete,
-            }
-        }
-    }
-
-    /// Counts the access records of the domains created by `pids` at or after `since_ms`.
-    fn attribute(records: &[Record], pids: &[i32], since_ms: u64) -> (usize, Vec<String>) {
-        let domains: HashSet<u64> = records
-            .iter()
-            .filter_map(|record| match record {
-                Record::Domain { at_ms, domain, pid }
-                    if pids.contains(pid) && *at_ms >= since_ms =>
-                {
-                    Some(*domain)
-                }
-                _ => None,
-            })
-            .collect();
-        let mut count = 0;
-        let mut details: Vec<String> = Vec::new();
-        for record in records {
-            if let Record::Access { domain, detail, .. } = record
-                && domains.contains(domain)
-            {
-                count += 1;
-                if details.len() < MAX_DETAILS && !details.contains(detail) {
-                    details.push(detail.clone());
-                }
-            }
-        }
-        (count, details)
-    }
-
-    /// The two Landlock record types.
-    #[derive(Debug, Clone, PartialEq, Eq)]
-    pub(super) enum Record {
-        /// `AUDIT_LANDLOCK_ACCESS`: one denial.
-        Access {
-            at_ms: u64,
-            domain: u64,
-            /// e.g. `fs.write_file path=/root/x`.
-            detail: String,
-        },
-        /// `AUDIT_LANDLOCK_DOMAIN` with `status=allocated`: who created the domain.
-        Domain { at_ms: u64, domain: u64, pid: i32 },
-    }
-
-    /// Parses `audit(1700000000.123:42): domain=1a2b blockers=fs.write_file path="/x" …`.
-    pub(super) fn parse(kind: u16, payload: &[u8]) -> Option<Record> {
-        if kind != AUDIT_LANDLOCK_ACCESS && kind != AUDIT_LANDLOCK_DOMAIN {
-            return None;
-        }
-        let text = std::str::from_utf8(payload).ok()?.trim_end_matches('\0');
-        let (stamp, body) = text.strip_prefix("audit(")?.split_once("): ")?;
-        let (time, _serial) = stamp.split_once(':')?;
-        let (secs, millis) = time.split_once('.')?;
-        let at_ms = secs
-            .parse::<u64>()
-            .ok()?
-            .checked_mul(1000)?
-            .checked_add(millis.parse::<u64>().ok()?)?;
-        let fields: Vec<(&str, &str)> = body
-            .split(' ')
-            .filter_map(|field| field.split_once('='))
-            .collect();
-        let field = |key: &str| fields.iter().find(|(k, _)| *k == key).map(|(_, v)| *v);
-        let domain = u64::from_str_radix(field("domain")?, 16).ok()?;
-        if kind == AUDIT_LANDLOCK_DOMAIN {
-            if field("status")? != "allocated" {
-                return None;
-            }
-            let pid = field("pid")?.parse().ok()?;
-            return Some(Record::Domain { at_ms, domain, pid });
-        }
-        let mut detail = field("blockers")?.to_owned();
-        for key in ["path", "name", "daddr", "dest", "saddr", "src"] {
-            if let Some(value) = field(key) {
-                detail.push(' ');
-                detail.push_str(key);
-                detail.push('=');
-                if matches!(key, "path" | "name") {
-                    detail.push_str(&untrusted(value));
-                } else {
-                    detail.extend(value.escape_debug().take(64));
-                }
-            }
-        }
-        Some(Record::Access {
-            at_ms,
-            domain,
-            detail,
-        })
-    }
-
-    /// Decodes an audit "untrusted string" (quoted, or hex when it has odd bytes) and
-    /// makes it safe to show: escaped, at most 200 characters.
-    fn untrusted(value: &str) -> String {
-        let decoded = if let Some(quoted) = value.strip_prefix('"') {
-            quoted.strip_suffix('"').unwrap_or(quoted).to_owned()
-        } else if value.len().is_multiple_of(2) && value.bytes().all(|b| b.is_ascii_hexdigit()) {
-            let bytes: Vec<u8> = (0..value.len())
-                .step_by(2)
-                .filter_map(|i| u8::from_str_radix(value.get(i..i + 2)?, 16).ok())
-                .collect();
-            String::from_utf8_lossy(&bytes).into_owned()
-        } else {
-            value.to_owned()
-        };
-        decoded.escape_debug().take(200).collect()
-    }
-
-    #[cfg(test)]
-    mod tests {
-        use super::*;
-
-        fn access(text: &str) -> Option<Record> {
-            parse(AUDIT_LANDLOCK_ACCESS, text.as_bytes())
-        }
-
-        #[test]
-        fn parses_access_and_domain_records() {
-            let rec = access(
-                "audit(1700000000.123:42): domain=1a2b3c blockers=fs.write_file,fs.make_reg \
-                 path=\"/root/x\" dev=\"vda\" ino=1234",
-            );
-            assert_eq!(
-                rec,
-                Some(Record::Access {
-                    at_ms: 1_700_000_000_123,
-                    domain: 0x1a2b3c,
-                    detail: "fs.write_file,fs.make_reg path=/root/x".to_owned(),
-                })
-            );
-            let rec = parse(
-                AUDIT_LANDLOCK_DOMAIN,
-                b"audit(1700000000.124:42): domain=1a2b3c status=allocated mode=enforcing \
-                  pid=4321 uid=0 exe=\"/usr/bin/host\" comm=\"host\"\0",
-            );
-            assert_eq!(
-                rec,
-                Some(Record::Domain {
-                    at_ms: 1_700_000_000_124,
-                    domain: 0x1a2b3c,
-                    pid: 4321
-                })
-            );
-            let dealloc = parse(
-                AUDIT_LANDLOCK_DOMAIN,
-                b"audit(1700000001.000:50): domain=1a2b3c status=deallocated denials=3",
-            );
-            assert_eq!(dealloc, None);
-            assert_eq!(parse(1300, b"audit(1.000:1): domain=1 blockers=x"), None);
-        }
-
-        #[test]
-        fn decodes_hex_and_network_fields() {
-            let rec = access(
-                "audit(1.005:1): domain=ff blockers=net.connect_tcp daddr=127.0.0.1 dest=8080",
-            );
-            assert!(matches!(rec, Some(Record::Access { ref detail, .. })
-                if detail == "net.connect_tcp daddr=127.0.0.1 dest=8080"));
-            // "/tmp/a b" hex-encoded because of the space.
-            let rec =
-                access("audit(1.005:1): domain=ff blockers=fs.make_reg path=2F746D7020612062");
-            assert!(matches!(rec, Some(Record::Access { ref detail, .. })
-                if detail == "fs.make_reg path=/tmp a b"));
-            let rec = access("audit(1.005:1): domain=ff blockers=fs.write_file path=2F0A78");
-            assert!(matches!(rec, Some(Record::Access { ref detail, .. })
-                if detail == "fs.write_file path=/\\nx"));
-        }
-
-        #[test]
-        fn attributes_only_our_domains() {
-            let records = vec![
-                Record::Access {
-                    at_ms: 10_000,
-                    domain: 1,
-                    detail: "a".into(),
-                },
-                Record::Domain {
-                    at_ms: 10_000,
-                    domain: 1,
-                    pid: 7,
-                },
-                Record::Access {
-                    at_ms: 10_000,
-                    domain: 2,
-                    detail: "b".into(),
-                },
-                Record::Domain {
-                    at_ms: 10_000,
-                    domain: 2,
-                    pid: 8,
-                },
-                Record::Access {
-                    at_ms: 10_001,
-                    domain: 1,
-                    detail: "a".into(),
-                },
-                // pid 7 long ago: a reused pid.
-                Record::Domain {
-                    at_ms: 1_000,
-                    domain: 3,
-                    pid: 7,
-                },
-                Record::Access {
-                    at_ms: 1_000,
-                    domain: 3,
-                    detail: "c".into(),
-                },
-            ];
-            assert_eq!(attribute(&records, &[7], 9_000), (2, vec!["a".to_owned()]));
-            assert_eq!(attribute(&records, &[9], 9_000), (0, vec![]));
-        }
-
-        #[test]
-        fn splits_datagrams_into_messages() {
-            let mut datagram = Vec::new();
-            for (kind, body) in [(1423u16, &b"abc"[..]), (1424, &b"defgh"[..])] {
-                let len = u32::try_from(NLMSG_HDRLEN + body.len()).unwrap();
-                datagram.extend_from_slice(&len.to_ne_bytes());
-                datagram.extend_from_slice(&kind.to_ne_bytes());
-                datagram.extend_from_slice(&0u16.to_ne_bytes());
-                datagram.extend_from_slice(&5u32.to_ne_bytes());
-                datagram.extend_from_slice(&0u32.to_ne_bytes());
-                datagram.extend_from_slice(body);
-                while datagram.len() % 4 != 0 {
-                    datagram.push(0);
-                }
-            }
-            let parsed = messages(&datagram);
-            assert_eq!(parsed.len(), 2);
-            assert_eq!(parsed[0].kind, 1423);
-            assert_eq!(parsed[0].payload, b"abc");
-            assert_eq!(parsed[1].kind, 1424);
-            assert_eq!(parsed[1].seq, 5);
-            assert_eq!(parsed[1].payload, b"defgh");
-        }
-    }
-}
+mod audit;
+mod seccomp;
 
 #[cfg(test)]
 mod tests {

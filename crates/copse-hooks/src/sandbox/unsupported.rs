@@ -27,6 +27,10 @@ impl Sandbox for UnsupportedSandbox {
             detection: Detection::Unavailable {
                 reason: REASON.to_owned(),
             },
+            #[cfg(unix)]
+            layers: crate::spawn::layers(),
+            #[cfg(not(unix))]
+            layers: Vec::new(),
         }
     }
 

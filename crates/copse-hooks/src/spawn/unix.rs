@@ -64,6 +64,7 @@ fn run_with(
     if pid <= 1 {
         return Err(io_error(io::Error::other("child pid out of range")));
     }
+    super::contain::register(pid);
     // Our ends are readied while the child is busy starting its shell. The child's end of
     // stdin is only closed after that, so the first write cannot raise SIGPIPE.
     let ours = pipes.ready(req.stdin);
@@ -75,10 +76,12 @@ fn run_with(
         Ok(supervised) => supervised,
         Err(err) => {
             signal_group(pid, libc::SIGKILL);
+            super::contain::unregister(pid);
             let _ = wait_blocking(pid);
             return Err(io_error(err));
         }
     };
+    super::contain::unregister(pid);
 
     let status = if supervised.exited {
         // Known to have exited (a zombie), so this does not block.
@@ -916,7 +919,8 @@ mod tests {
     /// Only async-signal-safe calls: getpid, getpgid, umask.
     struct GroupAndUmask;
 
-    impl super::super::ChildSetup for GroupAndUmask {
+    // SAFETY: getpid, getpgid and umask only: async-signal-safe, no allocation.
+    unsafe impl super::super::ChildSetup for GroupAndUmask {
         fn apply_in_child(&self) -> io::Result<()> {
             // SAFETY: getpid/getpgid/umask are async-signal-safe and take plain integers.
             unsafe {

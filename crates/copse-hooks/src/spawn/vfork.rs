@@ -56,6 +56,7 @@ pub(super) fn launch(
     want_pidfd: bool,
 ) -> io::Result<Launched> {
     let image = ExecImage::new(req)?;
+    let ns = super::contain::plan();
     let stack = match STACK.try_with(Cell::take) {
         Ok(Some(stack)) => stack,
         _ => ChildStack::new()?,
@@ -67,22 +68,38 @@ pub(super) fn launch(
         cwd: image.cwd,
         stdio: stdio.each_ref().map(AsRawFd::as_raw_fd),
         parent: std::process::id(),
+        host_pidfd: super::contain::host_pidfd(),
         max_signal: libc::SIGRTMAX(),
         setup: req.child_setup,
+        maps: ns.as_ref().and_then(|ns| ns.maps.as_ref()),
         status: AtomicI32::new(STATUS_PENDING),
+        ns_failed: AtomicI32::new(0),
     };
 
     let mut flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
     if want_pidfd {
         flags |= libc::CLONE_PIDFD;
     }
+    let ns_flags = ns.as_ref().map_or(0, |ns| ns.clone_flags);
     let (pid, pidfd) = {
         let _blocked = BlockAllSignals::new()?;
-        match clone(&ctx, &stack, flags) {
+        let mut attempt = clone(&ctx, &stack, flags | ns_flags);
+        if ns_flags != 0
+            && let Err(err) = &attempt
+            && matches!(
+                err.raw_os_error(),
+                Some(libc::EPERM | libc::EINVAL | libc::ENOSPC | libc::EUSERS | libc::ENOMEM)
+            )
+        {
+            // No namespaces here (a container, a sysctl): remember, and run uncontained.
+            super::contain::unavailable(err);
+            attempt = clone(&ctx, &stack, flags);
+        }
+        match attempt {
             // Kernels before 5.2 ignore CLONE_PIDFD (so `pidfd` stays -1, handled below);
             // a seccomp filter may reject it instead: then do without.
             Err(err) if want_pidfd && err.raw_os_error() == Some(libc::EINVAL) => {
-                clone(&ctx, &stack, flags & !libc::CLONE_PIDFD)?
+                clone(&ctx, &stack, (flags | ns_flags) & !libc::CLONE_PIDFD)?
             }
             other => other?,
         }
@@ -97,6 +114,15 @@ pub(super) fn launch(
     });
     match ctx.status.load(Ordering::Acquire) {
         STATUS_EXECUTING => Ok(Launched { pid, pidfd }),
+        _ if ctx.ns_failed.load(Ordering::Acquire) != 0 => {
+            // The user namespace's id maps could not be written: never again, and this
+            // run goes uncontained rather than not at all.
+            let _ = super::unix::wait_blocking(pid);
+            super::contain::unavailable(&io::Error::from_raw_os_error(
+                ctx.ns_failed.load(Ordering::Acquire),
+            ));
+            launch(req, stdio, want_pidfd)
+        }
         status => {
             // The child is gone or about to be: collect it so it leaves no zombie.
             let _ = super::unix::wait_blocking(pid);
@@ -320,11 +346,17 @@ struct ChildContext<'a> {
     stdio: [RawFd; 3],
     /// The host's pid, to detect that it died before the parent-death signal was armed.
     parent: u32,
+    /// The host's pidfd (-1: none), for the same when `getppid` cannot tell.
+    host_pidfd: RawFd,
     /// The highest signal number whose handler may need resetting.
     max_signal: c_int,
     setup: Option<&'a dyn ChildSetup>,
+    /// The id maps to write when the child is in a new user namespace.
+    maps: Option<&'a super::contain::IdMaps>,
     /// [`STATUS_PENDING`], then [`STATUS_EXECUTING`] or an errno.
     status: AtomicI32,
+    /// The errno of writing the id maps, if that failed (0: it did not).
+    ns_failed: AtomicI32,
 }
 
 /// The child's entry point, on the child's stack, sharing the host's memory.
@@ -371,11 +403,17 @@ impl ChildContext<'_> {
         }
         // If the host died before prctl, the death signal was never armed and we have
         // already been reparented: nobody is waiting for us, so exit instead of running
-        // orphaned.
-        // SAFETY: getppid cannot fail.
-        if u32::try_from(unsafe { libc::getppid() }).ok() != Some(self.parent) {
+        // orphaned. In a pid namespace getppid says 0, so the host's pidfd tells instead
+        // (readable once the host has exited).
+        if self.host_gone() {
             // SAFETY: as in `child_main`.
             unsafe { libc::_exit(127) };
+        }
+        if let Some(maps) = self.maps
+            && let Err(code) = maps.write_in_child()
+        {
+            self.ns_failed.store(code, Ordering::Release);
+            return code;
         }
         if let Some(setup) = self.setup
             && let Err(err) = setup.apply_in_child()
@@ -386,6 +424,9 @@ impl ChildContext<'_> {
             std::mem::forget(err);
             return code;
         }
+        // Every descriptor but the three pipes goes: the host may hold fds it inherited
+        // without close-on-exec, and a hook must not write through them.
+        close_above_stdio();
         // What the hook inherits: SIGPIPE at its default (Rust hosts ignore it, and
         // ignored signals survive exec), and no blocked signal. Every other handler was
         // reset above, so a signal arriving from now on cannot run host code.
@@ -404,6 +445,22 @@ impl ChildContext<'_> {
         // built by the parent, alive and unmodified until the clone returns.
         unsafe { libc::execve(self.path.as_ptr(), self.argv, self.envp) };
         errno()
+    }
+
+    fn host_gone(&self) -> bool {
+        if self.host_pidfd >= 0 {
+            let mut pollfd = libc::pollfd {
+                fd: self.host_pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, zero timeout: never blocks.
+            let ready = unsafe { libc::poll(&mut pollfd, 1, 0) };
+            return ready > 0;
+        }
+        // SAFETY: getppid cannot fail.
+        let ppid = unsafe { libc::getppid() };
+        ppid != 0 && u32::try_from(ppid).ok() != Some(self.parent)
     }
 
     /// Resets every caught signal to its default action (ignored ones stay ignored, as
@@ -429,6 +486,31 @@ impl ChildContext<'_> {
                 libc::sigaction(signal, &default, ptr::null_mut());
             }
         }
+    }
+}
+
+/// Closes every descriptor above 2. Async-signal-safe: `close_range(2)` (Linux 5.9), else
+/// `close(2)` on each number below the descriptor limit.
+fn close_above_stdio() {
+    // SAFETY: close_range takes plain integers; closing descriptors the child owns (its
+    // own fd table: no CLONE_FILES) cannot affect the host.
+    let ret = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) };
+    if ret == 0 {
+        return;
+    }
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid, writable rlimit.
+    let max = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+        c_int::try_from(limit.rlim_cur.min(1 << 20)).unwrap_or(1 << 20)
+    } else {
+        1 << 16
+    };
+    for fd in 3..max {
+        // SAFETY: as above; EBADF for numbers not open is harmless.
+        unsafe { libc::close(fd) };
     }
 }
 

@@ -236,11 +236,35 @@ fn exit_codes_are_reported() {
     }
 }
 
+/// Shell code that starts `sleep 1000` in the background and writes its pid, as the host
+/// sees it, to `file` (a hook's processes live in their own pid namespace, where `$!`
+/// means nothing to the host; `/proc` is the host's, so `/proc/self/stat` tells).
+fn background_sleep(file: &str) -> String {
+    format!("sh -c 'read p _ </proc/self/stat; echo $p > {file}; exec sleep 1000' &")
+}
+
 #[test]
 fn death_by_signal_is_an_exit_without_code() {
     let dir = tempfile::tempdir().unwrap();
     let env = path_env();
-    let out = run_ok(&request("echo partial; kill -9 $$", dir.path(), &env));
+    // Killed from outside (the host's view of its pid), as the OOM killer would.
+    let pidfile = dir.path().join("self.pid");
+    let killer = {
+        let pidfile = pidfile.clone();
+        std::thread::spawn(move || {
+            if wait_for_file(&pidfile, Duration::from_secs(10)) {
+                // SAFETY: plain kill of the pid the hook reported for itself.
+                unsafe { libc::kill(read_pid(&pidfile), libc::SIGKILL) };
+            }
+        })
+    };
+    let out = run_ok(&request(
+        "echo partial; read p _ </proc/self/stat; echo $p > self.tmp; mv self.tmp self.pid; \
+         exec sleep 1000",
+        dir.path(),
+        &env,
+    ));
+    killer.join().unwrap();
     assert_eq!(out.termination, Termination::Exited);
     assert_eq!(out.exit_code, None);
     assert_eq!(out.signal, Some(libc::SIGKILL));
@@ -253,7 +277,7 @@ fn child_leads_its_own_process_group() {
     let env = path_env();
     // Field 5 of /proc/<pid>/stat is the process group id.
     let out = run_ok(&request(
-        "echo $$; cut -d' ' -f5 /proc/$$/stat",
+        "read pid comm state ppid pgid rest </proc/self/stat; echo $pid; echo $pgid",
         dir.path(),
         &env,
     ));
@@ -280,15 +304,20 @@ fn timeout_kills_the_whole_group() {
         timeout,
         limits,
         ..request(
-            "sleep 1000 & echo $! > bg.pid; (sleep 1000 & echo $! > gc.pid; wait) & sleep 1000",
+            &format!(
+                "{} ({} wait) & sleep 1000",
+                background_sleep("bg.pid"),
+                background_sleep("gc.pid")
+            ),
             dir.path(),
             &env,
         )
     });
     let elapsed = start.elapsed();
     assert_eq!(out.termination, Termination::TimedOut);
+    // The shell (init of the run's pid namespace) ignores TERM and exits when its sleep
+    // dies of it: no exit code is reported for a run that was being killed.
     assert_eq!(out.exit_code, None);
-    assert!(out.signal.is_some());
     assert!(
         elapsed >= timeout,
         "returned before the timeout: {elapsed:?}"
@@ -310,13 +339,14 @@ fn sigterm_ends_an_obedient_child_before_the_grace() {
         ..Limits::default()
     };
     let start = Instant::now();
+    // The shell is the init of the run's pid namespace, which only gets the signals it
+    // handles: an obedient hook's shell traps TERM (its children get TERM anyway).
     let out = run_ok(&SpawnRequest {
         timeout: Duration::from_millis(200),
         limits,
-        ..request("sleep 1000", dir.path(), &env)
+        ..request("trap 'exit 143' TERM; sleep 1000 & wait", dir.path(), &env)
     });
     assert_eq!(out.termination, Termination::TimedOut);
-    assert_eq!(out.signal, Some(libc::SIGTERM));
     assert_eq!(out.exit_code, None);
     assert!(
         start.elapsed() < SLACK,
@@ -465,7 +495,10 @@ fn background_process_holding_stdout_is_drained_then_killed() {
     let out = run_ok(&SpawnRequest {
         limits,
         ..request(
-            r#"echo '{"permission":"allow"}'; sleep 1000 & echo $! > bg.pid"#,
+            &format!(
+                r#"echo '{{"permission":"allow"}}'; {} until [ -s bg.pid ]; do sleep 0.01; done"#,
+                background_sleep("bg.pid")
+            ),
             dir.path(),
             &env,
         )
@@ -473,7 +506,10 @@ fn background_process_holding_stdout_is_drained_then_killed() {
     assert!(start.elapsed() < SLACK, "took {:?}", start.elapsed());
     assert_eq!(out.termination, Termination::Exited);
     assert_eq!(out.exit_code, Some(0));
-    assert!(out.leaked_pipes);
+    // Where runs are contained, the kernel ends the background process with the shell,
+    // so nothing holds the pipes past the run; elsewhere the drain ends, and the group
+    // kill ends it.
+    assert_eq!(out.leaked_pipes, copse_hooks::spawn::contained().is_err());
     assert_eq!(text(&out.stdout), "{\"permission\":\"allow\"}\n");
     assert_dead(read_pid(&dir.path().join("bg.pid")));
 }
@@ -491,7 +527,10 @@ fn background_process_with_closed_pipes_is_killed_without_waiting_for_the_drain(
     let out = run_ok(&SpawnRequest {
         limits,
         ..request(
-            "sleep 1000 >/dev/null 2>&1 & echo $! > bg.pid; echo ok",
+            &format!(
+                "{} echo ok; until [ -s bg.pid ]; do sleep 0.01; done",
+                background_sleep("bg.pid").replace("' &", "' >/dev/null 2>&1 &")
+            ),
             dir.path(),
             &env,
         )
@@ -543,7 +582,8 @@ fn missing_cwd_is_a_start_error() {
 
 struct FailingSetup;
 
-impl ChildSetup for FailingSetup {
+// SAFETY: async-signal-safe calls only, no allocation (see the methods).
+unsafe impl ChildSetup for FailingSetup {
     fn apply_in_child(&self) -> io::Result<()> {
         Err(io::Error::from_raw_os_error(libc::EPERM))
     }
@@ -568,15 +608,16 @@ fn failing_child_setup_fails_the_spawn() {
     assert!(!marker.exists(), "the command ran despite the failed setup");
 }
 
-/// Only async-signal-safe calls: kill, getpid.
+/// Only async-signal-safe calls: _exit.
 struct SuicidalSetup;
 
-impl ChildSetup for SuicidalSetup {
+// SAFETY: async-signal-safe calls only, no allocation (see the methods).
+unsafe impl ChildSetup for SuicidalSetup {
     fn apply_in_child(&self) -> io::Result<()> {
-        // SAFETY: kill/getpid take plain integers and are async-signal-safe; SIGKILL cannot
-        // be blocked, so this child ends here.
-        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
-        Ok(())
+        // SAFETY: _exit is async-signal-safe and never returns, so this child ends here
+        // (a self-SIGKILL would not do: as the init of its pid namespace, the child
+        // cannot kill itself).
+        unsafe { libc::_exit(9) }
     }
 }
 
@@ -602,7 +643,8 @@ struct CheckingSetup {
     parent: libc::pid_t,
 }
 
-impl ChildSetup for CheckingSetup {
+// SAFETY: async-signal-safe calls only, no allocation (see the methods).
+unsafe impl ChildSetup for CheckingSetup {
     fn apply_in_child(&self) -> io::Result<()> {
         // SAFETY: getpid/getpgid/umask are async-signal-safe and take plain integers.
         unsafe {
@@ -709,7 +751,10 @@ fn helper_process() {
     let dir = std::env::temp_dir();
     if let Some(pidfile) = mode.strip_prefix("orphan:") {
         let command =
-            format!("echo $$ > '{pidfile}.tmp'; mv '{pidfile}.tmp' '{pidfile}'; exec sleep 100");
+            format!(
+                "read p _ </proc/self/stat; echo $p > '{pidfile}.tmp'; mv '{pidfile}.tmp' '{pidfile}'; \
+                 exec sleep 100"
+            );
         // Blocks until the parent test kills this process.
         let _ = spawn::run(&request(&command, &dir, &env));
     } else if mode == "sigpipe" {

@@ -1,0 +1,264 @@
+//! Containment: nothing a hook starts outlives its run, whatever kills the host.
+//!
+//! # Mechanism: a pid namespace per run
+//!
+//! Each hook's shell is started as the init (pid 1) of a new pid namespace, with
+//! `PR_SET_PDEATHSIG(SIGKILL)`. When the init of a pid namespace dies, the kernel kills
+//! every other process of that namespace: grandchildren, `setsid`/daemonised ones and
+//! processes that moved to another group included; a process cannot leave a pid
+//! namespace. So:
+//!
+//! * the run ends (completion, timeout, cancellation): the supervisor SIGKILLs the group,
+//!   whose leader is the init, and the namespace goes with it;
+//! * the host dies by any signal, SIGKILL included: the parent-death signal kills the
+//!   init, and the namespace goes with it. Nothing has to outlive the host to do this.
+//!
+//! Why not a cgroup with `cgroup.kill`: it catches `setsid` too, but nothing would write
+//! `cgroup.kill` once the host was SIGKILLed (that needs a supervisor process that outlives
+//! the host), and creating a cgroup per run needs a delegated, writable cgroup v2 subtree,
+//! which a user session rarely has. `PR_SET_CHILD_SUBREAPER` keeps orphans as the host's
+//! children, which does nothing once the host itself is dead.
+//!
+//! Creating a pid namespace needs `CAP_SYS_ADMIN`: a root host creates just the pid
+//! namespace; any other host creates a user namespace along with it (unprivileged user
+//! namespaces), mapping only its own uid and gid, so the hook runs with the same ids and
+//! no extra privilege outside. Where neither is possible (user namespaces disabled, a
+//! container without them), runs fall back to the process-group kill and the parent-death
+//! signal of the shell only — `setsid` escapes then survive — and [`layers`] says
+//! containment is NOT enforced.
+//!
+//! Side effects a hook may notice: `$$` is 1; it cannot signal processes outside its run
+//! (their pids do not exist in its namespace), and as init it ignores signals it has no
+//! handler for when sent from inside the run. `/proc` is still the host's.
+//!
+//! # Cancellation by the host
+//!
+//! Every started run's group is registered while the run is supervised, so a host that
+//! is being terminated (the CLI on INT, TERM or HUP) can [`kill_all`] of them before it
+//! exits; the private temp dirs are registered likewise (see `sandbox`).
+
+use std::ffi::CString;
+use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, OnceLock};
+
+use crate::sandbox::Layer;
+
+/// Why containment is unavailable, once a clone found out.
+static UNAVAILABLE: Mutex<Option<String>> = Mutex::new(None);
+static UNAVAILABLE_FLAG: AtomicBool = AtomicBool::new(false);
+
+#[cfg(target_os = "linux")]
+/// The namespaces one spawn asks for.
+pub(super) struct Plan {
+    pub(super) clone_flags: libc::c_int,
+    /// Set when a user namespace is created along with the pid namespace.
+    pub(super) maps: Option<IdMaps>,
+}
+
+#[cfg(target_os = "linux")]
+/// What the child writes into its new user namespace: `setgroups` denied, then its own
+/// uid and gid mapped to themselves.
+pub(super) struct IdMaps {
+    uid_map: CString,
+    gid_map: CString,
+}
+
+#[cfg(target_os = "linux")]
+/// The namespaces for the next spawn, `None` once they proved unavailable.
+pub(super) fn plan() -> Option<Plan> {
+    if UNAVAILABLE_FLAG.load(Ordering::Relaxed) {
+        return None;
+    }
+    // SAFETY: geteuid/getegid cannot fail and take no arguments.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    if uid == 0 {
+        return Some(Plan {
+            clone_flags: libc::CLONE_NEWPID,
+            maps: None,
+        });
+    }
+    Some(Plan {
+        clone_flags: libc::CLONE_NEWPID | libc::CLONE_NEWUSER,
+        maps: Some(IdMaps {
+            uid_map: CString::new(format!("{uid} {uid} 1\n")).ok()?,
+            gid_map: CString::new(format!("{gid} {gid} 1\n")).ok()?,
+        }),
+    })
+}
+
+#[cfg(target_os = "linux")]
+/// Records that namespaces cannot be created here; later spawns go without.
+pub(super) fn unavailable(err: &io::Error) {
+    UNAVAILABLE_FLAG.store(true, Ordering::Relaxed);
+    let mut reason = UNAVAILABLE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if reason.is_none() {
+        *reason = Some(format!(
+            "this host cannot create a pid namespace for its hooks ({err}); a hook process \
+             that calls setsid can outlive its run"
+        ));
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl IdMaps {
+    /// In the child, in its new user namespace. Async-signal-safe: open, write, close.
+    pub(super) fn write_in_child(&self) -> Result<(), libc::c_int> {
+        write_file(c"/proc/self/setgroups", b"deny")?;
+        write_file(c"/proc/self/uid_map", self.uid_map.as_bytes())?;
+        write_file(c"/proc/self/gid_map", self.gid_map.as_bytes())
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn write_file(path: &std::ffi::CStr, data: &[u8]) -> Result<(), libc::c_int> {
+    // SAFETY: `path` is NUL-terminated; open takes it and integers only.
+    let fd = unsafe { libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: `data` is valid for reads of its length; `fd` was just opened.
+    let n = unsafe { libc::write(fd, data.as_ptr().cast(), data.len()) };
+    let result = if usize::try_from(n).ok() == Some(data.len()) {
+        Ok(())
+    } else {
+        Err(errno())
+    };
+    // SAFETY: closes the fd opened above.
+    unsafe { libc::close(fd) };
+    result
+}
+
+#[cfg(target_os = "linux")]
+fn errno() -> libc::c_int {
+    io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EINVAL)
+}
+
+/// The host's own pidfd (opened once), which the child polls to tell whether the host
+/// died before its parent-death signal was armed (in a pid namespace `getppid` says 0).
+#[cfg(target_os = "linux")]
+pub(super) fn host_pidfd() -> std::os::fd::RawFd {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    static FD: OnceLock<Option<OwnedFd>> = OnceLock::new();
+    FD.get_or_init(|| {
+        // SAFETY: pidfd_open takes integers only and returns a new O_CLOEXEC fd or -1.
+        let ret = unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_open,
+                libc::c_long::from(libc::getpid()),
+                0 as libc::c_long,
+            )
+        };
+        let fd = std::os::fd::RawFd::try_from(ret).ok().filter(|&fd| fd >= 0)?;
+        // SAFETY: the kernel just handed us this fd; nothing else owns it.
+        Some(unsafe { OwnedFd::from_raw_fd(fd) })
+    })
+    .as_ref()
+    .map_or(-1, AsRawFd::as_raw_fd)
+}
+
+/// Whether runs are contained on this machine. Runs one trivial spawn the first time, so
+/// the answer is what spawning actually did.
+#[cfg(not(target_os = "linux"))]
+pub fn contained() -> Result<(), String> {
+    Err("pid namespaces exist only on Linux; a hook process that calls setsid can outlive \
+         its run"
+        .to_owned())
+}
+
+/// Whether runs are contained on this machine. Runs one trivial spawn the first time, so
+/// the answer is what spawning actually did.
+#[cfg(target_os = "linux")]
+pub fn contained() -> Result<(), String> {
+    static PROBED: OnceLock<()> = OnceLock::new();
+    PROBED.get_or_init(|| {
+        let env = [(
+            std::ffi::OsString::from("PATH"),
+            std::ffi::OsString::from("/usr/bin:/bin"),
+        )];
+        let cwd = std::path::Path::new("/");
+        let req = super::SpawnRequest {
+            command: "true",
+            cwd,
+            env: &env,
+            stdin: b"",
+            timeout: std::time::Duration::from_secs(10),
+            limits: super::Limits::default(),
+            child_setup: None,
+        };
+        let _ = super::run(&req);
+    });
+    if UNAVAILABLE_FLAG.load(Ordering::Relaxed) {
+        let reason = UNAVAILABLE
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+            .unwrap_or_default();
+        return Err(reason);
+    }
+    Ok(())
+}
+
+/// The containment layers, for the sandbox status.
+pub fn layers() -> Vec<Layer> {
+    let contained = contained();
+    vec![
+        Layer::new(
+            "no hook process outlives its run or the host",
+            contained.is_ok(),
+            match contained {
+                Ok(()) => "a pid namespace per run, killed with its init".to_owned(),
+                Err(reason) => reason,
+            },
+        ),
+        Layer::new(
+            "descriptors: only stdin, stdout and stderr reach a hook",
+            true,
+            "closed in the child before exec".to_owned(),
+        ),
+    ]
+}
+
+// ---------------------------------------------------------------------------------
+// The runs being supervised, for `kill_all`
+// ---------------------------------------------------------------------------------
+
+static ACTIVE: Mutex<Vec<libc::pid_t>> = Mutex::new(Vec::new());
+
+/// Registers a run's group while it is supervised.
+pub(super) fn register(pgid: libc::pid_t) {
+    ACTIVE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .push(pgid);
+}
+
+/// Unregisters it, before its leader is reaped (so its id cannot be reused meanwhile).
+pub(super) fn unregister(pgid: libc::pid_t) {
+    let mut active = ACTIVE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(at) = active.iter().position(|&p| p == pgid) {
+        active.swap_remove(at);
+    }
+}
+
+/// SIGKILLs the group of every run being supervised (with containment, their whole pid
+/// namespaces). For a host about to exit on a signal; the supervising threads then see
+/// their runs end as killed.
+pub fn kill_all() {
+    let active = ACTIVE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    for &pgid in active.iter() {
+        if pgid > 1 {
+            // SAFETY: killpg takes plain integers; the group leader is unreaped (it is
+            // unregistered before being reaped), so the id still names its group.
+            unsafe { libc::killpg(pgid, libc::SIGKILL) };
+        }
+    }
+}
