@@ -4,9 +4,13 @@
 mod cli;
 mod commands;
 mod output;
+#[cfg(unix)]
+mod signals;
 mod time;
 mod workspace;
 
 fn main() -> std::process::ExitCode {
+    #[cfg(unix)]
+    signals::install();
     cli::main()
 }

@@ -54,6 +54,7 @@ pub fn run_json(run: &HookRun) -> Value {
         "parse_ok": run.parse_ok,
         "sandbox": run.sandbox.as_str(),
         "sandbox_blocked": run.sandbox == copse_hooks::outcome::SandboxState::Blocked,
+        "leaked": run.leaked,
         "duration_ms": millis(run.duration),
         "agent_message": run.outcome.agent_message,
         "user_message": run.outcome.user_message,

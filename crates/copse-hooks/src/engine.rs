@@ -56,6 +56,8 @@ pub struct EngineConfig {
     pub require_sandbox: bool,
     /// Further paths sandboxed hooks may write.
     pub sandbox_writable: Vec<PathBuf>,
+    /// Unix sockets project hooks may use (setting `sandboxAllowedSockets`).
+    pub sandbox_allowed_sockets: Vec<PathBuf>,
 }
 
 impl EngineConfig {
@@ -83,6 +85,7 @@ impl EngineConfig {
             sandbox: true,
             require_sandbox: false,
             sandbox_writable: Vec::new(),
+            sandbox_allowed_sockets: Vec::new(),
         }
     }
 
@@ -272,6 +275,7 @@ impl Engine {
                 .iter()
                 .map(|p| canonical(p))
                 .collect(),
+            allowed_sockets: config.sandbox_allowed_sockets.clone(),
             home: config.home.clone(),
             copse_dir: config.copse_dir.clone(),
         });

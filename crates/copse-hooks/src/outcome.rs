@@ -219,6 +219,9 @@ pub struct HookRun {
     pub stderr: Vec<u8>,
     /// How the sandbox applied to this run.
     pub sandbox: SandboxState,
+    /// A process of the run had left its process group (`setsid`, `setpgid`) and had
+    /// to be killed when the run ended.
+    pub leaked: bool,
 }
 
 /// How the sandbox applied to one run.

@@ -44,6 +44,8 @@ pub(crate) struct SandboxConfig {
     pub require: bool,
     /// Paths every sandboxed hook may write besides the workspace roots.
     pub extra_writable: Vec<PathBuf>,
+    /// Unix sockets project hooks may use (setting `sandboxAllowedSockets`).
+    pub allowed_sockets: Vec<PathBuf>,
     /// The user's home (for a user hook's own config directory).
     pub home: PathBuf,
     /// `$COPSE_DIR` (the Copse user config's directory).
@@ -67,7 +69,15 @@ impl SandboxConfig {
             });
         }
         writable.extend(self.extra_writable.iter().cloned());
-        SandboxPolicy::new(writable).network(hook.network)
+        let mut policy = SandboxPolicy::new(writable).network(hook.network);
+        if hook.scope == Scope::Project {
+            // No Unix socket (a tmux server, the Docker socket, an agent) and no abstract
+            // one, unless the user listed sockets project hooks may use.
+            policy = policy
+                .unix_sockets(false)
+                .allowed_sockets(self.allowed_sockets.clone());
+        }
+        policy
     }
 }
 
@@ -169,6 +179,7 @@ pub(crate) fn run(
         stdout: Vec::new(),
         stderr: Vec::new(),
         sandbox: sandbox_state,
+        leaked: false,
     };
     let interpretation = match spawned {
         None => crate::dialect::Interpretation::failed(
@@ -188,6 +199,7 @@ pub(crate) fn run(
             record.started_at = out.started_at;
             record.duration = out.duration;
             record.exit_code = out.exit_code;
+            record.leaked = out.leaked;
             // A run the sandbox denied fails whatever it printed: detection reads the
             // kernel's own records, never the hook's output.
             let verdict = prepared
@@ -296,6 +308,7 @@ pub(crate) fn panicked_run(hook: &HookSpec, event: &EventPayload) -> HookRun {
         stdout: Vec::new(),
         stderr: Vec::new(),
         sandbox: SandboxState::Off,
+        leaked: false,
     }
 }
 

@@ -102,6 +102,11 @@ pub struct SandboxPolicy {
     /// Whether the hook may create Unix sockets with `socket(2)` and connect to abstract
     /// ones (default `true`; `false` for project hooks). `socketpair(2)` stays allowed.
     pub unix_sockets: bool,
+    /// Unix sockets the hook may use although `unix_sockets` is `false` (the setting
+    /// `sandboxAllowedSockets`). Landlock cannot confine a connection to a path, so a
+    /// non-empty list lets the hook create Unix sockets at all (abstract ones stay
+    /// refused); [`SandboxStatus::layers`] says so.
+    pub allowed_sockets: Vec<PathBuf>,
 }
 
 impl Default for SandboxPolicy {
@@ -110,6 +115,7 @@ impl Default for SandboxPolicy {
             writable: Vec::new(),
             network: true,
             unix_sockets: true,
+            allowed_sockets: Vec::new(),
         }
     }
 }
@@ -131,6 +137,13 @@ impl SandboxPolicy {
     #[must_use]
     pub fn network(mut self, allowed: bool) -> Self {
         self.network = allowed;
+        self
+    }
+
+    /// Sets the Unix sockets allowed although `unix_sockets` is `false`.
+    #[must_use]
+    pub fn allowed_sockets(mut self, sockets: Vec<PathBuf>) -> Self {
+        self.allowed_sockets = sockets;
         self
     }
 
@@ -367,8 +380,87 @@ pub fn platform_sandbox() -> Arc<dyn Sandbox> {
 // The private temp dir (shared by the platform implementations)
 // ---------------------------------------------------------------------------------
 
-/// A fresh `copse-hook-XXXXXX` directory (mode 0700) under the host's temp dir, removed
-/// with its contents on drop.
+/// Private temp dirs alive in this process, so a host terminated by a signal can remove
+/// them before it exits ([`remove_private_tmpdirs`]).
+#[cfg(unix)]
+static LIVE_TMPDIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Removes every private temp dir of the runs in progress. For a host about to exit on a
+/// signal, after [`crate::spawn::kill_all`]; a run that then ends finds its dir gone.
+pub fn remove_private_tmpdirs() {
+    #[cfg(unix)]
+    {
+        let live = LIVE_TMPDIRS
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        for path in live.iter() {
+            remove_tree(path);
+        }
+    }
+}
+
+/// The prefix of a private temp dir's name; the host's pid follows, so a later host can
+/// tell the dirs of a host that died without removing them.
+#[cfg(unix)]
+const TMP_PREFIX: &str = "copse-hook-";
+
+/// Removes the private temp dirs that hosts which no longer run left in `dir` (a host
+/// killed by SIGKILL cannot remove its own): only directories named
+/// `copse-hook-<pid>-XXXXXX`, owned by us, whose pid is not a live process.
+#[cfg(unix)]
+pub(crate) fn reclaim_orphaned_tmpdirs(dir: &Path) {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    // SAFETY: geteuid cannot fail.
+    let uid = unsafe { libc::geteuid() };
+    let me = std::process::id();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(TMP_PREFIX))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(entry.path()) else {
+            continue;
+        };
+        if !meta.is_dir() || meta.uid() != uid {
+            continue;
+        }
+        let alive = libc::pid_t::try_from(pid).is_ok_and(|pid| {
+            // SAFETY: signal 0 only checks that the process exists.
+            let found = unsafe { libc::kill(pid, 0) } == 0;
+            found || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+        });
+        if !alive {
+            remove_tree(&entry.path());
+        }
+    }
+}
+
+/// Removes `path` and everything beneath it, even directories a hook made unwritable.
+#[cfg(unix)]
+fn remove_tree(path: &Path) {
+    if std::fs::remove_dir(path).is_ok() || std::fs::remove_dir_all(path).is_ok() {
+        return;
+    }
+    // A hook may have made its own directories unwritable (chmod is not a sandboxed
+    // operation): give them back to ourselves, never following symlinks, and retry.
+    unlock_tree(path, 0);
+    let _ = std::fs::remove_dir_all(path);
+}
+
+/// A fresh `copse-hook-<host pid>-XXXXXX` directory (mode 0700) under the host's temp dir,
+/// removed with its contents on drop. The first one a process creates also reclaims the
+/// dirs of dead hosts.
 #[cfg(unix)]
 #[derive(Debug)]
 pub(crate) struct PrivateTmp {
@@ -381,7 +473,10 @@ impl PrivateTmp {
         use std::ffi::{CString, OsString};
         use std::os::unix::ffi::{OsStrExt, OsStringExt};
 
-        let template = std::env::temp_dir().join("copse-hook-XXXXXX");
+        static RECLAIMED: std::sync::Once = std::sync::Once::new();
+        let base = std::env::temp_dir();
+        RECLAIMED.call_once(|| reclaim_orphaned_tmpdirs(&base));
+        let template = base.join(format!("{TMP_PREFIX}{}-XXXXXX", std::process::id()));
         let template = CString::new(template.as_os_str().as_bytes())
             .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
         let mut bytes = template.into_bytes_with_nul();
@@ -392,9 +487,12 @@ impl PrivateTmp {
             return Err(std::io::Error::last_os_error());
         }
         bytes.pop(); // the NUL
-        Ok(Self {
-            path: PathBuf::from(OsString::from_vec(bytes)),
-        })
+        let path = PathBuf::from(OsString::from_vec(bytes));
+        LIVE_TMPDIRS
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .push(path.clone());
+        Ok(Self { path })
     }
 
     pub(crate) fn path(&self) -> &Path {
@@ -405,14 +503,16 @@ impl PrivateTmp {
 #[cfg(unix)]
 impl Drop for PrivateTmp {
     fn drop(&mut self) {
-        // Most hooks leave it empty: one rmdir(2) then.
-        if std::fs::remove_dir(&self.path).is_ok() || std::fs::remove_dir_all(&self.path).is_ok() {
-            return;
+        {
+            let mut live = LIVE_TMPDIRS
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            if let Some(at) = live.iter().position(|p| *p == self.path) {
+                live.swap_remove(at);
+            }
         }
-        // A hook may have made its own directories unwritable (chmod is not a sandboxed
-        // operation): give them back to ourselves, never following symlinks, and retry.
-        unlock_tree(&self.path, 0);
-        let _ = std::fs::remove_dir_all(&self.path);
+        // Most hooks leave it empty: one rmdir(2) then.
+        remove_tree(&self.path);
     }
 }
 

@@ -79,6 +79,9 @@ pub struct Settings {
     /// Further paths sandboxed hooks may write.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub sandbox_writable_paths: Vec<PathBuf>,
+    /// Unix sockets project hooks may use (by default they may create none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sandbox_allowed_sockets: Vec<PathBuf>,
     /// Whether hook runs are recorded in the audit store (default on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub spine: Option<bool>,

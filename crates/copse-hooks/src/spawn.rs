@@ -155,6 +155,12 @@ pub struct SpawnOutput {
     /// The child exited but something (normally a background process of its group) still
     /// held stdout/stderr open past the drain.
     pub leaked_pipes: bool,
+    /// A process that had left the child's process group (`setsid`, `setpgid`) was
+    /// found when the run ended, and killed: it held the pipes past the drain, or was
+    /// found in the run's pid namespace when the run was killed (by then, a run that
+    /// ended by itself has had its namespace emptied by the kernel, so escapes are
+    /// killed but not seen there).
+    pub leaked: bool,
     /// Bytes of stdin the child's pipe accepted before the child exited or closed stdin
     /// (accepted by the pipe, not necessarily read).
     pub stdin_written: usize,

@@ -326,7 +326,7 @@ impl Sandbox for LinuxSandbox {
         let scoped = scopes(abi, policy);
         let seccomp = seccomp::compile(seccomp::Denials {
             network: !policy.network,
-            unix: !policy.unix_sockets,
+            unix: !policy.unix_sockets && policy.allowed_sockets.is_empty(),
         })
         .map_err(|reason| SandboxError::Unenforced { reason })?;
         let ruleset = sys::create_ruleset(abi, handled, net, scoped)

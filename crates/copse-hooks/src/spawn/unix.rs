@@ -510,6 +510,7 @@ struct Supervised {
     exited: bool,
     killed_before_exit: bool,
     leaked_pipes: bool,
+    escapees: bool,
 }
 
 impl Supervised {
@@ -533,6 +534,7 @@ impl Supervised {
             signal,
             termination: self.termination,
             leaked_pipes: self.leaked_pipes,
+            leaked: self.leaked_pipes || self.escapees,
             stdin_written: self.stdin_written,
             started_at,
             duration,
@@ -567,6 +569,8 @@ struct Supervisor<'r> {
     termination: Termination,
     /// SIGTERM or SIGKILL was sent before the main child exited.
     killed_before_exit: bool,
+    /// A process of the run was found outside its group when we started killing it.
+    escapees: bool,
     term_sent: bool,
     kill_sent: bool,
     /// `None` if `timeout` overflows `Instant`, i.e. no timeout.
@@ -604,6 +608,7 @@ impl<'r> Supervisor<'r> {
             exited: false,
             termination: Termination::Exited,
             killed_before_exit: false,
+            escapees: false,
             term_sent: false,
             kill_sent: false,
             timeout_at: start.checked_add(req.timeout),
@@ -702,6 +707,7 @@ impl<'r> Supervisor<'r> {
             exited: self.exited,
             killed_before_exit: self.killed_before_exit,
             leaked_pipes,
+            escapees: self.escapees,
         })
     }
 
@@ -716,6 +722,7 @@ impl<'r> Supervisor<'r> {
             self.killed_before_exit = true;
             self.term_sent = true;
             self.stdin = None;
+            self.look_for_escapees();
             signal_group(self.pid, libc::SIGTERM);
             self.grace_until = now.checked_add(self.limits.kill_grace);
         }
@@ -724,7 +731,17 @@ impl<'r> Supervisor<'r> {
         }
     }
 
+    /// Before we kill a run whose main child is alive: anything of the run outside its
+    /// group has escaped (its pid namespace still holds it; the kill ends it).
+    fn look_for_escapees(&mut self) {
+        #[cfg(target_os = "linux")]
+        if !self.exited && !self.escapees {
+            self.escapees = has_escapees(self.pid);
+        }
+    }
+
     fn kill_group(&mut self, now: Instant) {
+        self.look_for_escapees();
         signal_group(self.pid, libc::SIGKILL);
         self.kill_sent = true;
         if !self.exited {
@@ -843,6 +860,43 @@ impl<'r> Supervisor<'r> {
         }
         Ok(())
     }
+}
+
+/// Whether a descendant of `pid` (walked through `/proc/<pid>/task/<pid>/children`) is
+/// outside the group `pid` leads. Bounded: at most 4096 processes are looked at.
+#[cfg(target_os = "linux")]
+fn has_escapees(pid: libc::pid_t) -> bool {
+    let mut queue = vec![pid];
+    let mut seen = 0;
+    while let Some(parent) = queue.pop() {
+        seen += 1;
+        if seen > 4096 {
+            break;
+        }
+        let Ok(children) =
+            std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
+        else {
+            continue;
+        };
+        for child in children
+            .split_whitespace()
+            .filter_map(|c| c.parse::<libc::pid_t>().ok())
+        {
+            // Field 5 of stat is the group; the comm (field 2) may hold spaces, so count
+            // from its closing parenthesis.
+            let pgid = std::fs::read_to_string(format!("/proc/{child}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let (_, rest) = stat.rsplit_once(')')?;
+                    rest.split_whitespace().nth(2)?.parse::<libc::pid_t>().ok()
+                });
+            if pgid.is_some_and(|pgid| pgid != pid) {
+                return true;
+            }
+            queue.push(child);
+        }
+    }
+    false
 }
 
 fn raw(fd: &Option<OwnedFd>) -> Option<RawFd> {

@@ -4,6 +4,7 @@
 
 mod claude;
 mod copse;
+mod escape;
 mod sandbox;
 mod session;
 mod spawn;

@@ -202,6 +202,7 @@ fn hook_run() -> HookRun {
         stdout: b"{}".to_vec(),
         stderr: vec![b'e'; CAPTURE_CAP],
         sandbox: copse_hooks::outcome::SandboxState::Enforced,
+        leaked: false,
     }
 }
 
