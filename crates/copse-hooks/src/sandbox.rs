@@ -66,6 +66,8 @@
 
 #[cfg(target_os = "linux")]
 mod linux;
+#[cfg(target_os = "linux")]
+mod probe;
 #[cfg(not(target_os = "linux"))]
 mod unsupported;
 
@@ -822,6 +824,16 @@ mod self_test_unix {
 
         // 5 and 6. Loopback TCP.
         checks.extend(network_checks(sandbox, status, &policy, &allowed));
+
+        // The routes out: every socket kind with `network: false`, Unix sockets for
+        // project hooks, signals, inherited descriptors.
+        #[cfg(target_os = "linux")]
+        checks.extend(super::probe::checks(
+            sandbox,
+            &policy,
+            &status.enforcement_without_network,
+            scratch.path(),
+        ));
 
         // 7. Detection: the real block above, and a forged one.
         match &status.detection {

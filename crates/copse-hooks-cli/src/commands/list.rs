@@ -31,7 +31,8 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         );
     } else {
         print_human(&listing, inv.engine.config().hooks_enabled);
-        match inv.engine.sandbox_status() {
+        let status = inv.engine.sandbox_status();
+        match status.clone() {
             Some(s) if s.enforcement.is_enforced() => {
                 println!(
                     "\n{}",
@@ -50,6 +51,18 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
                 )
             ),
             None => {}
+        }
+        // A protection this machine cannot give (e.g. no pid namespaces: a `setsid`
+        // process can outlive its run) is said as plainly as an unenforced sandbox.
+        for layer in status.iter().flat_map(|s| &s.layers).filter(|l| !l.enforced) {
+            println!(
+                "{}",
+                paint(
+                    &format!("NOT enforced here: {} ({})", layer.name, layer.detail),
+                    output::YELLOW,
+                    false
+                )
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

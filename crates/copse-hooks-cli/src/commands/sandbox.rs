@@ -38,6 +38,11 @@ pub fn check(global: &Global) -> Result<ExitCode> {
                 "enforcement": status.enforcement.to_string(),
                 "network_false_enforced": status.enforcement_without_network.is_enforced(),
                 "detection": status.detection.to_string(),
+                "layers": status.layers.iter().map(|l| json!({
+                    "name": l.name,
+                    "enforced": l.enforced,
+                    "detail": l.detail,
+                })).collect::<Vec<_>>(),
                 "self_test_passed": passed,
                 "checks": checks,
             }))?
