@@ -54,7 +54,11 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         }
         // A protection this machine cannot give (e.g. no pid namespaces: a `setsid`
         // process can outlive its run) is said as plainly as an unenforced sandbox.
-        for layer in status.iter().flat_map(|s| &s.layers).filter(|l| !l.enforced) {
+        for layer in status
+            .iter()
+            .flat_map(|s| &s.layers)
+            .filter(|l| !l.enforced)
+        {
             println!(
                 "{}",
                 paint(

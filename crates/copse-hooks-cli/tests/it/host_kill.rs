@@ -74,7 +74,10 @@ fn read_pid(path: &Path) -> Option<i32> {
 fn alive(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat"))
         .ok()
-        .and_then(|s| s.rsplit_once(')').map(|(_, rest)| !rest.trim().starts_with('Z')))
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| !rest.trim().starts_with('Z'))
+        })
         .unwrap_or(false)
 }
 
@@ -106,8 +109,14 @@ fn kill_host_mid_run(signal: i32) {
         assert!(Instant::now() < deadline, "the hooks never started");
         std::thread::sleep(Duration::from_millis(20));
     };
-    assert!(!leftovers(&tmp).is_empty(), "no private TMPDIR while running");
-    assert!(pids.iter().all(|&p| alive(p)), "a hook process was not running");
+    assert!(
+        !leftovers(&tmp).is_empty(),
+        "no private TMPDIR while running"
+    );
+    assert!(
+        pids.iter().all(|&p| alive(p)),
+        "a hook process was not running"
+    );
     let host_pid = i32::try_from(host.id()).unwrap();
     // SAFETY: a plain kill of the child this test started.
     unsafe { libc::kill(host_pid, signal) };
@@ -129,7 +138,10 @@ fn kill_host_mid_run(signal: i32) {
         // SAFETY: clean up what this test's hooks left.
         unsafe { libc::kill(p, libc::SIGKILL) };
     }
-    assert!(survivors.is_empty(), "survivors after signal {signal}: {survivors:?}");
+    assert!(
+        survivors.is_empty(),
+        "survivors after signal {signal}: {survivors:?}"
+    );
     if signal == libc::SIGKILL {
         // Nobody could remove it; the next host that runs a hook reclaims it.
         assert!(!leftovers(&tmp).is_empty());

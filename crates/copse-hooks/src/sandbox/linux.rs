@@ -74,8 +74,8 @@ use std::sync::{Mutex, OnceLock};
 use std::time::SystemTime;
 
 use super::{
-    Detection, Enforcement, Layer, PreparedSandbox, PrivateTmp, Sandbox, SandboxError, SandboxPolicy,
-    SandboxStatus, SandboxVerdict,
+    Detection, Enforcement, Layer, PreparedSandbox, PrivateTmp, Sandbox, SandboxError,
+    SandboxPolicy, SandboxStatus, SandboxVerdict,
 };
 use crate::spawn::ChildSetup;
 

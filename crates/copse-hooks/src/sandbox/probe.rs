@@ -62,7 +62,11 @@ unsafe impl ChildSetup for Probe<'_> {
                 let fd = socket(libc::AF_INET, libc::SOCK_STREAM, protocol)?;
                 // SAFETY: `addr` is a valid sockaddr_in of the length given.
                 check(unsafe {
-                    libc::connect(fd, std::ptr::from_ref(&addr).cast(), len_of::<libc::sockaddr_in>())
+                    libc::connect(
+                        fd,
+                        std::ptr::from_ref(&addr).cast(),
+                        len_of::<libc::sockaddr_in>(),
+                    )
                 })
                 .map(drop)
             }
@@ -91,8 +95,7 @@ unsafe impl ChildSetup for Probe<'_> {
             Attack::Unix(addr, len) => {
                 let fd = socket(libc::AF_UNIX, libc::SOCK_STREAM, 0)?;
                 // SAFETY: `addr` is a valid sockaddr_un of at least `len` bytes.
-                check(unsafe { libc::connect(fd, std::ptr::from_ref(&addr).cast(), len) })
-                    .map(drop)
+                check(unsafe { libc::connect(fd, std::ptr::from_ref(&addr).cast(), len) }).map(drop)
             }
             Attack::Signal(pid) => {
                 // SAFETY: signal 0 only checks permission and existence.
@@ -166,9 +169,8 @@ pub(super) fn checks(
     scratch: &Path,
 ) -> Vec<SelfTestCheck> {
     let mut checks = Vec::new();
-    let mut push = |name: &'static str, result: CheckResult| {
-        checks.push(SelfTestCheck { name, result })
-    };
+    let mut push =
+        |name: &'static str, result: CheckResult| checks.push(SelfTestCheck { name, result });
     // First where it must get through (so a probe that cannot work never passes for a
     // sandbox that holds), then confined.
     let open = policy.clone();
@@ -215,7 +217,11 @@ pub(super) fn checks(
         ),
         (
             "network: false refuses raw sockets",
-            Some(Attack::Socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_ICMP)),
+            Some(Attack::Socket(
+                libc::AF_INET,
+                libc::SOCK_RAW,
+                libc::IPPROTO_ICMP,
+            )),
         ),
         (
             "network: false refuses packet sockets",
@@ -276,7 +282,10 @@ pub(super) fn checks(
     );
 
     // Descriptors: a host fd without close-on-exec, at a number nothing else uses.
-    push("only stdin, stdout and stderr reach a hook", descriptors(sandbox, policy));
+    push(
+        "only stdin, stdout and stderr reach a hook",
+        descriptors(sandbox, policy),
+    );
     drop((tcp, udp, listener, listener_abstract));
     let _ = std::fs::remove_file(&path);
     checks

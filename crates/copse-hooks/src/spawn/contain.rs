@@ -153,7 +153,9 @@ pub(super) fn host_pidfd() -> std::os::fd::RawFd {
                 0 as libc::c_long,
             )
         };
-        let fd = std::os::fd::RawFd::try_from(ret).ok().filter(|&fd| fd >= 0)?;
+        let fd = std::os::fd::RawFd::try_from(ret)
+            .ok()
+            .filter(|&fd| fd >= 0)?;
         // SAFETY: the kernel just handed us this fd; nothing else owns it.
         Some(unsafe { OwnedFd::from_raw_fd(fd) })
     })
@@ -165,9 +167,11 @@ pub(super) fn host_pidfd() -> std::os::fd::RawFd {
 /// the answer is what spawning actually did.
 #[cfg(not(target_os = "linux"))]
 pub fn contained() -> Result<(), String> {
-    Err("pid namespaces exist only on Linux; a hook process that calls setsid can outlive \
+    Err(
+        "pid namespaces exist only on Linux; a hook process that calls setsid can outlive \
          its run"
-        .to_owned())
+            .to_owned(),
+    )
 }
 
 /// Whether runs are contained on this machine. Runs one trivial spawn the first time, so

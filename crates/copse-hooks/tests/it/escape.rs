@@ -93,7 +93,11 @@ fn udp_reaches_the_network_only_with_network_true() {
     assert!(listener.recv(&mut buf).is_ok(), "control datagram lost");
 
     let out = run_attack(Some(&open.clone().network(false)), &attack, dir.path());
-    assert!(!escaped(&out), "UDP with network: false: {}", describe(&out));
+    assert!(
+        !escaped(&out),
+        "UDP with network: false: {}",
+        describe(&out)
+    );
     assert!(
         listener.recv(&mut buf).is_err(),
         "a datagram arrived from a network: false hook"
@@ -109,7 +113,11 @@ fn tcp_fast_open_mptcp_raw_and_packet_sockets_are_refused_with_network_false() {
     let closed = open.clone().network(false);
     // Control: Fast Open (sendto MSG_FASTOPEN without connect) reaches the listener.
     let out = run_attack(Some(&open), &format!("fastopen:{port}"), dir.path());
-    assert!(escaped(&out), "control: Fast Open must work: {}", describe(&out));
+    assert!(
+        escaped(&out),
+        "control: Fast Open must work: {}",
+        describe(&out)
+    );
     for attack in [
         format!("fastopen:{port}"),
         format!("tcp:{port}"),
@@ -119,7 +127,11 @@ fn tcp_fast_open_mptcp_raw_and_packet_sockets_are_refused_with_network_false() {
         "netlink".to_owned(),
     ] {
         let out = run_attack(Some(&closed), &attack, dir.path());
-        assert!(!escaped(&out), "{attack} with network: false: {}", describe(&out));
+        assert!(
+            !escaped(&out),
+            "{attack} with network: false: {}",
+            describe(&out)
+        );
     }
 }
 
@@ -136,9 +148,17 @@ fn project_hooks_cannot_reach_a_unix_socket_outside_the_workspace() {
     let out = run_attack(Some(&user), &attack, workspace.path());
     assert!(escaped(&out), "control: {}", describe(&out));
     let out = run_attack(Some(&project(workspace.path())), &attack, workspace.path());
-    assert!(!escaped(&out), "project hook reached {attack}: {}", describe(&out));
+    assert!(
+        !escaped(&out),
+        "project hook reached {attack}: {}",
+        describe(&out)
+    );
     // A socket pair (a pipe between the hook's own processes) still works.
-    let out = run_attack(Some(&project(workspace.path())), "socketpair", workspace.path());
+    let out = run_attack(
+        Some(&project(workspace.path())),
+        "socketpair",
+        workspace.path(),
+    );
     assert!(escaped(&out), "socketpair refused: {}", describe(&out));
 }
 
@@ -181,7 +201,11 @@ fn a_hook_cannot_signal_the_host_or_other_processes() {
         // Unsandboxed hooks are contained too: the host's pids are not in their namespace.
         if copse_hooks::spawn::contained().is_ok() {
             let out = run_attack(None, &attack, dir.path());
-            assert!(!escaped(&out), "unsandboxed, signalled {target}: {}", describe(&out));
+            assert!(
+                !escaped(&out),
+                "unsandboxed, signalled {target}: {}",
+                describe(&out)
+            );
         }
     }
     // Control: the helper can signal a process of its own run.

@@ -750,11 +750,10 @@ fn helper_process() {
     let env = path_env();
     let dir = std::env::temp_dir();
     if let Some(pidfile) = mode.strip_prefix("orphan:") {
-        let command =
-            format!(
-                "read p _ </proc/self/stat; echo $p > '{pidfile}.tmp'; mv '{pidfile}.tmp' '{pidfile}'; \
+        let command = format!(
+            "read p _ </proc/self/stat; echo $p > '{pidfile}.tmp'; mv '{pidfile}.tmp' '{pidfile}'; \
                  exec sleep 100"
-            );
+        );
         // Blocks until the parent test kills this process.
         let _ = spawn::run(&request(&command, &dir, &env));
     } else if mode == "sigpipe" {

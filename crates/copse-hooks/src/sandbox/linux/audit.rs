@@ -291,9 +291,7 @@ pub(super) fn availability() -> Result<(), String> {
 
 fn probe() -> Result<(), String> {
     let sock = Socket::open().map_err(|err| match err.raw_os_error() {
-        Some(libc::EPROTONOSUPPORT) => {
-            "the kernel has no audit support (CONFIG_AUDIT)".to_owned()
-        }
+        Some(libc::EPROTONOSUPPORT) => "the kernel has no audit support (CONFIG_AUDIT)".to_owned(),
         _ => format!("cannot open a kernel audit socket: {err}"),
     })?;
     // Bind first: sending would autobind the socket, and a bound socket cannot join
@@ -374,8 +372,7 @@ impl Watch {
                     }
                 }
                 if Instant::now() >= deadline {
-                    incomplete =
-                        Some("the kernel audit queue did not drain in time".to_owned());
+                    incomplete = Some("the kernel audit queue did not drain in time".to_owned());
                     break;
                 }
                 std::thread::sleep(Duration::from_millis(1));
@@ -424,9 +421,7 @@ fn attribute(records: &[Record], pids: &[i32], since_ms: u64) -> (usize, Vec<Str
     let domains: HashSet<u64> = records
         .iter()
         .filter_map(|record| match record {
-            Record::Domain { at_ms, domain, pid }
-                if pids.contains(pid) && *at_ms >= since_ms =>
-            {
+            Record::Domain { at_ms, domain, pid } if pids.contains(pid) && *at_ms >= since_ms => {
                 Some(*domain)
             }
             _ => None,
@@ -570,14 +565,12 @@ mod tests {
 
     #[test]
     fn decodes_hex_and_network_fields() {
-        let rec = access(
-            "audit(1.005:1): domain=ff blockers=net.connect_tcp daddr=127.0.0.1 dest=8080",
-        );
+        let rec =
+            access("audit(1.005:1): domain=ff blockers=net.connect_tcp daddr=127.0.0.1 dest=8080");
         assert!(matches!(rec, Some(Record::Access { ref detail, .. })
             if detail == "net.connect_tcp daddr=127.0.0.1 dest=8080"));
         // "/tmp/a b" hex-encoded because of the space.
-        let rec =
-            access("audit(1.005:1): domain=ff blockers=fs.make_reg path=2F746D7020612062");
+        let rec = access("audit(1.005:1): domain=ff blockers=fs.make_reg path=2F746D7020612062");
         assert!(matches!(rec, Some(Record::Access { ref detail, .. })
             if detail == "fs.make_reg path=/tmp a b"));
         let rec = access("audit(1.005:1): domain=ff blockers=fs.write_file path=2F0A78");

@@ -131,11 +131,7 @@ pub(super) fn create_ruleset(abi: u32, fs: u64, net: u64, scoped: u64) -> io::Re
 }
 
 /// Allows `access` beneath the file or directory `parent`.
-pub(super) fn add_path_rule(
-    ruleset: &OwnedFd,
-    parent: &OwnedFd,
-    access: u64,
-) -> io::Result<()> {
+pub(super) fn add_path_rule(ruleset: &OwnedFd, parent: &OwnedFd, access: u64) -> io::Result<()> {
     let attr = PathBeneathAttr {
         allowed_access: access,
         parent_fd: parent.as_raw_fd(),
