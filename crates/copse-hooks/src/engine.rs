@@ -276,6 +276,7 @@ impl Engine {
                 .map(|p| canonical(p))
                 .collect(),
             allowed_sockets: config.sandbox_allowed_sockets.clone(),
+            extra_protected: Vec::new(),
             home: config.home.clone(),
             copse_dir: config.copse_dir.clone(),
         });

@@ -46,6 +46,9 @@ pub(crate) struct SandboxConfig {
     pub extra_writable: Vec<PathBuf>,
     /// Unix sockets project hooks may use (setting `sandboxAllowedSockets`).
     pub allowed_sockets: Vec<PathBuf>,
+    /// Paths no hook may write, besides [`crate::sandbox::protected_paths`]: e.g. the
+    /// scripts pinned by trust.
+    pub extra_protected: Vec<PathBuf>,
     /// The user's home (for a user hook's own config directory).
     pub home: PathBuf,
     /// `$COPSE_DIR` (the Copse user config's directory).
@@ -65,11 +68,24 @@ impl SandboxConfig {
             writable.push(match hook.dialect {
                 Dialect::Cursor => self.home.join(".cursor"),
                 Dialect::Claude => self.home.join(".claude"),
-                Dialect::Copse => self.copse_dir.clone(),
+                // $COPSE_DIR holds the settings and the audit store: a Copse user hook
+                // keeps its state beneath it, in `state/`.
+                Dialect::Copse => {
+                    let state = self.copse_dir.join("state");
+                    if !state.is_dir() {
+                        let _ = std::fs::create_dir_all(&state);
+                    }
+                    state
+                }
             });
         }
         writable.extend(self.extra_writable.iter().cloned());
-        let mut policy = SandboxPolicy::new(writable).network(hook.network);
+        let mut protected =
+            crate::sandbox::protected_paths(&self.home, &self.copse_dir, ctx.workspace_roots);
+        protected.extend(self.extra_protected.iter().cloned());
+        let mut policy = SandboxPolicy::new(writable)
+            .network(hook.network)
+            .protected(protected);
         if hook.scope == Scope::Project {
             // No Unix socket (a tmux server, the Docker socket, an agent) and no abstract
             // one, unless the user listed sockets project hooks may use.

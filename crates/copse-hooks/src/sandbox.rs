@@ -109,6 +109,38 @@ pub struct SandboxPolicy {
     /// non-empty list lets the hook create Unix sockets at all (abstract ones stay
     /// refused); [`SandboxStatus::layers`] says so.
     pub allowed_sockets: Vec<PathBuf>,
+    /// Paths the hook may not write even beneath a writable path (see
+    /// [`protected_paths`]; pinned scripts are added by the caller). Those that exist
+    /// are made read-only; a policy with any is unenforced where that is impossible.
+    pub protected: Vec<PathBuf>,
+}
+
+/// The paths no hook may write, wherever its sandbox lets it write: every hook config of
+/// every dialect and scope (and the project config directories whole, scripts included),
+/// `$COPSE_DIR` (settings, hooks, the audit store; Copse user hooks write
+/// `$COPSE_DIR/state` instead), and `.git/config`, `.git/hooks/`, `.git/info/` of every
+/// workspace root. The one list: a dialect adds its files here.
+pub fn protected_paths(home: &Path, copse_dir: &Path, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut paths = vec![
+        home.join(".cursor/hooks.json"),
+        home.join(".cursor/hooks"),
+        home.join(".claude/settings.json"),
+        home.join(".claude/settings.local.json"),
+        home.join(".claude/hooks"),
+        home.join(".gemini/settings.json"),
+        home.join(".codex/config.toml"),
+        home.join(".codex/hooks.json"),
+        copse_dir.to_path_buf(),
+    ];
+    for root in roots {
+        for dir in [".cursor", ".claude", ".copse", ".gemini", ".codex"] {
+            paths.push(root.join(dir));
+        }
+        for git in [".git/config", ".git/hooks", ".git/info"] {
+            paths.push(root.join(git));
+        }
+    }
+    paths
 }
 
 impl Default for SandboxPolicy {
@@ -118,6 +150,7 @@ impl Default for SandboxPolicy {
             network: true,
             unix_sockets: true,
             allowed_sockets: Vec::new(),
+            protected: Vec::new(),
         }
     }
 }
@@ -146,6 +179,13 @@ impl SandboxPolicy {
     #[must_use]
     pub fn allowed_sockets(mut self, sockets: Vec<PathBuf>) -> Self {
         self.allowed_sockets = sockets;
+        self
+    }
+
+    /// Sets the paths the hook may not write even beneath a writable path.
+    #[must_use]
+    pub fn protected(mut self, paths: Vec<PathBuf>) -> Self {
+        self.protected = paths;
         self
     }
 

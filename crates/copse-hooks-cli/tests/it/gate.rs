@@ -179,7 +179,8 @@ fn timeout_kills_the_whole_group_including_grandchildren() {
         &env,
         "beforeShellExecution",
         &format!(
-            "sleep 1000 & echo $! > {p}; sleep 1000 & echo $! >> {p}; wait",
+            // Host pids (each hook has its own pid namespace, so `$!` would not do).
+            "for i in 1 2; do sh -c 'read p _ </proc/self/stat; echo $p >> {p}; exec sleep 1000' & done; wait",
             p = pids.display()
         ),
         json!({"timeout": 0.5}),

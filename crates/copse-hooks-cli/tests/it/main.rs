@@ -9,6 +9,7 @@ mod gate;
 mod host_kill;
 mod lint;
 mod list;
+mod protect;
 mod replay;
 mod sandbox;
 mod trust;

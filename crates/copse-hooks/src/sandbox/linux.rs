@@ -226,6 +226,15 @@ impl LinuxSandbox {
             scoped && seccomp.is_ok(),
             scope_detail.clone(),
         ));
+        let protect = protect::availability();
+        layers.push(Layer::new(
+            "hook configs, $COPSE_DIR, pinned scripts, .git config and hooks read-only",
+            fs && protect.is_ok(),
+            match protect {
+                Ok(()) => "read-only binds in a mount namespace per run".to_owned(),
+                Err(reason) => reason,
+            },
+        ));
         layers.push(Layer::new(
             "signals only to the run's processes",
             scoped,
@@ -295,6 +304,16 @@ impl Sandbox for LinuxSandbox {
                 ),
             };
         }
+        if !policy.protected.is_empty()
+            && let Err(reason) = protect::availability()
+        {
+            return Enforcement::Unenforced {
+                reason: format!(
+                    "hook configs and .git cannot be protected from hooks (no mount \
+                     namespace): {reason}"
+                ),
+            };
+        }
         if (!policy.network || !policy.unix_sockets)
             && let Err(reason) = seccomp::availability()
         {
@@ -337,6 +356,9 @@ impl Sandbox for LinuxSandbox {
         for path in &policy.writable {
             allow(&ruleset, path, handled)?;
         }
+        let mut writable = policy.writable.clone();
+        writable.push(tmp.path().to_path_buf());
+        let binds = protect::plan(&policy.protected, &writable);
         let tmp_fd = open_path(tmp.path()).map_err(setup("open the private temp dir"))?;
         add_rule(&ruleset, &tmp_fd, handled)?;
         drop(tmp_fd);
@@ -366,6 +388,7 @@ impl Sandbox for LinuxSandbox {
             prepared_at,
             reports: Mutex::new(Vec::new()),
             seccomp,
+            binds,
         }))
     }
 }
@@ -519,6 +542,8 @@ struct LinuxPrepared {
     restrict_flags: libc::c_uint,
     /// The socket filter, when the policy refuses sockets.
     seccomp: Option<seccompiler::BpfProgram>,
+    /// The read-only binds of the protected paths.
+    binds: Vec<protect::Bind>,
     report_read: OwnedFd,
     report_write: OwnedFd,
     audit: Result<audit::Watch, String>,
@@ -574,7 +599,11 @@ impl LinuxPrepared {
 // readlink, getpid, write) on data prepared in the parent, never allocates or locks.
 unsafe impl ChildSetup for LinuxPrepared {
     fn apply_in_child(&self) -> io::Result<()> {
-        let mut result = sys::restrict_self(self.ruleset.as_raw_fd(), self.restrict_flags);
+        // Mounts first: once in its Landlock domain the child may not mount.
+        let mut result = protect::apply(&self.binds);
+        if result.is_ok() {
+            result = sys::restrict_self(self.ruleset.as_raw_fd(), self.restrict_flags);
+        }
         if result.is_ok()
             && let Some(program) = &self.seccomp
         {
@@ -664,6 +693,7 @@ impl PreparedSandbox for LinuxPrepared {
 }
 
 mod audit;
+mod protect;
 mod seccomp;
 
 #[cfg(test)]
