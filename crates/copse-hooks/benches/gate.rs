@@ -475,6 +475,7 @@ fn per_hook_overhead() {
         Series::new("copse_hooks::spawn::run (diagnostic)"),
         Series::new("Session::gate_tool, 1 hook"),
         Series::new("Session::gate_tool, 1 hook, sandboxed"),
+        Series::new("Session::gate_tool, 1 hook, uncontained (before)"),
     ];
     let variants = series.len();
     for round in 0..SPAWN_WARMUP + SPAWN_ITERS {
@@ -490,7 +491,14 @@ fn per_hook_overhead() {
                 2 => spawn::run(&request)
                     .is_ok_and(|out| out.exit_code == Some(0) && out.stdout == TRIVIAL_STDOUT),
                 3 => all_allowed(&session.gate_tool(call), 1),
-                _ => all_allowed(&sandboxed.gate_tool(call), 1),
+                4 => all_allowed(&sandboxed.gate_tool(call), 1),
+                _ => {
+                    // As before pid namespaces: the baseline of the kill mechanism.
+                    spawn::set_containment_for_benchmarks(false);
+                    let ok = all_allowed(&session.gate_tool(call), 1);
+                    spawn::set_containment_for_benchmarks(true);
+                    ok
+                }
             };
             let elapsed = start.elapsed();
             if round >= SPAWN_WARMUP
@@ -546,7 +554,14 @@ fn per_hook_overhead() {
             verdict_word(rs <= 1.15)
         );
     }
-    if let [_, fork, lib, _, _] = stats.as_slice() {
+    if let (Some((contained, _)), Some((before, _))) = (stats.get(3), stats.get(5)) {
+        let rc = ratio(*contained, *before);
+        println!(
+            "   gate with the pid-namespace kill mechanism / without (medians): {rc:.2}×   target ≤ 1.05×   {}",
+            verdict_word(rc <= 1.05)
+        );
+    }
+    if let [_, fork, lib, _, _, _] = stats.as_slice() {
         println!(
             "   where it goes (differences of medians): vfork→fork {:+.1} µs, rest of spawn::run {:+.1} µs, engine around the spawn {:+.1} µs",
             (fork.0.as_secs_f64() - floor.as_secs_f64()) * 1e6,

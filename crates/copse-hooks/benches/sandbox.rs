@@ -23,7 +23,7 @@ const STDIN: &[u8] = br#"{"hook_event_name":"beforeShellExecution","command":"gi
 const EXPECTED: &[u8] = b"{}\n";
 const WARMUP: usize = 30;
 const ITERS: usize = 300;
-const TARGET_RATIO: f64 = 1.15;
+const TARGET_RATIO: f64 = 1.10;
 
 fn main() {
     println!("copse-hooks sandbox benchmark (pid {})", std::process::id());
@@ -41,66 +41,118 @@ fn main() {
             return;
         }
     };
-    let policy = SandboxPolicy::new([workspace.path()]);
-    let bench = Bench {
+    // A workspace as a project hook sees it: a git repository with a Cursor config, so
+    // the protected paths exist and are really bound read-only.
+    for dir in [".git/hooks", ".git/info", ".cursor"] {
+        let _ = std::fs::create_dir_all(workspace.path().join(dir));
+    }
+    let _ = std::fs::write(workspace.path().join(".git/config"), "[core]\n");
+    let _ = std::fs::write(workspace.path().join(".cursor/hooks.json"), "{}");
+    let home = workspace.path().join("home");
+    let landlock = SandboxPolicy::new([workspace.path()]);
+    let seccomp = landlock.clone().unix_sockets(false);
+    let project = seccomp
+        .clone()
+        .protected(copse_hooks::sandbox::protected_paths(
+            &home,
+            &home.join(".copse"),
+            &[workspace.path().to_path_buf()],
+        ));
+    let bench = |policy| Bench {
         sandbox: &sandbox,
-        policy: &policy,
+        policy,
         cwd: workspace.path(),
     };
+    let variants = [
+        ("spawn::run, unsandboxed, uncontained (before)", None),
+        ("spawn::run, unsandboxed (pid namespace)", None),
+        (
+            "  sandboxed: Landlock (+ signal scope)",
+            Some(bench(&landlock)),
+        ),
+        (
+            "  + seccomp socket filter, abstract scope",
+            Some(bench(&seccomp)),
+        ),
+        (
+            "  + read-only binds (project hook, all layers)",
+            Some(bench(&project)),
+        ),
+    ];
+    let plain = bench(&landlock);
+    let run = |v: usize| -> Result<Duration, String> {
+        match variants.get(v) {
+            Some((_, Some(b))) => b.sandboxed(),
+            _ if v == 0 => {
+                spawn::set_containment_for_benchmarks(false);
+                let r = plain.plain();
+                spawn::set_containment_for_benchmarks(true);
+                r
+            }
+            _ => plain.plain(),
+        }
+    };
 
-    for i in 0..WARMUP {
-        let _ = bench.plain();
-        let _ = bench.sandboxed();
-        let _ = bench.prepare_only();
-        black_box(i);
+    for round in 0..WARMUP {
+        for v in 0..variants.len() {
+            let _ = run(v);
+        }
+        black_box(round);
     }
-
-    let mut plain = Vec::with_capacity(ITERS);
-    let mut sandboxed = Vec::with_capacity(ITERS);
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::with_capacity(ITERS); variants.len()];
     let mut prepare = Vec::with_capacity(ITERS);
     let mut failures = 0usize;
     let mut first_failure = None;
-    let mut record = |result: Result<Duration, String>, into: &mut Vec<Duration>| match result {
-        Ok(d) => into.push(d),
-        Err(e) => {
-            failures += 1;
-            first_failure.get_or_insert(e);
+    for round in 0..ITERS {
+        // Rotate the order every round so no variant always follows the same one.
+        for k in 0..variants.len() {
+            let v = (round + k) % variants.len();
+            match run(v) {
+                Ok(d) => {
+                    if let Some(into) = samples.get_mut(v) {
+                        into.push(d);
+                    }
+                }
+                Err(e) => {
+                    failures += 1;
+                    first_failure.get_or_insert(e);
+                }
+            }
         }
-    };
-    for i in 0..ITERS {
-        if i % 2 == 0 {
-            record(bench.plain(), &mut plain);
-            record(bench.sandboxed(), &mut sandboxed);
-        } else {
-            record(bench.sandboxed(), &mut sandboxed);
-            record(bench.plain(), &mut plain);
+        if let Ok(d) = bench(&project).prepare_only() {
+            prepare.push(d);
         }
-        record(bench.prepare_only(), &mut prepare);
     }
 
-    println!("{ITERS} interleaved runs each, after {WARMUP} warm-up runs\n");
+    println!("{ITERS} interleaved rounds, after {WARMUP} warm-up rounds\n");
     println!("{:<52} {:>10} {:>10} {:>10}", "", "median", "p10", "p90");
-    let plain_median = row("spawn::run, unsandboxed", &mut plain);
-    let sandboxed_median = row(
-        "spawn::run, sandboxed (prepare+run+detect+drop)",
-        &mut sandboxed,
-    );
-    row("  of which prepare() + drop alone (no spawn)", &mut prepare);
+    let medians: Vec<Option<Duration>> = variants
+        .iter()
+        .zip(samples.iter_mut())
+        .map(|((name, _), samples)| row(name, samples))
+        .collect();
+    row("  project policy: prepare() + drop alone", &mut prepare);
     println!();
-    match (plain_median, sandboxed_median) {
-        (Some(plain), Some(sandboxed)) if !plain.is_zero() => {
-            let ratio = sandboxed.as_secs_f64() / plain.as_secs_f64();
+    let us = |a: Option<Duration>, b: Option<Duration>| match (a, b) {
+        (Some(a), Some(b)) => format!("{:+.1} us", (a.as_secs_f64() - b.as_secs_f64()) * 1e6),
+        _ => "-".to_owned(),
+    };
+    let m = |i: usize| medians.get(i).copied().flatten();
+    println!("cost of each layer (differences of medians):");
+    println!("  pid namespace (containment):        {}", us(m(1), m(0)));
+    println!("  Landlock ruleset, TMPDIR, report:    {}", us(m(2), m(1)));
+    println!("  seccomp filter + abstract scope:     {}", us(m(3), m(2)));
+    println!("  mount namespace + read-only binds:   {}", us(m(4), m(3)));
+    match (m(4), m(1)) {
+        (Some(full), Some(plain)) if !plain.is_zero() => {
+            let ratio = full.as_secs_f64() / plain.as_secs_f64();
             println!(
-                "sandboxed / unsandboxed (medians): {ratio:.3}x   target <= {TARGET_RATIO:.2}x   {}",
+                "\nsandboxed (all layers) / unsandboxed (medians): {ratio:.3}x   target <= {TARGET_RATIO:.2}x   {}",
                 if ratio <= TARGET_RATIO {
                     "PASS"
                 } else {
                     "MISS"
                 }
-            );
-            println!(
-                "added per run (medians): {:.1} us",
-                (sandboxed.as_secs_f64() - plain.as_secs_f64()) * 1e6
             );
         }
         _ => println!("no ratio: not enough successful runs"),

@@ -54,6 +54,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+#[cfg(all(unix, feature = "test-seams"))]
+pub use contain::set_containment_for_benchmarks;
 #[cfg(unix)]
 pub use contain::{contained, kill_all, layers};
 

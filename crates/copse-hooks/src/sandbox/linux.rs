@@ -358,7 +358,8 @@ impl Sandbox for LinuxSandbox {
         }
         let mut writable = policy.writable.clone();
         writable.push(tmp.path().to_path_buf());
-        let binds = protect::plan(&policy.protected, &writable);
+        let binds = protect::Mounts::new(protect::plan(&policy.protected, &writable))
+            .map_err(setup("prepare the protected paths"))?;
         let tmp_fd = open_path(tmp.path()).map_err(setup("open the private temp dir"))?;
         add_rule(&ruleset, &tmp_fd, handled)?;
         drop(tmp_fd);
@@ -543,7 +544,7 @@ struct LinuxPrepared {
     /// The socket filter, when the policy refuses sockets.
     seccomp: Option<seccompiler::BpfProgram>,
     /// The read-only binds of the protected paths.
-    binds: Vec<protect::Bind>,
+    binds: protect::Mounts,
     report_read: OwnedFd,
     report_write: OwnedFd,
     audit: Result<audit::Watch, String>,
@@ -600,7 +601,7 @@ impl LinuxPrepared {
 unsafe impl ChildSetup for LinuxPrepared {
     fn apply_in_child(&self) -> io::Result<()> {
         // Mounts first: once in its Landlock domain the child may not mount.
-        let mut result = protect::apply(&self.binds);
+        let mut result = self.binds.apply_in_child();
         if result.is_ok() {
             result = sys::restrict_self(self.ruleset.as_raw_fd(), self.restrict_flags);
         }

@@ -64,10 +64,25 @@ pub(super) struct IdMaps {
     gid_map: CString,
 }
 
+/// Benchmarks only: spawn without a pid namespace, to measure what it costs.
+#[cfg(feature = "test-seams")]
+static BENCH_OFF: AtomicBool = AtomicBool::new(false);
+
+/// Benchmarks only (the `test-seams` feature): `false` spawns runs uncontained, as before
+/// pid namespaces, so a benchmark can measure their cost in the same run.
+#[cfg(feature = "test-seams")]
+pub fn set_containment_for_benchmarks(on: bool) {
+    BENCH_OFF.store(!on, Ordering::Relaxed);
+}
+
 #[cfg(target_os = "linux")]
 /// The namespaces for the next spawn, `None` once they proved unavailable.
 pub(super) fn plan() -> Option<Plan> {
     if UNAVAILABLE_FLAG.load(Ordering::Relaxed) {
+        return None;
+    }
+    #[cfg(feature = "test-seams")]
+    if BENCH_OFF.load(Ordering::Relaxed) {
         return None;
     }
     // SAFETY: geteuid/getegid cannot fail and take no arguments.

@@ -4,28 +4,154 @@
 //! `.git/hooks/` and `.cursor/hooks.json` included, and no later rule can take that
 //! back. So the paths that decide what runs next (hook configs, `$COPSE_DIR`, pinned
 //! scripts, `.git/config`, `.git/hooks/`, `.git/info/`) are made read-only underneath
-//! Landlock: in the child, before Landlock is applied, `unshare(CLONE_NEWNS)` gives the
-//! run a mount namespace of its own (made private first, so nothing propagates back to
+//! Landlock: in the child, before Landlock is applied, the run enters a mount namespace
+//! of its own (made private first, so nothing propagates back to
 //! the host), each protected path that exists and lies beneath a writable path is bound
 //! onto itself and remounted read-only, then each writable path beneath a protected one
 //! (e.g. `$COPSE_DIR/state`) is bound back read-write. Landlock then forbids the hook
 //! any mount or unmount, so it cannot take the binds away, and a mount point cannot be
 //! renamed or removed.
 //!
-//! Creating a mount namespace needs `CAP_SYS_ADMIN`: a root host has it; any other host
-//! has it inside the user namespace each run gets (see `spawn/contain.rs`). Without that
+//! Creating a mount namespace needs `CAP_SYS_ADMIN`: a root host has it, and builds the
+//! namespace once per set of binds (in a short-lived thread) for every child to join with
+//! `setns`; any other host has it inside the user namespace each run gets (see
+//! `spawn/contain.rs`), where the child unshares and binds itself. Without that
 //! (no user namespaces), protection is not enforced and the policy is reported
 //! unenforced. A protected path that does not exist yet cannot be bound: creating it is
 //! not prevented (see `docs/sandbox.md` for why that is covered elsewhere or open).
 
 use std::ffi::CString;
 use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+/// How a run gets its protected paths.
+pub(super) enum Mounts {
+    /// Nothing to protect.
+    None,
+    /// The child unshares a mount namespace and binds (a host that is not root: only
+    /// the user namespace the child is created in allows it).
+    Unshare(Vec<Bind>),
+    /// A root host prepares the namespace once per set of binds and keeps it; each
+    /// child joins it with `setns`, which costs neither the copy nor the teardown of a
+    /// namespace per run. The set includes each path's inode, so a config replaced
+    /// (renamed over) on the host gets a fresh namespace instead of a stale bind.
+    Join(Arc<OwnedFd>),
+}
+
+/// Namespaces kept by a root host, by their binds.
+static KEPT: Mutex<Vec<(Vec<(PathBuf, u64, u64, libc::c_ulong)>, Arc<OwnedFd>)>> =
+    Mutex::new(Vec::new());
+/// At most this many kept namespaces (a host with more workspaces builds the rest again).
+const KEPT_MAX: usize = 8;
+
+impl Mounts {
+    pub(super) fn new(binds: Vec<Bind>) -> io::Result<Self> {
+        if binds.is_empty() {
+            return Ok(Self::None);
+        }
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            return Ok(Self::Unshare(binds));
+        }
+        let key: Vec<(PathBuf, u64, u64, libc::c_ulong)> = binds
+            .iter()
+            .map(|b| (b.display.clone(), b.dev, b.ino, b.remount))
+            .collect();
+        let mut kept = KEPT.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, fd)) = kept.iter().find(|(k, _)| *k == key) {
+            return Ok(Self::Join(Arc::clone(fd)));
+        }
+        let fd = Arc::new(build(binds)?);
+        if kept.len() >= KEPT_MAX {
+            kept.remove(0);
+        }
+        kept.push((key, Arc::clone(&fd)));
+        Ok(Self::Join(fd))
+    }
+
+    /// In the child, before Landlock. Async-signal-safe: raw syscalls on data prepared
+    /// in the parent and a stack buffer.
+    pub(super) fn apply_in_child(&self) -> io::Result<()> {
+        match self {
+            Self::None => Ok(()),
+            Self::Unshare(binds) => {
+                // SAFETY: unshare takes an integer; the child has its own fs struct.
+                if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+                    return Err(io::Error::last_os_error());
+                }
+                apply(binds)
+            }
+            Self::Join(fd) => join(fd.as_raw_fd()),
+        }
+    }
+}
+
+/// Joins the namespace `fd`, keeping the working directory (by path: a directory handle
+/// from the old namespace would resolve paths beside the binds).
+fn join(fd: RawFd) -> io::Result<()> {
+    let mut cwd = [0u8; 4097];
+    // SAFETY: the path is a NUL-terminated literal; `cwd` is writable for its length
+    // minus the NUL kept at the end.
+    let n = unsafe {
+        libc::readlink(
+            c"/proc/self/cwd".as_ptr(),
+            cwd.as_mut_ptr().cast(),
+            cwd.len() - 1,
+        )
+    };
+    if n <= 0 || usize::try_from(n).ok() == Some(cwd.len() - 1) {
+        return Err(io::Error::from_raw_os_error(libc::ENAMETOOLONG));
+    }
+    // SAFETY: setns takes an fd and an integer.
+    if unsafe { libc::setns(fd, libc::CLONE_NEWNS) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `cwd` is NUL-terminated (zero-filled past the `n` bytes readlink wrote).
+    if unsafe { libc::chdir(cwd.as_ptr().cast()) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Makes a namespace with `binds` in a short-lived thread (which may unshare its own
+/// mount namespace without touching the host's) and returns a handle that keeps it.
+fn build(binds: Vec<Bind>) -> io::Result<OwnedFd> {
+    std::thread::Builder::new()
+        .name("copse-hooks-mounts".to_owned())
+        .spawn(move || -> io::Result<OwnedFd> {
+            // SAFETY: unshare takes an integer; it affects this thread only (which gets
+            // its own fs struct for it) and the thread exits right after.
+            if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            apply(&binds)?;
+            // SAFETY: a NUL-terminated literal; the result is owned right below.
+            let fd = unsafe {
+                libc::open(
+                    c"/proc/thread-self/ns/mnt".as_ptr(),
+                    libc::O_RDONLY | libc::O_CLOEXEC,
+                )
+            };
+            if fd < 0 {
+                return Err(io::Error::last_os_error());
+            }
+            // SAFETY: open just returned it; nothing else owns it.
+            Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+        })?
+        .join()
+        .map_err(|_| io::Error::other("the mount namespace thread panicked"))?
+}
 
 /// One bind, prepared in the parent.
 #[derive(Debug)]
 pub(super) struct Bind {
+    display: PathBuf,
+    dev: u64,
+    ino: u64,
     path: CString,
     /// Flags for the remount: the mount's own (nosuid, nodev, … which a user namespace
     /// may not drop), plus `MS_RDONLY` for a protected path.
@@ -63,6 +189,8 @@ pub(super) fn plan(protected: &[PathBuf], writable: &[PathBuf]) -> Vec<Bind> {
 /// The bind for `path` if it exists. A symlink is resolved (mount follows it anyway): its
 /// target is protected, the link itself is not (documented as open).
 fn prepare(path: &Path, read_only: bool) -> Option<Bind> {
+    // One stat first: most protected paths do not exist in a given workspace.
+    let meta = std::fs::metadata(path).ok()?;
     let path = std::fs::canonicalize(path).ok()?;
     let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: all-zeroes is a valid statvfs; statvfs fills it for a valid path.
@@ -88,6 +216,9 @@ fn prepare(path: &Path, read_only: bool) -> Option<Bind> {
         flags |= libc::MS_RDONLY;
     }
     Some(Bind {
+        display: path,
+        dev: meta.dev(),
+        ino: meta.ino(),
         path: c_path,
         remount: flags,
     })
@@ -105,16 +236,9 @@ pub(super) fn availability() -> Result<(), String> {
         .clone()
 }
 
-/// In the child, before Landlock: a private mount namespace with the binds. Async-signal-
-/// safe: unshare and mount syscalls on strings prepared in the parent.
-pub(super) fn apply(binds: &[Bind]) -> io::Result<()> {
-    if binds.is_empty() {
-        return Ok(());
-    }
-    // SAFETY: unshare takes an integer; the child has its own fs struct (no CLONE_FS).
-    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
+/// In a fresh mount namespace (the child's or the builder thread's): made private, then
+/// the binds. Async-signal-safe: mount syscalls on strings prepared in the parent.
+fn apply(binds: &[Bind]) -> io::Result<()> {
     // SAFETY: NUL-terminated literals and null pointers, as mount(2) allows.
     if unsafe {
         libc::mount(
