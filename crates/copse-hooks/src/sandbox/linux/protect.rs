@@ -42,9 +42,11 @@ pub(super) enum Mounts {
     Join(Arc<OwnedFd>),
 }
 
+/// What identifies a kept namespace: each bind's path, inode and flags.
+type BindKey = Vec<(PathBuf, u64, u64, libc::c_ulong)>;
+
 /// Namespaces kept by a root host, by their binds.
-static KEPT: Mutex<Vec<(Vec<(PathBuf, u64, u64, libc::c_ulong)>, Arc<OwnedFd>)>> =
-    Mutex::new(Vec::new());
+static KEPT: Mutex<Vec<(BindKey, Arc<OwnedFd>)>> = Mutex::new(Vec::new());
 /// At most this many kept namespaces (a host with more workspaces builds the rest again).
 const KEPT_MAX: usize = 8;
 
@@ -57,7 +59,7 @@ impl Mounts {
         if unsafe { libc::geteuid() } != 0 {
             return Ok(Self::Unshare(binds));
         }
-        let key: Vec<(PathBuf, u64, u64, libc::c_ulong)> = binds
+        let key: BindKey = binds
             .iter()
             .map(|b| (b.display.clone(), b.dev, b.ino, b.remount))
             .collect();
