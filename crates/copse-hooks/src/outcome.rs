@@ -116,6 +116,9 @@ pub enum FailureKind {
     Oversize,
     /// The sandbox blocked the hook, or the sandbox was required and unavailable.
     Sandbox,
+    /// The host ran out of file descriptors or processes (EMFILE, ENFILE, EAGAIN) and
+    /// could not start or supervise the hook.
+    Resources,
 }
 
 impl FailureKind {
@@ -128,6 +131,7 @@ impl FailureKind {
             FailureKind::InvalidJson => "invalid_json",
             FailureKind::Oversize => "oversize",
             FailureKind::Sandbox => "sandbox",
+            FailureKind::Resources => "resources",
         }
     }
 }

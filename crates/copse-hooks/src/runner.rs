@@ -139,6 +139,7 @@ pub(crate) fn run(
     // child between fork and exec, inherited by everything the hook starts.
     let mut sandbox_state = SandboxState::Off;
     let mut sandbox_failure = None;
+    let mut resources_failure: Option<String> = None;
     let prepared = match input.sandbox.filter(|_| hook.sandbox) {
         None => None,
         Some(config) => match config.sandbox.prepare(&config.policy(hook, &input.ctx)) {
@@ -150,6 +151,18 @@ pub(crate) fn run(
             Err(SandboxError::Unenforced { reason }) if !config.require => {
                 let _ = reason; // surfaced once per session by the session's notice
                 sandbox_state = SandboxState::Unenforced;
+                None
+            }
+            Err(SandboxError::Setup { source, .. })
+                if matches!(
+                    source.raw_os_error(),
+                    Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM)
+                ) =>
+            {
+                sandbox_state = SandboxState::Unenforced;
+                resources_failure = Some(format!(
+                    "could not be started: the host is out of resources ({source})"
+                ));
                 None
             }
             Err(e) => {
@@ -172,9 +185,9 @@ pub(crate) fn run(
         limits: input.limits,
         child_setup: prepared.as_deref().map(|p| p.as_child_setup()),
     };
-    let spawned = match &sandbox_failure {
-        Some(_) => None,
-        None => Some(spawn::run(&request)),
+    let spawned = match (&sandbox_failure, &resources_failure) {
+        (None, None) => Some(spawn::run(&request)),
+        _ => None,
     };
     let mut record = HookRun {
         event: hook.event.clone(),
@@ -198,18 +211,41 @@ pub(crate) fn run(
         leaked: false,
     };
     let interpretation = match spawned {
-        None => crate::dialect::Interpretation::failed(
-            FailureKind::Sandbox,
-            sandbox_failure.unwrap_or_default(),
-            false,
-        ),
+        None => match resources_failure {
+            Some(message) => {
+                crate::dialect::Interpretation::failed(FailureKind::Resources, message, false)
+            }
+            None => crate::dialect::Interpretation::failed(
+                FailureKind::Sandbox,
+                sandbox_failure.unwrap_or_default(),
+                false,
+            ),
+        },
         Some(Err(e)) => {
             record.duration = started.elapsed();
-            crate::dialect::Interpretation::failed(
-                FailureKind::Spawn,
-                format!("failed to start: {e}"),
-                false,
-            )
+            let source = match &e {
+                spawn::SpawnError::Start { source, .. } | spawn::SpawnError::Io { source, .. } => {
+                    source.raw_os_error()
+                }
+            };
+            if let Some(errno @ (libc::EMFILE | libc::ENFILE | libc::EAGAIN | libc::ENOMEM)) =
+                source
+            {
+                crate::dialect::Interpretation::failed(
+                    FailureKind::Resources,
+                    format!(
+                        "could not be started: the host is out of resources ({})",
+                        std::io::Error::from_raw_os_error(errno)
+                    ),
+                    false,
+                )
+            } else {
+                crate::dialect::Interpretation::failed(
+                    FailureKind::Spawn,
+                    format!("failed to start: {e}"),
+                    false,
+                )
+            }
         }
         Some(Ok(out)) => {
             record.started_at = out.started_at;

@@ -210,23 +210,7 @@ impl Session {
         let runs: Vec<HookRun> = if selected.len() == 1 {
             selected.iter().map(|s| run_one(s, &input)).collect()
         } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = selected
-                    .iter()
-                    .map(|s| {
-                        let input = &input;
-                        scope.spawn(move || run_one(s, input))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .zip(selected.iter())
-                    .map(|(h, s)| {
-                        h.join()
-                            .unwrap_or_else(|_| runner::panicked_run(s.hook(), event))
-                    })
-                    .collect()
-            })
+            run_capped(&selected, &input, event)
         };
         let epoch = lock(&self.state.queue).epoch();
         for (run, s) in runs.iter().zip(selected.iter()) {
@@ -510,6 +494,73 @@ fn local_session_id() -> String {
         .map(|d| d.as_millis())
         .unwrap_or(0);
     format!("local-{ms}-{}-{n}", std::process::id())
+}
+
+/// Most blocking hooks of one event running at once; the rest wait their turn. Each
+/// run holds a handful of descriptors (pipes, pidfd, sandbox fds) and a thread.
+const MAX_CONCURRENT_HOOKS: usize = 32;
+
+/// Descriptors one run may hold at its peak (pipes on both sides during the launch,
+/// pidfd, Landlock ruleset, report pipe, audit socket), with margin.
+const FDS_PER_RUN: u64 = 12;
+/// Descriptors left to the host itself (the audit store, stdio, its own files).
+const FDS_RESERVED: u64 = 64;
+
+/// [`MAX_CONCURRENT_HOOKS`], lowered so that the runs fit in the descriptor limit.
+fn concurrency_cap() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: `limit` is a valid, writable rlimit.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
+        return MAX_CONCURRENT_HOOKS;
+    }
+    let fit = limit.rlim_cur.saturating_sub(FDS_RESERVED) / FDS_PER_RUN;
+    usize::try_from(fit)
+        .unwrap_or(MAX_CONCURRENT_HOOKS)
+        .clamp(1, MAX_CONCURRENT_HOOKS)
+}
+
+/// Runs `selected` on at most [`concurrency_cap`] threads, in their order; a run
+/// whose thread panicked is recorded as a spawn failure under its hook's policy.
+fn run_capped(selected: &[Selected], input: &RunInput<'_>, event: &EventPayload) -> Vec<HookRun> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let slots: Vec<Mutex<Option<HookRun>>> = selected.iter().map(|_| Mutex::new(None)).collect();
+    let workers = selected.len().min(concurrency_cap());
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let (next, slots) = (&next, &slots);
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let (Some(s), Some(slot)) = (selected.get(i), slots.get(i)) else {
+                        break;
+                    };
+                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        run_one(s, input)
+                    }))
+                    .unwrap_or_else(|_| runner::panicked_run(s.hook(), event));
+                    *lock(slot) = Some(run);
+                }
+            });
+            // Out of threads: the workers already started take the rest.
+            if spawned.is_err() {
+                break;
+            }
+        }
+    });
+    // Nothing ran a hook if not even one worker started: run them here, one by one.
+    selected
+        .iter()
+        .zip(slots)
+        .map(|(s, slot)| {
+            slot.into_inner()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .unwrap_or_else(|| run_one(s, input))
+        })
+        .collect()
 }
 
 fn run_one(s: &Selected, input: &RunInput<'_>) -> HookRun {

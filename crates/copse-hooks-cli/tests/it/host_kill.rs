@@ -5,7 +5,7 @@
 //! reclaimed by the next start).
 
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -178,4 +178,49 @@ fn sigint_of_the_host_leaves_no_survivor() {
 #[test]
 fn sighup_of_the_host_leaves_no_survivor() {
     kill_host_mid_run(libc::SIGHUP);
+}
+
+/// 300 matching hooks under `ulimit -n 256`: the blocking hooks of an event run at most
+/// 32 (here fewer, to fit the limit) at once, so none fails for want of descriptors.
+#[test]
+fn three_hundred_hooks_under_a_low_descriptor_limit() {
+    let env = Env::new();
+    let hook = env.script(
+        "home/.cursor/hooks/allow.sh",
+        r#"cat >/dev/null; echo '{"permission":"allow"}'"#,
+    );
+    let entries: Vec<_> = (0..300)
+        .map(|_| json!({"command": hook.display().to_string()}))
+        .collect();
+    env.user_cursor(&json!({"version": 1, "hooks": {"beforeShellExecution": entries}}).to_string());
+    let cmd = env.cmd().cmd;
+    let vars: Vec<_> = cmd
+        .get_envs()
+        .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+        .collect();
+    let out = Command::new("/bin/sh")
+        .arg("-c")
+        .arg(r#"ulimit -n 256 && exec "$0" --enable --json gate run_shell --input '{"command":"ls"}'"#)
+        .arg(cmd.get_program())
+        .env_clear()
+        .envs(vars)
+        .current_dir(env.workspace())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let runs = v["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 300);
+    let failed: Vec<_> = runs.iter().filter(|r| r["outcome"] != "allow").collect();
+    assert!(
+        failed.is_empty(),
+        "{} runs failed, first: {}",
+        failed.len(),
+        failed[0]
+    );
+    assert_eq!(v["decision"], "allow");
 }
