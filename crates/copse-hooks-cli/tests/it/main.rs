@@ -5,6 +5,7 @@
 mod harness;
 
 mod audit;
+mod fault_injection;
 mod gate;
 mod host_kill;
 mod lint;
