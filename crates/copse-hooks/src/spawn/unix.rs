@@ -2,9 +2,15 @@
 //! `vfork.rs` on Linux, `std::process::Command` in `command.rs` elsewhere), then one
 //! poll(2) loop on the calling thread over stdin, stdout, stderr and, on Linux, a pidfd
 //! for the main child's exit.
+//!
+//! Split by concern: `pipes` (the three pipes, reads and writes), `process` (signalling,
+//! reaping, the exit watch, escapes from the group), `sigpipe` (SIGPIPE around stdin
+//! writes); this file is the supervisor. Syscalls go through `rustix`; `libc` remains for
+//! what it lacks here (signal masks, `sigtimedwait`) and for the child side in `vfork.rs`
+//! (clone, and the async-signal-safe calls between clone and exec).
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 use std::time::{Duration, Instant, SystemTime};
@@ -14,6 +20,20 @@ use super::command::launch;
 #[cfg(target_os = "linux")]
 use super::vfork::launch;
 use super::{Limits, SpawnError, SpawnOutput, SpawnRequest, Termination};
+
+mod pipes;
+mod process;
+mod sigpipe;
+
+use pipes::{ParentEnds, Read, pipes, read_into, write_some};
+#[cfg(target_os = "linux")]
+use process::has_escapees;
+pub(in crate::spawn) use process::wait_blocking;
+use process::{ExitWatch, has_exited, reap_in_background, signal_group, try_wait};
+#[cfg(target_os = "linux")]
+use sigpipe::SigpipeGuard;
+#[cfg(not(target_os = "linux"))]
+use sigpipe::prevent_sigpipe;
 
 /// Most bytes asked of one `read(2)`: one default Linux pipe buffer.
 const READ_CHUNK: usize = 64 * 1024;
@@ -98,406 +118,6 @@ fn run_with(
         }
     };
     Ok(supervised.into_output(status, started_at, start.elapsed()))
-}
-
-/// Our ends of the child's pipes, as created.
-struct Pipes {
-    stdin: OwnedFd,
-    stdout: OwnedFd,
-    stderr: OwnedFd,
-}
-
-/// Our ends of the child's pipes, ready for the poll loop.
-struct ParentEnds {
-    /// `None` once everything was written (or there was nothing to write).
-    stdin: Option<OwnedFd>,
-    /// Bytes of stdin already written.
-    stdin_written: usize,
-    stdout: OwnedFd,
-    stderr: OwnedFd,
-}
-
-/// Creates the three pipes: the child's ends (stdin, stdout, stderr) for the launcher, and
-/// ours.
-///
-/// Everything is close-on-exec from birth, so a concurrent spawn on another thread cannot
-/// leak our pipes into its child. The child's ends are kept above 2, so the launcher can
-/// dup2 them onto 0, 1 and 2 in order without one clobbering another.
-fn pipes() -> io::Result<([OwnedFd; 3], Pipes)> {
-    let (stdin_child, stdin) = pipe()?;
-    let (stdout, stdout_child) = pipe()?;
-    let (stderr, stderr_child) = pipe()?;
-    let child = [
-        above_stdio(stdin_child)?,
-        above_stdio(stdout_child)?,
-        above_stdio(stderr_child)?,
-    ];
-    Ok((
-        child,
-        Pipes {
-            stdin,
-            stdout,
-            stderr,
-        },
-    ))
-}
-
-impl Pipes {
-    /// Makes our ends non-blocking and writes as much of `stdin` as the pipe takes.
-    ///
-    /// Called while the child's end of stdin is still open here too: the pipe has a
-    /// reader whatever the child did, so this write cannot raise SIGPIPE. For the usual
-    /// small payload it is the only write, and the poll loop never has to watch stdin (nor
-    /// guard against SIGPIPE) at all.
-    fn ready(self, stdin: &[u8]) -> io::Result<ParentEnds> {
-        // Only our ends become non-blocking: the child's ends are separate open file
-        // descriptions and keep their blocking semantics.
-        set_nonblocking(&self.stdout)?;
-        set_nonblocking(&self.stderr)?;
-        let (stdin_fd, stdin_written) = if stdin.is_empty() {
-            // Nothing to write: closing now gives the child an immediate EOF.
-            (None, 0)
-        } else {
-            set_nonblocking(&self.stdin)?;
-            let mut written = 0;
-            write_some(&self.stdin, stdin, &mut written)?;
-            ((written < stdin.len()).then_some(self.stdin), written)
-        };
-        Ok(ParentEnds {
-            stdin: stdin_fd,
-            stdin_written,
-            stdout: self.stdout,
-            stderr: self.stderr,
-        })
-    }
-}
-
-/// A close-on-exec pipe: (read end, write end).
-#[cfg(not(target_vendor = "apple"))]
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds: [libc::c_int; 2] = [-1; 2];
-    // SAFETY: `fds` is a valid, writable array of two c_ints.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let [read, write] = fds;
-    // SAFETY: pipe2 succeeded, so both fds are fresh and owned by nobody else.
-    Ok(unsafe { (OwnedFd::from_raw_fd(read), OwnedFd::from_raw_fd(write)) })
-}
-
-/// A close-on-exec pipe: (read end, write end).
-///
-/// Apple has no pipe2, so close-on-exec is set right after: a fork on another thread in
-/// between could still inherit the fds (std's own pipes have the same window there).
-#[cfg(target_vendor = "apple")]
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds: [libc::c_int; 2] = [-1; 2];
-    // SAFETY: `fds` is a valid, writable array of two c_ints.
-    if unsafe { libc::pipe(fds.as_mut_ptr()) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    let [read, write] = fds;
-    // SAFETY: pipe succeeded, so both fds are fresh and owned by nobody else.
-    let ends = unsafe { (OwnedFd::from_raw_fd(read), OwnedFd::from_raw_fd(write)) };
-    for fd in [&ends.0, &ends.1] {
-        // SAFETY: fcntl on an fd we own, with integer arguments only.
-        if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFD, libc::FD_CLOEXEC) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(ends)
-}
-
-/// `fd`, or a close-on-exec duplicate of it above 2 when it sits on 0, 1 or 2 (only
-/// possible when the host closed its own stdio).
-fn above_stdio(fd: OwnedFd) -> io::Result<OwnedFd> {
-    if fd.as_raw_fd() > 2 {
-        return Ok(fd);
-    }
-    // SAFETY: fcntl on an fd we own, with integer arguments only.
-    let dup = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 3) };
-    if dup < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: F_DUPFD_CLOEXEC returned a fresh fd that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(dup) })
-}
-
-/// Makes a fresh pipe end non-blocking. F_SETFL replaces all the file status flags and a
-/// fresh pipe has none, so there is nothing to read back first with F_GETFL.
-fn set_nonblocking(fd: &OwnedFd) -> io::Result<()> {
-    // SAFETY: fcntl on an fd we own, with integer arguments only.
-    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Writes as much of `data[*written..]` as the non-blocking pipe `fd` accepts right now,
-/// counting in `written` (which stays exact when an error cuts the write short).
-///
-/// Errors, EPIPE included (the reader is gone), are returned as they are: whether one is
-/// possible, and what it means, is the caller's to know.
-fn write_some(fd: &OwnedFd, data: &[u8], written: &mut usize) -> io::Result<()> {
-    while let Some(rest) = data.get(*written..).filter(|rest| !rest.is_empty()) {
-        // SAFETY: `rest` is valid for reads of `rest.len()` bytes.
-        let n = unsafe { libc::write(fd.as_raw_fd(), rest.as_ptr().cast(), rest.len()) };
-        if let Ok(n) = usize::try_from(n) {
-            *written += n;
-            continue;
-        }
-        let err = io::Error::last_os_error();
-        match err.kind() {
-            io::ErrorKind::Interrupted => continue,
-            io::ErrorKind::WouldBlock => break,
-            _ => return Err(err),
-        }
-    }
-    Ok(())
-}
-
-/// Sends `signal` to the child's whole process group. ESRCH (the group is already empty)
-/// is the expected outcome of the final kill; EPERM (every remaining member changed its
-/// credentials) leaves nothing we could do, so errors are ignored.
-fn signal_group(pgid: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: killpg takes plain integers; pgid > 1 is checked by `run`, so this never
-    // targets the host's own group.
-    unsafe {
-        libc::killpg(pgid, signal);
-    }
-}
-
-/// Reaps `pid`, blocking until it has exited.
-pub(super) fn wait_blocking(pid: libc::pid_t) -> io::Result<ExitStatus> {
-    loop {
-        let mut status: libc::c_int = 0;
-        // SAFETY: `status` is a valid, writable c_int for the duration of the call.
-        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid {
-            return Ok(ExitStatus::from_raw(status));
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-}
-
-/// Reaps `pid` if it has exited.
-fn try_wait(pid: libc::pid_t) -> io::Result<Option<ExitStatus>> {
-    let mut status: libc::c_int = 0;
-    // SAFETY: as in `wait_blocking`; with WNOHANG the call never blocks.
-    match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
-        0 => Ok(None),
-        ret if ret == pid => Ok(Some(ExitStatus::from_raw(status))),
-        _ => Err(io::Error::last_os_error()),
-    }
-}
-
-fn reap_in_background(pid: libc::pid_t) {
-    // If no thread can be spawned the child stays a zombie until the host exits.
-    let _ = std::thread::Builder::new()
-        .name("copse-hooks-reaper".to_owned())
-        .spawn(move || {
-            let _ = wait_blocking(pid);
-        });
-}
-
-/// How the main child's exit is noticed.
-enum ExitWatch {
-    /// Readable once the process has exited; it stays a zombie until we reap it.
-    #[cfg(target_os = "linux")]
-    Pidfd(OwnedFd),
-    /// No pidfd (non-Linux, kernel < 5.3, or seccomp): poll with `waitid(WNOWAIT)` between
-    /// short, growing sleeps.
-    Poll(Duration),
-    /// The child has exited.
-    Done,
-}
-
-impl ExitWatch {
-    /// Watches through the launcher's pidfd, else a new one, else the fallback.
-    fn new(launched: Launched, allow_pidfd: bool) -> Self {
-        let Launched { pid, pidfd } = launched;
-        #[cfg(target_os = "linux")]
-        if allow_pidfd && let Some(fd) = pidfd.or_else(|| open_pidfd(pid)) {
-            return Self::Pidfd(fd);
-        }
-        #[cfg(not(target_os = "linux"))]
-        let _ = (pid, pidfd, allow_pidfd);
-        Self::Poll(FALLBACK_POLL_MIN)
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn open_pidfd(pid: libc::pid_t) -> Option<OwnedFd> {
-    use std::os::fd::FromRawFd;
-
-    let flags: libc::c_long = 0;
-    // SAFETY: pidfd_open(pid, flags) takes integers only and returns a new fd (always
-    // O_CLOEXEC) or -1. The child is unreaped, so `pid` still names it.
-    let ret = unsafe { libc::syscall(libc::SYS_pidfd_open, libc::c_long::from(pid), flags) };
-    let fd = RawFd::try_from(ret).ok().filter(|&fd| fd >= 0)?;
-    // SAFETY: the kernel just handed us this fd; nothing else owns it.
-    Some(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Whether the child has exited, without reaping it: the pid (which is also the group id)
-/// stays reserved until our final `killpg`.
-fn has_exited(pid: libc::pid_t) -> io::Result<bool> {
-    let id = libc::id_t::try_from(pid).map_err(io::Error::other)?;
-    loop {
-        // SAFETY: siginfo_t is plain data, for which all-zeroes is a valid value; zeroing
-        // matters because WNOHANG leaves it untouched when nothing has exited.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a valid, writable siginfo_t for the duration of the call.
-        let ret = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                id,
-                &mut info,
-                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
-            )
-        };
-        if ret == 0 {
-            // SAFETY: waitid succeeded, so `info` holds either zeroes or a child's siginfo,
-            // both of which have a valid si_pid.
-            return Ok(unsafe { info.si_pid() } == pid);
-        }
-        let err = io::Error::last_os_error();
-        match err.raw_os_error() {
-            Some(libc::EINTR) => continue,
-            // Somebody else reaped it: it has certainly exited (the final wait reports it).
-            Some(libc::ECHILD) => return Ok(true),
-            _ => return Err(err),
-        }
-    }
-}
-
-enum Read {
-    /// Some bytes were appended.
-    Data,
-    Eof,
-    WouldBlock,
-}
-
-/// One `read(2)` of at most `max` bytes from `fd`, appended to `buf`.
-///
-/// Reads straight into the spare capacity: no scratch buffer to zero and copy out of.
-/// `buf` only grows when its spare capacity is below [`MIN_SPARE`] (or `max`), so the
-/// final read that only finds EOF does not reallocate.
-fn read_into(fd: &OwnedFd, buf: &mut Vec<u8>, max: usize) -> io::Result<Read> {
-    if buf.capacity() - buf.len() < max.min(MIN_SPARE) {
-        buf.reserve(max);
-    }
-    loop {
-        let spare = buf.spare_capacity_mut();
-        let len = max.min(spare.len());
-        // SAFETY: `spare` is valid for writes of `spare.len()` >= `len` bytes; read(2)
-        // only writes to it, so its being uninitialised does not matter.
-        let n = unsafe { libc::read(fd.as_raw_fd(), spare.as_mut_ptr().cast(), len) };
-        if let Ok(n) = usize::try_from(n) {
-            if n == 0 {
-                return Ok(Read::Eof);
-            }
-            // SAFETY: read(2) initialised the first `n` <= `len` bytes of the spare
-            // capacity, which directly follow the current contents.
-            unsafe { buf.set_len(buf.len() + n) };
-            return Ok(Read::Data);
-        }
-        let err = io::Error::last_os_error();
-        match err.kind() {
-            io::ErrorKind::Interrupted => continue,
-            io::ErrorKind::WouldBlock => return Ok(Read::WouldBlock),
-            _ => return Err(err),
-        }
-    }
-}
-
-/// Blocks SIGPIPE on the calling thread while we write to the child's stdin.
-///
-/// Rust programs ignore SIGPIPE, but a host embedding this library may not, and writing
-/// to a pipe whose reader exited raises SIGPIPE before it returns EPIPE. The signal is
-/// thread-directed, so blocking it here keeps it pending on this thread, where the guard
-/// consumes it (if we caused it) before restoring the mask. The child is unaffected: it
-/// was started before the guard, and the launchers reset its signal mask anyway.
-#[cfg(target_os = "linux")]
-struct SigpipeGuard {
-    old_mask: libc::sigset_t,
-    pending_before: bool,
-}
-
-#[cfg(target_os = "linux")]
-impl SigpipeGuard {
-    fn new() -> Option<Self> {
-        let set = sigpipe_set();
-        // SAFETY: all-zeroes is a valid sigset_t; pthread_sigmask overwrites it.
-        let mut old_mask: libc::sigset_t = unsafe { std::mem::zeroed() };
-        // SAFETY: both pointers are valid for the call.
-        if unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, &mut old_mask) } != 0 {
-            return None;
-        }
-        Some(Self {
-            old_mask,
-            pending_before: sigpipe_pending(),
-        })
-    }
-}
-
-#[cfg(target_os = "linux")]
-impl Drop for SigpipeGuard {
-    fn drop(&mut self) {
-        // A SIGPIPE pending before we started is not ours to swallow.
-        if !self.pending_before && sigpipe_pending() {
-            let set = sigpipe_set();
-            let zero = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            // SAFETY: valid pointers; a zero timeout makes this a non-blocking dequeue, so a
-            // signal that vanished in the meantime cannot make us wait.
-            unsafe {
-                libc::sigtimedwait(&set, std::ptr::null_mut(), &zero);
-            }
-        }
-        // SAFETY: restores the mask saved in `new`; a null old-set pointer is allowed.
-        unsafe {
-            libc::pthread_sigmask(libc::SIG_SETMASK, &self.old_mask, std::ptr::null_mut());
-        }
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn sigpipe_set() -> libc::sigset_t {
-    // SAFETY: all-zeroes is a valid sigset_t; sigemptyset/sigaddset initialise it properly
-    // and cannot fail for a valid pointer and signal number.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGPIPE);
-        set
-    }
-}
-
-#[cfg(target_os = "linux")]
-fn sigpipe_pending() -> bool {
-    // SAFETY: all-zeroes is a valid sigset_t; sigpending fills it.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigpending(&mut set) == 0 && libc::sigismember(&set, libc::SIGPIPE) == 1
-    }
-}
-
-/// Keeps a write to a reader-less stdin pipe from raising SIGPIPE. Outside Linux there is
-/// no non-blocking way to consume a pending signal, but macOS can switch SIGPIPE off per fd.
-#[cfg(not(target_os = "linux"))]
-fn prevent_sigpipe(fd: &OwnedFd) {
-    #[cfg(target_vendor = "apple")]
-    {
-        // SAFETY: fcntl on an fd we own, with integer arguments only.
-        unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETNOSIGPIPE, 1) };
-    }
-    #[cfg(not(target_vendor = "apple"))]
-    let _ = fd;
 }
 
 /// What the poll loop learned, before the exit status is known.
@@ -630,50 +250,55 @@ impl<'r> Supervisor<'r> {
                 break;
             }
 
-            let mut fds = [libc::pollfd {
-                fd: -1,
-                events: 0,
-                revents: 0,
-            }; 4];
-            let mut slots = [Slot::Stdin; 4];
-            let mut count = 0;
-            let mut add = |fd: Option<RawFd>, events: libc::c_short, slot: Slot| {
-                if let (Some(fd), Some(pollfd), Some(entry)) =
-                    (fd, fds.get_mut(count), slots.get_mut(count))
-                {
-                    *pollfd = libc::pollfd {
-                        fd,
-                        events,
-                        revents: 0,
-                    };
-                    *entry = slot;
-                    count += 1;
-                }
-            };
-            add(raw(&self.stdin), libc::POLLOUT, Slot::Stdin);
-            add(raw(&self.stdout), libc::POLLIN, Slot::Stdout);
-            add(raw(&self.stderr), libc::POLLIN, Slot::Stderr);
-            #[cfg(target_os = "linux")]
-            if let ExitWatch::Pidfd(fd) = &self.watch {
-                add(Some(fd.as_raw_fd()), libc::POLLIN, Slot::Exit);
-            }
-
+            use rustix::event::{PollFd, PollFlags};
             let timeout = poll_timeout(now, self.next_deadline(now));
-            let nfds = libc::nfds_t::try_from(count).map_err(io::Error::other)?;
-            // SAFETY: `fds` holds `count` initialised pollfds and outlives the call.
-            let ret = unsafe { libc::poll(fds.as_mut_ptr(), nfds, timeout) };
-            if ret < 0 {
-                let err = io::Error::last_os_error();
-                if err.kind() == io::ErrorKind::Interrupted {
-                    continue;
+            // Which slots are ready; the borrowed fds are released before acting on them.
+            let mut ready = [None::<Slot>; 4];
+            {
+                #[cfg(target_os = "linux")]
+                let exit = match &self.watch {
+                    ExitWatch::Pidfd(fd) => Some((fd, PollFlags::IN, Slot::Exit)),
+                    _ => None,
+                };
+                #[cfg(not(target_os = "linux"))]
+                let exit = None;
+                let candidates = [
+                    self.stdin
+                        .as_ref()
+                        .map(|fd| (fd, PollFlags::OUT, Slot::Stdin)),
+                    self.stdout
+                        .as_ref()
+                        .map(|fd| (fd, PollFlags::IN, Slot::Stdout)),
+                    self.stderr
+                        .as_ref()
+                        .map(|fd| (fd, PollFlags::IN, Slot::Stderr)),
+                    exit,
+                ];
+                let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(4);
+                let mut slots = [Slot::Stdin; 4];
+                for (fd, events, slot) in candidates.into_iter().flatten() {
+                    if let Some(entry) = slots.get_mut(fds.len()) {
+                        *entry = slot;
+                        fds.push(PollFd::new(fd, events));
+                    }
                 }
-                return Err(err);
+                let timeout = (timeout >= 0).then(|| rustix::event::Timespec {
+                    tv_sec: i64::from(timeout / 1000),
+                    tv_nsec: i64::from(timeout % 1000) * 1_000_000,
+                });
+                match rustix::event::poll(&mut fds, timeout.as_ref()) {
+                    Ok(_) => {}
+                    Err(rustix::io::Errno::INTR) => continue,
+                    Err(err) => return Err(err.into()),
+                }
+                for ((pollfd, slot), ready) in fds.iter().zip(slots).zip(ready.iter_mut()) {
+                    if !pollfd.revents().is_empty() {
+                        *ready = Some(slot);
+                    }
+                }
             }
 
-            for (pollfd, slot) in fds.iter().zip(slots).take(count) {
-                if pollfd.revents == 0 {
-                    continue;
-                }
+            for slot in ready.into_iter().flatten() {
                 match slot {
                     Slot::Stdin => self.write_stdin()?,
                     Slot::Stdout => self.read_stdout()?,
@@ -860,47 +485,6 @@ impl<'r> Supervisor<'r> {
         }
         Ok(())
     }
-}
-
-/// Whether a descendant of `pid` (walked through `/proc/<pid>/task/<pid>/children`) is
-/// outside the group `pid` leads. Bounded: at most 4096 processes are looked at.
-#[cfg(target_os = "linux")]
-fn has_escapees(pid: libc::pid_t) -> bool {
-    let mut queue = vec![pid];
-    let mut seen = 0;
-    while let Some(parent) = queue.pop() {
-        seen += 1;
-        if seen > 4096 {
-            break;
-        }
-        let Ok(children) =
-            std::fs::read_to_string(format!("/proc/{parent}/task/{parent}/children"))
-        else {
-            continue;
-        };
-        for child in children
-            .split_whitespace()
-            .filter_map(|c| c.parse::<libc::pid_t>().ok())
-        {
-            // Field 5 of stat is the group; the comm (field 2) may hold spaces, so count
-            // from its closing parenthesis.
-            let pgid = std::fs::read_to_string(format!("/proc/{child}/stat"))
-                .ok()
-                .and_then(|stat| {
-                    let (_, rest) = stat.rsplit_once(')')?;
-                    rest.split_whitespace().nth(2)?.parse::<libc::pid_t>().ok()
-                });
-            if pgid.is_some_and(|pgid| pgid != pid) {
-                return true;
-            }
-            queue.push(child);
-        }
-    }
-    false
-}
-
-fn raw(fd: &Option<OwnedFd>) -> Option<RawFd> {
-    fd.as_ref().map(AsRawFd::as_raw_fd)
 }
 
 /// The poll(2) timeout for the nearest deadline, rounded up to whole milliseconds so we
