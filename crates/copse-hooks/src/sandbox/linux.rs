@@ -348,21 +348,26 @@ impl Sandbox for LinuxSandbox {
             unix: !policy.unix_sockets && policy.allowed_sockets.is_empty(),
         })
         .map_err(|reason| SandboxError::Unenforced { reason })?;
-        let ruleset = sys::create_ruleset(abi, handled, net, scoped)
-            .map_err(setup("create the Landlock ruleset"))?;
+        let mut ruleset = ruleset::create(handled, net, scoped).map_err(landlock_error)?;
         for (fd, access) in base_rules().map_err(setup("open / and the devices"))? {
-            add_rule(&ruleset, fd, handled & access)?;
+            add_rule(&mut ruleset, fd, handled & access)?;
         }
         for path in &policy.writable {
-            allow(&ruleset, path, handled)?;
+            allow(&mut ruleset, path, handled)?;
         }
         let mut writable = policy.writable.clone();
         writable.push(tmp.path().to_path_buf());
         let binds = protect::Mounts::new(protect::plan(&policy.protected, &writable))
             .map_err(setup("prepare the protected paths"))?;
         let tmp_fd = open_path(tmp.path()).map_err(setup("open the private temp dir"))?;
-        add_rule(&ruleset, &tmp_fd, handled)?;
+        add_rule(&mut ruleset, &tmp_fd, handled)?;
         drop(tmp_fd);
+        // The ruleset is complete: only its fd crosses into the child.
+        let ruleset: OwnedFd =
+            Option::<OwnedFd>::from(ruleset).ok_or_else(|| SandboxError::Setup {
+                what: "create the Landlock ruleset",
+                source: io::Error::other("the kernel gave no ruleset"),
+            })?;
 
         let (report_read, report_write) = pipe().map_err(setup("create the report pipe"))?;
         let (audit, restrict_flags) = if abi >= AUDIT_ABI {
@@ -461,7 +466,11 @@ fn is_resource_error(err: &io::Error) -> bool {
 
 /// Adds a rule granting `access` beneath `path`, skipping a path that cannot be opened
 /// (missing, or unreachable for us and therefore for the hook too).
-fn allow(ruleset: &OwnedFd, path: &Path, access: u64) -> Result<(), SandboxError> {
+fn allow(
+    ruleset: &mut landlock::RulesetCreated,
+    path: &Path,
+    access: u64,
+) -> Result<(), SandboxError> {
     let fd = match open_path(path) {
         Ok(fd) => fd,
         Err(err) if is_resource_error(&err) => {
@@ -480,14 +489,28 @@ fn allow(ruleset: &OwnedFd, path: &Path, access: u64) -> Result<(), SandboxError
     add_rule(ruleset, &fd, access)
 }
 
-fn add_rule(ruleset: &OwnedFd, fd: &OwnedFd, access: u64) -> Result<(), SandboxError> {
+fn add_rule(
+    ruleset: &mut landlock::RulesetCreated,
+    fd: &OwnedFd,
+    access: u64,
+) -> Result<(), SandboxError> {
+    use landlock::RulesetCreatedAttr;
     if access == 0 {
         return Ok(());
     }
-    sys::add_path_rule(ruleset, fd, access).map_err(|source| SandboxError::Setup {
-        what: "add a Landlock rule",
-        source,
-    })
+    let access = landlock::BitFlags::<landlock::AccessFs>::from_bits_truncate(access);
+    ruleset
+        .add_rule(landlock::PathBeneath::new(fd, access))
+        .map(drop)
+        .map_err(landlock_error)
+}
+
+/// A `landlock` crate error as a setup failure (with the OS error when there is one).
+fn landlock_error(err: landlock::RulesetError) -> SandboxError {
+    SandboxError::Setup {
+        what: "build the Landlock ruleset",
+        source: io::Error::other(err.to_string()),
+    }
 }
 
 /// `open(path, O_PATH | O_CLOEXEC)`, following symlinks (a rule applies to the target).

@@ -1,10 +1,11 @@
-//! Landlock's user-space ABI (`linux/landlock.h`), restated here.
+//! The Landlock ruleset. Built in the parent with the `landlock` crate ([`create`]); only
+//! what must run in the child stays here ([`restrict_self`], two raw syscalls), with the
+//! ABI query (for its plain-words errors) and the rights as bits (the policy's arithmetic).
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
 
 pub(super) const CREATE_RULESET_VERSION: libc::c_uint = 1 << 0;
-pub(super) const RULE_PATH_BENEATH: libc::c_int = 1;
 
 pub(super) const FS_EXECUTE: u64 = 1 << 0;
 pub(super) const FS_WRITE_FILE: u64 = 1 << 1;
@@ -35,21 +36,6 @@ pub(super) const FILE_RIGHTS: u64 =
     FS_EXECUTE | FS_WRITE_FILE | FS_READ_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
 /// Rights on the harmless devices.
 pub(super) const DEVICE_RIGHTS: u64 = FS_READ_FILE | FS_WRITE_FILE | FS_TRUNCATE | FS_IOCTL_DEV;
-
-/// `struct landlock_ruleset_attr` (ABI 6 layout; the kernel reads `size` bytes).
-#[repr(C)]
-struct RulesetAttr {
-    handled_access_fs: u64,
-    handled_access_net: u64,
-    scoped: u64,
-}
-
-/// `struct landlock_path_beneath_attr` (packed in the kernel's header).
-#[repr(C, packed)]
-struct PathBeneathAttr {
-    allowed_access: u64,
-    parent_fd: i32,
-}
 
 /// Every filesystem right ABI `abi` knows.
 pub(super) fn fs_rights(abi: u32) -> u64 {
@@ -95,62 +81,28 @@ pub(super) fn abi_version() -> Result<u32, String> {
     })
 }
 
-/// Creates a ruleset handling `fs`, `net` (only given ABI ≥ 4) and the IPC `scoped`
-/// (only given ABI ≥ 6).
-pub(super) fn create_ruleset(abi: u32, fs: u64, net: u64, scoped: u64) -> io::Result<OwnedFd> {
-    let attr = RulesetAttr {
-        handled_access_fs: fs,
-        handled_access_net: net,
-        scoped,
+/// Builds a ruleset (with the `landlock` crate, in the parent) handling `fs`, `net` (the
+/// caller passes none below ABI 4) and the IPC `scoped` (none below ABI 6), every one of them a hard
+/// requirement: the policy was found enforceable beforehand, so a right the kernel turns
+/// out not to know is an error, never a silently weaker ruleset.
+pub(super) fn create(
+    fs: u64,
+    net: u64,
+    scoped: u64,
+) -> Result<landlock::RulesetCreated, landlock::RulesetError> {
+    use landlock::{
+        AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr, Scope,
     };
-    // Older kernels reject sizes beyond the struct they know unless the tail is zero;
-    // pass exactly the part this ABI has.
-    let size = if abi >= super::SCOPE_ABI {
-        std::mem::size_of::<RulesetAttr>()
-    } else if abi >= super::NET_ABI {
-        2 * std::mem::size_of::<u64>()
-    } else {
-        std::mem::size_of::<u64>()
-    };
-    // SAFETY: `attr` is a live, initialised struct of at least `size` bytes laid out
-    // as the kernel expects; the kernel only reads it during the call.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            std::ptr::from_ref(&attr),
-            size as libc::size_t,
-            0 as libc::c_uint,
-        )
-    };
-    let fd = RawFd::try_from(ret).map_err(|_| io::Error::last_os_error())?;
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(BitFlags::<AccessFs>::from_bits_truncate(fs))?;
+    if net != 0 {
+        ruleset = ruleset.handle_access(BitFlags::<AccessNet>::from_bits_truncate(net))?;
     }
-    // SAFETY: the syscall just returned this fd (close-on-exec) and nothing else owns it.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-}
-
-/// Allows `access` beneath the file or directory `parent`.
-pub(super) fn add_path_rule(ruleset: &OwnedFd, parent: &OwnedFd, access: u64) -> io::Result<()> {
-    let attr = PathBeneathAttr {
-        allowed_access: access,
-        parent_fd: parent.as_raw_fd(),
-    };
-    // SAFETY: both fds are open for the duration of the call; `attr` is a live,
-    // packed struct exactly as the kernel's, only read during the call.
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_landlock_add_rule,
-            ruleset.as_raw_fd(),
-            RULE_PATH_BENEATH,
-            std::ptr::from_ref(&attr),
-            0 as libc::c_uint,
-        )
-    };
-    if ret != 0 {
-        return Err(io::Error::last_os_error());
+    if scoped != 0 {
+        ruleset = ruleset.scope(BitFlags::<Scope>::from_bits_truncate(scoped))?;
     }
-    Ok(())
+    ruleset.create()
 }
 
 /// In the forked child: no new privileges, then enter the ruleset's domain.
