@@ -275,7 +275,7 @@ pub struct SandboxStatus {
     /// How blocks are detected.
     pub detection: Detection,
     /// Each protection layer and whether it is enforced here, including the process
-    /// containment of [`crate::spawn::containment`].
+    /// containment of [`crate::spawn::layers`].
     pub layers: Vec<Layer>,
 }
 
@@ -396,7 +396,8 @@ pub trait PreparedSandbox: ChildSetup {
     fn detect(&self, exit_code: Option<i32>) -> SandboxVerdict;
 }
 
-/// This machine's sandbox, built once (honouring [`FORCE_ABI_VAR`] at that moment).
+/// This machine's sandbox, built once (in test builds, honouring `COPSE_HOOKS_SANDBOX_FORCE_ABI`
+/// at that moment).
 pub fn platform_sandbox() -> Arc<dyn Sandbox> {
     static SANDBOX: OnceLock<Arc<dyn Sandbox>> = OnceLock::new();
     SANDBOX
