@@ -322,6 +322,7 @@ fn hook_run(i: u64) -> HookRun {
         stdout: vec![b'y'; 1_000],
         stderr: b"no-force-push: matched rule 3\n".to_vec(),
         sandbox: copse_hooks::outcome::SandboxState::Enforced,
+        warnings: Vec::new(),
     }
 }
 

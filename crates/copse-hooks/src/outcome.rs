@@ -219,6 +219,9 @@ pub struct HookRun {
     pub stderr: Vec<u8>,
     /// How the sandbox applied to this run.
     pub sandbox: SandboxState,
+    /// What the engine refused or changed about this run (e.g. session environment
+    /// variables it dropped), for the record.
+    pub warnings: Vec<String>,
 }
 
 /// How the sandbox applied to one run.

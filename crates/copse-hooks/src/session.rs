@@ -8,7 +8,10 @@
 //! still reports the turn it belongs to. `sessionStart` hooks may export environment
 //! variables for every later hook of the session; a hook spawned while they are still
 //! running waits for them (bounded by their timeout), so whether it sees that
-//! environment never depends on a race.
+//! environment never depends on a race. An overlay only reaches sandboxed hooks of the
+//! same scope and root as the hook that set it (a project hook's variables never reach
+//! a user hook or another root's hooks), and names that change how programs load or
+//! behave ([`crate::env::overlay_refusal`]) are dropped with a warning on the run.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -74,7 +77,7 @@ struct State {
     local_id: String,
     identity: Mutex<SessionIdentity>,
     turns: Mutex<u64>,
-    env: Mutex<BTreeMap<String, String>>,
+    env: Mutex<Overlays>,
     starting: Mutex<Starting>,
     started: Condvar,
     dispatcher: Arc<Dispatcher>,
@@ -108,7 +111,7 @@ impl Session {
                 local_id: local_session_id(),
                 identity: Mutex::new(identity),
                 turns: Mutex::new(0),
-                env: Mutex::new(BTreeMap::new()),
+                env: Mutex::new(Overlays::default()),
                 starting: Mutex::new(Starting::default()),
                 started: Condvar::new(),
                 dispatcher: Arc::new(Dispatcher::default()),
@@ -146,9 +149,28 @@ impl Session {
         lock(&self.state.queue).start_human_turn_tree()
     }
 
-    /// The session's environment overlay (from sessionStart hooks).
+    /// Every environment overlay of the session (from sessionStart hooks), merged:
+    /// what was accepted, whichever hooks it reaches ([`Session::env_for`]).
     pub fn env(&self) -> BTreeMap<String, String> {
-        lock(&self.state.env).clone()
+        let overlays = lock(&self.state.env);
+        let mut all = BTreeMap::new();
+        for (_, vars) in &overlays.0 {
+            all.extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        all
+    }
+
+    /// The overlay a hook of this scope and root receives (set by sessionStart hooks of
+    /// the same scope and root; an unsandboxed hook receives none).
+    pub fn env_for(
+        &self,
+        scope: Scope,
+        root: Option<&std::path::Path>,
+    ) -> BTreeMap<String, String> {
+        lock(&self.state.env)
+            .get(scope, root)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Runs the tool gate for one call.
@@ -197,7 +219,7 @@ impl Session {
             return Verdict::default();
         }
         self.wait_for_session_start(event.event());
-        let env = self.env();
+        let env = lock(&self.state.env).clone();
         let input = RunInput {
             event,
             ctx,
@@ -501,6 +523,62 @@ impl Session {
     }
 }
 
+/// The session's environment overlays, one per (scope, root) that set one.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Overlays(
+    Vec<(
+        (Scope, Option<std::path::PathBuf>),
+        BTreeMap<String, String>,
+    )>,
+);
+
+impl Overlays {
+    fn get(
+        &self,
+        scope: Scope,
+        root: Option<&std::path::Path>,
+    ) -> Option<&BTreeMap<String, String>> {
+        self.0
+            .iter()
+            .find(|((s, r), _)| *s == scope && r.as_deref() == root)
+            .map(|(_, vars)| vars)
+    }
+
+    fn extend(
+        &mut self,
+        scope: Scope,
+        root: Option<&std::path::Path>,
+        vars: BTreeMap<String, String>,
+    ) {
+        if let Some((_, existing)) = self
+            .0
+            .iter_mut()
+            .find(|((s, r), _)| *s == scope && r.as_deref() == root)
+        {
+            existing.extend(vars);
+        } else {
+            self.0
+                .push(((scope, root.map(std::path::Path::to_path_buf)), vars));
+        }
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The overlay `hook` receives: its own scope and root's, and none at all when it
+    /// runs outside the sandbox.
+    pub(crate) fn for_hook(
+        &self,
+        hook: &crate::dialect::HookSpec,
+    ) -> Option<&BTreeMap<String, String>> {
+        if !hook.sandbox {
+            return None;
+        }
+        self.get(hook.scope, hook.root.as_deref())
+    }
+}
+
 /// `local-<unix ms>-<pid>-<n>`: unique per session object in this process.
 fn local_session_id() -> String {
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
@@ -533,7 +611,7 @@ impl DetachedRun {
         let session = &self.session;
         let canonical = self.event.event();
         session.wait_for_session_start(canonical);
-        let env = session.env();
+        let env = lock(&session.state.env).clone();
         let input = RunInput {
             event: &self.event,
             ctx: Context {
@@ -546,12 +624,24 @@ impl DetachedRun {
             limits: session.engine.limits(),
             sandbox: session.engine.sandbox_config(),
         };
-        let run = run_one(&self.selected, &input);
+        let mut run = run_one(&self.selected, &input);
         let hook = self.selected.hook();
         if let Some(vars) = &run.outcome.session_env
             && canonical == CanonicalEvent::SessionStart
         {
-            lock(&session.state.env).extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+            let mut accepted = BTreeMap::new();
+            for (k, v) in vars {
+                match crate::env::overlay_refusal(k) {
+                    None if !v.contains('\0') => {
+                        accepted.insert(k.clone(), v.clone());
+                    }
+                    refusal => run.warnings.push(format!(
+                        "session environment variable {k:?} dropped: {}",
+                        refusal.unwrap_or("its value contains a NUL byte")
+                    )),
+                }
+            }
+            lock(&session.state.env).extend(hook.scope, hook.root.as_deref(), accepted);
         }
         if let Some(q) = &run.outcome.queue_message {
             session.enqueue(hook, q, self.epoch);

@@ -331,6 +331,9 @@ fn insert(conn: &mut Connection, batch: &mut Vec<RunRecord>) -> rusqlite::Result
                 rec.stdout_truncated,
                 rec.stderr,
                 rec.stderr_truncated,
+                (!rec.warnings.is_empty())
+                    .then(|| serde_json::to_string(&rec.warnings).unwrap_or_default()),
+                to_i64(rec.redactions),
             ]);
             match result {
                 Ok(_) => {}

@@ -4,6 +4,7 @@
 
 mod claude;
 mod copse;
+mod env;
 mod sandbox;
 mod session;
 mod spawn;

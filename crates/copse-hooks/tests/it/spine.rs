@@ -84,6 +84,8 @@ fn full(i: u64) -> RunRecord {
         stdout_truncated: true,
         stderr: b"warning: x\n".to_vec(),
         stderr_truncated: false,
+        warnings: vec![format!("warning {i}")],
+        redactions: i,
     }
 }
 
@@ -202,6 +204,7 @@ fn hook_run() -> HookRun {
         stdout: b"{}".to_vec(),
         stderr: vec![b'e'; CAPTURE_CAP],
         sandbox: copse_hooks::outcome::SandboxState::Enforced,
+        warnings: vec!["session environment variable \"PATH\" dropped".into()],
     }
 }
 
@@ -253,6 +256,7 @@ fn from_run_maps_and_caps_every_field() {
     );
     assert_eq!(rec.queued_message.as_deref(), Some("queued"));
     assert!(rec.session_env);
+    assert_eq!(rec.warnings, run.warnings);
     assert_eq!((rec.stdin.len(), rec.stdin_truncated), (CAPTURE_CAP, true));
     assert_eq!(
         (rec.stdout.as_slice(), rec.stdout_truncated),
