@@ -201,7 +201,10 @@ impl Engine {
                 message,
             });
         };
-        let text = match std::fs::read_to_string(file) {
+        let text = match crate::fsread::read_regular(file, crate::fsread::MAX_CONFIG_BYTES)
+            .map_err(|e| e.to_string())
+            .and_then(|b| String::from_utf8(b).map_err(|e| format!("not UTF-8: {e}")))
+        {
             Ok(t) => t,
             Err(e) => {
                 problem(None, None, Level::Error, format!("cannot be read: {e}"));

@@ -88,6 +88,8 @@ struct State {
     /// configs), waiting for the host to take them.
     notices: Mutex<Vec<String>>,
     announced: Mutex<std::collections::HashSet<String>>,
+    /// The config problems seen by the latest event fired.
+    problems: Mutex<Vec<crate::dialect::ConfigWarning>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -120,6 +122,7 @@ impl Session {
                 drops: Mutex::new(Vec::new()),
                 notices: Mutex::new(Vec::new()),
                 announced: Mutex::new(std::collections::HashSet::new()),
+                problems: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -416,9 +419,14 @@ impl Session {
     /// first time.
     fn select(&self, event: &EventPayload, ctx: &Context<'_>) -> Vec<Selected> {
         let mut changed = Vec::new();
-        let selected = self.engine.select(event, ctx, &mut |loaded| {
-            changed.push(loaded.location.path.clone());
-        });
+        let mut problems = Vec::new();
+        let selected = self.engine.select(
+            event,
+            ctx,
+            &mut |path| changed.push(path.to_path_buf()),
+            &mut |w| problems.push(w.clone()),
+        );
+        *lock(&self.state.problems) = problems;
         for path in changed {
             self.notice_once(
                 format!("changed:{}", path.display()),
@@ -448,6 +456,13 @@ impl Session {
         if lock(&self.state.announced).insert(key) {
             lock(&self.state.notices).push(text);
         }
+    }
+
+    /// The config problems (unreadable, invalid, wrong-shaped files...) met by the
+    /// latest event this session fired, one per warning, in configured order. A host
+    /// shows them with the verdict: a config fault is never silent.
+    pub fn config_problems(&self) -> Vec<crate::dialect::ConfigWarning> {
+        lock(&self.state.problems).clone()
     }
 
     /// Takes the notices the user should see (each is produced once per session).

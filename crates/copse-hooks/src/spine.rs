@@ -88,6 +88,13 @@ pub enum SpineError {
         /// Its `PRAGMA application_id`.
         application_id: i32,
     },
+    /// The database path exists but is not a regular file (a FIFO, a device, a
+    /// directory): opening it could block or read without end.
+    #[error("the hook run database {} is not a regular file; it was left untouched", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
     /// The database was written by a newer build.
     #[error(
         "the hook run database {} has schema version {found}, newer than this build supports \
@@ -258,6 +265,8 @@ pub struct Spine {
     reader: Mutex<Option<Connection>>,
     /// Records offered to a spine without a writer.
     dropped: AtomicU64,
+    /// Modes tightened at open, for the host to say once.
+    notices: Mutex<Vec<String>>,
 }
 
 impl fmt::Debug for Spine {
@@ -300,11 +309,32 @@ impl Spine {
     /// or switching a new database to WAL takes a write lock).
     pub fn try_open(path: impl AsRef<Path>, options: SpineOptions) -> Result<Spine, SpineError> {
         let path = path.as_ref().to_path_buf();
+        let mut notices = Vec::new();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| SpineError::CreateDir {
-                path: path.clone(),
-                source,
-            })?;
+            let notice =
+                crate::private::ensure_dir(dir).map_err(|source| SpineError::CreateDir {
+                    path: path.clone(),
+                    source,
+                })?;
+            notices.extend(notice);
+        }
+        require_regular_or_absent(&path)?;
+        if !path.exists() {
+            // Created private before SQLite opens it (its -wal and -shm files take the
+            // main file's mode).
+            use std::os::unix::fs::OpenOptionsExt as _;
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(crate::private::FILE_MODE)
+                .open(&path);
+        }
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = path.clone().into_os_string();
+            file.push(suffix);
+            if let Ok(Some(n)) = crate::private::tighten_file(Path::new(&file)) {
+                notices.push(n);
+            }
         }
         let open_err = |source| SpineError::Open {
             path: path.clone(),
@@ -359,6 +389,7 @@ impl Spine {
             writer: Some(writer),
             reader: Mutex::new(None),
             dropped: AtomicU64::new(0),
+            notices: Mutex::new(notices),
         })
     }
 
@@ -387,6 +418,7 @@ impl Spine {
             writer: None,
             reader: Mutex::new(Some(conn)),
             dropped: AtomicU64::new(0),
+            notices: Mutex::new(Vec::new()),
         })
     }
 
@@ -398,6 +430,7 @@ impl Spine {
             writer: None,
             reader: Mutex::new(None),
             dropped: AtomicU64::new(0),
+            notices: Mutex::new(Vec::new()),
         }
     }
 
@@ -430,6 +463,12 @@ impl Spine {
         if let Some(shared) = &self.shared {
             shared.flush();
         }
+    }
+
+    /// Takes the notices from opening (a directory or file whose wider mode was
+    /// tightened to the user's alone).
+    pub fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notices.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The first warning raised while recording (a failed commit or prune), once.
@@ -509,11 +548,23 @@ impl Drop for Spine {
     }
 }
 
+/// Refuses a path that exists but is not a regular file (a FIFO would block SQLite's
+/// open, a device would be read without end).
+fn require_regular_or_absent(path: &Path) -> Result<(), SpineError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(SpineError::NotAFile {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 fn open_reader(path: &Path) -> Result<Connection, SpineError> {
     let err = |source| SpineError::Open {
         path: path.to_path_buf(),
         source,
     };
+    require_regular_or_absent(path)?;
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,

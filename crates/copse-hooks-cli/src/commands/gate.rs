@@ -52,13 +52,20 @@ pub fn run(global: &Global, tool: &str, input: &str) -> Result<ExitCode> {
     let call = tool_call(tool, input, inv.engine.workspace_roots())?;
     let session = inv.engine.session(SessionIdentity::new(""));
     let verdict = session.gate_tool(call);
+    let problems = workspace::print_config_problems(&session);
     workspace::print_notices(&session);
     inv.engine.flush_spine();
     workspace::warn_spine(&inv.engine);
     if global.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&output::verdict_json(&verdict))?
+            serde_json::to_string_pretty(&{
+                let mut v = output::verdict_json(&verdict);
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("warnings".into(), serde_json::json!(problems));
+                }
+                v
+            })?
         );
     } else {
         print_human(tool, &verdict);

@@ -286,6 +286,7 @@ pub fn run(global: &Global, file: &Path) -> Result<ExitCode> {
     let lines = parse(file, inv.engine.workspace_roots())?;
     let session = inv.engine.session(SessionIdentity::new("replay"));
     let (per_line, summary) = drive(&session, &lines);
+    workspace::print_config_problems(&session);
     workspace::print_notices(&session);
     inv.engine.flush_spine();
     workspace::warn_spine(&inv.engine);

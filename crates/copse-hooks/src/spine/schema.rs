@@ -110,7 +110,19 @@ pub(crate) fn check(conn: &Connection, path: &Path) -> Result<i64, SpineError> {
     let app: i32 = conn
         .pragma_query_value(None, "application_id", |row| row.get(0))
         .map_err(err)?;
-    if app != 0 && app != APPLICATION_ID {
+    // Application id 0 is a fresh file only when it holds nothing: another program's
+    // database (which never set an id) is refused, not adopted.
+    let foreign = match app {
+        APPLICATION_ID => false,
+        0 => {
+            let objects: i64 = conn
+                .query_row("SELECT count(*) FROM sqlite_master", [], |row| row.get(0))
+                .map_err(err)?;
+            version != 0 || objects != 0
+        }
+        _ => true,
+    };
+    if foreign {
         return Err(SpineError::Foreign {
             path: path.to_path_buf(),
             application_id: app,
