@@ -169,15 +169,16 @@ impl Engine {
             classify(self, &source).ok_or_else(|| DryRunError::UnknownConfig {
                 path: source.clone(),
             })?;
-        let bytes = crate::fsread::read_regular(&source, crate::fsread::MAX_CONFIG_BYTES).map_err(
-            |e| DryRunError::Read {
-                path: source.clone(),
-                source: match e {
-                    crate::fsread::ReadError::Io(e) => e,
-                    other => std::io::Error::other(other.to_string()),
-                },
-            },
-        )?;
+        let bytes =
+            crate::fsread::read_regular(&source, crate::fsread::MAX_CONFIG_BYTES).map_err(|e| {
+                DryRunError::Read {
+                    path: source.clone(),
+                    source: match e {
+                        crate::fsread::ReadError::Io(e) => e,
+                        other => std::io::Error::other(other.to_string()),
+                    },
+                }
+            })?;
         let text = String::from_utf8_lossy(&bytes).into_owned();
         let adapter = discovery::adapter(dialect);
         let parsed = adapter.parse(&text, &source, scope, root.as_deref());

@@ -478,9 +478,20 @@ impl Engine {
                 .configs
                 .insert(loaded.location.path.clone(), loaded.hash.clone());
             if loaded.exists && loaded.hash.is_none() {
+                let why: Vec<&str> = loaded
+                    .config
+                    .warnings
+                    .iter()
+                    .map(|w| w.message.as_str())
+                    .collect();
                 snapshot.problems.push(format!(
-                    "{} exists but could not be read: its hooks will not run",
-                    loaded.location.path.display()
+                    "{} exists but {}; its hooks will not run",
+                    loaded.location.path.display(),
+                    if why.is_empty() {
+                        "could not be read".to_string()
+                    } else {
+                        why.join("; ")
+                    }
                 ));
             }
             for hook in &loaded.config.hooks {
@@ -543,8 +554,7 @@ impl Engine {
                 {
                     if hook.scope == Scope::Project {
                         let scripts = self.hook_scripts(hook);
-                        if let Some(bad) =
-                            scripts.iter().find(|s| s.state == ScriptState::Changed)
+                        if let Some(bad) = scripts.iter().find(|s| s.state == ScriptState::Changed)
                         {
                             changed(&bad.path);
                             continue;

@@ -104,10 +104,20 @@ mod tests {
             read_regular(&small, 1),
             Err(ReadError::TooLarge { limit: 1 })
         ));
-        assert!(read_optional(&dir.path().join("none"), 10).unwrap().is_none());
+        assert!(
+            read_optional(&dir.path().join("none"), 10)
+                .unwrap()
+                .is_none()
+        );
         let err = read_regular(Path::new("/dev/zero"), 10).unwrap_err();
-        assert_eq!(err.to_string(), "is not a regular file (it is a character device)");
+        assert_eq!(
+            err.to_string(),
+            "is not a regular file (it is a character device)"
+        );
         let err = read_regular(dir.path(), 10).unwrap_err();
-        assert!(matches!(err, ReadError::NotRegular { kind: "directory" }), "{err}");
+        assert!(
+            matches!(err, ReadError::NotRegular { kind: "directory" }),
+            "{err}"
+        );
     }
 }

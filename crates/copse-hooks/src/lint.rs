@@ -171,7 +171,13 @@ impl Engine {
             )
             .into_iter()
             .map(|l| l.path)
-            .filter(|p| p.is_file())
+            // Anything there, readable or not (a FIFO, a device, a file behind a
+            // parent without permission, a symlink loop), is linted and its problem
+            // reported: never counted as absent.
+            .filter(|p| {
+                std::fs::symlink_metadata(p).is_ok()
+                    || matches!(std::fs::metadata(p), Err(e) if e.kind() != std::io::ErrorKind::NotFound)
+            })
             .collect()
         } else {
             paths.to_vec()

@@ -58,7 +58,12 @@ mod tests {
         let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode(&dir), 0o700);
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        assert!(ensure_dir(&dir).unwrap().unwrap().contains("tightened to 700"));
+        assert!(
+            ensure_dir(&dir)
+                .unwrap()
+                .unwrap()
+                .contains("tightened to 700")
+        );
         assert_eq!(mode(&dir), 0o700);
         let f = dir.join("settings.json");
         std::fs::write(&f, "{}").unwrap();

@@ -12,8 +12,26 @@ use std::path::{Component, Path, PathBuf};
 
 /// Interpreters whose first non-option argument is the script they run.
 const INTERPRETERS: &[&str] = &[
-    "sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "python2", "node",
-    "nodejs", "bun", "ruby", "perl", "php", "tsx", "ts-node", "lua", "Rscript", "pwsh",
+    "sh",
+    "bash",
+    "zsh",
+    "dash",
+    "ksh",
+    "fish",
+    "python",
+    "python3",
+    "python2",
+    "node",
+    "nodejs",
+    "bun",
+    "ruby",
+    "perl",
+    "php",
+    "tsx",
+    "ts-node",
+    "lua",
+    "Rscript",
+    "pwsh",
     "osascript",
 ];
 
@@ -84,7 +102,11 @@ fn split_words(command: &str) -> Vec<String> {
 fn expand(word: &str, root: &Path) -> String {
     let root = root.display().to_string();
     let mut w = word.to_string();
-    for var in ["CLAUDE_PROJECT_DIR", "CURSOR_PROJECT_DIR", "COPSE_PROJECT_DIR"] {
+    for var in [
+        "CLAUDE_PROJECT_DIR",
+        "CURSOR_PROJECT_DIR",
+        "COPSE_PROJECT_DIR",
+    ] {
         w = w.replace(&format!("${{{var}}}"), &root);
         w = w.replace(&format!("${var}"), &root);
     }
@@ -203,7 +225,10 @@ mod tests {
         assert_eq!(s("bash .cursor/hooks/g.sh"), p("/ws/.cursor/hooks/g.sh"));
         assert_eq!(s("sh -eu 'hooks/a b.sh' x"), p("/ws/hooks/a b.sh"));
         assert_eq!(s("python3 -u hooks/check.py"), p("/ws/hooks/check.py"));
-        assert_eq!(s("/usr/bin/python3 hooks/check.py"), p("/ws/hooks/check.py"));
+        assert_eq!(
+            s("/usr/bin/python3 hooks/check.py"),
+            p("/ws/hooks/check.py")
+        );
         assert_eq!(s("node hooks/x.js | tee log"), p("/ws/hooks/x.js"));
         assert_eq!(s("deno run -A hooks/x.ts"), p("/ws/hooks/x.ts"));
         assert_eq!(s("uv run hooks/x.py"), p("/ws/hooks/x.py"));

@@ -249,10 +249,12 @@ fn parse_lenient(path: &Path, bytes: &[u8]) -> Result<Settings, SettingsError> {
             }
         }
     }
-    let mut settings: Settings = serde_json::from_value(serde_json::Value::Object(good))
-        .map_err(|source| SettingsError::Corrupt {
-            path: path.to_path_buf(),
-            source,
+    let mut settings: Settings =
+        serde_json::from_value(serde_json::Value::Object(good)).map_err(|source| {
+            SettingsError::Corrupt {
+                path: path.to_path_buf(),
+                source,
+            }
         })?;
     if require_unreadable {
         settings.require_sandbox = true;
@@ -291,7 +293,9 @@ impl Settings {
     /// notices (modes tightened).
     pub fn update<R>(
         path: &Path,
-        change: impl FnOnce(Result<Settings, SettingsError>) -> Result<(Option<Settings>, R), SettingsError>,
+        change: impl FnOnce(
+            Result<Settings, SettingsError>,
+        ) -> Result<(Option<Settings>, R), SettingsError>,
     ) -> Result<(R, Vec<String>), SettingsError> {
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         let mut notices = Vec::new();

@@ -206,6 +206,19 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    // A config that exists but cannot be read is said, never shown as absent.
+    for w in listing
+        .warnings
+        .iter()
+        .filter(|w| w.scope == Scope::Project)
+    {
+        eprintln!(
+            "{}: {}: {}",
+            paint("warning", output::YELLOW, true),
+            workspace::display_path(&w.source),
+            w.message
+        );
+    }
     if project.is_empty() {
         println!("Trusting would allow no project hooks: none are declared.");
         return Ok(ExitCode::SUCCESS);

@@ -17,7 +17,10 @@ fn settings_path() -> PathBuf {
 
 /// The settings for modification. A corrupt file is moved aside (nothing is lost)
 /// and replaced by the defaults.
-fn recover(path: &Path, loaded: Result<Settings, SettingsError>) -> Result<Settings, SettingsError> {
+fn recover(
+    path: &Path,
+    loaded: Result<Settings, SettingsError>,
+) -> Result<Settings, SettingsError> {
     match loaded {
         Ok(s) => {
             for w in &s.warnings {
@@ -95,7 +98,9 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
         eprintln!("{}: {p}", paint("warning", output::YELLOW, true));
     }
     let (pins, scripts) = (snapshot.configs.clone(), snapshot.scripts.clone());
-    update(&path, |s| s.trust_pinned(&root, pins.clone(), scripts.clone()))?;
+    update(&path, |s| {
+        s.trust_pinned(&root, pins.clone(), scripts.clone())
+    })?;
     let listing = snapshot.listing;
     let hooks: Vec<_> = listing
         .hooks
@@ -123,7 +128,11 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     }
     for (script, hash) in &scripts {
         match hash {
-            Some(hash) => println!("  pinned script {} (sha256 {})", script.display(), &hash[..12]),
+            Some(hash) => println!(
+                "  pinned script {} (sha256 {})",
+                script.display(),
+                &hash[..12]
+            ),
             None => println!("  pinned script {} (missing)", script.display()),
         }
     }

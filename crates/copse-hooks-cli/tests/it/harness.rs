@@ -115,6 +115,14 @@ pub struct Run {
 }
 
 impl Run {
+    /// A run from a process's output (for callers that spawn themselves).
+    pub fn from_output(out: Output) -> Run {
+        Run {
+            out,
+            root: PathBuf::new(),
+        }
+    }
+
     pub fn success(self) -> Self {
         assert!(
             self.out.status.success(),

@@ -6,6 +6,7 @@ mod harness;
 
 mod audit;
 mod gate;
+mod hostile;
 mod lint;
 mod list;
 mod replay;

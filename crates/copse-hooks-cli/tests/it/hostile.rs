@@ -1,0 +1,271 @@
+//! Files an attacker controls (a FIFO or `/dev/zero` as a config), a pinned script
+//! edited after trust, concurrent settings updates, partial settings, file modes.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::{Cmd, Env, Run};
+
+/// Runs a command with a generous upper bound: a hang fails the test instead of
+/// blocking it forever.
+fn bounded(cmd: Cmd) -> Run {
+    let mut c = cmd.cmd;
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the command hung on a hostile file");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    Run::from_output(out)
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_fifo_or_dev_zero_as_a_config_is_a_warning_naming_it_never_a_hang() {
+    for kind in ["fifo", "dev-zero"] {
+        let env = Env::new();
+        let config = env.workspace().join(".cursor/hooks.json");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        match kind {
+            "fifo" => mkfifo(&config),
+            _ => std::os::unix::fs::symlink("/dev/zero", &config).unwrap(),
+        }
+        let named = |r: &Run, what: &str| {
+            let all = format!("{}{}", r.stdout(), r.stderr());
+            assert!(
+                all.contains(".cursor/hooks.json") && all.contains("not a regular file"),
+                "{kind}: {what} does not name the file as not a regular file:\n{all}"
+            );
+        };
+        let r = bounded(env.cmd().args(["list", "--untrusted-preview"]));
+        named(&r, "list --untrusted-preview");
+        let r = bounded(env.cmd().args(["trust"]));
+        assert!(
+            r.out.status.success(),
+            "{kind}: trust failed: {}",
+            r.stderr()
+        );
+        named(&r, "trust");
+        let r = bounded(env.cmd().args(["lint"]));
+        named(&r, "lint");
+        let r = bounded(env.cmd().args([
+            "--enable",
+            "--json",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ]));
+        assert!(
+            r.out.status.success(),
+            "{kind}: gate failed: {}",
+            r.stderr()
+        );
+        named(&r, "gate");
+        let warnings = r.json()["warnings"].clone();
+        assert!(
+            warnings.as_array().is_some_and(|w| w
+                .iter()
+                .any(|w| w.as_str().unwrap().contains("not a regular file"))),
+            "{kind}: gate --json carries no warning: {warnings}"
+        );
+    }
+}
+
+#[test]
+fn a_pinned_script_edited_after_trust_stops_its_hook() {
+    let env = Env::new();
+    let marker = env.root().join("ran");
+    let script = env.script(
+        "ws/.cursor/hooks/guard.sh",
+        &format!("cat >/dev/null; echo ok >> {}", marker.display()),
+    );
+    env.project_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [
+            {"command": "bash .cursor/hooks/guard.sh"}
+        ]}})
+        .to_string(),
+    );
+    let r = env.cmd().args(["trust"]).run().success();
+    assert!(r.stdout().contains("pinned script"), "{}", r.stdout());
+    let r = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    assert_eq!(r.json()["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ok\n");
+
+    // The attack: the config is unchanged, the script it runs is not.
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho evil >> {}\n", marker.display()),
+    )
+    .unwrap();
+    let r = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    assert_eq!(
+        r.json()["runs"].as_array().unwrap().len(),
+        0,
+        "the edited script ran"
+    );
+    assert!(
+        r.stderr()
+            .contains("guard.sh changed since the workspace was trusted"),
+        "{}",
+        r.stderr()
+    );
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ok\n");
+    let list = env.cmd().args(["list"]).run().success();
+    assert!(
+        list.stdout().contains("CHANGED since trusted"),
+        "{}",
+        list.stdout()
+    );
+
+    // Removed is changed too; trusting again runs the new content.
+    std::fs::remove_file(&script).unwrap();
+    let r = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    assert_eq!(r.json()["runs"].as_array().unwrap().len(), 0);
+}
+
+fn settings(env: &Env) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(env.copse_dir().join("settings.json")).unwrap())
+        .unwrap()
+}
+
+#[test]
+fn twenty_concurrent_trusts_record_twenty_entries() {
+    let env = Env::new();
+    let dirs: Vec<_> = (0..20)
+        .map(|i| {
+            let d = env.root().join(format!("ws{i}"));
+            std::fs::create_dir_all(&d).unwrap();
+            d
+        })
+        .collect();
+    let children: Vec<_> = dirs
+        .iter()
+        .map(|d| {
+            let mut c = env.cmd().args(["trust"]).cmd;
+            c.arg(d)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+            c.spawn().unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let trusted = settings(&env)["trustedWorkspaces"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(trusted, 20);
+}
+
+#[test]
+fn untrust_racing_trust_never_leaves_the_untrusted_root_trusted() {
+    let env = Env::new();
+    let (a, b) = (env.root().join("a"), env.root().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    for _ in 0..10 {
+        env.cmd().args(["trust"]).args([&a]).run().success();
+        let spawn = |verb: &str, d: &std::path::Path| {
+            let mut c = env.cmd().args([verb]).cmd;
+            c.arg(d).stdout(std::process::Stdio::null());
+            c.spawn().unwrap()
+        };
+        let (mut u, mut t) = (spawn("untrust", &a), spawn("trust", &b));
+        assert!(u.wait().unwrap().success() && t.wait().unwrap().success());
+        let paths: Vec<String> = settings(&env)["trustedWorkspaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["path"].as_str().unwrap().to_string())
+            .collect();
+        assert!(!paths.contains(&a.display().to_string()), "{paths:?}");
+        assert!(paths.contains(&b.display().to_string()), "{paths:?}");
+        env.cmd().args(["untrust"]).args([&b]).run().success();
+    }
+}
+
+#[test]
+fn a_wrong_typed_setting_is_a_warning_and_the_rest_applies() {
+    let env = Env::new();
+    let marker = env.root().join("ran");
+    env.script(
+        "home/.cursor/h.sh",
+        &format!("cat >/dev/null; touch {}", marker.display()),
+    );
+    env.user_cursor(
+        &json!({"hooks": {"beforeShellExecution": [{"command": "./h.sh"}]}}).to_string(),
+    );
+    env.write(
+        "copse/settings.json",
+        &json!({
+            "cursorHooksEnabled": true,
+            "requireSandbox": "yes",
+            "retention": 5,
+            "colour": "blue",
+            "sandboxWritablePaths": [env.root()],
+        })
+        .to_string(),
+    );
+    let r = env
+        .cmd()
+        .args([
+            "--json",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
+        .run()
+        .success();
+    let err = r.stderr();
+    let file = env.copse_dir().join("settings.json").display().to_string();
+    for key in ["requireSandbox", "retention", "colour"] {
+        assert!(
+            err.contains(&format!("\"{key}\"")) && err.contains(&file),
+            "no warning naming {key} and the file:\n{err}"
+        );
+    }
+    assert!(err.contains("treated as true"), "{err}");
+    // Hooks stay on: one wrong key does not void the file.
+    assert_eq!(r.json()["runs"].as_array().unwrap().len(), 1, "{err}");
+}
+
+#[test]
+fn copse_dir_and_its_files_are_private() {
+    let env = Env::new();
+    let dir = env.copse_dir();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(
+        dir.join("settings.json"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let r = env.cmd().args(["enable"]).run().success();
+    assert!(r.stderr().contains("tightened to 700"), "{}", r.stderr());
+    env.user_cursor(
+        &json!({"hooks": {"beforeShellExecution": [{"command": "cat >/dev/null"}]}}).to_string(),
+    );
+    env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700);
+    for f in ["settings.json", "spine.db"] {
+        assert_eq!(mode(&dir.join(f)), 0o600, "{f}");
+    }
+}
