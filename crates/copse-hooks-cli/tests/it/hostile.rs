@@ -269,3 +269,53 @@ fn copse_dir_and_its_files_are_private() {
         assert_eq!(mode(&dir.join(f)), 0o600, "{f}");
     }
 }
+
+#[test]
+fn test_refuses_an_untrusted_clone_and_trust_once_stays_sandboxed() {
+    let env = Env::new();
+    let marker = env.root().join("ran");
+    let config = env.write(
+        "ws/.copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [{
+            "command": format!("cat >/dev/null; echo ran >> {}", marker.display()),
+            "sandbox": false,
+            "timeout": 7,
+        }]}})
+        .to_string(),
+    );
+    let r = env
+        .cmd()
+        .args(["test"])
+        .args([&config])
+        .args(["toolGate"])
+        .run();
+    assert!(!r.out.status.success(), "an untrusted project hook ran");
+    assert!(r.stderr().contains("untrusted"), "{}", r.stderr());
+    assert!(!marker.exists());
+
+    let r = env
+        .cmd()
+        .args(["--json", "--trust", "test"])
+        .args([&config])
+        .args(["toolGate"])
+        .run()
+        .success();
+    let dry = r.json();
+    assert_eq!(
+        dry["sandboxed"], true,
+        "trusted once, it must stay sandboxed: {dry}"
+    );
+    assert_eq!(dry["timeout_ms"], 7000, "the hook's own timeout: {dry}");
+
+    // Trusted for real, its `"sandbox": false` applies.
+    env.cmd().args(["trust"]).run().success();
+    let r = env
+        .cmd()
+        .args(["--json", "test"])
+        .args([&config])
+        .args(["toolGate"])
+        .run()
+        .success();
+    assert_eq!(r.json()["sandboxed"], false);
+    assert!(marker.exists());
+}
