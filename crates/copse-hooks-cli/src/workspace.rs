@@ -56,10 +56,14 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
         if r.max_age_days.is_some() {
             retention.max_age_days = r.max_age_days;
         }
+        if r.max_bytes.is_some() {
+            retention.max_bytes = r.max_bytes;
+        }
         config.retention = retention;
     }
     let recording = settings.spine != Some(false);
     config.require_sandbox = settings.require_sandbox;
+    config.redact_secrets = settings.redact_secrets != Some(false);
     config.sandbox_writable = settings.sandbox_writable_paths.clone();
     adjust(&mut config);
     if !recording {

@@ -54,6 +54,7 @@ fn main() {
         Retention {
             max_runs: None,
             max_age_days: None,
+            max_bytes: None,
         },
         "keeping everything",
     );

@@ -56,6 +56,8 @@ pub struct EngineConfig {
     pub require_sandbox: bool,
     /// Further paths sandboxed hooks may write.
     pub sandbox_writable: Vec<PathBuf>,
+    /// Redact well-known secret shapes from what the audit store records (default on).
+    pub redact_secrets: bool,
 }
 
 impl EngineConfig {
@@ -83,6 +85,7 @@ impl EngineConfig {
             sandbox: true,
             require_sandbox: false,
             sandbox_writable: Vec::new(),
+            redact_secrets: true,
         }
     }
 
@@ -312,6 +315,7 @@ impl Engine {
             Some(path) => {
                 let options = SpineOptions {
                     retention: config.retention,
+                    redact_secrets: config.redact_secrets,
                     ..SpineOptions::default()
                 };
                 let (spine, warning) = Spine::open_with(path, options);

@@ -80,6 +80,9 @@ pub struct RetentionSettings {
     /// Keep runs at most this many days.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_age_days: Option<u64>,
+    /// Keep the store under this many bytes (default 256 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
 }
 
 /// The settings file's contents. Unknown keys are kept on rewrite.

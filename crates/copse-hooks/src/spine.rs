@@ -29,6 +29,7 @@
 
 mod query;
 mod record;
+pub mod redact;
 pub mod schema;
 mod writer;
 
@@ -197,13 +198,20 @@ pub struct Retention {
     pub max_runs: Option<u64>,
     /// Drop runs that started more than this many days ago.
     pub max_age_days: Option<u64>,
+    /// Keep the store's live data under this many bytes (oldest runs go first; the
+    /// freed pages are returned to the file system).
+    pub max_bytes: Option<u64>,
 }
+
+/// The default size limit of the audit store: 256 MiB.
+pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 
 impl Default for Retention {
     fn default() -> Self {
         Retention {
             max_runs: Some(10_000),
             max_age_days: Some(30),
+            max_bytes: Some(DEFAULT_MAX_BYTES),
         }
     }
 }
@@ -225,6 +233,9 @@ pub struct SpineOptions {
     pub busy_timeout: Duration,
     /// Prune after this many commits (also after every 1,000 records).
     pub prune_every_commits: u32,
+    /// Redact well-known secret shapes from recorded streams and texts
+    /// ([`redact`]); on by default.
+    pub redact_secrets: bool,
 }
 
 impl Default for SpineOptions {
@@ -237,6 +248,7 @@ impl Default for SpineOptions {
             queue_bytes: 64 * 1024 * 1024,
             busy_timeout: Duration::from_secs(1),
             prune_every_commits: 100,
+            redact_secrets: true,
         }
     }
 }
@@ -364,6 +376,12 @@ impl Spine {
         }
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(open_err)?;
+        if version == 0 {
+            // Before the first table: freed pages can then be returned incrementally
+            // when the size limit prunes.
+            conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
+                .map_err(open_err)?;
+        }
         schema::migrate(&mut conn, &path, version)?;
 
         let tuning = Tuning {
@@ -372,6 +390,7 @@ impl Spine {
             queue_records: options.queue_records.max(1),
             queue_bytes: options.queue_bytes.max(1),
             prune_every_commits: options.prune_every_commits.max(1),
+            redact_secrets: options.redact_secrets,
         };
         let shared = Arc::new(Shared::new(path.clone(), tuning));
         let thread_shared = Arc::clone(&shared);

@@ -9,5 +9,6 @@ mod sandbox;
 mod session;
 mod spawn;
 mod spine;
+mod spine_guard;
 mod vendor;
 mod wire;

@@ -33,6 +33,7 @@ fn keep_all() -> SpineOptions {
         retention: Retention {
             max_runs: None,
             max_age_days: None,
+            max_bytes: None,
         },
         busy_timeout: Duration::from_millis(200),
         ..SpineOptions::default()
@@ -784,6 +785,7 @@ fn retention_keeps_the_newest_runs() {
             retention: Retention {
                 max_runs: Some(10),
                 max_age_days: None,
+                max_bytes: None,
             },
             prune_every_commits: 1,
             ..keep_all()
@@ -804,6 +806,7 @@ fn retention_keeps_the_newest_runs() {
             retention: Retention {
                 max_runs: Some(3),
                 max_age_days: None,
+                max_bytes: None,
             },
             ..keep_all()
         },
@@ -837,6 +840,7 @@ fn retention_drops_old_runs() {
             retention: Retention {
                 max_runs: None,
                 max_age_days: Some(30),
+                max_bytes: None,
             },
             ..keep_all()
         },
