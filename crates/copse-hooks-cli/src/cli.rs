@@ -191,6 +191,13 @@ pub fn main() -> ExitCode {
                 "{}: {err:#}",
                 crate::output::paint("error", crate::output::RED, true)
             );
+            // A malformed canonical tool input is a usage error (exit 2).
+            if err
+                .chain()
+                .any(|e| e.is::<copse_hooks::event::ToolInputError>())
+            {
+                return ExitCode::from(2);
+            }
             ExitCode::from(1)
         }
     }

@@ -81,6 +81,30 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     Ok(bytes)
 }
 
+/// The cap on the `read_file` content given to hooks: 1 MiB.
+pub const MAX_READ_FILE_CONTENT: u64 = 1 << 20;
+
+/// The first `limit` bytes of a regular file (opened without blocking), and whether
+/// the file was longer. Not a regular file (a FIFO, `/dev/zero`, a directory) is an
+/// error: nothing is read from it.
+pub fn read_prefix(path: &Path, limit: u64) -> Result<(Vec<u8>, bool), ReadError> {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(ReadError::NotRegular {
+            kind: kind_of(meta.file_type()),
+        });
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len().min(limit)).unwrap_or(0));
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    let cut = bytes.len() as u64 > limit;
+    bytes.truncate(usize::try_from(limit).unwrap_or(usize::MAX));
+    Ok((bytes, cut))
+}
+
 /// [`read_regular`], with a missing file as `None`.
 pub fn read_optional(path: &Path, limit: u64) -> Result<Option<Vec<u8>>, ReadError> {
     match read_regular(path, limit) {

@@ -176,16 +176,57 @@ impl Session {
             .unwrap_or_default()
     }
 
-    /// Runs the tool gate for one call.
+    /// Runs the tool gate for one call. A call whose input does not have its tool's
+    /// declared shape runs no hook and is denied (hooks never see a coerced value);
+    /// [`Session::try_gate_tool`] returns the error instead.
     pub fn gate_tool(&self, call: ToolCall) -> Verdict {
-        self.fire_blocking(&EventPayload::ToolGate(call))
+        match self.try_gate_tool(call) {
+            Ok(v) => v,
+            Err(e) => malformed_verdict(&e),
+        }
+    }
+
+    /// [`Session::gate_tool`], with a malformed input as an error the host handles.
+    pub fn try_gate_tool(&self, call: ToolCall) -> Result<Verdict, crate::event::ToolInputError> {
+        call.validate()?;
+        Ok(self.fire_blocking(&EventPayload::ToolGate(call)))
+    }
+
+    /// [`Session::fire`], with a malformed tool input (`toolGate`, `afterToolUse`) as
+    /// an error the host handles: no hook runs.
+    pub fn try_fire(&self, event: EventPayload) -> Result<Fired, crate::event::ToolInputError> {
+        match &event {
+            EventPayload::ToolGate(call) => call.validate()?,
+            EventPayload::AfterToolUse(r) => crate::event::tool::validate(&r.tool, &r.input)?,
+            _ => {}
+        }
+        Ok(self.fire(event))
     }
 
     /// Fires any event: blocking events return their verdict, observation events are
     /// dispatched detached. `beforeSubmitPrompt` starts a human turn first.
     /// On `afterFileEdit`, hooks that opted into `async` run detached; the rest are
     /// awaited.
+    ///
+    /// A malformed tool input runs no hook: a `toolGate` is denied, an `afterToolUse`
+    /// dispatches nothing ([`Session::try_fire`] returns the error instead).
     pub fn fire(&self, mut event: EventPayload) -> Fired {
+        match &event {
+            EventPayload::ToolGate(call) => {
+                if let Err(e) = call.validate() {
+                    return Fired::Verdict(malformed_verdict(&e));
+                }
+            }
+            EventPayload::AfterToolUse(r) => {
+                if crate::event::tool::validate(&r.tool, &r.input).is_err() {
+                    return Fired::Detached {
+                        dispatched: 0,
+                        dropped: 0,
+                    };
+                }
+            }
+            _ => {}
+        }
         if let EventPayload::AfterToolUse(result) = &mut event {
             crate::event::cap_tool_output(&mut result.output);
         }
@@ -591,6 +632,15 @@ impl Overlays {
             return None;
         }
         self.get(hook.scope, hook.root.as_deref())
+    }
+}
+
+/// The verdict for a malformed tool input: denied, no hook run.
+fn malformed_verdict(e: &crate::event::ToolInputError) -> Verdict {
+    Verdict {
+        decision: Some(crate::outcome::Decision::Deny),
+        agent_message: Some(format!("malformed tool input: {e}")),
+        ..Verdict::default()
     }
 }
 

@@ -319,3 +319,61 @@ fn test_refuses_an_untrusted_clone_and_trust_once_stays_sandboxed() {
     assert_eq!(r.json()["sandboxed"], false);
     assert!(marker.exists());
 }
+
+#[test]
+fn a_malformed_tool_input_exits_2_with_one_line_naming_the_field() {
+    let env = Env::new();
+    for (input, field) in [
+        (r#"{"command": 5}"#, "command"),
+        (r#"{"command": ["rm","-rf","/"]}"#, "command"),
+        (r#"{}"#, "command"),
+    ] {
+        let r = env
+            .cmd()
+            .args(["--enable", "gate", "run_shell", "--input", input])
+            .run();
+        assert_eq!(r.out.status.code(), Some(2), "{input}: {}", r.stderr());
+        let err = r.stderr();
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("\"{field}\"")), "{err}");
+    }
+}
+
+#[test]
+fn read_file_content_is_bounded_and_only_read_from_regular_files() {
+    let env = Env::new();
+    let sizes = env.root().join("sizes");
+    env.script(
+        "home/.cursor/size.sh",
+        &format!("wc -c >> {}", sizes.display()),
+    );
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeReadFile": [{"command": "./size.sh"}]}}).to_string(),
+    );
+    // /dev/zero: refused at once, nothing read.
+    let r = bounded(env.cmd().args([
+        "--enable",
+        "gate",
+        "read_file",
+        "--input",
+        r#"{"path": "/dev/zero"}"#,
+    ]));
+    assert!(!r.out.status.success());
+    assert!(r.stderr().contains("not a regular file"), "{}", r.stderr());
+    assert!(!sizes.exists(), "a hook ran for /dev/zero");
+    // A 3 MiB file: the hook sees at most 1 MiB of it.
+    let big = env.workspace().join("big.txt");
+    std::fs::write(&big, "a".repeat(3 << 20)).unwrap();
+    env.cmd()
+        .gate("read_file", &json!({"path": big}).to_string())
+        .success();
+    let seen: u64 = std::fs::read_to_string(&sizes)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        seen > 1 << 20 && seen < (1 << 20) + 64 * 1024,
+        "stdin was {seen} bytes"
+    );
+}

@@ -10,5 +10,6 @@ mod session;
 mod spawn;
 mod spine;
 mod spine_guard;
+mod tool_input;
 mod vendor;
 mod wire;
