@@ -370,6 +370,11 @@ impl Engine {
         self.inner.depth >= MAX_HOOK_DEPTH
     }
 
+    /// This process's own hook depth (`COPSE_HOOK_DEPTH`; 0 outside any hook).
+    pub fn hook_depth(&self) -> u32 {
+        self.inner.depth
+    }
+
     /// Whether a config location's root is trusted at all (before content pins).
     fn root_trusted(&self, loc: &ConfigLocation) -> bool {
         match (&loc.scope, &loc.root) {

@@ -244,6 +244,7 @@ impl Session {
     /// `async` are dispatched detached and do not contribute to it).
     pub fn fire_blocking(&self, event: &EventPayload) -> Verdict {
         if !self.engine.hooks_active() {
+            self.note_recursion_guard();
             return Verdict::default();
         }
         let identity = self.identity();
@@ -377,6 +378,7 @@ impl Session {
 
     fn fire_detached(&self, event: EventPayload) -> Fired {
         if !self.engine.hooks_active() {
+            self.note_recursion_guard();
             return Fired::Detached {
                 dispatched: 0,
                 dropped: 0,
@@ -491,6 +493,21 @@ impl Session {
             }
         }
         selected
+    }
+
+    /// Says once per session that hooks were skipped because this process runs
+    /// inside a hook (`COPSE_HOOK_DEPTH`), when hooks are otherwise on.
+    fn note_recursion_guard(&self) {
+        if self.engine.config().hooks_enabled && self.engine.recursion_guard_tripped() {
+            self.notice_once(
+                "recursion-guard".to_string(),
+                format!(
+                    "hooks skipped: this process runs inside a hook ({}={}), and hooks never run from a hook",
+                    crate::env::DEPTH_VAR,
+                    self.engine.hook_depth()
+                ),
+            );
+        }
     }
 
     fn notice_once(&self, key: String, text: String) {

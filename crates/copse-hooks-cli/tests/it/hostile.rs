@@ -377,3 +377,102 @@ fn read_file_content_is_bounded_and_only_read_from_regular_files() {
         "stdin was {seen} bytes"
     );
 }
+
+#[test]
+fn the_recursion_guard_says_it_skipped_hooks() {
+    let env = Env::new();
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "exit 2"}]}})
+            .to_string(),
+    );
+    let r = env
+        .cmd()
+        .env("COPSE_HOOK_DEPTH", "1")
+        .gate("run_shell", r#"{"command":"ls"}"#)
+        .success();
+    let stderr = r.stderr();
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("hooks skipped"))
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(r.stderr().contains("COPSE_HOOK_DEPTH=1"), "{}", r.stderr());
+}
+
+#[test]
+fn every_config_fault_is_said_at_gate_time() {
+    let faults: &[(&str, &str)] = &[
+        ("invalid JSON", "not json"),
+        ("wrong-shaped", "wrong"),
+        ("BOM-prefixed", "bom"),
+        ("parent without permission", "eacces"),
+        ("symlink loop", "eloop"),
+        ("not a regular file", "fifo"),
+    ];
+    for (name, kind) in faults {
+        let env = Env::new();
+        let cursor_dir = env.home().join(".cursor");
+        std::fs::create_dir_all(&cursor_dir).unwrap();
+        let config = cursor_dir.join("hooks.json");
+        let valid =
+            json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "exit 0"}]}})
+                .to_string();
+        match *kind {
+            "not json" => std::fs::write(&config, "{ not json").unwrap(),
+            "wrong" => std::fs::write(&config, r#"{"version": 1, "hooks": []}"#).unwrap(),
+            "bom" => std::fs::write(&config, format!("\u{feff}{valid}")).unwrap(),
+            "eacces" => {
+                std::fs::write(&config, &valid).unwrap();
+                std::fs::set_permissions(&cursor_dir, std::fs::Permissions::from_mode(0o000))
+                    .unwrap();
+            }
+            "eloop" => {
+                std::os::unix::fs::symlink(cursor_dir.join("loop"), &config).unwrap();
+                std::os::unix::fs::symlink(&config, cursor_dir.join("loop")).unwrap();
+            }
+            _ => mkfifo(&config),
+        }
+        // Root ignores permissions: a parent without permission cannot be tested so.
+        let unreadable = *kind == "eacces" && std::fs::read_dir(&cursor_dir).is_ok();
+        let r = bounded(env.cmd().args([
+            "--enable",
+            "--json",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ]));
+        if *kind == "eacces" {
+            std::fs::set_permissions(&cursor_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        if unreadable {
+            continue;
+        }
+        assert!(r.out.status.success(), "{name}: {}", r.stderr());
+        let stderr = r.stderr();
+        assert!(
+            stderr.lines().any(|l| l.contains(".cursor/hooks.json")),
+            "{name}: nothing said on stderr:\n{stderr}"
+        );
+        let warnings = r.json()["warnings"].as_array().unwrap().clone();
+        assert!(!warnings.is_empty(), "{name}: no warnings in --json");
+        // And `list` and `lint` never call it absent.
+        let list = bounded(env.cmd().args(["list"]));
+        let all = format!("{}{}", list.stdout(), list.stderr());
+        if matches!(*kind, "eacces" | "eloop" | "fifo") {
+            assert!(
+                all.contains(".cursor/hooks.json"),
+                "{name}: list says nothing:\n{all}"
+            );
+        }
+        let lint = bounded(env.cmd().args(["lint"]));
+        assert!(
+            !lint.stdout().contains("0 config files"),
+            "{name}: lint calls it absent:\n{}",
+            lint.stdout()
+        );
+    }
+}
