@@ -211,21 +211,19 @@ impl Session {
     /// A malformed tool input runs no hook: a `toolGate` is denied, an `afterToolUse`
     /// dispatches nothing ([`Session::try_fire`] returns the error instead).
     pub fn fire(&self, mut event: EventPayload) -> Fired {
-        match &event {
-            EventPayload::ToolGate(call) => {
-                if let Err(e) = call.validate() {
-                    return Fired::Verdict(malformed_verdict(&e));
-                }
-            }
-            EventPayload::AfterToolUse(r) => {
-                if crate::event::tool::validate(&r.tool, &r.input).is_err() {
-                    return Fired::Detached {
-                        dispatched: 0,
-                        dropped: 0,
-                    };
-                }
-            }
-            _ => {}
+        let malformed = match &event {
+            EventPayload::ToolGate(call) => call.validate().err(),
+            EventPayload::AfterToolUse(r) => crate::event::tool::validate(&r.tool, &r.input).err(),
+            _ => None,
+        };
+        if let Some(e) = malformed {
+            return match event {
+                EventPayload::ToolGate(_) => Fired::Verdict(malformed_verdict(&e)),
+                _ => Fired::Detached {
+                    dispatched: 0,
+                    dropped: 0,
+                },
+            };
         }
         if let EventPayload::AfterToolUse(result) = &mut event {
             crate::event::cap_tool_output(&mut result.output);
@@ -598,12 +596,10 @@ impl Session {
 
 /// The session's environment overlays, one per (scope, root) that set one.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Overlays(
-    Vec<(
-        (Scope, Option<std::path::PathBuf>),
-        BTreeMap<String, String>,
-    )>,
-);
+pub(crate) struct Overlays(Vec<(OverlayKey, BTreeMap<String, String>)>);
+
+/// Whose overlay: the scope and root of the hooks that set it.
+type OverlayKey = (Scope, Option<std::path::PathBuf>);
 
 impl Overlays {
     fn get(
