@@ -476,3 +476,28 @@ fn every_config_fault_is_said_at_gate_time() {
         );
     }
 }
+
+#[test]
+fn a_fifo_as_settings_or_audit_store_never_hangs() {
+    let env = Env::new();
+    let settings = env.copse_dir().join("settings.json");
+    std::fs::remove_file(&settings).unwrap();
+    mkfifo(&settings);
+    let r = bounded(env.cmd().args([
+        "--json",
+        "gate",
+        "run_shell",
+        "--input",
+        r#"{"command":"ls"}"#,
+    ]));
+    assert!(r.out.status.success(), "{}", r.stderr());
+    assert!(r.stderr().contains("not a regular file"), "{}", r.stderr());
+    std::fs::remove_file(&settings).unwrap();
+
+    for f in ["spine.db", "spine.db-wal", "spine.db-shm"] {
+        let _ = std::fs::remove_file(env.copse_dir().join(f));
+    }
+    mkfifo(&env.copse_dir().join("spine.db"));
+    let r = bounded(env.cmd().args(["log"]));
+    assert!(r.stderr().contains("not a regular file"), "{}", r.stderr());
+}
