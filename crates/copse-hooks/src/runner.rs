@@ -90,7 +90,13 @@ pub(crate) fn environment(
     if hook.scope == Scope::Project {
         env.retain(|(k, _)| !k.to_str().is_some_and(crate::env::withheld_from_project));
     }
-    if let Some(overlay) = input.session_env.and_then(|o| o.for_hook(hook)) {
+    // An overlay never reaches a hook that runs outside the sandbox: one that opted
+    // out, or any hook of a host that turned sandboxing off.
+    if let Some(overlay) = input
+        .session_env
+        .filter(|_| input.sandbox.is_some())
+        .and_then(|o| o.for_hook(hook))
+    {
         for (k, v) in overlay {
             set_var(&mut env, k, v);
         }

@@ -247,3 +247,29 @@ fn handles_to_services_outside_the_sandbox_reach_user_hooks_only() {
         );
     }
 }
+
+#[test]
+fn no_overlay_reaches_hooks_of_a_host_that_turned_the_sandbox_off() {
+    let fx = Fx::new();
+    fx.config(
+        "ws/.copse/hooks.json",
+        json!({
+            "sessionStart": [{"command": "printf '%s' '{\"sessionEnv\": {\"FEATURE\": \"on\"}}'"}],
+            "toolGate": [{"command": dump(&fx.s("out/project.env"))}],
+        }),
+    );
+    let mut config = EngineConfig::from_process(vec![fx.p("ws")])
+        .home(fx.p("home"))
+        .enabled(true)
+        .trust(fx.p("ws"));
+    config.copse_dir = fx.p("copse");
+    config.sandbox = false;
+    let session = Engine::new(config).session(SessionIdentity::new("conv-off"));
+    session.fire(EventPayload::SessionStart { first_turn: true });
+    let mut input = serde_json::Map::new();
+    input.insert("command".into(), json!("ls"));
+    session.gate_tool(ToolCall::new("run_shell", input));
+    session.wait_idle();
+    assert_eq!(session.env().get("FEATURE").map(String::as_str), Some("on"));
+    assert!(!has(&read_env(&fx.p("out/project.env")), "FEATURE"));
+}
