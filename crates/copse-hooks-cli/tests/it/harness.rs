@@ -23,6 +23,14 @@ impl Env {
             "copse/settings.json",
             &serde_json::json!({"sandboxWritablePaths": [env.root()]}).to_string(),
         );
+        // Private as copse-hooks keeps them, so no output depends on the umask.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(env.copse_dir(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::set_permissions(
+            env.copse_dir().join("settings.json"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
         env
     }
 

@@ -501,3 +501,67 @@ fn a_fifo_as_settings_or_audit_store_never_hangs() {
     let r = bounded(env.cmd().args(["log"]));
     assert!(r.stderr().contains("not a regular file"), "{}", r.stderr());
 }
+
+#[test]
+fn pinned_scripts_in_trust_list_and_preview_snapshots() {
+    let env = Env::new();
+    let script = env.script("ws/.cursor/hooks/guard.sh", "cat >/dev/null");
+    env.project_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [
+            {"command": "bash .cursor/hooks/guard.sh"}
+        ]}})
+        .to_string(),
+    );
+    let preview = env
+        .cmd()
+        .args(["list", "--untrusted-preview"])
+        .run()
+        .success();
+    insta::assert_snapshot!("pinned_scripts_preview", preview.redacted());
+    let trust = env.cmd().args(["trust"]).run().success();
+    insta::assert_snapshot!("pinned_scripts_trust", trust.redacted());
+    std::fs::write(&script, "#!/bin/sh\necho changed\n").unwrap();
+    let list = env.cmd().args(["list"]).run().success();
+    insta::assert_snapshot!("pinned_scripts_list_changed", list.redacted());
+    let gate = env
+        .cmd()
+        .args([
+            "--enable",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
+        .run()
+        .success();
+    insta::assert_snapshot!("pinned_scripts_gate_changed", gate.redacted());
+}
+
+#[test]
+fn config_problem_at_gate_time_snapshot() {
+    let env = Env::new();
+    env.user_cursor("{ not json");
+    let r = env
+        .cmd()
+        .args([
+            "--enable",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
+        .run()
+        .success();
+    insta::assert_snapshot!("config_problem_gate", r.redacted());
+    let r = env
+        .cmd()
+        .args([
+            "--enable",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command": 5}"#,
+        ])
+        .run();
+    insta::assert_snapshot!("malformed_tool_input_gate", r.redacted());
+}
