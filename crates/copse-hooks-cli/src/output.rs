@@ -95,6 +95,7 @@ pub fn hook_json(h: &HookSummary) -> Value {
         "fail_closed": h.fail_closed,
         "timeout_ms": h.timeout_ms,
         "last_error": h.last_error,
+        "scripts": h.scripts,
     })
 }
 

@@ -12,6 +12,8 @@ use crate::cli::Global;
 pub struct Invocation {
     pub engine: Engine,
     pub settings_warning: Option<String>,
+    /// Wrong-typed and unknown settings keys.
+    pub settings_warnings: Vec<String>,
 }
 
 /// Builds the engine: settings decide enablement and trust unless `--enable` /
@@ -38,6 +40,7 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
         Ok(s) => (s, None),
         Err(e) => (Settings::default(), Some(e.to_string())),
     };
+    let settings_warnings = settings.warnings.clone();
     config.hooks_enabled = global.enable || settings.cursor_hooks_enabled;
     config.trusted = settings.trusted_workspaces.clone();
     if global.trust {
@@ -53,10 +56,14 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
         if r.max_age_days.is_some() {
             retention.max_age_days = r.max_age_days;
         }
+        if r.max_bytes.is_some() {
+            retention.max_bytes = r.max_bytes;
+        }
         config.retention = retention;
     }
     let recording = settings.spine != Some(false);
     config.require_sandbox = settings.require_sandbox;
+    config.redact_secrets = settings.redact_secrets != Some(false);
     config.sandbox_writable = settings.sandbox_writable_paths.clone();
     config.sandbox_allowed_sockets = settings.sandbox_allowed_sockets.clone();
     adjust(&mut config);
@@ -66,6 +73,7 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
     Ok(Invocation {
         engine: Engine::new(config),
         settings_warning,
+        settings_warnings,
     })
 }
 
@@ -84,8 +92,16 @@ pub fn read_spine(engine: &copse_hooks::Engine) -> Result<Option<copse_hooks::sp
     }
 }
 
-/// Prints the audit store's warning, if any, on stderr.
+/// Prints the audit store's warning, if any, on stderr (and its open notices).
 pub fn warn_spine(engine: &copse_hooks::Engine) {
+    if let Some(spine) = engine.spine() {
+        for n in spine.take_notices() {
+            eprintln!(
+                "{}: {n}",
+                crate::output::paint("note", crate::output::YELLOW, true)
+            );
+        }
+    }
     if let Some(w) = engine.spine_warning() {
         eprintln!(
             "{}: audit store: {w}",
@@ -104,14 +120,31 @@ pub fn print_notices(session: &copse_hooks::Session) {
     }
 }
 
-/// Prints the settings warning, if any, on stderr.
+/// Prints the settings warnings, if any, on stderr.
 pub fn warn_settings(inv: &Invocation) {
-    if let Some(w) = &inv.settings_warning {
+    for w in inv.settings_warning.iter().chain(&inv.settings_warnings) {
         eprintln!(
             "{}: {w}",
             crate::output::paint("warning", crate::output::YELLOW, true)
         );
     }
+}
+
+/// Prints one line per config problem the session's latest event met, on stderr,
+/// and returns them (for `--json`'s `warnings`).
+pub fn print_config_problems(session: &copse_hooks::Session) -> Vec<String> {
+    let lines: Vec<String> = session
+        .config_problems()
+        .iter()
+        .map(|w| format!("{}: {}", w.source.display(), w.message))
+        .collect();
+    for l in &lines {
+        eprintln!(
+            "{}: {l}",
+            crate::output::paint("warning", crate::output::YELLOW, true)
+        );
+    }
+    lines
 }
 
 /// A path shown relative to the current directory when it is inside it.

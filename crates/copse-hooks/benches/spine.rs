@@ -54,6 +54,7 @@ fn main() {
         Retention {
             max_runs: None,
             max_age_days: None,
+            max_bytes: None,
         },
         "keeping everything",
     );
@@ -323,6 +324,7 @@ fn hook_run(i: u64) -> HookRun {
         stderr: b"no-force-push: matched rule 3\n".to_vec(),
         sandbox: copse_hooks::outcome::SandboxState::Enforced,
         leaked: false,
+        warnings: Vec::new(),
     }
 }
 

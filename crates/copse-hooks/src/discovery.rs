@@ -183,11 +183,28 @@ impl Slot {
         count_access();
         let meta = match std::fs::metadata(&loc.path) {
             Ok(m) => m,
-            Err(_) => {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 return LoadedConfig {
                     location: loc.clone(),
                     config: Arc::new(ParsedConfig::default()),
                     exists: false,
+                    hash: None,
+                };
+            }
+            // EACCES on a parent, ELOOP, ENOTDIR...: the file may exist; say so.
+            Err(e) => {
+                return LoadedConfig {
+                    location: loc.clone(),
+                    config: Arc::new(ParsedConfig {
+                        hooks: Vec::new(),
+                        warnings: vec![ConfigWarning {
+                            source: loc.path.clone(),
+                            scope: loc.scope,
+                            event: None,
+                            message: format!("could not be examined ({e}) — file ignored"),
+                        }],
+                    }),
+                    exists: true,
                     hash: None,
                 };
             }
@@ -208,7 +225,7 @@ impl Slot {
         }
         let mut hash = None;
         count_access();
-        let parsed = match std::fs::read(&loc.path) {
+        let parsed = match crate::fsread::read_regular(&loc.path, crate::fsread::MAX_CONFIG_BYTES) {
             Ok(bytes) => {
                 hash = Some(crate::settings::sha256_hex(&bytes));
                 let text = String::from_utf8_lossy(&bytes);
@@ -220,7 +237,7 @@ impl Slot {
                     source: loc.path.clone(),
                     scope: loc.scope,
                     event: None,
-                    message: format!("could not be read ({e}) — file ignored"),
+                    message: format!("could not be read: {e} — file ignored"),
                 }],
             },
         };

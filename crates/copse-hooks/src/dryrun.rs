@@ -1,6 +1,12 @@
 //! The dry-run tester: run one declared hook with a synthesised payload and show
-//! exactly what happened — with no side effects (no audit record, no session
-//! environment, no last-error state, no verdict applied).
+//! exactly what happened. The hook really runs (with its own timeout, in the
+//! sandbox); what the tester leaves alone is the engine's state: no audit record, no
+//! session environment, no last-error state, no settings, no verdict applied.
+//!
+//! A project hook runs only when its config (and the scripts it runs) are trusted as
+//! pinned, or when the caller explicitly trusts it for this one run
+//! ([`DryRunOptions::trust`]). A hook trusted only that way always runs in the
+//! sandbox, whatever its `"sandbox": false` says.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -16,8 +22,13 @@ use crate::fixture;
 use crate::outcome::{Decision, HookRun, RunOutcome};
 use crate::runner::{self, RunInput};
 
-/// The dry-run timeout, whatever the hook declares.
-pub const DRY_RUN_TIMEOUT: Duration = Duration::from_secs(15);
+/// How a dry run may treat trust.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DryRunOptions {
+    /// Run a project hook whose workspace is not trusted (or changed since trusted),
+    /// for this one run, always in the sandbox.
+    pub trust: bool,
+}
 
 /// Why a dry run could not start.
 #[derive(Debug, thiserror::Error)]
@@ -60,6 +71,17 @@ pub enum DryRunError {
     /// The given payload is not JSON.
     #[error("--payload is not valid JSON: {0}")]
     Payload(serde_json::Error),
+    /// A project hook whose workspace is not trusted (or whose config or script
+    /// changed since it was trusted).
+    #[error(
+        "{path} is a project config that is {state}: its hooks do not run here (trust the workspace with `copse-hooks trust`, or pass --trust to run this one hook once, sandboxed)"
+    )]
+    Untrusted {
+        /// The config.
+        path: PathBuf,
+        /// `untrusted`, or `changed since trusted (<file>)`.
+        state: String,
+    },
 }
 
 /// What a dry run did.
@@ -89,6 +111,10 @@ pub struct DryRun {
     pub failure: Option<String>,
     /// `allow`, `ask — <msg>`, `deny — <msg>`, `no opinion`, or `failed — <error>`.
     pub summary: String,
+    /// Whether it ran in the sandbox.
+    pub sandboxed: bool,
+    /// The timeout it ran with (its own), in milliseconds.
+    pub timeout_ms: u64,
 }
 
 /// The dialect and scope of a config path.
@@ -154,12 +180,28 @@ fn summary(run: &HookRun) -> String {
 impl Engine {
     /// Runs hook number `entry` (1-based) of `event` in the config at `source`, with
     /// the fixture payload for that event or `payload` as its exact stdin.
+    ///
+    /// An untrusted project hook is refused ([`DryRunError::Untrusted`]); see
+    /// [`Engine::dry_run_with`].
     pub fn dry_run(
         &self,
         source: &Path,
         event: &str,
         entry: usize,
         payload: Option<&str>,
+    ) -> Result<DryRun, DryRunError> {
+        self.dry_run_with(source, event, entry, payload, DryRunOptions::default())
+    }
+
+    /// [`Engine::dry_run`] with options (e.g. trusting an untrusted project hook for
+    /// this one run, sandboxed).
+    pub fn dry_run_with(
+        &self,
+        source: &Path,
+        event: &str,
+        entry: usize,
+        payload: Option<&str>,
+        options: DryRunOptions,
     ) -> Result<DryRun, DryRunError> {
         let source = std::fs::canonicalize(source).map_err(|e| DryRunError::Read {
             path: source.to_path_buf(),
@@ -169,10 +211,17 @@ impl Engine {
             classify(self, &source).ok_or_else(|| DryRunError::UnknownConfig {
                 path: source.clone(),
             })?;
-        let text = std::fs::read_to_string(&source).map_err(|e| DryRunError::Read {
-            path: source.clone(),
-            source: e,
-        })?;
+        let bytes =
+            crate::fsread::read_regular(&source, crate::fsread::MAX_CONFIG_BYTES).map_err(|e| {
+                DryRunError::Read {
+                    path: source.clone(),
+                    source: match e {
+                        crate::fsread::ReadError::Io(e) => e,
+                        other => std::io::Error::other(other.to_string()),
+                    },
+                }
+            })?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         let adapter = discovery::adapter(dialect);
         let parsed = adapter.parse(&text, &source, scope, root.as_deref());
         let candidates: Vec<&HookSpec> = parsed.hooks.iter().filter(|h| h.event == event).collect();
@@ -199,6 +248,41 @@ impl Engine {
                 event: event.to_string(),
             });
         };
+        // Trust: the bytes just read are the bytes checked against the pins.
+        let mut really_trusted = true;
+        if scope == Scope::Project {
+            let loaded = crate::discovery::LoadedConfig {
+                location: crate::discovery::ConfigLocation {
+                    path: source.clone(),
+                    dialect,
+                    scope,
+                    root: root
+                        .as_deref()
+                        .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.to_path_buf())),
+                },
+                config: std::sync::Arc::new(crate::dialect::ParsedConfig::default()),
+                exists: true,
+                hash: Some(crate::settings::sha256_hex(&bytes)),
+            };
+            let state = match self.trust_state(&loaded) {
+                crate::engine::TrustState::Trusted => self
+                    .hook_scripts(hook)
+                    .into_iter()
+                    .find(|s| s.state == crate::engine::ScriptState::Changed)
+                    .map(|s| format!("changed since trusted ({})", s.path.display())),
+                crate::engine::TrustState::Changed => Some("changed since trusted".to_string()),
+                crate::engine::TrustState::Untrusted => Some("untrusted".to_string()),
+            };
+            if let Some(state) = state {
+                if !options.trust {
+                    return Err(DryRunError::Untrusted {
+                        path: source.clone(),
+                        state,
+                    });
+                }
+                really_trusted = false;
+            }
+        }
         let payload_override = match payload {
             Some(p) => {
                 let v: Value = serde_json::from_str(p).map_err(DryRunError::Payload)?;
@@ -229,7 +313,8 @@ impl Engine {
             sandbox: self.sandbox_config(),
         };
         let mut hook_for_run = clone_for_dry_run(hook);
-        hook_for_run.timeout = DRY_RUN_TIMEOUT;
+        // Only a trusted Copse hook may leave the sandbox.
+        hook_for_run.sandbox = hook.sandbox || !really_trusted;
         let stdin =
             payload_override.unwrap_or_else(|| runner::marshal(adapter, &hook_for_run, &input));
         let run = runner::run(adapter, &hook_for_run, &input, stdin);
@@ -246,6 +331,8 @@ impl Engine {
             parse_ok: run.parse_ok,
             failure: run.failure.as_ref().map(|f| f.kind.as_str().to_string()),
             summary: summary(&run),
+            sandboxed: hook_for_run.sandbox && self.sandbox_config().is_some(),
+            timeout_ms: u64::try_from(hook_for_run.timeout.as_millis()).unwrap_or(u64::MAX),
         })
     }
 }

@@ -58,6 +58,8 @@ pub struct EngineConfig {
     pub sandbox_writable: Vec<PathBuf>,
     /// Unix sockets project hooks may use (setting `sandboxAllowedSockets`).
     pub sandbox_allowed_sockets: Vec<PathBuf>,
+    /// Redact well-known secret shapes from what the audit store records (default on).
+    pub redact_secrets: bool,
 }
 
 impl EngineConfig {
@@ -86,6 +88,7 @@ impl EngineConfig {
             require_sandbox: false,
             sandbox_writable: Vec::new(),
             sandbox_allowed_sockets: Vec::new(),
+            redact_secrets: true,
         }
     }
 
@@ -182,6 +185,56 @@ pub struct HookSummary {
     pub last_error: Option<String>,
     /// The timeout in milliseconds.
     pub timeout_ms: u64,
+    /// The workspace files a project hook's command runs, and whether each is as
+    /// trusted (empty for user hooks and commands that run no workspace file).
+    pub scripts: Vec<ScriptPin>,
+}
+
+/// One workspace file a project hook runs, as trust sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ScriptPin {
+    /// The file.
+    pub path: PathBuf,
+    /// SHA-256 (hex) of its current content; `None` when it is missing or not a
+    /// readable regular file of at most 1 MiB.
+    pub sha256: Option<String>,
+    /// Whether it is as trusted.
+    pub state: ScriptState,
+}
+
+/// Whether a script is as trusted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ScriptState {
+    /// Its content is what was trusted.
+    Pinned,
+    /// It changed (or was removed, or became unreadable) since the root was trusted.
+    Changed,
+    /// The root is untrusted, or trusted without script pins.
+    Unpinned,
+}
+
+/// What trusting a root pins, and the hooks it allows, from one read of each file:
+/// the bytes hashed are the bytes parsed and shown.
+#[derive(Debug, Clone)]
+pub struct TrustSnapshot {
+    /// Config path → SHA-256 of its bytes (`None`: absent).
+    pub configs: std::collections::BTreeMap<PathBuf, Option<String>>,
+    /// Script path → SHA-256 of its bytes (`None`: absent or unreadable).
+    pub scripts: std::collections::BTreeMap<PathBuf, Option<String>>,
+    /// The root's project hooks and config warnings, from the same reads.
+    pub listing: Listing,
+    /// Files that could not be read as they are (these hooks will not run).
+    pub problems: Vec<String>,
+}
+
+/// The current hash of a script: `Ok(None)` when it does not exist; `Err` when it
+/// exists but is not a readable regular file of at most 1 MiB.
+fn script_hash(path: &Path) -> Result<Option<String>, String> {
+    match crate::fsread::read_optional(path, crate::fsread::MAX_CONFIG_BYTES) {
+        Ok(b) => Ok(b.map(|b| crate::settings::sha256_hex(&b))),
+        Err(e) => Err(format!("{} {e}", path.display())),
+    }
 }
 
 /// Every discovered hook and every config warning.
@@ -203,6 +256,19 @@ struct Inner {
     registry: Registry,
     base_env: Vec<(OsString, OsString)>,
     depth: u32,
+}
+
+/// Every script pinned by a trusted root among `roots`, sorted and deduplicated.
+fn pinned_scripts_of(trusted: &[TrustedWorkspace], roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = trusted
+        .iter()
+        .filter(|t| roots.iter().any(|r| r == t.path()))
+        .filter_map(TrustedWorkspace::script_pins)
+        .flat_map(|pins| pins.keys().cloned())
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// A hooks engine. Cheap to clone (shared).
@@ -237,9 +303,14 @@ impl Engine {
             .iter()
             .map(|t| match t {
                 TrustedWorkspace::Path(p) => TrustedWorkspace::Path(canonical(p)),
-                TrustedWorkspace::Pinned { path, configs } => TrustedWorkspace::Pinned {
+                TrustedWorkspace::Pinned {
+                    path,
+                    configs,
+                    scripts,
+                } => TrustedWorkspace::Pinned {
                     path: canonical(path),
                     configs: configs.clone(),
+                    scripts: scripts.clone(),
                 },
             })
             .collect();
@@ -260,6 +331,7 @@ impl Engine {
             Some(path) => {
                 let options = SpineOptions {
                     retention: config.retention,
+                    redact_secrets: config.redact_secrets,
                     ..SpineOptions::default()
                 };
                 let (spine, warning) = Spine::open_with(path, options);
@@ -316,6 +388,11 @@ impl Engine {
         self.inner.depth >= MAX_HOOK_DEPTH
     }
 
+    /// This process's own hook depth (`COPSE_HOOK_DEPTH`; 0 outside any hook).
+    pub fn hook_depth(&self) -> u32 {
+        self.inner.depth
+    }
+
     /// Whether a config location's root is trusted at all (before content pins).
     fn root_trusted(&self, loc: &ConfigLocation) -> bool {
         match (&loc.scope, &loc.root) {
@@ -358,6 +435,103 @@ impl Engine {
         }
     }
 
+    /// The workspace files `hook` runs and their trust state (project hooks only).
+    pub fn hook_scripts(&self, hook: &HookSpec) -> Vec<ScriptPin> {
+        let (Scope::Project, Some(root)) = (hook.scope, hook.root.as_deref()) else {
+            return Vec::new();
+        };
+        let root = canonical(root);
+        let pins: Vec<_> = self
+            .inner
+            .trusted
+            .iter()
+            .filter(|t| t.path() == root)
+            .filter_map(TrustedWorkspace::script_pins)
+            .collect();
+        crate::scripts::scripts_of(&hook.command, &root)
+            .into_iter()
+            .map(|path| {
+                let current = script_hash(&path);
+                let state = if pins.is_empty() {
+                    ScriptState::Unpinned
+                } else if pins.iter().any(|p| match (&current, p.get(&path)) {
+                    (Ok(now), Some(pinned)) => now == pinned,
+                    _ => false,
+                }) {
+                    ScriptState::Pinned
+                } else {
+                    ScriptState::Changed
+                };
+                ScriptPin {
+                    sha256: current.ok().flatten(),
+                    path,
+                    state,
+                }
+            })
+            .collect()
+    }
+
+    /// Every script pinned by a trusted root of this engine (for the sandbox to keep
+    /// hooks from writing them).
+    pub fn pinned_scripts(&self) -> Vec<PathBuf> {
+        pinned_scripts_of(&self.inner.trusted, &self.inner.roots)
+    }
+
+    /// What trusting `root` (a canonical workspace root of this engine) would pin,
+    /// and the hooks it would allow, from one read of each file.
+    pub fn trust_snapshot(&self, root: &Path) -> TrustSnapshot {
+        let configs = self
+            .inner
+            .registry
+            .load(|loc| loc.scope == Scope::Project && loc.root.as_deref() == Some(root));
+        let mut snapshot = TrustSnapshot {
+            configs: Default::default(),
+            scripts: Default::default(),
+            listing: self.listing_of(&configs, &Default::default()),
+            problems: Vec::new(),
+        };
+        for loaded in &configs {
+            snapshot
+                .configs
+                .insert(loaded.location.path.clone(), loaded.hash.clone());
+            if loaded.exists && loaded.hash.is_none() {
+                let why: Vec<&str> = loaded
+                    .config
+                    .warnings
+                    .iter()
+                    .map(|w| w.message.as_str())
+                    .collect();
+                snapshot.problems.push(format!(
+                    "{} exists but {}; its hooks will not run",
+                    loaded.location.path.display(),
+                    if why.is_empty() {
+                        "could not be read".to_string()
+                    } else {
+                        why.join("; ")
+                    }
+                ));
+            }
+            for hook in &loaded.config.hooks {
+                for path in crate::scripts::scripts_of(&hook.command, root) {
+                    if snapshot.scripts.contains_key(&path) {
+                        continue;
+                    }
+                    let hash = match script_hash(&path) {
+                        Ok(h) => h,
+                        Err(e) => {
+                            snapshot
+                                .problems
+                                .push(format!("script {e}: its hook will not run"));
+                            None
+                        }
+                    };
+                    snapshot.scripts.insert(path, hash);
+                }
+            }
+        }
+        snapshot
+    }
+
     /// Opens a session for a conversation.
     pub fn session(&self, identity: SessionIdentity) -> Session {
         Session::new(self.clone(), identity)
@@ -369,27 +543,40 @@ impl Engine {
     }
 
     /// The hooks of every trusted config that fire for `event`, in configured order.
-    /// `changed` is told about each project config skipped because its content no
-    /// longer matches what was trusted.
+    /// `changed` is told about each project config or pinned script skipped because
+    /// its content no longer matches what was trusted; `problems` about each warning of
+    /// a config that was read (unreadable, invalid, wrong-shaped...).
     pub(crate) fn select(
         &self,
         event: &EventPayload,
         ctx: &Context<'_>,
-        changed: &mut dyn FnMut(&LoadedConfig),
+        changed: &mut dyn FnMut(&Path),
+        problems: &mut dyn FnMut(&ConfigWarning),
     ) -> Vec<Selected> {
         let canonical = event.event();
         let mut out = Vec::new();
         for loaded in self.active_configs() {
             if self.trust_state(&loaded) != TrustState::Trusted {
                 if loaded.exists {
-                    changed(&loaded);
+                    changed(&loaded.location.path);
                 }
                 continue;
+            }
+            for w in &loaded.config.warnings {
+                problems(w);
             }
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
                 if hook.canonical == Some(canonical)
                     && discovery::adapter(hook.dialect).applies(hook, event, ctx)
                 {
+                    if hook.scope == Scope::Project {
+                        let scripts = self.hook_scripts(hook);
+                        if let Some(bad) = scripts.iter().find(|s| s.state == ScriptState::Changed)
+                        {
+                            changed(&bad.path);
+                            continue;
+                        }
+                    }
                     out.push(Selected {
                         config: Arc::clone(&loaded.config),
                         index,
@@ -463,13 +650,29 @@ impl Engine {
             .and_then(|s| s.latest_session().map(|session| s.first_failures(&session)))
             .unwrap_or_default();
         let configs = self.inner.registry.load(|_| true);
+        self.listing_of(&configs, &failures)
+    }
+
+    fn listing_of(
+        &self,
+        configs: &[LoadedConfig],
+        failures: &std::collections::HashMap<(String, String, String), String>,
+    ) -> Listing {
         let enabled = self.inner.config.hooks_enabled;
         let mut hooks = Vec::new();
         let mut warnings = Vec::new();
-        for loaded in &configs {
-            let trust = self.trust_state(loaded);
-            let trusted = trust == TrustState::Trusted;
+        for loaded in configs {
+            let config_trust = self.trust_state(loaded);
             for hook in &loaded.config.hooks {
+                let scripts = self.hook_scripts(hook);
+                let trust = if config_trust == TrustState::Trusted
+                    && scripts.iter().any(|s| s.state == ScriptState::Changed)
+                {
+                    TrustState::Changed
+                } else {
+                    config_trust
+                };
+                let trusted = trust == TrustState::Trusted;
                 let matcher_error = match &hook.matcher {
                     HookMatcher::Invalid(e) => Some(e.reason.clone()),
                     _ => None,
@@ -499,6 +702,7 @@ impl Engine {
                         ))
                         .cloned(),
                     timeout_ms: u64::try_from(hook.timeout.as_millis()).unwrap_or(u64::MAX),
+                    scripts,
                 });
             }
             warnings.extend(loaded.config.warnings.iter().cloned());

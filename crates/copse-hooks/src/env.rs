@@ -15,9 +15,15 @@ pub const MAX_HOOK_DEPTH: u32 = 1;
 
 const EXPLICIT: &[&str] = &[
     "ANTHROPIC_API_KEY",
+    "ANTHROPIC_ADMIN_KEY",
+    "CLAUDE_CODE_OAUTH_TOKEN",
     "OPENAI_API_KEY",
+    "OPENAI_ADMIN_KEY",
     "OPENAI_API_BASE",
     "AZURE_OPENAI_API_KEY",
+    "AZURE_OPENAI_KEY",
+    "AZURE_API_KEY",
+    "AWS_BEARER_TOKEN_BEDROCK",
     "GEMINI_API_KEY",
     "GOOGLE_API_KEY",
     "GOOGLE_GENERATIVE_AI_API_KEY",
@@ -26,54 +32,235 @@ const EXPLICIT: &[&str] = &[
     "TOGETHER_API_KEY",
     "FIREWORKS_API_KEY",
     "COHERE_API_KEY",
+    "CO_API_KEY",
     "DEEPSEEK_API_KEY",
     "OPENROUTER_API_KEY",
     "PERPLEXITY_API_KEY",
     "XAI_API_KEY",
     "HUGGINGFACE_API_KEY",
+    "HUGGING_FACE_HUB_TOKEN",
     "HF_TOKEN",
+    "REPLICATE_API_TOKEN",
+    "CURSOR_API_KEY",
+    "GITHUB_COPILOT_TOKEN",
     "LM_STUDIO_API_KEY",
     "LMSTUDIO_API_KEY",
 ];
 
-const PROVIDERS: &[&str] = &[
+/// AI providers whose `<PROVIDER>_…_KEY`, `…_TOKEN` and `…_SECRET` variables are
+/// scrubbed (docs/security.md lists them).
+pub const PROVIDERS: &[&str] = &[
+    "AI21",
     "ANTHROPIC",
-    "OPENAI",
+    "ANYSCALE",
+    "AZURE_AI",
     "AZURE_OPENAI",
-    "GEMINI",
-    "GOOGLE",
-    "MISTRAL",
-    "GROQ",
-    "TOGETHER",
-    "FIREWORKS",
+    "BASETEN",
+    "BEDROCK",
+    "CEREBRAS",
+    "CLAUDE",
+    "CODEX",
     "COHERE",
+    "COPILOT",
+    "CURSOR",
+    "DASHSCOPE",
+    "DEEPINFRA",
     "DEEPSEEK",
+    "ELEVENLABS",
+    "FIREWORKS",
+    "GEMINI",
+    "GITHUB_COPILOT",
+    "GOOGLE",
+    "GOOGLE_AI",
+    "GROK",
+    "GROQ",
+    "HF",
+    "HUGGINGFACE",
+    "HUGGING_FACE",
+    "HYPERBOLIC",
+    "LEPTON",
+    "LMSTUDIO",
+    "LM_STUDIO",
+    "MISTRAL",
+    "MOONSHOT",
+    "NOVITA",
+    "OLLAMA",
+    "OPENAI",
     "OPENROUTER",
     "PERPLEXITY",
+    "PPLX",
+    "REPLICATE",
+    "SAMBANOVA",
+    "TOGETHER",
+    "TOGETHERAI",
+    "VERTEX",
+    "VERTEXAI",
+    "VOYAGE",
     "XAI",
-    "HUGGINGFACE",
-    "HF",
-    "LM_STUDIO",
-    "LMSTUDIO",
+    "ZHIPU",
 ];
 
-const SECRET_SUFFIXES: &[&str] = &["API_KEY", "AUTH_TOKEN", "API_TOKEN", "SECRET"];
+const SECRET_SUFFIXES: &[&str] = &["KEY", "TOKEN", "SECRET"];
 
 /// Whether a variable name is an LLM provider credential that must never reach a hook.
 ///
-/// Matches the explicit list, or (case-insensitively) `<PROVIDER>_…<SUFFIX>` where the
-/// suffix is `API_KEY`, `AUTH_TOKEN`, `API_TOKEN` or `SECRET`.
+/// Matches the explicit list, or (case-insensitively) `<PROVIDER>_…_<SUFFIX>` where the
+/// last `_`-separated word is `KEY`, `TOKEN` or `SECRET` (so `OPENAI_ADMIN_KEY` and
+/// `XAI_CLIENT_SECRET` are caught, `OPENAI_MODEL` is not).
 pub fn is_llm_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     if EXPLICIT.contains(&upper.as_str()) {
         return true;
     }
+    let last_word = upper.rsplit('_').next().unwrap_or("");
+    if !SECRET_SUFFIXES.contains(&last_word) {
+        return false;
+    }
     PROVIDERS.iter().any(|p| {
         upper
             .strip_prefix(p)
             .and_then(|rest| rest.strip_prefix('_'))
-            .is_some_and(|rest| SECRET_SUFFIXES.iter().any(|s| rest.ends_with(s)))
+            .is_some_and(|rest| !rest.is_empty())
     })
+}
+
+/// Variables that reach user hooks but never project hooks: handles to services
+/// outside the sandbox (an ssh agent, the session bus, a terminal multiplexer, a
+/// display server).
+pub const PROJECT_WITHHELD: &[&str] = &[
+    "SSH_AUTH_SOCK",
+    "SSH_AGENT_PID",
+    "DBUS_SESSION_BUS_ADDRESS",
+    "TMUX",
+    "TMUX_PANE",
+    "STY",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "XAUTHORITY",
+];
+
+/// Whether a variable is withheld from project hooks ([`PROJECT_WITHHELD`]).
+pub fn withheld_from_project(name: &str) -> bool {
+    PROJECT_WITHHELD.contains(&name)
+}
+
+/// Exact names a `sessionStart` overlay may never set: they change how a shell or an
+/// interpreter starts, where programs are found, or where a program reads its
+/// configuration.
+const OVERLAY_DENIED: &[&str] = &[
+    "PATH",
+    "BASH_ENV",
+    "ENV",
+    "SHELLOPTS",
+    "BASHOPTS",
+    "IFS",
+    "PS4",
+    "PROMPT_COMMAND",
+    "CDPATH",
+    "GLOBIGNORE",
+    "ZDOTDIR",
+    "INPUTRC",
+    "SHELL",
+    "HOME",
+    "TMPDIR",
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "JAVA_TOOL_OPTIONS",
+    "_JAVA_OPTIONS",
+    "JDK_JAVA_OPTIONS",
+    "CLASSPATH",
+    "GCONV_PATH",
+    "GLIBC_TUNABLES",
+    "LOCPATH",
+    "NLSPATH",
+    "HOSTALIASES",
+    "RESOLV_HOST_CONF",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PAGER",
+    "EDITOR",
+    "VISUAL",
+    "RUSTC_WRAPPER",
+    "RUSTC",
+    "CC",
+    "CXX",
+    "LUA_INIT",
+    "LUA_PATH",
+    "LUA_CPATH",
+    "OPENSSL_CONF",
+    "OPENSSL_ENGINES",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "CURL_CA_BUNDLE",
+    "REQUESTS_CA_BUNDLE",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "NO_PROXY",
+    "GOFLAGS",
+    "GOPATH",
+    "GOROOT",
+    "GOPROXY",
+    "GOENV",
+    "GOTOOLCHAIN",
+    "KUBECONFIG",
+    "GNUPGHOME",
+    "LANG",
+    "LANGUAGE",
+];
+
+/// Name prefixes a `sessionStart` overlay may never set (whole families of loader,
+/// interpreter and tool configuration).
+const OVERLAY_DENIED_PREFIXES: &[&str] = &[
+    "LD_",
+    "DYLD_",
+    "PYTHON",
+    "PERL5",
+    "PERL_",
+    "RUBY",
+    "GEM_",
+    "BUNDLE_",
+    "GIT_",
+    "SSH_",
+    "COPSE_",
+    "NPM_CONFIG_",
+    "YARN_",
+    "PNPM_",
+    "DENO_",
+    "BUN_",
+    "CARGO_",
+    "RUSTUP_",
+    "XDG_",
+    "MALLOC_",
+    "DOCKER_",
+    "GPG_",
+    "LC_",
+];
+
+/// Why a `sessionStart` overlay may not set `name`, or `None` when it may.
+///
+/// A deny list (not an allowlist): the vendors let a `sessionStart` hook export any
+/// name, and the overlay only ever reaches hooks of the same scope and root that run
+/// in the sandbox (see docs/security.md), so this list is a second line: it stops a
+/// hook from changing how its siblings start.
+pub fn overlay_refusal(name: &str) -> Option<&'static str> {
+    if name.is_empty() || name.contains('=') || name.contains('\0') {
+        return Some("not a valid variable name");
+    }
+    let upper = name.to_ascii_uppercase();
+    if is_llm_secret(name) {
+        return Some("an LLM provider credential");
+    }
+    if upper == DEPTH_VAR {
+        return Some("the recursion guard");
+    }
+    if OVERLAY_DENIED.contains(&upper.as_str())
+        || OVERLAY_DENIED_PREFIXES.iter().any(|p| upper.starts_with(p))
+        || withheld_from_project(&upper)
+    {
+        return Some("it changes how programs load or behave");
+    }
+    None
 }
 
 /// The parent environment with LLM secrets and the depth variable removed.
@@ -124,6 +311,18 @@ mod tests {
             "ANTHROPIC_AUTH_TOKEN",
             "XAI_CLIENT_SECRET",
             "LM_STUDIO_API_TOKEN",
+            "CLAUDE_CODE_OAUTH_TOKEN",
+            "ANTHROPIC_ADMIN_KEY",
+            "OPENAI_ADMIN_KEY",
+            "AZURE_OPENAI_KEY",
+            "AZURE_API_KEY",
+            "AWS_BEARER_TOKEN_BEDROCK",
+            "CO_API_KEY",
+            "HUGGING_FACE_HUB_TOKEN",
+            "REPLICATE_API_TOKEN",
+            "CURSOR_API_KEY",
+            "GITHUB_COPILOT_TOKEN",
+            "MOONSHOT_ACCESS_TOKEN",
         ] {
             assert!(is_llm_secret(k), "{k} should be scrubbed");
         }
@@ -134,8 +333,46 @@ mod tests {
             "PATH",
             "OPENAI_MODEL",
             "HFX_API_KEY",
+            "OPENAI_TURKEY",
+            "CURSOR_TRACE_ID",
         ] {
             assert!(!is_llm_secret(k), "{k} should stay");
+        }
+    }
+
+    #[test]
+    fn overlay_refuses_loader_and_interpreter_names() {
+        for k in [
+            "LD_PRELOAD",
+            "DYLD_INSERT_LIBRARIES",
+            "PATH",
+            "BASH_ENV",
+            "ENV",
+            "SHELLOPTS",
+            "BASHOPTS",
+            "IFS",
+            "PS4",
+            "PYTHONPATH",
+            "PYTHONSTARTUP",
+            "NODE_OPTIONS",
+            "NODE_PATH",
+            "PERL5OPT",
+            "RUBYOPT",
+            "GIT_CONFIG_GLOBAL",
+            "HOME",
+            "TMPDIR",
+            "SSH_AUTH_SOCK",
+            "COPSE_DIR",
+            "COPSE_HOOK_DEPTH",
+            "ANTHROPIC_API_KEY",
+            "ld_preload",
+            "A=B",
+            "",
+        ] {
+            assert!(overlay_refusal(k).is_some(), "{k} should be refused");
+        }
+        for k in ["FEATURE", "PROJECT_ID", "API_BASE_URL", "MY_TOOL_MODE"] {
+            assert_eq!(overlay_refusal(k), None, "{k} should pass");
         }
     }
 

@@ -273,6 +273,24 @@ impl ToolCall {
     pub fn input_str(&self, key: &str) -> &str {
         self.input.get(key).and_then(Value::as_str).unwrap_or("")
     }
+
+    /// Checks the input against the tool's declared shape ([`tool::shape`]).
+    pub fn validate(&self) -> Result<(), ToolInputError> {
+        tool::validate(&self.tool, &self.input)
+    }
+}
+
+/// A canonical tool input that does not have its tool's declared shape. Hooks never
+/// see such an input: the host must handle the error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{tool} input: \"{field}\" {problem}")]
+pub struct ToolInputError {
+    /// The canonical tool.
+    pub tool: String,
+    /// The field at fault (for an "one of" rule, the names joined by `|`).
+    pub field: String,
+    /// What is wrong: `is missing`, `must be a string (got a number)`, ...
+    pub problem: String,
 }
 
 /// A finished tool call (`afterToolUse`).
@@ -312,6 +330,100 @@ pub mod tool {
     /// Whether a canonical tool id names an MCP tool (`mcp__<server>__<tool>`).
     pub fn is_mcp(tool: &str) -> bool {
         tool.starts_with("mcp__")
+    }
+
+    /// One declared field of a canonical tool's input. Every declared field is a
+    /// string when present; fields not declared pass through untouched.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Field {
+        /// The name (with its aliases, any of which may carry the value).
+        pub names: &'static [&'static str],
+        /// Whether one of the names must be present.
+        pub required: bool,
+    }
+
+    const fn req(names: &'static [&'static str]) -> Field {
+        Field {
+            names,
+            required: true,
+        }
+    }
+
+    const fn opt(names: &'static [&'static str]) -> Field {
+        Field {
+            names,
+            required: false,
+        }
+    }
+
+    /// The declared input shape of a canonical tool (`None` for MCP and unknown
+    /// tools, whose input is the tool's own business).
+    pub fn shape(tool: &str) -> Option<&'static [Field]> {
+        const RUN_SHELL_SHAPE: &[Field] = &[req(&["command"]), opt(&["cwd"])];
+        const READ_FILE_SHAPE: &[Field] = &[req(&["path"])];
+        const WRITE_FILE_SHAPE: &[Field] = &[req(&["path"]), opt(&["content"])];
+        const STR_REPLACE_SHAPE: &[Field] = &[
+            req(&["path"]),
+            opt(&["old_str", "old_string"]),
+            opt(&["new_str", "new_string"]),
+        ];
+        const DELETE_FILE_SHAPE: &[Field] = &[req(&["path"])];
+        const SEARCH_CODE_SHAPE: &[Field] = &[req(&["query", "pattern"]), opt(&["path"])];
+        const EXPLORE_SHAPE: &[Field] = &[req(&["prompt", "task", "query"]), opt(&["description"])];
+        Some(match tool {
+            RUN_SHELL => RUN_SHELL_SHAPE,
+            READ_FILE => READ_FILE_SHAPE,
+            WRITE_FILE => WRITE_FILE_SHAPE,
+            STR_REPLACE => STR_REPLACE_SHAPE,
+            DELETE_FILE => DELETE_FILE_SHAPE,
+            SEARCH_CODE => SEARCH_CODE_SHAPE,
+            EXPLORE => EXPLORE_SHAPE,
+            _ => return None,
+        })
+    }
+
+    fn kind(v: &serde_json::Value) -> &'static str {
+        match v {
+            serde_json::Value::Null => "null",
+            serde_json::Value::Bool(_) => "a boolean",
+            serde_json::Value::Number(_) => "a number",
+            serde_json::Value::String(_) => "a string",
+            serde_json::Value::Array(_) => "an array",
+            serde_json::Value::Object(_) => "an object",
+        }
+    }
+
+    /// Checks `input` against `tool`'s declared shape.
+    pub fn validate(
+        tool: &str,
+        input: &serde_json::Map<String, serde_json::Value>,
+    ) -> Result<(), super::ToolInputError> {
+        let Some(shape) = shape(tool) else {
+            return Ok(());
+        };
+        let err = |field: String, problem: String| super::ToolInputError {
+            tool: tool.to_string(),
+            field,
+            problem,
+        };
+        for field in shape {
+            let mut present = false;
+            for name in field.names {
+                if let Some(v) = input.get(*name) {
+                    if !v.is_string() {
+                        return Err(err(
+                            (*name).to_string(),
+                            format!("must be a string (got {})", kind(v)),
+                        ));
+                    }
+                    present = true;
+                }
+            }
+            if field.required && !present {
+                return Err(err(field.names.join("|"), "is missing".to_string()));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -171,7 +171,13 @@ impl Engine {
             )
             .into_iter()
             .map(|l| l.path)
-            .filter(|p| p.is_file())
+            // Anything there, readable or not (a FIFO, a device, a file behind a
+            // parent without permission, a symlink loop), is linted and its problem
+            // reported: never counted as absent.
+            .filter(|p| {
+                std::fs::symlink_metadata(p).is_ok()
+                    || matches!(std::fs::metadata(p), Err(e) if e.kind() != std::io::ErrorKind::NotFound)
+            })
             .collect()
         } else {
             paths.to_vec()
@@ -201,7 +207,10 @@ impl Engine {
                 message,
             });
         };
-        let text = match std::fs::read_to_string(file) {
+        let text = match crate::fsread::read_regular(file, crate::fsread::MAX_CONFIG_BYTES)
+            .map_err(|e| e.to_string())
+            .and_then(|b| String::from_utf8(b).map_err(|e| format!("not UTF-8: {e}")))
+        {
             Ok(t) => t,
             Err(e) => {
                 problem(None, None, Level::Error, format!("cannot be read: {e}"));

@@ -13,6 +13,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
+/// The most memory one compiled matcher may use (its program, and its lazy DFA's
+/// cache): a config cannot make the engine allocate without bound. A pattern over it
+/// is an invalid matcher (the hook never fires; `list` and `lint` say why).
+pub const COMPILED_SIZE_LIMIT: usize = 1 << 20;
+
 /// How many backtracking steps a lookaround pattern may take per subject.
 pub const BACKTRACK_LIMIT: usize = 100_000;
 
@@ -62,11 +67,17 @@ impl RegexMatcher {
     /// Compiles a pattern: the linear-time engine when it can, the backtracking one
     /// (with [`BACKTRACK_LIMIT`]) only when the pattern needs it.
     pub fn new(pattern: &str) -> Result<RegexMatcher, MatcherError> {
-        let engine = match regex::Regex::new(pattern) {
+        let engine = match regex::RegexBuilder::new(pattern)
+            .size_limit(COMPILED_SIZE_LIMIT)
+            .dfa_size_limit(COMPILED_SIZE_LIMIT)
+            .build()
+        {
             Ok(re) => Engine::Linear(re),
             Err(linear_err) => {
                 match fancy_regex::RegexBuilder::new(pattern)
                     .backtrack_limit(BACKTRACK_LIMIT)
+                    .delegate_size_limit(COMPILED_SIZE_LIMIT)
+                    .delegate_dfa_size_limit(COMPILED_SIZE_LIMIT)
                     .build()
                 {
                     Ok(re) => Engine::Backtracking(Box::new(re)),
@@ -208,6 +219,13 @@ fn first_line(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pattern_over_the_compiled_size_limit_is_invalid() {
+        let err = RegexMatcher::new(r"\w{5000}").unwrap_err();
+        assert!(err.reason.contains("size limit"), "{}", err.reason);
+        assert!(RegexMatcher::new(r"^git (push|pull)").is_ok());
+    }
 
     #[test]
     fn plain_alternation_is_linear_and_unanchored() {

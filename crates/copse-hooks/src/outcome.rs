@@ -226,6 +226,9 @@ pub struct HookRun {
     /// A process of the run had left its process group (`setsid`, `setpgid`) and had
     /// to be killed when the run ended.
     pub leaked: bool,
+    /// What the engine refused or changed about this run (e.g. session environment
+    /// variables it dropped), for the record.
+    pub warnings: Vec<String>,
 }
 
 /// How the sandbox applied to one run.

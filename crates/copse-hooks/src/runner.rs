@@ -5,7 +5,6 @@
 //! are failures in every dialect and are classified here; everything else about the
 //! exit code and stdout is the dialect's to read.
 
-use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
@@ -25,8 +24,9 @@ pub(crate) struct RunInput<'a> {
     pub ctx: Context<'a>,
     /// The scrubbed parent environment.
     pub base_env: &'a [(OsString, OsString)],
-    /// The session's environment overlay (from sessionStart hooks).
-    pub session_env: Option<&'a BTreeMap<String, String>>,
+    /// The session's environment overlays (from sessionStart hooks); each hook gets
+    /// only its own scope and root's.
+    pub session_env: Option<&'a crate::session::Overlays>,
     /// The depth the child gets.
     pub child_depth: u32,
     /// Output caps and grace periods.
@@ -104,15 +104,25 @@ pub(crate) fn marshal(adapter: &dyn Adapter, hook: &HookSpec, input: &RunInput<'
     serde_json::to_vec(&value).unwrap_or_default()
 }
 
-/// The environment for a hook: scrubbed base, session overlay, vendor variables, and
-/// the depth variable last so nothing can clobber it.
+/// The environment for a hook: scrubbed base (minus the handles to services outside
+/// the sandbox, for a project hook), the session overlay of its own scope and root,
+/// vendor variables, and the depth variable last so nothing can clobber it.
 pub(crate) fn environment(
     adapter: &dyn Adapter,
     hook: &HookSpec,
     input: &RunInput<'_>,
 ) -> Vec<(OsString, OsString)> {
     let mut env = input.base_env.to_vec();
-    if let Some(overlay) = input.session_env {
+    if hook.scope == Scope::Project {
+        env.retain(|(k, _)| !k.to_str().is_some_and(crate::env::withheld_from_project));
+    }
+    // An overlay never reaches a hook that runs outside the sandbox: one that opted
+    // out, or any hook of a host that turned sandboxing off.
+    if let Some(overlay) = input
+        .session_env
+        .filter(|_| input.sandbox.is_some())
+        .and_then(|o| o.for_hook(hook))
+    {
         for (k, v) in overlay {
             set_var(&mut env, k, v);
         }
@@ -209,6 +219,7 @@ pub(crate) fn run(
         stderr: Vec::new(),
         sandbox: sandbox_state,
         leaked: false,
+        warnings: Vec::new(),
     };
     let interpretation = match spawned {
         None => match resources_failure {
@@ -361,6 +372,7 @@ pub(crate) fn panicked_run(hook: &HookSpec, event: &EventPayload) -> HookRun {
         stderr: Vec::new(),
         sandbox: SandboxState::Off,
         leaked: false,
+        warnings: Vec::new(),
     }
 }
 

@@ -8,7 +8,10 @@
 //! still reports the turn it belongs to. `sessionStart` hooks may export environment
 //! variables for every later hook of the session; a hook spawned while they are still
 //! running waits for them (bounded by their timeout), so whether it sees that
-//! environment never depends on a race.
+//! environment never depends on a race. An overlay only reaches sandboxed hooks of the
+//! same scope and root as the hook that set it (a project hook's variables never reach
+//! a user hook or another root's hooks), and names that change how programs load or
+//! behave ([`crate::env::overlay_refusal`]) are dropped with a warning on the run.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -74,7 +77,7 @@ struct State {
     local_id: String,
     identity: Mutex<SessionIdentity>,
     turns: Mutex<u64>,
-    env: Mutex<BTreeMap<String, String>>,
+    env: Mutex<Overlays>,
     starting: Mutex<Starting>,
     started: Condvar,
     dispatcher: Arc<Dispatcher>,
@@ -85,6 +88,8 @@ struct State {
     /// configs), waiting for the host to take them.
     notices: Mutex<Vec<String>>,
     announced: Mutex<std::collections::HashSet<String>>,
+    /// The config problems seen by the latest event fired.
+    problems: Mutex<Vec<crate::dialect::ConfigWarning>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -108,7 +113,7 @@ impl Session {
                 local_id: local_session_id(),
                 identity: Mutex::new(identity),
                 turns: Mutex::new(0),
-                env: Mutex::new(BTreeMap::new()),
+                env: Mutex::new(Overlays::default()),
                 starting: Mutex::new(Starting::default()),
                 started: Condvar::new(),
                 dispatcher: Arc::new(Dispatcher::default()),
@@ -117,6 +122,7 @@ impl Session {
                 drops: Mutex::new(Vec::new()),
                 notices: Mutex::new(Vec::new()),
                 announced: Mutex::new(std::collections::HashSet::new()),
+                problems: Mutex::new(Vec::new()),
             }),
         }
     }
@@ -146,21 +152,79 @@ impl Session {
         lock(&self.state.queue).start_human_turn_tree()
     }
 
-    /// The session's environment overlay (from sessionStart hooks).
+    /// Every environment overlay of the session (from sessionStart hooks), merged:
+    /// what was accepted, whichever hooks it reaches ([`Session::env_for`]).
     pub fn env(&self) -> BTreeMap<String, String> {
-        lock(&self.state.env).clone()
+        let overlays = lock(&self.state.env);
+        let mut all = BTreeMap::new();
+        for (_, vars) in &overlays.0 {
+            all.extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+        }
+        all
     }
 
-    /// Runs the tool gate for one call.
+    /// The overlay a hook of this scope and root receives (set by sessionStart hooks of
+    /// the same scope and root; an unsandboxed hook receives none).
+    pub fn env_for(
+        &self,
+        scope: Scope,
+        root: Option<&std::path::Path>,
+    ) -> BTreeMap<String, String> {
+        lock(&self.state.env)
+            .get(scope, root)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// Runs the tool gate for one call. A call whose input does not have its tool's
+    /// declared shape runs no hook and is denied (hooks never see a coerced value);
+    /// [`Session::try_gate_tool`] returns the error instead.
     pub fn gate_tool(&self, call: ToolCall) -> Verdict {
-        self.fire_blocking(&EventPayload::ToolGate(call))
+        match self.try_gate_tool(call) {
+            Ok(v) => v,
+            Err(e) => malformed_verdict(&e),
+        }
+    }
+
+    /// [`Session::gate_tool`], with a malformed input as an error the host handles.
+    pub fn try_gate_tool(&self, call: ToolCall) -> Result<Verdict, crate::event::ToolInputError> {
+        call.validate()?;
+        Ok(self.fire_blocking(&EventPayload::ToolGate(call)))
+    }
+
+    /// [`Session::fire`], with a malformed tool input (`toolGate`, `afterToolUse`) as
+    /// an error the host handles: no hook runs.
+    pub fn try_fire(&self, event: EventPayload) -> Result<Fired, crate::event::ToolInputError> {
+        match &event {
+            EventPayload::ToolGate(call) => call.validate()?,
+            EventPayload::AfterToolUse(r) => crate::event::tool::validate(&r.tool, &r.input)?,
+            _ => {}
+        }
+        Ok(self.fire(event))
     }
 
     /// Fires any event: blocking events return their verdict, observation events are
     /// dispatched detached. `beforeSubmitPrompt` starts a human turn first.
     /// On `afterFileEdit`, hooks that opted into `async` run detached; the rest are
     /// awaited.
+    ///
+    /// A malformed tool input runs no hook: a `toolGate` is denied, an `afterToolUse`
+    /// dispatches nothing ([`Session::try_fire`] returns the error instead).
     pub fn fire(&self, mut event: EventPayload) -> Fired {
+        let malformed = match &event {
+            EventPayload::ToolGate(call) => call.validate().err(),
+            EventPayload::AfterToolUse(r) => crate::event::tool::validate(&r.tool, &r.input).err(),
+            _ => None,
+        };
+        if let Some(e) = malformed {
+            return match event {
+                EventPayload::ToolGate(_) => Fired::Verdict(malformed_verdict(&e)),
+                _ => Fired::Detached {
+                    dispatched: 0,
+                    dropped: 0,
+                },
+            };
+        }
         if let EventPayload::AfterToolUse(result) = &mut event {
             crate::event::cap_tool_output(&mut result.output);
         }
@@ -178,6 +242,7 @@ impl Session {
     /// `async` are dispatched detached and do not contribute to it).
     pub fn fire_blocking(&self, event: &EventPayload) -> Verdict {
         if !self.engine.hooks_active() {
+            self.note_recursion_guard();
             return Verdict::default();
         }
         let identity = self.identity();
@@ -197,7 +262,7 @@ impl Session {
             return Verdict::default();
         }
         self.wait_for_session_start(event.event());
-        let env = self.env();
+        let env = lock(&self.state.env).clone();
         let input = RunInput {
             event,
             ctx,
@@ -295,6 +360,7 @@ impl Session {
 
     fn fire_detached(&self, event: EventPayload) -> Fired {
         if !self.engine.hooks_active() {
+            self.note_recursion_guard();
             return Fired::Detached {
                 dispatched: 0,
                 dropped: 0,
@@ -378,9 +444,14 @@ impl Session {
     /// first time.
     fn select(&self, event: &EventPayload, ctx: &Context<'_>) -> Vec<Selected> {
         let mut changed = Vec::new();
-        let selected = self.engine.select(event, ctx, &mut |loaded| {
-            changed.push(loaded.location.path.clone());
-        });
+        let mut problems = Vec::new();
+        let selected = self.engine.select(
+            event,
+            ctx,
+            &mut |path| changed.push(path.to_path_buf()),
+            &mut |w| problems.push(w.clone()),
+        );
+        *lock(&self.state.problems) = problems;
         for path in changed {
             self.notice_once(
                 format!("changed:{}", path.display()),
@@ -406,10 +477,32 @@ impl Session {
         selected
     }
 
+    /// Says once per session that hooks were skipped because this process runs
+    /// inside a hook (`COPSE_HOOK_DEPTH`), when hooks are otherwise on.
+    fn note_recursion_guard(&self) {
+        if self.engine.config().hooks_enabled && self.engine.recursion_guard_tripped() {
+            self.notice_once(
+                "recursion-guard".to_string(),
+                format!(
+                    "hooks skipped: this process runs inside a hook ({}={}), and hooks never run from a hook",
+                    crate::env::DEPTH_VAR,
+                    self.engine.hook_depth()
+                ),
+            );
+        }
+    }
+
     fn notice_once(&self, key: String, text: String) {
         if lock(&self.state.announced).insert(key) {
             lock(&self.state.notices).push(text);
         }
+    }
+
+    /// The config problems (unreadable, invalid, wrong-shaped files...) met by the
+    /// latest event this session fired, one per warning, in configured order. A host
+    /// shows them with the verdict: a config fault is never silent.
+    pub fn config_problems(&self) -> Vec<crate::dialect::ConfigWarning> {
+        lock(&self.state.problems).clone()
     }
 
     /// Takes the notices the user should see (each is produced once per session).
@@ -482,6 +575,69 @@ impl Session {
             st.deadline = None;
             self.state.started.notify_all();
         }
+    }
+}
+
+/// The session's environment overlays, one per (scope, root) that set one.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Overlays(Vec<(OverlayKey, BTreeMap<String, String>)>);
+
+/// Whose overlay: the scope and root of the hooks that set it.
+type OverlayKey = (Scope, Option<std::path::PathBuf>);
+
+impl Overlays {
+    fn get(
+        &self,
+        scope: Scope,
+        root: Option<&std::path::Path>,
+    ) -> Option<&BTreeMap<String, String>> {
+        self.0
+            .iter()
+            .find(|((s, r), _)| *s == scope && r.as_deref() == root)
+            .map(|(_, vars)| vars)
+    }
+
+    fn extend(
+        &mut self,
+        scope: Scope,
+        root: Option<&std::path::Path>,
+        vars: BTreeMap<String, String>,
+    ) {
+        if let Some((_, existing)) = self
+            .0
+            .iter_mut()
+            .find(|((s, r), _)| *s == scope && r.as_deref() == root)
+        {
+            existing.extend(vars);
+        } else {
+            self.0
+                .push(((scope, root.map(std::path::Path::to_path_buf)), vars));
+        }
+    }
+
+    fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// The overlay `hook` receives: its own scope and root's, and none at all when it
+    /// runs outside the sandbox.
+    pub(crate) fn for_hook(
+        &self,
+        hook: &crate::dialect::HookSpec,
+    ) -> Option<&BTreeMap<String, String>> {
+        if !hook.sandbox {
+            return None;
+        }
+        self.get(hook.scope, hook.root.as_deref())
+    }
+}
+
+/// The verdict for a malformed tool input: denied, no hook run.
+fn malformed_verdict(e: &crate::event::ToolInputError) -> Verdict {
+    Verdict {
+        decision: Some(crate::outcome::Decision::Deny),
+        agent_message: Some(format!("malformed tool input: {e}")),
+        ..Verdict::default()
     }
 }
 
@@ -584,7 +740,7 @@ impl DetachedRun {
         let session = &self.session;
         let canonical = self.event.event();
         session.wait_for_session_start(canonical);
-        let env = session.env();
+        let env = lock(&session.state.env).clone();
         let input = RunInput {
             event: &self.event,
             ctx: Context {
@@ -597,12 +753,24 @@ impl DetachedRun {
             limits: session.engine.limits(),
             sandbox: session.engine.sandbox_config(),
         };
-        let run = run_one(&self.selected, &input);
+        let mut run = run_one(&self.selected, &input);
         let hook = self.selected.hook();
         if let Some(vars) = &run.outcome.session_env
             && canonical == CanonicalEvent::SessionStart
         {
-            lock(&session.state.env).extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+            let mut accepted = BTreeMap::new();
+            for (k, v) in vars {
+                match crate::env::overlay_refusal(k) {
+                    None if !v.contains('\0') => {
+                        accepted.insert(k.clone(), v.clone());
+                    }
+                    refusal => run.warnings.push(format!(
+                        "session environment variable {k:?} dropped: {}",
+                        refusal.unwrap_or("its value contains a NUL byte")
+                    )),
+                }
+            }
+            lock(&session.state.env).extend(hook.scope, hook.root.as_deref(), accepted);
         }
         if let Some(q) = &run.outcome.queue_message {
             session.enqueue(hook, q, self.epoch);

@@ -7,9 +7,15 @@
 //! — another branch, a pull — stops running until the user trusts again. A plain path
 //! string (written by hand) trusts the root without pinning.
 //!
-//! A corrupt file is an error the caller reports; the safe reading of it is the
-//! defaults (hooks off, nothing trusted), never "on". Writes are atomic (a temporary
-//! file in the same directory, fsynced, then renamed over the old one).
+//! A file that is not JSON at all is an error the caller reports; the safe reading of
+//! it is the defaults (hooks off, nothing trusted), never "on". A wrong-typed or
+//! unknown key is a warning naming the key and the file ([`Settings::warnings`]) and
+//! the rest applies; a key meant to tighten (`requireSandbox`) that cannot be read
+//! counts as tightened. The file is read without blocking, must be a regular file and
+//! at most 1 MiB. Writes are atomic (a temporary file in the same directory, fsynced,
+//! then renamed over the old one), `0600` in a `0700` directory, and
+//! [`Settings::update`] holds an exclusive lock (`settings.lock`) across read, change
+//! and write so concurrent updates are never lost.
 
 use std::collections::BTreeMap;
 use std::io::Write as _;
@@ -30,6 +36,11 @@ pub enum TrustedWorkspace {
         path: PathBuf,
         /// Config path → SHA-256 (hex) of its bytes, or `null` when it did not exist.
         configs: BTreeMap<PathBuf, Option<String>>,
+        /// Script path → SHA-256 (hex) of every workspace file the project hooks run
+        /// (`null` when it did not exist or was not a readable regular file); absent in
+        /// entries written before scripts were pinned.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        scripts: Option<BTreeMap<PathBuf, Option<String>>>,
     },
 }
 
@@ -49,6 +60,14 @@ impl TrustedWorkspace {
             TrustedWorkspace::Pinned { configs, .. } => Some(configs),
         }
     }
+
+    /// The pinned scripts, when scripts were pinned.
+    pub fn script_pins(&self) -> Option<&BTreeMap<PathBuf, Option<String>>> {
+        match self {
+            TrustedWorkspace::Path(_) => None,
+            TrustedWorkspace::Pinned { scripts, .. } => scripts.as_ref(),
+        }
+    }
 }
 
 /// Audit-store retention.
@@ -61,6 +80,9 @@ pub struct RetentionSettings {
     /// Keep runs at most this many days.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_age_days: Option<u64>,
+    /// Keep the store under this many bytes (default 256 MiB).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_bytes: Option<u64>,
 }
 
 /// The settings file's contents. Unknown keys are kept on rewrite.
@@ -88,9 +110,16 @@ pub struct Settings {
     /// Audit-store retention.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention: Option<RetentionSettings>,
+    /// Whether well-known secret token shapes are redacted from recorded streams
+    /// (default on).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redact_secrets: Option<bool>,
     /// Keys this version does not know, preserved.
     #[serde(flatten)]
     pub other: serde_json::Map<String, serde_json::Value>,
+    /// What was wrong with the file (wrong-typed or unknown keys), one line each.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// Why settings could not be read or written.
@@ -104,6 +133,24 @@ pub enum SettingsError {
         /// The I/O error.
         #[source]
         source: std::io::Error,
+    },
+    /// The settings lock could not be taken.
+    #[error("failed to lock settings {path}: {source}")]
+    Lock {
+        /// The lock file.
+        path: PathBuf,
+        /// The I/O error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file exists but is not a regular file or is too large.
+    #[error("settings file {path} {source}; using safe defaults: hooks off, nothing trusted")]
+    Unreadable {
+        /// The settings file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: crate::fsread::ReadError,
     },
     /// The file is not valid settings JSON.
     #[error(
@@ -147,13 +194,79 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
     out
 }
 
-/// The pin of one config file: its hash, or `None` when it does not exist.
+/// The pin of one config file: its hash, or `None` when it does not exist. The file
+/// must be a regular file of at most 1 MiB.
 pub fn pin_of(path: &Path) -> Result<Option<String>, std::io::Error> {
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(sha256_hex(&bytes))),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
+    match crate::fsread::read_optional(path, crate::fsread::MAX_CONFIG_BYTES) {
+        Ok(bytes) => Ok(bytes.map(|b| sha256_hex(&b))),
+        Err(crate::fsread::ReadError::Io(e)) => Err(e),
+        Err(e) => Err(std::io::Error::other(format!("{}: {e}", path.display()))),
     }
+}
+
+/// Parses settings leniently: every key is read on its own, so one wrong-typed key is
+/// a warning and the rest applies.
+fn parse_lenient(path: &Path, bytes: &[u8]) -> Result<Settings, SettingsError> {
+    let value: serde_json::Value =
+        serde_json::from_slice(bytes).map_err(|source| SettingsError::Corrupt {
+            path: path.to_path_buf(),
+            source,
+        })?;
+    let serde_json::Value::Object(map) = value else {
+        return Err(SettingsError::Corrupt {
+            path: path.to_path_buf(),
+            source: <serde_json::Error as serde::de::Error>::custom(
+                "the top level is not a JSON object",
+            ),
+        });
+    };
+    let mut warnings = Vec::new();
+    let mut good = serde_json::Map::new();
+    let mut require_unreadable = false;
+    for (key, value) in map {
+        let mut one = serde_json::Map::new();
+        one.insert(key.clone(), value);
+        let probe = serde_json::Value::Object(one);
+        match serde_json::from_value::<Settings>(probe.clone()) {
+            Ok(parsed) => {
+                if parsed.other.contains_key(&key) {
+                    warnings.push(format!(
+                        "unknown settings key \"{key}\" in {} (kept, not used)",
+                        path.display()
+                    ));
+                }
+                if let serde_json::Value::Object(m) = probe {
+                    good.extend(m);
+                }
+            }
+            Err(e) => {
+                if key == "requireSandbox" {
+                    require_unreadable = true;
+                    warnings.push(format!(
+                        "settings key \"{key}\" in {} is not valid ({e}); treated as true",
+                        path.display()
+                    ));
+                } else {
+                    warnings.push(format!(
+                        "settings key \"{key}\" in {} is not valid ({e}); ignored",
+                        path.display()
+                    ));
+                }
+            }
+        }
+    }
+    let mut settings: Settings =
+        serde_json::from_value(serde_json::Value::Object(good)).map_err(|source| {
+            SettingsError::Corrupt {
+                path: path.to_path_buf(),
+                source,
+            }
+        })?;
+    if require_unreadable {
+        settings.require_sandbox = true;
+    }
+    settings.warnings = warnings;
+    Ok(settings)
 }
 
 impl Settings {
@@ -162,19 +275,65 @@ impl Settings {
         copse_dir.join("settings.json")
     }
 
-    /// Loads settings; a missing file is the defaults.
+    /// Loads settings; a missing file is the defaults. Wrong-typed and unknown keys
+    /// are in [`Settings::warnings`].
     pub fn load(path: &Path) -> Result<Settings, SettingsError> {
-        match std::fs::read(path) {
-            Ok(bytes) => serde_json::from_slice(&bytes).map_err(|source| SettingsError::Corrupt {
+        match crate::fsread::read_optional(path, crate::fsread::MAX_CONFIG_BYTES) {
+            Ok(Some(bytes)) => parse_lenient(path, &bytes),
+            Ok(None) => Ok(Settings::default()),
+            Err(crate::fsread::ReadError::Io(source)) => Err(SettingsError::Read {
                 path: path.to_path_buf(),
                 source,
             }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Settings::default()),
-            Err(source) => Err(SettingsError::Read {
+            Err(source) => Err(SettingsError::Unreadable {
                 path: path.to_path_buf(),
                 source,
             }),
         }
+    }
+
+    /// Reads, changes and writes the settings under an exclusive lock
+    /// (`settings.lock` beside the file), so concurrent updates are never lost.
+    /// `change` gets the current settings (or the error reading them, to recover
+    /// from) and returns whether to write, and a result. Returns the result and the
+    /// notices (modes tightened).
+    pub fn update<R>(
+        path: &Path,
+        change: impl FnOnce(
+            Result<Settings, SettingsError>,
+        ) -> Result<(Option<Settings>, R), SettingsError>,
+    ) -> Result<(R, Vec<String>), SettingsError> {
+        let dir = path.parent().unwrap_or_else(|| Path::new("."));
+        let mut notices = Vec::new();
+        let lock_path = dir.join("settings.lock");
+        let lock_err = |source| SettingsError::Lock {
+            path: lock_path.clone(),
+            source,
+        };
+        notices.extend(crate::private::ensure_dir(dir).map_err(lock_err)?);
+        let lock = {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .mode(crate::private::FILE_MODE)
+                .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+                .open(&lock_path)
+                .map_err(lock_err)?
+        };
+        lock.lock().map_err(lock_err)?;
+        if let Ok(Some(n)) = crate::private::tighten_file(path) {
+            notices.push(n);
+        }
+        let (new, result) = change(Settings::load(path))?;
+        if let Some(new) = new {
+            new.save(path)?;
+        }
+        // Dropping the file releases the lock.
+        drop(lock);
+        Ok((result, notices))
     }
 
     /// Writes the settings atomically: a temporary file in the same directory,
@@ -185,7 +344,7 @@ impl Settings {
             source,
         };
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
-        std::fs::create_dir_all(dir).map_err(err)?;
+        crate::private::ensure_dir(dir).map_err(err)?;
         let mut text =
             serde_json::to_string_pretty(self).map_err(|e| err(std::io::Error::other(e)))?;
         text.push('\n');
@@ -198,7 +357,12 @@ impl Settings {
                 .unwrap_or(0)
         ));
         let write = || -> std::io::Result<()> {
-            let mut f = std::fs::File::create(&tmp)?;
+            use std::os::unix::fs::OpenOptionsExt as _;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(crate::private::FILE_MODE)
+                .open(&tmp)?;
             f.write_all(text.as_bytes())?;
             f.sync_all()?;
             std::fs::rename(&tmp, path)?;
@@ -229,8 +393,25 @@ impl Settings {
         self.trusted_workspaces.push(TrustedWorkspace::Pinned {
             path: root.to_path_buf(),
             configs: configs.clone(),
+            scripts: None,
         });
         Ok(configs)
+    }
+
+    /// Trusts `root` with pins computed elsewhere (see `Engine::trust_snapshot`, which
+    /// hashes the very bytes it parses). Replaces an earlier entry for the same root.
+    pub fn trust_pinned(
+        &mut self,
+        root: &Path,
+        configs: BTreeMap<PathBuf, Option<String>>,
+        scripts: BTreeMap<PathBuf, Option<String>>,
+    ) {
+        self.untrust(root);
+        self.trusted_workspaces.push(TrustedWorkspace::Pinned {
+            path: root.to_path_buf(),
+            configs,
+            scripts: Some(scripts),
+        });
     }
 
     /// Removes every trust entry for `root`. Returns whether one existed.

@@ -29,6 +29,7 @@
 
 mod query;
 mod record;
+pub mod redact;
 pub mod schema;
 mod writer;
 
@@ -87,6 +88,13 @@ pub enum SpineError {
         path: PathBuf,
         /// Its `PRAGMA application_id`.
         application_id: i32,
+    },
+    /// The database path exists but is not a regular file (a FIFO, a device, a
+    /// directory): opening it could block or read without end.
+    #[error("the hook run database {} is not a regular file; it was left untouched", path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
     },
     /// The database was written by a newer build.
     #[error(
@@ -190,13 +198,20 @@ pub struct Retention {
     pub max_runs: Option<u64>,
     /// Drop runs that started more than this many days ago.
     pub max_age_days: Option<u64>,
+    /// Keep the store's live data under this many bytes (oldest runs go first; the
+    /// freed pages are returned to the file system).
+    pub max_bytes: Option<u64>,
 }
+
+/// The default size limit of the audit store: 256 MiB.
+pub const DEFAULT_MAX_BYTES: u64 = 256 * 1024 * 1024;
 
 impl Default for Retention {
     fn default() -> Self {
         Retention {
             max_runs: Some(10_000),
             max_age_days: Some(30),
+            max_bytes: Some(DEFAULT_MAX_BYTES),
         }
     }
 }
@@ -218,6 +233,9 @@ pub struct SpineOptions {
     pub busy_timeout: Duration,
     /// Prune after this many commits (also after every 1,000 records).
     pub prune_every_commits: u32,
+    /// Redact well-known secret shapes from recorded streams and texts
+    /// ([`redact`]); on by default.
+    pub redact_secrets: bool,
 }
 
 impl Default for SpineOptions {
@@ -230,6 +248,7 @@ impl Default for SpineOptions {
             queue_bytes: 64 * 1024 * 1024,
             busy_timeout: Duration::from_secs(1),
             prune_every_commits: 100,
+            redact_secrets: true,
         }
     }
 }
@@ -258,6 +277,8 @@ pub struct Spine {
     reader: Mutex<Option<Connection>>,
     /// Records offered to a spine without a writer.
     dropped: AtomicU64,
+    /// Modes tightened at open, for the host to say once.
+    notices: Mutex<Vec<String>>,
 }
 
 impl fmt::Debug for Spine {
@@ -300,11 +321,32 @@ impl Spine {
     /// or switching a new database to WAL takes a write lock).
     pub fn try_open(path: impl AsRef<Path>, options: SpineOptions) -> Result<Spine, SpineError> {
         let path = path.as_ref().to_path_buf();
+        let mut notices = Vec::new();
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|source| SpineError::CreateDir {
-                path: path.clone(),
-                source,
-            })?;
+            let notice =
+                crate::private::ensure_dir(dir).map_err(|source| SpineError::CreateDir {
+                    path: path.clone(),
+                    source,
+                })?;
+            notices.extend(notice);
+        }
+        require_regular_or_absent(&path)?;
+        if !path.exists() {
+            // Created private before SQLite opens it (its -wal and -shm files take the
+            // main file's mode).
+            use std::os::unix::fs::OpenOptionsExt as _;
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(crate::private::FILE_MODE)
+                .open(&path);
+        }
+        for suffix in ["", "-wal", "-shm"] {
+            let mut file = path.clone().into_os_string();
+            file.push(suffix);
+            if let Ok(Some(n)) = crate::private::tighten_file(Path::new(&file)) {
+                notices.push(n);
+            }
         }
         let open_err = |source| SpineError::Open {
             path: path.clone(),
@@ -334,6 +376,12 @@ impl Spine {
         }
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(open_err)?;
+        if version == 0 {
+            // Before the first table: freed pages can then be returned incrementally
+            // when the size limit prunes.
+            conn.pragma_update(None, "auto_vacuum", "INCREMENTAL")
+                .map_err(open_err)?;
+        }
         schema::migrate(&mut conn, &path, version)?;
 
         let tuning = Tuning {
@@ -342,6 +390,7 @@ impl Spine {
             queue_records: options.queue_records.max(1),
             queue_bytes: options.queue_bytes.max(1),
             prune_every_commits: options.prune_every_commits.max(1),
+            redact_secrets: options.redact_secrets,
         };
         let shared = Arc::new(Shared::new(path.clone(), tuning));
         let thread_shared = Arc::clone(&shared);
@@ -359,6 +408,7 @@ impl Spine {
             writer: Some(writer),
             reader: Mutex::new(None),
             dropped: AtomicU64::new(0),
+            notices: Mutex::new(notices),
         })
     }
 
@@ -387,6 +437,7 @@ impl Spine {
             writer: None,
             reader: Mutex::new(Some(conn)),
             dropped: AtomicU64::new(0),
+            notices: Mutex::new(Vec::new()),
         })
     }
 
@@ -398,6 +449,7 @@ impl Spine {
             writer: None,
             reader: Mutex::new(None),
             dropped: AtomicU64::new(0),
+            notices: Mutex::new(Vec::new()),
         }
     }
 
@@ -430,6 +482,12 @@ impl Spine {
         if let Some(shared) = &self.shared {
             shared.flush();
         }
+    }
+
+    /// Takes the notices from opening (a directory or file whose wider mode was
+    /// tightened to the user's alone).
+    pub fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notices.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The first warning raised while recording (a failed commit or prune), once.
@@ -509,11 +567,23 @@ impl Drop for Spine {
     }
 }
 
+/// Refuses a path that exists but is not a regular file (a FIFO would block SQLite's
+/// open, a device would be read without end).
+fn require_regular_or_absent(path: &Path) -> Result<(), SpineError> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() => Err(SpineError::NotAFile {
+            path: path.to_path_buf(),
+        }),
+        _ => Ok(()),
+    }
+}
+
 fn open_reader(path: &Path) -> Result<Connection, SpineError> {
     let err = |source| SpineError::Open {
         path: path.to_path_buf(),
         source,
     };
+    require_regular_or_absent(path)?;
     let conn = Connection::open_with_flags(
         path,
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,

@@ -18,6 +18,8 @@ pub fn tool_call(tool: &str, input: &str, roots: &[std::path::PathBuf]) -> Resul
         bail!("--input must be a JSON object, got: {input}");
     };
     let mut call = ToolCall::new(tool, map);
+    // A malformed input is an error naming the field (exit 2), never coerced.
+    call.validate()?;
     if tool == "read_file" {
         call.file_content = Some(read_content(&call.input, roots)?);
     }
@@ -37,12 +39,24 @@ fn read_content(input: &Map<String, Value>, roots: &[std::path::PathBuf]) -> Res
             .map(|r| r.join(path))
             .unwrap_or(path.to_path_buf())
     };
-    let bytes = std::fs::read(&resolved).with_context(|| {
-        format!(
-            "failed to read {} for the beforeReadFile content",
-            resolved.display()
-        )
-    })?;
+    // Regular files only, opened without blocking; hooks see at most the first
+    // 1 MiB (cut at a character boundary) of a larger file.
+    let (mut bytes, cut) =
+        copse_hooks::fsread::read_prefix(&resolved, copse_hooks::fsread::MAX_READ_FILE_CONTENT)
+            .with_context(|| {
+                format!(
+                    "failed to read {} for the beforeReadFile content",
+                    resolved.display()
+                )
+            })?;
+    if cut {
+        // The cut may split a character: drop the incomplete tail.
+        if let Err(e) = std::str::from_utf8(&bytes)
+            && e.error_len().is_none()
+        {
+            bytes.truncate(e.valid_up_to());
+        }
+    }
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
@@ -52,13 +66,20 @@ pub fn run(global: &Global, tool: &str, input: &str) -> Result<ExitCode> {
     let call = tool_call(tool, input, inv.engine.workspace_roots())?;
     let session = inv.engine.session(SessionIdentity::new(""));
     let verdict = session.gate_tool(call);
+    let problems = workspace::print_config_problems(&session);
     workspace::print_notices(&session);
     inv.engine.flush_spine();
     workspace::warn_spine(&inv.engine);
     if global.json {
         println!(
             "{}",
-            serde_json::to_string_pretty(&output::verdict_json(&verdict))?
+            serde_json::to_string_pretty(&{
+                let mut v = output::verdict_json(&verdict);
+                if let Some(obj) = v.as_object_mut() {
+                    obj.insert("warnings".into(), serde_json::json!(problems));
+                }
+                v
+            })?
         );
     } else {
         print_human(tool, &verdict);

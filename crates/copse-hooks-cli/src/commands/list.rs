@@ -156,6 +156,7 @@ fn print_human(l: &Listing, enabled: bool) {
                 false
             )
         );
+        print_scripts(h);
         if let Some(e) = &h.last_error {
             println!(
                 "      {}",
@@ -222,6 +223,19 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    // A config that exists but cannot be read is said, never shown as absent.
+    for w in listing
+        .warnings
+        .iter()
+        .filter(|w| w.scope == Scope::Project)
+    {
+        eprintln!(
+            "{}: {}: {}",
+            paint("warning", output::YELLOW, true),
+            workspace::display_path(&w.source),
+            w.message
+        );
+    }
     if project.is_empty() {
         println!("Trusting would allow no project hooks: none are declared.");
         return Ok(ExitCode::SUCCESS);
@@ -246,6 +260,7 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
             h.event,
             h.command
         );
+        print_scripts(h);
     }
     if unsandboxed.is_empty() {
         println!("All of them run in the sandbox.");
@@ -263,4 +278,30 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The workspace files a project hook runs, and whether each is as trusted.
+fn print_scripts(h: &copse_hooks::HookSummary) {
+    for s in &h.scripts {
+        let (word, colour) = match s.state {
+            copse_hooks::engine::ScriptState::Pinned => ("pinned", output::DIM),
+            copse_hooks::engine::ScriptState::Changed => ("CHANGED since trusted", output::RED),
+            copse_hooks::engine::ScriptState::Unpinned => ("pinned when trusted", output::DIM),
+        };
+        let state = match (&s.sha256, s.state) {
+            (None, _) => format!("{word}; missing or unreadable"),
+            (Some(h), copse_hooks::engine::ScriptState::Unpinned) => {
+                format!("{word}; sha256 {}", &h[..12])
+            }
+            (Some(h), _) => format!("{word}, sha256 {}", &h[..12]),
+        };
+        println!(
+            "      {}",
+            paint(
+                &format!("script {} ({state})", s.path.display()),
+                colour,
+                false
+            )
+        );
+    }
 }

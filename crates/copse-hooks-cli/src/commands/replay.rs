@@ -285,7 +285,11 @@ pub fn run(global: &Global, file: &Path) -> Result<ExitCode> {
     workspace::warn_settings(&inv);
     let lines = parse(file, inv.engine.workspace_roots())?;
     let session = inv.engine.session(SessionIdentity::new("replay"));
-    let (per_line, summary) = drive(&session, &lines);
+    let (per_line, mut summary) = drive(&session, &lines);
+    let problems = workspace::print_config_problems(&session);
+    if let Some(obj) = summary.as_object_mut() {
+        obj.insert("warnings".into(), json!(problems));
+    }
     workspace::print_notices(&session);
     inv.engine.flush_spine();
     workspace::warn_spine(&inv.engine);

@@ -15,24 +15,30 @@ fn settings_path() -> PathBuf {
     Settings::path_in(&EngineConfig::from_process(Vec::new()).copse_dir)
 }
 
-/// Loads settings for modification. A corrupt file is moved aside (nothing is lost)
+/// The settings for modification. A corrupt file is moved aside (nothing is lost)
 /// and replaced by the defaults.
-fn load_for_update(path: &Path) -> Result<Settings> {
-    match Settings::load(path) {
-        Ok(s) => Ok(s),
-        Err(SettingsError::Corrupt { .. }) => {
+fn recover(
+    path: &Path,
+    loaded: Result<Settings, SettingsError>,
+) -> Result<Settings, SettingsError> {
+    match loaded {
+        Ok(s) => {
+            for w in &s.warnings {
+                eprintln!("{}: {w}", paint("warning", output::YELLOW, true));
+            }
+            Ok(s)
+        }
+        Err(SettingsError::Corrupt { .. } | SettingsError::Unreadable { .. }) => {
             let aside = path.with_extension(format!(
                 "json.corrupt-{}",
                 std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_secs())
+                    .map(|d| d.as_nanos())
                     .unwrap_or(0)
             ));
-            std::fs::rename(path, &aside).with_context(|| {
-                format!(
-                    "settings file {} is corrupt and could not be moved aside",
-                    path.display()
-                )
+            std::fs::rename(path, &aside).map_err(|source| SettingsError::Write {
+                path: path.to_path_buf(),
+                source,
             })?;
             eprintln!(
                 "{}: settings file {} was corrupt; moved it to {} and started from the defaults",
@@ -42,15 +48,26 @@ fn load_for_update(path: &Path) -> Result<Settings> {
             );
             Ok(Settings::default())
         }
-        Err(e) => Err(e.into()),
+        Err(e) => Err(e),
     }
+}
+
+/// Reads, changes and writes the settings under the settings lock.
+fn update<R>(path: &Path, change: impl FnOnce(&mut Settings) -> R) -> Result<R> {
+    let (result, notices) = Settings::update(path, |loaded| {
+        let mut s = recover(path, loaded)?;
+        let r = change(&mut s);
+        Ok((Some(s), r))
+    })?;
+    for n in notices {
+        eprintln!("{}: {n}", paint("note", output::YELLOW, true));
+    }
+    Ok(result)
 }
 
 pub fn enable(global: &Global, on: bool) -> Result<ExitCode> {
     let path = settings_path();
-    let mut s = load_for_update(&path)?;
-    s.cursor_hooks_enabled = on;
-    s.save(&path)?;
+    update(&path, |s| s.cursor_hooks_enabled = on)?;
     if global.json {
         println!(
             "{}",
@@ -74,17 +91,17 @@ fn root_arg(dir: Option<&Path>) -> Result<PathBuf> {
 pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     let root = root_arg(dir)?;
     let path = settings_path();
-    let mut s = load_for_update(&path)?;
-    let pins = s.trust(&root).with_context(|| {
-        format!(
-            "failed to read the project hook configs of {}",
-            root.display()
-        )
-    })?;
-    s.save(&path)?;
-    // What trusting allows: every project hook of this root.
+    // One read of each file: the bytes pinned are the bytes parsed and shown.
     let engine = Engine::new(EngineConfig::from_process(vec![root.clone()]).trust(&root));
-    let listing = engine.list();
+    let snapshot = engine.trust_snapshot(&root);
+    for p in &snapshot.problems {
+        eprintln!("{}: {p}", paint("warning", output::YELLOW, true));
+    }
+    let (pins, scripts) = (snapshot.configs.clone(), snapshot.scripts.clone());
+    update(&path, |s| {
+        s.trust_pinned(&root, pins.clone(), scripts.clone())
+    })?;
+    let listing = snapshot.listing;
     let hooks: Vec<_> = listing
         .hooks
         .iter()
@@ -97,6 +114,7 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
                 "trusted": root.display().to_string(),
                 "settings": path.display().to_string(),
                 "pinned": pins.iter().map(|(p, h)| json!({"config": p.display().to_string(), "sha256": h})).collect::<Vec<_>>(),
+                "scripts": scripts.iter().map(|(p, h)| json!({"script": p.display().to_string(), "sha256": h})).collect::<Vec<_>>(),
                 "hooks": hooks.iter().map(|h| json!({"dialect": h.dialect.as_str(), "event": h.event, "command": h.command, "source": h.source.display().to_string(), "sandboxed": h.sandboxed})).collect::<Vec<_>>(),
             }))?
         );
@@ -106,6 +124,16 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     for (config, hash) in &pins {
         if let Some(hash) = hash {
             println!("  pinned {} (sha256 {})", config.display(), &hash[..12]);
+        }
+    }
+    for (script, hash) in &scripts {
+        match hash {
+            Some(hash) => println!(
+                "  pinned script {} (sha256 {})",
+                script.display(),
+                &hash[..12]
+            ),
+            None => println!("  pinned script {} (missing)", script.display()),
         }
     }
     if hooks.is_empty() {
@@ -125,7 +153,7 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     println!(
         "{}",
         paint(
-            "If any of these files changes, its hooks stop running until you trust the workspace again.",
+            "If any of these files or scripts changes, its hooks stop running until you trust the workspace again. Files a script imports are not pinned.",
             output::DIM,
             false
         )
@@ -136,9 +164,7 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
 pub fn untrust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     let root = root_arg(dir)?;
     let path = settings_path();
-    let mut s = load_for_update(&path)?;
-    let removed = s.untrust(&root);
-    s.save(&path)?;
+    let removed = update(&path, |s| s.untrust(&root))?;
     if global.json {
         println!(
             "{}",

@@ -17,8 +17,23 @@ pub fn run(
     entry: usize,
     payload: Option<&str>,
 ) -> Result<ExitCode> {
-    let inv = workspace::engine(global)?;
-    let dry = inv.engine.dry_run(source, event, entry, payload)?;
+    // `--trust` here trusts this one hook for this one run (always sandboxed); it must
+    // not make the engine treat the workspace as trusted (which would let a
+    // `"sandbox": false` hook leave the sandbox).
+    let engine_global = Global {
+        trust: false,
+        ..global.clone()
+    };
+    let inv = workspace::engine(&engine_global)?;
+    let dry = inv.engine.dry_run_with(
+        source,
+        event,
+        entry,
+        payload,
+        copse_hooks::dryrun::DryRunOptions {
+            trust: global.trust,
+        },
+    )?;
     if global.json {
         println!("{}", serde_json::to_string_pretty(&dry)?);
         return Ok(ExitCode::SUCCESS);
@@ -35,8 +50,14 @@ pub fn run(
         "  {}",
         paint(
             &format!(
-                "canonical event {}; dry run: nothing is recorded or applied",
-                dry.canonical_event.name()
+                "canonical event {}; the hook really runs ({}, timeout {} ms); nothing is recorded, and no session environment, settings or verdict is applied",
+                dry.canonical_event.name(),
+                if dry.sandboxed {
+                    "sandboxed"
+                } else {
+                    "UNSANDBOXED"
+                },
+                dry.timeout_ms
             ),
             output::DIM,
             false

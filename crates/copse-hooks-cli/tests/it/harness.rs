@@ -23,6 +23,14 @@ impl Env {
             "copse/settings.json",
             &serde_json::json!({"sandboxWritablePaths": [env.root()]}).to_string(),
         );
+        // Private as copse-hooks keeps them, so no output depends on the umask.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(env.copse_dir(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::set_permissions(
+            env.copse_dir().join("settings.json"),
+            std::fs::Permissions::from_mode(0o600),
+        )
+        .unwrap();
         env
     }
 
@@ -115,6 +123,14 @@ pub struct Run {
 }
 
 impl Run {
+    /// A run from a process's output (for callers that spawn themselves).
+    pub fn from_output(out: Output) -> Run {
+        Run {
+            out,
+            root: PathBuf::new(),
+        }
+    }
+
     pub fn success(self) -> Self {
         assert!(
             self.out.status.success(),

@@ -8,6 +8,7 @@ mod audit;
 mod fault_injection;
 mod gate;
 mod host_kill;
+mod hostile;
 mod lint;
 mod list;
 mod protect;

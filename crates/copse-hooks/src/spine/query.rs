@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, Row, ToSql};
 use serde::Serialize;
 
 use super::record::{RunKind, RunRecord};
-use super::schema::RECORD_COLUMNS;
+use super::schema::{RECORD_COLUMNS, RECORD_COLUMNS_V2};
 use super::writer::to_i64;
 use super::{DEFAULT_LIMIT, SpineError};
 
@@ -204,9 +204,15 @@ fn summary(row: &Row<'_>) -> rusqlite::Result<RunSummary> {
 
 pub(crate) fn get(conn: &Connection, run_id: &str) -> rusqlite::Result<Option<RunRecord>> {
     let sql = format!("SELECT {RECORD_COLUMNS} FROM hook_runs WHERE run_id = ?1");
-    conn.prepare_cached(&sql)?
-        .query_row([run_id], record)
-        .optional()
+    let stmt = match conn.prepare_cached(&sql) {
+        Ok(stmt) => stmt,
+        // A store older than v3, opened read-only (not migrated).
+        Err(_) => conn.prepare_cached(&format!(
+            "SELECT {RECORD_COLUMNS_V2} FROM hook_runs WHERE run_id = ?1"
+        ))?,
+    };
+    let mut stmt = stmt;
+    stmt.query_row([run_id], record).optional()
 }
 
 fn record(row: &Row<'_>) -> rusqlite::Result<RunRecord> {
@@ -245,6 +251,11 @@ fn record(row: &Row<'_>) -> rusqlite::Result<RunRecord> {
         stdout_truncated: row.get(31)?,
         stderr: row.get(32)?,
         stderr_truncated: row.get(33)?,
+        warnings: row
+            .get::<_, Option<String>>(34)?
+            .and_then(|w| serde_json::from_str(&w).ok())
+            .unwrap_or_default(),
+        redactions: unsigned(row, 35)?,
     })
 }
 

@@ -129,6 +129,11 @@ pub struct RunRecord {
     pub stderr: Vec<u8>,
     /// Whether stderr was cut.
     pub stderr_truncated: bool,
+    /// What the engine refused or changed about the run (e.g. dropped session
+    /// environment variables).
+    pub warnings: Vec<String>,
+    /// How many secrets were redacted from the recorded streams.
+    pub redactions: u64,
 }
 
 impl RunRecord {
@@ -194,6 +199,8 @@ impl RunRecord {
             stdout_truncated,
             stderr: stderr.to_vec(),
             stderr_truncated,
+            warnings: run.warnings.clone(),
+            redactions: 0,
         }
     }
 

@@ -39,6 +39,7 @@ pub(crate) struct Tuning {
     pub queue_records: usize,
     pub queue_bytes: usize,
     pub prune_every_commits: u32,
+    pub redact_secrets: bool,
 }
 
 #[derive(Debug, Default)]
@@ -261,7 +262,7 @@ pub(crate) fn run(shared: &Shared, mut conn: Connection, retention: Retention) {
 /// Writes one batch in one transaction. Returns whether it committed.
 fn write(shared: &Shared, conn: &mut Connection, batch: &mut Vec<RunRecord>) -> bool {
     let n = batch.len() as u64;
-    match insert(conn, batch) {
+    match insert(conn, batch, shared.tuning.redact_secrets) {
         Ok(rejected) => {
             shared.committed.fetch_add(n - rejected, Ordering::Relaxed);
             shared.batches.fetch_add(1, Ordering::Relaxed);
@@ -286,13 +287,20 @@ fn write(shared: &Shared, conn: &mut Connection, batch: &mut Vec<RunRecord>) -> 
 }
 
 /// Inserts a batch (draining it); returns how many rows were rejected by a constraint.
-fn insert(conn: &mut Connection, batch: &mut Vec<RunRecord>) -> rusqlite::Result<u64> {
+fn insert(
+    conn: &mut Connection,
+    batch: &mut Vec<RunRecord>,
+    redact: bool,
+) -> rusqlite::Result<u64> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut rejected = 0;
     {
         let mut stmt = tx.prepare_cached(INSERT)?;
         for mut rec in batch.drain(..) {
             rec.enforce_caps();
+            if redact {
+                super::redact::redact_record(&mut rec);
+            }
             if rec.run_id.is_empty() {
                 rec.run_id = new_run_id(rec.started_at);
             }
@@ -331,6 +339,9 @@ fn insert(conn: &mut Connection, batch: &mut Vec<RunRecord>) -> rusqlite::Result
                 rec.stdout_truncated,
                 rec.stderr,
                 rec.stderr_truncated,
+                (!rec.warnings.is_empty())
+                    .then(|| serde_json::to_string(&rec.warnings).unwrap_or_default()),
+                to_i64(rec.redactions),
             ]);
             match result {
                 Ok(_) => {}
@@ -372,6 +383,47 @@ fn try_prune(conn: &Connection, retention: Retention) -> rusqlite::Result<()> {
              (SELECT seq FROM hook_runs ORDER BY started_at DESC, seq DESC LIMIT ?2 OFFSET ?1)",
         )?;
         while stmt.execute(params![to_i64(max), PRUNE_CHUNK])? as i64 >= PRUNE_CHUNK {}
+    }
+    if let Some(max) = retention.max_bytes {
+        prune_to_size(conn, max)?;
+    }
+    Ok(())
+}
+
+/// Bytes of live data: the file's pages minus its free pages.
+fn live_bytes(conn: &Connection) -> rusqlite::Result<u64> {
+    let pages: i64 = conn.pragma_query_value(None, "page_count", |r| r.get(0))?;
+    let free: i64 = conn.pragma_query_value(None, "freelist_count", |r| r.get(0))?;
+    let size: i64 = conn.pragma_query_value(None, "page_size", |r| r.get(0))?;
+    Ok(u64::try_from((pages - free).max(0) * size).unwrap_or(0))
+}
+
+/// Deletes the oldest runs until the live data fits in `max` bytes, then returns the
+/// freed pages to the file system (incrementally when the file allows it; a store
+/// created before that is converted by one `VACUUM`).
+fn prune_to_size(conn: &Connection, max: u64) -> rusqlite::Result<()> {
+    if live_bytes(conn)? <= max {
+        return Ok(());
+    }
+    let mut stmt = conn.prepare_cached(
+        "DELETE FROM hook_runs WHERE seq IN \
+         (SELECT seq FROM hook_runs ORDER BY started_at, seq LIMIT ?1)",
+    )?;
+    let mut deleted = 0;
+    while live_bytes(conn)? > max {
+        let rows: i64 = conn.query_row("SELECT count(*) FROM hook_runs", [], |r| r.get(0))?;
+        if rows == 0 {
+            break;
+        }
+        deleted += stmt.execute([(rows / 20).clamp(1, PRUNE_CHUNK)])?;
+    }
+    if deleted > 0 {
+        let mode: i64 = conn.pragma_query_value(None, "auto_vacuum", |r| r.get(0))?;
+        if mode == 2 {
+            conn.execute_batch("PRAGMA incremental_vacuum")?;
+        } else {
+            conn.execute_batch("PRAGMA auto_vacuum = INCREMENTAL; VACUUM")?;
+        }
     }
     Ok(())
 }

@@ -4,10 +4,13 @@
 
 mod claude;
 mod copse;
+mod env;
 mod escape;
 mod sandbox;
 mod session;
 mod spawn;
 mod spine;
+mod spine_guard;
+mod tool_input;
 mod vendor;
 mod wire;

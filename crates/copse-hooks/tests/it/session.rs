@@ -4,7 +4,7 @@ use std::path::Path;
 
 use copse_hooks::event::ToolResult;
 use copse_hooks::{Engine, EngineConfig, EventPayload, Fired, SessionIdentity};
-use serde_json::{Map, json};
+use serde_json::json;
 
 fn engine(home: &Path, ws: &Path, hooks: serde_json::Value) -> Engine {
     std::fs::create_dir_all(home.join(".cursor")).unwrap();
@@ -23,7 +23,10 @@ fn engine(home: &Path, ws: &Path, hooks: serde_json::Value) -> Engine {
 fn tool_result(i: usize) -> EventPayload {
     EventPayload::AfterToolUse(ToolResult {
         tool: "write_file".into(),
-        input: Map::new(),
+        input: json!({"path": format!("f{i}.txt")})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
         output: format!("wrote {i}"),
         is_error: false,
         duration_ms: 1,

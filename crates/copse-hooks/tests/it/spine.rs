@@ -33,6 +33,7 @@ fn keep_all() -> SpineOptions {
         retention: Retention {
             max_runs: None,
             max_age_days: None,
+            max_bytes: None,
         },
         busy_timeout: Duration::from_millis(200),
         ..SpineOptions::default()
@@ -84,6 +85,8 @@ fn full(i: u64) -> RunRecord {
         stdout_truncated: true,
         stderr: b"warning: x\n".to_vec(),
         stderr_truncated: false,
+        warnings: vec![format!("warning {i}")],
+        redactions: i,
     }
 }
 
@@ -203,6 +206,7 @@ fn hook_run() -> HookRun {
         stderr: vec![b'e'; CAPTURE_CAP],
         sandbox: copse_hooks::outcome::SandboxState::Enforced,
         leaked: false,
+        warnings: vec!["session environment variable \"PATH\" dropped".into()],
     }
 }
 
@@ -254,6 +258,7 @@ fn from_run_maps_and_caps_every_field() {
     );
     assert_eq!(rec.queued_message.as_deref(), Some("queued"));
     assert!(rec.session_env);
+    assert_eq!(rec.warnings, run.warnings);
     assert_eq!((rec.stdin.len(), rec.stdin_truncated), (CAPTURE_CAP, true));
     assert_eq!(
         (rec.stdout.as_slice(), rec.stdout_truncated),
@@ -781,6 +786,7 @@ fn retention_keeps_the_newest_runs() {
             retention: Retention {
                 max_runs: Some(10),
                 max_age_days: None,
+                max_bytes: None,
             },
             prune_every_commits: 1,
             ..keep_all()
@@ -801,6 +807,7 @@ fn retention_keeps_the_newest_runs() {
             retention: Retention {
                 max_runs: Some(3),
                 max_age_days: None,
+                max_bytes: None,
             },
             ..keep_all()
         },
@@ -834,6 +841,7 @@ fn retention_drops_old_runs() {
             retention: Retention {
                 max_runs: None,
                 max_age_days: Some(30),
+                max_bytes: None,
             },
             ..keep_all()
         },

@@ -1,0 +1,567 @@
+//! Files an attacker controls (a FIFO or `/dev/zero` as a config), a pinned script
+//! edited after trust, concurrent settings updates, partial settings, file modes.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::{Cmd, Env, Run};
+
+/// Runs a command with a generous upper bound: a hang fails the test instead of
+/// blocking it forever.
+fn bounded(cmd: Cmd) -> Run {
+    let mut c = cmd.cmd;
+    c.stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let start = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the command hung on a hostile file");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().unwrap();
+    Run::from_output(out)
+}
+
+fn mkfifo(path: &std::path::Path) {
+    let status = std::process::Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn a_fifo_or_dev_zero_as_a_config_is_a_warning_naming_it_never_a_hang() {
+    for kind in ["fifo", "dev-zero"] {
+        let env = Env::new();
+        let config = env.workspace().join(".cursor/hooks.json");
+        std::fs::create_dir_all(config.parent().unwrap()).unwrap();
+        match kind {
+            "fifo" => mkfifo(&config),
+            _ => std::os::unix::fs::symlink("/dev/zero", &config).unwrap(),
+        }
+        let named = |r: &Run, what: &str| {
+            let all = format!("{}{}", r.stdout(), r.stderr());
+            assert!(
+                all.contains(".cursor/hooks.json") && all.contains("not a regular file"),
+                "{kind}: {what} does not name the file as not a regular file:\n{all}"
+            );
+        };
+        let r = bounded(env.cmd().args(["list", "--untrusted-preview"]));
+        named(&r, "list --untrusted-preview");
+        let r = bounded(env.cmd().args(["trust"]));
+        assert!(
+            r.out.status.success(),
+            "{kind}: trust failed: {}",
+            r.stderr()
+        );
+        named(&r, "trust");
+        let r = bounded(env.cmd().args(["lint"]));
+        named(&r, "lint");
+        let r = bounded(env.cmd().args([
+            "--enable",
+            "--json",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ]));
+        assert!(
+            r.out.status.success(),
+            "{kind}: gate failed: {}",
+            r.stderr()
+        );
+        named(&r, "gate");
+        let warnings = r.json()["warnings"].clone();
+        assert!(
+            warnings.as_array().is_some_and(|w| w
+                .iter()
+                .any(|w| w.as_str().unwrap().contains("not a regular file"))),
+            "{kind}: gate --json carries no warning: {warnings}"
+        );
+    }
+}
+
+#[test]
+fn a_pinned_script_edited_after_trust_stops_its_hook() {
+    let env = Env::new();
+    let marker = env.root().join("ran");
+    let script = env.script(
+        "ws/.cursor/hooks/guard.sh",
+        &format!("cat >/dev/null; echo ok >> {}", marker.display()),
+    );
+    env.project_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [
+            {"command": "bash .cursor/hooks/guard.sh"}
+        ]}})
+        .to_string(),
+    );
+    let r = env.cmd().args(["trust"]).run().success();
+    assert!(r.stdout().contains("pinned script"), "{}", r.stdout());
+    let r = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    assert_eq!(r.json()["runs"].as_array().unwrap().len(), 1);
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ok\n");
+
+    // The attack: the config is unchanged, the script it runs is not.
+    std::fs::write(
+        &script,
+        format!("#!/bin/sh\necho evil >> {}\n", marker.display()),
+    )
+    .unwrap();
+    let r = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    assert_eq!(
+        r.json()["runs"].as_array().unwrap().len(),
+        0,
+        "the edited script ran"
+    );
+    assert!(
+        r.stderr()
+            .contains("guard.sh changed since the workspace was trusted"),
+        "{}",
+        r.stderr()
+    );
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ok\n");
+    let list = env.cmd().args(["list"]).run().success();
+    assert!(
+        list.stdout().contains("CHANGED since trusted"),
+        "{}",
+        list.stdout()
+    );
+
+    // Removed is changed too; trusting again runs the new content.
+    std::fs::remove_file(&script).unwrap();
+    let r = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    assert_eq!(r.json()["runs"].as_array().unwrap().len(), 0);
+}
+
+fn settings(env: &Env) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(env.copse_dir().join("settings.json")).unwrap())
+        .unwrap()
+}
+
+#[test]
+fn twenty_concurrent_trusts_record_twenty_entries() {
+    let env = Env::new();
+    let dirs: Vec<_> = (0..20)
+        .map(|i| {
+            let d = env.root().join(format!("ws{i}"));
+            std::fs::create_dir_all(&d).unwrap();
+            d
+        })
+        .collect();
+    let children: Vec<_> = dirs
+        .iter()
+        .map(|d| {
+            let mut c = env.cmd().args(["trust"]).cmd;
+            c.arg(d)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null());
+            c.spawn().unwrap()
+        })
+        .collect();
+    for mut c in children {
+        assert!(c.wait().unwrap().success());
+    }
+    let trusted = settings(&env)["trustedWorkspaces"]
+        .as_array()
+        .unwrap()
+        .len();
+    assert_eq!(trusted, 20);
+}
+
+#[test]
+fn untrust_racing_trust_never_leaves_the_untrusted_root_trusted() {
+    let env = Env::new();
+    let (a, b) = (env.root().join("a"), env.root().join("b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    for _ in 0..10 {
+        env.cmd().args(["trust"]).args([&a]).run().success();
+        let spawn = |verb: &str, d: &std::path::Path| {
+            let mut c = env.cmd().args([verb]).cmd;
+            c.arg(d).stdout(std::process::Stdio::null());
+            c.spawn().unwrap()
+        };
+        let (mut u, mut t) = (spawn("untrust", &a), spawn("trust", &b));
+        assert!(u.wait().unwrap().success() && t.wait().unwrap().success());
+        let paths: Vec<String> = settings(&env)["trustedWorkspaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["path"].as_str().unwrap().to_string())
+            .collect();
+        assert!(!paths.contains(&a.display().to_string()), "{paths:?}");
+        assert!(paths.contains(&b.display().to_string()), "{paths:?}");
+        env.cmd().args(["untrust"]).args([&b]).run().success();
+    }
+}
+
+#[test]
+fn a_wrong_typed_setting_is_a_warning_and_the_rest_applies() {
+    let env = Env::new();
+    let marker = env.root().join("ran");
+    env.script(
+        "home/.cursor/h.sh",
+        &format!("cat >/dev/null; touch {}", marker.display()),
+    );
+    env.user_cursor(
+        &json!({"hooks": {"beforeShellExecution": [{"command": "./h.sh"}]}}).to_string(),
+    );
+    env.write(
+        "copse/settings.json",
+        &json!({
+            "cursorHooksEnabled": true,
+            "requireSandbox": "yes",
+            "retention": 5,
+            "colour": "blue",
+            "sandboxWritablePaths": [env.root()],
+        })
+        .to_string(),
+    );
+    let r = env
+        .cmd()
+        .args([
+            "--json",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
+        .run()
+        .success();
+    let err = r.stderr();
+    let file = env.copse_dir().join("settings.json").display().to_string();
+    for key in ["requireSandbox", "retention", "colour"] {
+        assert!(
+            err.contains(&format!("\"{key}\"")) && err.contains(&file),
+            "no warning naming {key} and the file:\n{err}"
+        );
+    }
+    assert!(err.contains("treated as true"), "{err}");
+    // Hooks stay on: one wrong key does not void the file.
+    assert_eq!(r.json()["runs"].as_array().unwrap().len(), 1, "{err}");
+}
+
+#[test]
+fn copse_dir_and_its_files_are_private() {
+    let env = Env::new();
+    let dir = env.copse_dir();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::set_permissions(
+        dir.join("settings.json"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .unwrap();
+    let r = env.cmd().args(["enable"]).run().success();
+    assert!(r.stderr().contains("tightened to 700"), "{}", r.stderr());
+    env.user_cursor(
+        &json!({"hooks": {"beforeShellExecution": [{"command": "cat >/dev/null"}]}}).to_string(),
+    );
+    env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir), 0o700);
+    for f in ["settings.json", "spine.db"] {
+        assert_eq!(mode(&dir.join(f)), 0o600, "{f}");
+    }
+}
+
+#[test]
+fn test_refuses_an_untrusted_clone_and_trust_once_stays_sandboxed() {
+    let env = Env::new();
+    let marker = env.root().join("ran");
+    let config = env.write(
+        "ws/.copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [{
+            "command": format!("cat >/dev/null; echo ran >> {}", marker.display()),
+            "sandbox": false,
+            "timeout": 7,
+        }]}})
+        .to_string(),
+    );
+    let r = env
+        .cmd()
+        .args(["test"])
+        .args([&config])
+        .args(["toolGate"])
+        .run();
+    assert!(!r.out.status.success(), "an untrusted project hook ran");
+    assert!(r.stderr().contains("untrusted"), "{}", r.stderr());
+    assert!(!marker.exists());
+
+    let r = env
+        .cmd()
+        .args(["--json", "--trust", "test"])
+        .args([&config])
+        .args(["toolGate"])
+        .run()
+        .success();
+    let dry = r.json();
+    assert_eq!(
+        dry["sandboxed"], true,
+        "trusted once, it must stay sandboxed: {dry}"
+    );
+    assert_eq!(dry["timeout_ms"], 7000, "the hook's own timeout: {dry}");
+
+    // Trusted for real, its `"sandbox": false` applies.
+    env.cmd().args(["trust"]).run().success();
+    let r = env
+        .cmd()
+        .args(["--json", "test"])
+        .args([&config])
+        .args(["toolGate"])
+        .run()
+        .success();
+    assert_eq!(r.json()["sandboxed"], false);
+    assert!(marker.exists());
+}
+
+#[test]
+fn a_malformed_tool_input_exits_2_with_one_line_naming_the_field() {
+    let env = Env::new();
+    for (input, field) in [
+        (r#"{"command": 5}"#, "command"),
+        (r#"{"command": ["rm","-rf","/"]}"#, "command"),
+        (r#"{}"#, "command"),
+    ] {
+        let r = env
+            .cmd()
+            .args(["--enable", "gate", "run_shell", "--input", input])
+            .run();
+        assert_eq!(r.out.status.code(), Some(2), "{input}: {}", r.stderr());
+        let err = r.stderr();
+        assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        assert!(err.contains(&format!("\"{field}\"")), "{err}");
+    }
+}
+
+#[test]
+fn read_file_content_is_bounded_and_only_read_from_regular_files() {
+    let env = Env::new();
+    let sizes = env.root().join("sizes");
+    env.script(
+        "home/.cursor/size.sh",
+        &format!("wc -c >> {}", sizes.display()),
+    );
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeReadFile": [{"command": "./size.sh"}]}}).to_string(),
+    );
+    // /dev/zero: refused at once, nothing read.
+    let r = bounded(env.cmd().args([
+        "--enable",
+        "gate",
+        "read_file",
+        "--input",
+        r#"{"path": "/dev/zero"}"#,
+    ]));
+    assert!(!r.out.status.success());
+    assert!(r.stderr().contains("not a regular file"), "{}", r.stderr());
+    assert!(!sizes.exists(), "a hook ran for /dev/zero");
+    // A 3 MiB file: the hook sees at most 1 MiB of it.
+    let big = env.workspace().join("big.txt");
+    std::fs::write(&big, "a".repeat(3 << 20)).unwrap();
+    env.cmd()
+        .gate("read_file", &json!({"path": big}).to_string())
+        .success();
+    let seen: u64 = std::fs::read_to_string(&sizes)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(
+        seen > 1 << 20 && seen < (1 << 20) + 64 * 1024,
+        "stdin was {seen} bytes"
+    );
+}
+
+#[test]
+fn the_recursion_guard_says_it_skipped_hooks() {
+    let env = Env::new();
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "exit 2"}]}})
+            .to_string(),
+    );
+    let r = env
+        .cmd()
+        .env("COPSE_HOOK_DEPTH", "1")
+        .gate("run_shell", r#"{"command":"ls"}"#)
+        .success();
+    let stderr = r.stderr();
+    assert_eq!(
+        stderr
+            .lines()
+            .filter(|l| l.contains("hooks skipped"))
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(r.stderr().contains("COPSE_HOOK_DEPTH=1"), "{}", r.stderr());
+}
+
+#[test]
+fn every_config_fault_is_said_at_gate_time() {
+    let faults: &[(&str, &str)] = &[
+        ("invalid JSON", "not json"),
+        ("wrong-shaped", "wrong"),
+        ("BOM-prefixed", "bom"),
+        ("parent without permission", "eacces"),
+        ("symlink loop", "eloop"),
+        ("not a regular file", "fifo"),
+    ];
+    for (name, kind) in faults {
+        let env = Env::new();
+        let cursor_dir = env.home().join(".cursor");
+        std::fs::create_dir_all(&cursor_dir).unwrap();
+        let config = cursor_dir.join("hooks.json");
+        let valid =
+            json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "exit 0"}]}})
+                .to_string();
+        match *kind {
+            "not json" => std::fs::write(&config, "{ not json").unwrap(),
+            "wrong" => std::fs::write(&config, r#"{"version": 1, "hooks": []}"#).unwrap(),
+            "bom" => std::fs::write(&config, format!("\u{feff}{valid}")).unwrap(),
+            "eacces" => {
+                std::fs::write(&config, &valid).unwrap();
+                std::fs::set_permissions(&cursor_dir, std::fs::Permissions::from_mode(0o000))
+                    .unwrap();
+            }
+            "eloop" => {
+                std::os::unix::fs::symlink(cursor_dir.join("loop"), &config).unwrap();
+                std::os::unix::fs::symlink(&config, cursor_dir.join("loop")).unwrap();
+            }
+            _ => mkfifo(&config),
+        }
+        // Root ignores permissions: a parent without permission cannot be tested so.
+        let unreadable = *kind == "eacces" && std::fs::read_dir(&cursor_dir).is_ok();
+        let r = bounded(env.cmd().args([
+            "--enable",
+            "--json",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ]));
+        if *kind == "eacces" {
+            std::fs::set_permissions(&cursor_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        if unreadable {
+            continue;
+        }
+        assert!(r.out.status.success(), "{name}: {}", r.stderr());
+        let stderr = r.stderr();
+        assert!(
+            stderr.lines().any(|l| l.contains(".cursor/hooks.json")),
+            "{name}: nothing said on stderr:\n{stderr}"
+        );
+        let warnings = r.json()["warnings"].as_array().unwrap().clone();
+        assert!(!warnings.is_empty(), "{name}: no warnings in --json");
+        // And `list` and `lint` never call it absent.
+        let list = bounded(env.cmd().args(["list"]));
+        let all = format!("{}{}", list.stdout(), list.stderr());
+        if matches!(*kind, "eacces" | "eloop" | "fifo") {
+            assert!(
+                all.contains(".cursor/hooks.json"),
+                "{name}: list says nothing:\n{all}"
+            );
+        }
+        let lint = bounded(env.cmd().args(["lint"]));
+        assert!(
+            !lint.stdout().contains("0 config files"),
+            "{name}: lint calls it absent:\n{}",
+            lint.stdout()
+        );
+    }
+}
+
+#[test]
+fn a_fifo_as_settings_or_audit_store_never_hangs() {
+    let env = Env::new();
+    let settings = env.copse_dir().join("settings.json");
+    std::fs::remove_file(&settings).unwrap();
+    mkfifo(&settings);
+    let r = bounded(env.cmd().args([
+        "--json",
+        "gate",
+        "run_shell",
+        "--input",
+        r#"{"command":"ls"}"#,
+    ]));
+    assert!(r.out.status.success(), "{}", r.stderr());
+    assert!(r.stderr().contains("not a regular file"), "{}", r.stderr());
+    std::fs::remove_file(&settings).unwrap();
+
+    for f in ["spine.db", "spine.db-wal", "spine.db-shm"] {
+        let _ = std::fs::remove_file(env.copse_dir().join(f));
+    }
+    mkfifo(&env.copse_dir().join("spine.db"));
+    let r = bounded(env.cmd().args(["log"]));
+    assert!(r.stderr().contains("not a regular file"), "{}", r.stderr());
+}
+
+#[test]
+fn pinned_scripts_in_trust_list_and_preview_snapshots() {
+    let env = Env::new();
+    let script = env.script("ws/.cursor/hooks/guard.sh", "cat >/dev/null");
+    env.project_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [
+            {"command": "bash .cursor/hooks/guard.sh"}
+        ]}})
+        .to_string(),
+    );
+    let preview = env
+        .cmd()
+        .args(["list", "--untrusted-preview"])
+        .run()
+        .success();
+    insta::assert_snapshot!("pinned_scripts_preview", preview.redacted());
+    let trust = env.cmd().args(["trust"]).run().success();
+    insta::assert_snapshot!("pinned_scripts_trust", trust.redacted());
+    std::fs::write(&script, "#!/bin/sh\necho changed\n").unwrap();
+    let list = env.cmd().args(["list"]).run().success();
+    insta::assert_snapshot!("pinned_scripts_list_changed", list.redacted());
+    let gate = env
+        .cmd()
+        .args([
+            "--enable",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
+        .run()
+        .success();
+    insta::assert_snapshot!("pinned_scripts_gate_changed", gate.redacted());
+}
+
+#[test]
+fn config_problem_at_gate_time_snapshot() {
+    let env = Env::new();
+    env.user_cursor("{ not json");
+    let r = env
+        .cmd()
+        .args([
+            "--enable",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
+        .run()
+        .success();
+    insta::assert_snapshot!("config_problem_gate", r.redacted());
+    let r = env
+        .cmd()
+        .args([
+            "--enable",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command": 5}"#,
+        ])
+        .run();
+    insta::assert_snapshot!("malformed_tool_input_gate", r.redacted());
+}

@@ -1,0 +1,159 @@
+//! Canonical tool inputs are typed: a malformed input is an error, never a coerced
+//! value shown to hooks.
+
+use copse_hooks::event::ToolResult;
+use copse_hooks::{EngineConfig, EventPayload, SessionIdentity, ToolCall};
+use serde_json::{Map, Value, json};
+
+fn obj(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        other => panic!("not an object: {other}"),
+    }
+}
+
+#[test]
+fn malformed_inputs_of_every_canonical_tool_are_errors_and_no_hook_sees_them() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let marker = ws.path().join("seen");
+    std::fs::create_dir_all(home.path().join("copse")).unwrap();
+    std::fs::write(
+        home.path().join("copse/hooks.json"),
+        json!({"version": 1, "hooks": {
+            "toolGate": [{"command": format!("cat >> {}; echo >> {}", marker.display(), marker.display())}],
+            "afterToolUse": [{"command": format!("cat >> {}", marker.display())}],
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let mut config = EngineConfig::from_process(vec![ws.path().to_path_buf()])
+        .home(home.path())
+        .enabled(true);
+    config.copse_dir = home.path().join("copse");
+    config.sandbox_writable = vec![ws.path().to_path_buf()];
+    let engine = copse_hooks::Engine::new(config);
+    let session = engine.session(SessionIdentity::new("conv-typed"));
+
+    let cases: &[(&str, Value, &str, &str)] = &[
+        (
+            "run_shell",
+            json!({"command": 5}),
+            "command",
+            "must be a string (got a number)",
+        ),
+        (
+            "run_shell",
+            json!({"command": ["rm", "-rf", "/"]}),
+            "command",
+            "must be a string (got an array)",
+        ),
+        ("run_shell", json!({}), "command", "is missing"),
+        (
+            "run_shell",
+            json!({"command": "ls", "cwd": 1}),
+            "cwd",
+            "must be a string (got a number)",
+        ),
+        (
+            "read_file",
+            json!({"path": null}),
+            "path",
+            "must be a string (got null)",
+        ),
+        ("read_file", json!({}), "path", "is missing"),
+        (
+            "write_file",
+            json!({"path": "a", "content": {"x": 1}}),
+            "content",
+            "must be a string (got an object)",
+        ),
+        ("write_file", json!({"content": "x"}), "path", "is missing"),
+        (
+            "str_replace",
+            json!({"path": "a", "old_str": 1}),
+            "old_str",
+            "must be a string (got a number)",
+        ),
+        (
+            "str_replace",
+            json!({"path": "a", "new_string": true}),
+            "new_string",
+            "must be a string (got a boolean)",
+        ),
+        (
+            "delete_file",
+            json!({"path": 7}),
+            "path",
+            "must be a string (got a number)",
+        ),
+        (
+            "search_code",
+            json!({"path": "src"}),
+            "query|pattern",
+            "is missing",
+        ),
+        (
+            "search_code",
+            json!({"query": 1}),
+            "query",
+            "must be a string (got a number)",
+        ),
+        (
+            "explore",
+            json!({"description": "d"}),
+            "prompt|task|query",
+            "is missing",
+        ),
+        (
+            "explore",
+            json!({"prompt": ["x"]}),
+            "prompt",
+            "must be a string (got an array)",
+        ),
+    ];
+    for (tool, input, field, problem) in cases {
+        let err = session
+            .try_gate_tool(ToolCall::new(*tool, obj(input.clone())))
+            .expect_err(&format!("{tool} {input} was accepted"));
+        assert_eq!(
+            (err.tool.as_str(), err.field.as_str(), err.problem.as_str()),
+            (*tool, *field, *problem)
+        );
+        // The plain API denies it, without running a hook.
+        let v = session.gate_tool(ToolCall::new(*tool, obj(input.clone())));
+        assert_eq!(v.effective_decision(), copse_hooks::Decision::Deny);
+        assert!(v.runs.is_empty());
+        let after = session.try_fire(EventPayload::AfterToolUse(ToolResult {
+            tool: tool.to_string(),
+            input: obj(input.clone()),
+            output: String::new(),
+            is_error: false,
+            duration_ms: 1,
+            tool_call_id: "c".into(),
+        }));
+        assert!(after.is_err(), "{tool} {input}: afterToolUse accepted");
+    }
+    session.wait_idle();
+    assert!(!marker.exists(), "a hook saw a malformed input");
+
+    // Well-formed inputs, with unknown extra fields, pass through untouched.
+    let v = session
+        .try_gate_tool(ToolCall::new(
+            "run_shell",
+            obj(json!({"command": "ls", "x_extra": [1, 2]})),
+        ))
+        .unwrap();
+    assert_eq!(v.runs.len(), 1);
+    let seen = std::fs::read_to_string(&marker).unwrap();
+    assert!(
+        seen.contains(r#""x_extra":[1,2]"#) || seen.contains("x_extra"),
+        "{seen}"
+    );
+    // MCP tools have no declared shape.
+    assert!(
+        session
+            .try_gate_tool(ToolCall::new("mcp__srv__do", obj(json!({"anything": 1}))))
+            .is_ok()
+    );
+}
