@@ -348,7 +348,9 @@ impl Engine {
                 .map(|p| canonical(p))
                 .collect(),
             allowed_sockets: config.sandbox_allowed_sockets.clone(),
-            extra_protected: Vec::new(),
+            // No hook may rewrite a script trust pinned (it would run unchecked
+            // between the gate-time hash and the exec of a later run).
+            extra_protected: pinned_scripts_of(&trusted, &roots),
             home: config.home.clone(),
             copse_dir: config.copse_dir.clone(),
         });
