@@ -67,6 +67,12 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
             (None, None) if r.kind.as_str() == "dropped" => "dropped".to_string(),
             (None, None) => "killed".to_string(),
         };
+        // A process of the run had escaped its group and was killed with the run.
+        let status = if r.leaked {
+            format!("{status} · leaked")
+        } else {
+            status
+        };
         println!(
             "{} {} {:<7} {} {} {}",
             paint(&r.run_id, output::DIM, false),
@@ -132,6 +138,7 @@ fn record_json(r: &RunRecord) -> Value {
         "stdin_truncated": r.stdin_truncated,
         "stdout_truncated": r.stdout_truncated,
         "stderr_truncated": r.stderr_truncated,
+        "leaked": r.leaked,
     })
 }
 
@@ -163,6 +170,9 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
     }
     if let Some(s) = r.sandbox.as_deref().filter(|s| !s.is_empty()) {
         chips.push(format!("sandbox {s}"));
+    }
+    if r.leaked {
+        chips.push("leaked: a process escaped its group and was killed".to_string());
     }
     println!(
         "{} {}",

@@ -253,3 +253,57 @@ fn a_detached_hooks_halt_is_recorded_as_suppressed() {
     assert_eq!(runs[0]["kind"], "suppressed", "{runs:?}");
     assert_eq!(runs[0]["event"], "PostToolUse");
 }
+
+#[test]
+fn a_run_whose_process_escaped_its_group_is_stored_as_leaked() {
+    let env = Env::new();
+    let s = |name: &str, body: &str| {
+        env.script(format!("home/.cursor/{name}.sh"), body)
+            .display()
+            .to_string()
+    };
+    // A `setsid` daemon that ignores TERM, then a hang: the run is killed at its
+    // timeout while the daemon is still outside the group.
+    let daemon = "cat >/dev/null; setsid sh -c 'trap \"\" TERM; exec sleep 1000' \
+                  </dev/null >/dev/null 2>&1 & sleep 1000";
+    env.user_cursor(
+        &json!({"hooks": {"beforeShellExecution": [
+            {"command": s("daemon", daemon), "matcher": "^daemon", "timeout": 0.5},
+            {"command": s("slow", "sleep 5"), "matcher": "^sleep", "timeout": 0.2}
+        ]}})
+        .to_string(),
+    );
+    gate(&env, "sleep 1");
+    gate(&env, "daemon");
+    let failed = log(&env, &["--failed"]);
+    assert_eq!(failed.len(), 2, "{failed:?}");
+    assert_eq!(failed[0]["failure"], "timeout");
+    assert_eq!(failed[0]["leaked"], true, "the escape was not stored");
+    assert_eq!(
+        failed[1]["leaked"], false,
+        "an ordinary timeout is not leaked"
+    );
+    let id = failed[0]["run_id"].as_str().unwrap();
+
+    let shown = env
+        .cmd()
+        .args(["--json", "show", id])
+        .run()
+        .success()
+        .json();
+    assert_eq!(shown["leaked"], true);
+    let shown = env.cmd().args(["show", id]).run().success();
+    let first = shown
+        .redacted()
+        .lines()
+        .next()
+        .unwrap()
+        .replace(id, "[RUN]");
+    insta::assert_snapshot!("show_leaked", first);
+
+    let listed = env.cmd().args(["log", "--failed"]).run().success();
+    let listed = regex_free_dates(&listed.redacted())
+        .replace(id, "[RUN]")
+        .replace(failed[1]["run_id"].as_str().unwrap(), "[RUN2]");
+    insta::assert_snapshot!("log_failed_leaked", listed);
+}

@@ -111,6 +111,9 @@ pub struct RunSummary {
     pub stderr_len: u64,
     /// Whether any stream or channel text was cut at the capture cap.
     pub truncated: bool,
+    /// Whether a process of the run had left its process group and was killed when
+    /// the run ended.
+    pub leaked: bool,
 }
 
 const SUMMARY_COLUMNS: &str = "run_id, kind, session_id, turn_id, dialect, event, canonical, \
@@ -121,8 +124,12 @@ const SUMMARY_COLUMNS: &str = "run_id, kind, session_id, turn_id, dialect, event
     ifnull(length(CAST(user_message AS BLOB)), 0), length(stdin), length(stdout), \
     length(stderr), (stdin_truncated OR stdout_truncated OR stderr_truncated OR outcome_truncated)";
 
+/// The summary's last column: `leaked` (v3), or false for an older store opened
+/// read-only (not migrated).
+const SUMMARY_LEAKED: [&str; 2] = ["leaked", "0"];
+
 pub(crate) fn query(conn: &Connection, filter: &RunFilter) -> rusqlite::Result<Vec<RunSummary>> {
-    let mut sql = format!("SELECT {SUMMARY_COLUMNS} FROM hook_runs WHERE 1");
+    let mut sql = String::from(" FROM hook_runs WHERE 1");
     let mut args: Vec<Box<dyn ToSql>> = Vec::new();
     let mut arg = |sql: &mut String, clause: &str, value: Box<dyn ToSql>| {
         args.push(value);
@@ -159,7 +166,11 @@ pub(crate) fn query(conn: &Connection, filter: &RunFilter) -> rusqlite::Result<V
         " ORDER BY started_at DESC, seq DESC LIMIT ?",
         Box::new(i64::try_from(limit).unwrap_or(i64::MAX)),
     );
-    let mut stmt = conn.prepare_cached(&sql)?;
+    let select = |leaked: &str| format!("SELECT {SUMMARY_COLUMNS}, {leaked}{sql}");
+    let mut stmt = match conn.prepare_cached(&select(SUMMARY_LEAKED[0])) {
+        Ok(stmt) => stmt,
+        Err(_) => conn.prepare_cached(&select(SUMMARY_LEAKED[1]))?,
+    };
     let rows = stmt.query_map(
         rusqlite::params_from_iter(args.iter().map(|a| &**a)),
         summary,
@@ -199,6 +210,7 @@ fn summary(row: &Row<'_>) -> rusqlite::Result<RunSummary> {
         stdout_len: unsigned(row, 27)?,
         stderr_len: unsigned(row, 28)?,
         truncated: row.get(29)?,
+        leaked: row.get(30)?,
     })
 }
 
@@ -256,6 +268,7 @@ fn record(row: &Row<'_>) -> rusqlite::Result<RunRecord> {
             .and_then(|w| serde_json::from_str(&w).ok())
             .unwrap_or_default(),
         redactions: unsigned(row, 35)?,
+        leaked: row.get(36)?,
     })
 }
 

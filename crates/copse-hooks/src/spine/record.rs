@@ -134,6 +134,9 @@ pub struct RunRecord {
     pub warnings: Vec<String>,
     /// How many secrets were redacted from the recorded streams.
     pub redactions: u64,
+    /// A process of the run had left its process group and was killed when the run
+    /// ended.
+    pub leaked: bool,
 }
 
 impl RunRecord {
@@ -201,6 +204,7 @@ impl RunRecord {
             stderr_truncated,
             warnings: run.warnings.clone(),
             redactions: 0,
+            leaked: run.leaked,
         }
     }
 

@@ -60,10 +60,12 @@ pub const MIGRATIONS: &[&str] = &[
     // v2: indexes for the per-session lookups (latest session, first failures).
     "CREATE INDEX hook_runs_session ON hook_runs (session_id);
     CREATE INDEX hook_runs_failures ON hook_runs (session_id, seq) WHERE failure IS NOT NULL;",
-    // v3: what the engine refused about a run (JSON array of texts), and how many
-    // secrets were redacted from its recorded streams.
+    // v3: what the engine refused about a run (JSON array of texts), how many
+    // secrets were redacted from its recorded streams, and whether a process of the
+    // run had left its process group and was killed when the run ended.
     "ALTER TABLE hook_runs ADD COLUMN warnings TEXT;
-    ALTER TABLE hook_runs ADD COLUMN redactions INTEGER NOT NULL DEFAULT 0;",
+    ALTER TABLE hook_runs ADD COLUMN redactions INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE hook_runs ADD COLUMN leaked INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// The schema version this build writes.
@@ -78,14 +80,14 @@ pub(crate) const RECORD_COLUMNS: &str = "run_id, kind, session_id, turn_id, dial
     failure_message, policy, sandbox, outcome, decision, agent_message, user_message, \
     halt_reason, inject_context, updated_input, queued_message, session_env, outcome_truncated, \
     stdin, stdin_truncated, stdout, stdout_truncated, stderr, stderr_truncated, warnings, \
-    redactions";
+    redactions, leaked";
 
 /// [`RECORD_COLUMNS`] for a store older than v3 (read-only opens do not migrate).
 pub(crate) const RECORD_COLUMNS_V2: &str = "run_id, kind, session_id, turn_id, dialect, event, \
     canonical, command, source, scope, started_at, duration_ms, exit_code, parse_ok, failure, \
     failure_message, policy, sandbox, outcome, decision, agent_message, user_message, \
     halt_reason, inject_context, updated_input, queued_message, session_env, outcome_truncated, \
-    stdin, stdin_truncated, stdout, stdout_truncated, stderr, stderr_truncated, NULL, 0";
+    stdin, stdin_truncated, stdout, stdout_truncated, stderr, stderr_truncated, NULL, 0, 0";
 
 /// The insert statement for one record.
 pub(crate) const INSERT: &str = "INSERT INTO hook_runs (run_id, kind, session_id, turn_id, \
@@ -93,9 +95,9 @@ pub(crate) const INSERT: &str = "INSERT INTO hook_runs (run_id, kind, session_id
     parse_ok, failure, failure_message, policy, sandbox, outcome, decision, agent_message, \
     user_message, halt_reason, inject_context, updated_input, queued_message, session_env, \
     outcome_truncated, stdin, stdin_truncated, stdout, stdout_truncated, stderr, \
-    stderr_truncated, warnings, redactions) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
+    stderr_truncated, warnings, redactions, leaked) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
     ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, \
-    ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36)";
+    ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)";
 
 /// Reads `user_version` and `application_id`, and refuses a database this build must not
 /// touch. Returns the version. Writes nothing.

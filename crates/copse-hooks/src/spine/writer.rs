@@ -342,6 +342,7 @@ fn insert(
                 (!rec.warnings.is_empty())
                     .then(|| serde_json::to_string(&rec.warnings).unwrap_or_default()),
                 to_i64(rec.redactions),
+                rec.leaked,
             ]);
             match result {
                 Ok(_) => {}

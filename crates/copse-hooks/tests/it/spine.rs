@@ -87,6 +87,7 @@ fn full(i: u64) -> RunRecord {
         stderr_truncated: false,
         warnings: vec![format!("warning {i}")],
         redactions: i,
+        leaked: i % 2 == 1,
     }
 }
 
@@ -205,7 +206,7 @@ fn hook_run() -> HookRun {
         stdout: b"{}".to_vec(),
         stderr: vec![b'e'; CAPTURE_CAP],
         sandbox: copse_hooks::outcome::SandboxState::Enforced,
-        leaked: false,
+        leaked: true,
         warnings: vec!["session environment variable \"PATH\" dropped".into()],
     }
 }
@@ -214,6 +215,7 @@ fn hook_run() -> HookRun {
 fn from_run_maps_and_caps_every_field() {
     let run = hook_run();
     let rec = RunRecord::from_run(&run, "sess", "turn", "enforced");
+    assert!(rec.leaked, "leaked is recorded");
     assert!(rec.run_id.starts_with("r1718000000123-"), "{}", rec.run_id);
     assert_eq!(rec.run_id.len(), 29);
     assert_eq!(
