@@ -12,5 +12,8 @@ mod workspace;
 fn main() -> std::process::ExitCode {
     #[cfg(unix)]
     signals::install();
-    cli::main()
+    let code = cli::main();
+    #[cfg(unix)]
+    signals::hold_if_terminating();
+    code
 }

@@ -70,8 +70,11 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
     if !recording {
         config.spine_path = None;
     }
+    let engine = Engine::new(config);
+    #[cfg(unix)]
+    crate::signals::watch(&engine);
     Ok(Invocation {
-        engine: Engine::new(config),
+        engine,
         settings_warning,
         settings_warnings,
     })

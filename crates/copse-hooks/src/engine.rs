@@ -329,11 +329,19 @@ impl Engine {
         let base_env = env::scrubbed(config.environment.iter().cloned());
         let (spine, spine_warning) = match &config.spine_path {
             Some(path) => {
-                let options = SpineOptions {
+                #[allow(unused_mut)] // changed only with the test seam
+                let mut options = SpineOptions {
                     retention: config.retention,
                     redact_secrets: config.redact_secrets,
                     ..SpineOptions::default()
                 };
+                #[cfg(feature = "test-seams")]
+                if let Some(ms) = std::env::var(crate::spine::FLUSH_INTERVAL_VAR)
+                    .ok()
+                    .and_then(|v| v.parse::<u64>().ok())
+                {
+                    options.flush_interval = std::time::Duration::from_millis(ms);
+                }
                 let (spine, warning) = Spine::open_with(path, options);
                 (Some(spine), warning.map(|w| w.to_string()))
             }

@@ -44,6 +44,12 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags};
 
 pub use query::{RunFilter, RunSummary};
+
+/// Environment variable read by [`crate::Engine::new`]: the audit store's flush interval
+/// in milliseconds, so a test can hold records in the writer's queue (e.g. to prove the
+/// CLI's signal handling commits them). Only in builds with the `test-seams` feature.
+#[cfg(feature = "test-seams")]
+pub const FLUSH_INTERVAL_VAR: &str = "COPSE_HOOKS_SPINE_FLUSH_MS";
 pub use record::{CAPTURE_CAP, RunKind, RunRecord, new_run_id, unix_ms};
 
 use writer::{Shared, Tuning, lock};

@@ -224,3 +224,75 @@ fn three_hundred_hooks_under_a_low_descriptor_limit() {
     );
     assert_eq!(v["decision"], "allow");
 }
+
+/// Runs completed before TERM, INT or HUP are in the audit store afterwards: the
+/// handler flushes it before exiting. The store's flush interval is stretched to a
+/// minute (test seam) so that, without that flush, the records would still be queued.
+fn completed_runs_are_recorded_after(signal: i32) {
+    let env = Env::new();
+    let quick = env.script("home/.cursor/hooks/quick.sh", "cat >/dev/null");
+    let started = env.root().join("hang.started");
+    let hang = env.script(
+        "home/.cursor/hooks/hang.sh",
+        &format!("cat >/dev/null\ntouch '{}'\nsleep 1000", started.display()),
+    );
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [
+            {"command": quick.display().to_string(), "matcher": "^ls"},
+            {"command": hang.display().to_string(), "matcher": "^hang", "timeout": 600}
+        ]}})
+        .to_string(),
+    );
+    let lines = [
+        r#"{"event":"toolGate","tool":"run_shell","input":{"command":"ls"}}"#,
+        r#"{"event":"toolGate","tool":"run_shell","input":{"command":"ls -l"}}"#,
+        r#"{"event":"toolGate","tool":"run_shell","input":{"command":"hang"}}"#,
+    ];
+    let file = env.write("session.jsonl", &format!("{}\n", lines.join("\n")));
+    let mut cmd = env.cmd().cmd;
+    cmd.env("COPSE_HOOKS_SPINE_FLUSH_MS", "60000")
+        .args(["--enable", "replay"])
+        .arg(&file)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut host = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !started.exists() {
+        assert!(Instant::now() < deadline, "the hanging hook never started");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let host_pid = i32::try_from(host.id()).unwrap();
+    // SAFETY: a plain kill of the child this test started.
+    unsafe { libc::kill(host_pid, signal) };
+    let status = host.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + signal), "{status:?}");
+    let runs = env.cmd().args(["--json", "log"]).run().success().json();
+    let quick = quick.display().to_string();
+    let recorded = runs["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["command"] == quick.as_str())
+        .count();
+    // The killed hanging run may be recorded too (it ends during the flush); the
+    // completed ones must be.
+    assert_eq!(
+        recorded, 2,
+        "signal {signal}: the completed runs were not recorded: {runs}"
+    );
+}
+
+#[test]
+fn runs_completed_before_sigterm_are_recorded() {
+    completed_runs_are_recorded_after(libc::SIGTERM);
+}
+
+#[test]
+fn runs_completed_before_sigint_are_recorded() {
+    completed_runs_are_recorded_after(libc::SIGINT);
+}
+
+#[test]
+fn runs_completed_before_sighup_are_recorded() {
+    completed_runs_are_recorded_after(libc::SIGHUP);
+}
