@@ -58,6 +58,7 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
     let recording = settings.spine != Some(false);
     config.require_sandbox = settings.require_sandbox;
     config.sandbox_writable = settings.sandbox_writable_paths.clone();
+    config.failure_policy = settings.failure_policy.clone();
     adjust(&mut config);
     if !recording {
         config.spine_path = None;

@@ -146,6 +146,63 @@ pub struct HookSpec {
     pub run_async: bool,
     /// A per-script cap on the continuations its queued messages may take (Copse).
     pub loop_limit: Option<copse::LoopLimit>,
+    /// Dialect-specific options (Claude `if`, policy provenance, …).
+    pub options: HookOptions,
+}
+
+/// The less common per-hook options, grouped so a new one is one field here.
+#[derive(Debug, Clone, Default)]
+pub struct HookOptions {
+    /// The policy is the vendor's own for this event or was written in the config
+    /// (Cursor `failClosed`, Copse `onFailure`, a Claude event that cannot block), so
+    /// the per-dialect `failurePolicy` setting does not change it.
+    pub policy_fixed: bool,
+    /// A Claude `if` condition (one permission rule), evaluated before spawning.
+    pub condition: Option<claude::PermissionRule>,
+    /// Claude `asyncRewake`: a detached hook whose exit 2 wakes the agent with a
+    /// (queued) message.
+    pub async_rewake: bool,
+}
+
+/// What a hook that ran detached on an awaited event still delivers: Claude's
+/// `async` hooks hand their `additionalContext` to the next turn, and an
+/// `asyncRewake` hook that exits 2 wakes the agent with its stderr (else stdout).
+/// Both are queued (never held: the hook's author asked for them).
+pub fn detached_message(
+    hook: &HookSpec,
+    run: &crate::outcome::HookRun,
+) -> Option<crate::outcome::QueueRequest> {
+    if hook.dialect != Dialect::Claude || !hook.run_async || run.outcome.queue_message.is_some() {
+        return None;
+    }
+    let text = if hook.options.async_rewake && run.exit_code == Some(2) {
+        let err = String::from_utf8_lossy(&run.stderr).trim().to_string();
+        let out = String::from_utf8_lossy(&run.stdout).trim().to_string();
+        Some(if err.is_empty() { out } else { err }).filter(|t| !t.is_empty())
+    } else {
+        run.outcome.inject_context.clone()
+    }?;
+    Some(crate::outcome::QueueRequest {
+        text,
+        send_now: false,
+        held: false,
+    })
+}
+
+/// The failure policy of a hook under the per-dialect `failurePolicy` setting
+/// (`{"claude": "open"}`): the setting changes only policies the vendor leaves to
+/// the host.
+pub fn effective_policy(
+    hook: &HookSpec,
+    settings: &std::collections::BTreeMap<String, FailurePolicy>,
+) -> FailurePolicy {
+    if hook.options.policy_fixed {
+        return hook.policy;
+    }
+    settings
+        .get(hook.dialect.as_str())
+        .copied()
+        .unwrap_or(hook.policy)
 }
 
 impl HookSpec {
@@ -175,6 +232,8 @@ pub struct ParsedConfig {
     pub hooks: Vec<HookSpec>,
     /// Problems found.
     pub warnings: Vec<ConfigWarning>,
+    /// Claude `disableAllHooks` as this file sets it (`None` when it does not).
+    pub disable_all_hooks: Option<bool>,
 }
 
 impl ParsedConfig {

@@ -222,6 +222,7 @@ impl Slot {
                     event: None,
                     message: format!("could not be read ({e}) — file ignored"),
                 }],
+                ..ParsedConfig::default()
             },
         };
         let parsed = Arc::new(parsed);

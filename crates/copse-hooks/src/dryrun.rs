@@ -227,6 +227,7 @@ impl Engine {
             child_depth: self.child_depth(),
             limits,
             sandbox: self.sandbox_config(),
+            failure_policy: self.failure_policy(),
         };
         let mut hook_for_run = clone_for_dry_run(hook);
         hook_for_run.timeout = DRY_RUN_TIMEOUT;
@@ -270,5 +271,6 @@ fn clone_for_dry_run(hook: &HookSpec) -> HookSpec {
         run_async: hook.run_async,
         network: hook.network,
         loop_limit: hook.loop_limit,
+        options: hook.options.clone(),
     }
 }

@@ -56,6 +56,10 @@ pub struct EngineConfig {
     pub require_sandbox: bool,
     /// Further paths sandboxed hooks may write.
     pub sandbox_writable: Vec<PathBuf>,
+    /// The per-dialect failure policy (`"failurePolicy": {"claude": "open"}` in the
+    /// settings): restores a vendor's own fail-open policy for that dialect's hooks
+    /// where the vendor leaves it to the host. Absent dialects fail closed.
+    pub failure_policy: std::collections::BTreeMap<String, FailurePolicy>,
 }
 
 impl EngineConfig {
@@ -83,6 +87,7 @@ impl EngineConfig {
             sandbox: true,
             require_sandbox: false,
             sandbox_writable: Vec::new(),
+            failure_policy: std::collections::BTreeMap::new(),
         }
     }
 
@@ -188,6 +193,9 @@ pub struct Listing {
     pub hooks: Vec<HookSummary>,
     /// The warnings, in configured order.
     pub warnings: Vec<ConfigWarning>,
+    /// The per-dialect failure policy from the settings (`failurePolicy`); dialects
+    /// not named fail closed.
+    pub failure_policy: std::collections::BTreeMap<String, FailurePolicy>,
 }
 
 struct Inner {
@@ -407,6 +415,10 @@ impl Engine {
         self.inner.config.keep_session_runs
     }
 
+    pub(crate) fn failure_policy(&self) -> &std::collections::BTreeMap<String, FailurePolicy> {
+        &self.inner.config.failure_policy
+    }
+
     pub(crate) fn limits(&self) -> crate::spawn::Limits {
         self.inner.config.limits
     }
@@ -484,7 +496,10 @@ impl Engine {
                     trusted,
                     trust,
                     enabled,
-                    fail_closed: hook.policy == FailurePolicy::Closed,
+                    fail_closed: crate::dialect::effective_policy(
+                        hook,
+                        &self.inner.config.failure_policy,
+                    ) == FailurePolicy::Closed,
                     sandboxed: hook.sandbox,
                     last_error: failures
                         .get(&(
@@ -498,7 +513,11 @@ impl Engine {
             }
             warnings.extend(loaded.config.warnings.iter().cloned());
         }
-        Listing { hooks, warnings }
+        Listing {
+            hooks,
+            warnings,
+            failure_policy: self.inner.config.failure_policy.clone(),
+        }
     }
 
     fn active_configs(&self) -> Vec<LoadedConfig> {

@@ -75,6 +75,9 @@ pub struct Outcome {
     pub user_message: Option<String>,
     /// A rewrite of the tool input (shallow-merged in configured order).
     pub updated_input: Option<Map<String, Value>>,
+    /// Whether `updated_input` is the whole new input (Claude's `updatedInput`
+    /// replaces) rather than keys to merge into it.
+    pub replace_input: bool,
     /// Context to inject into the turn.
     pub inject_context: Option<String>,
     /// A request to halt the run; outranks everything.
@@ -256,8 +259,12 @@ pub struct Verdict {
     pub agent_message: Option<String>,
     /// User messages joined with a blank line, in configured order.
     pub user_message: Option<String>,
-    /// `updated_input` objects shallow-merged in configured order.
+    /// `updated_input` objects shallow-merged in configured order; a replacing
+    /// rewrite (Claude `updatedInput`) discards what came before it.
     pub updated_input: Option<Map<String, Value>>,
+    /// Whether `updated_input` is the complete new input (some hook replaced it):
+    /// the host uses it as is instead of merging it into the original input.
+    pub input_replaced: bool,
     /// Injected context joined with a blank line.
     pub inject_context: Option<String>,
     /// The first halt request, in configured order.

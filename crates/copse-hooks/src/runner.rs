@@ -33,6 +33,8 @@ pub(crate) struct RunInput<'a> {
     pub limits: Limits,
     /// The sandbox hooks run in, when the host sandboxes them.
     pub sandbox: Option<&'a SandboxConfig>,
+    /// The per-dialect `failurePolicy` setting (dialect name → policy).
+    pub failure_policy: &'a BTreeMap<String, FailurePolicy>,
 }
 
 /// How the host sandboxes hooks.
@@ -105,6 +107,7 @@ pub(crate) fn run(
     input: &RunInput<'_>,
     stdin: Vec<u8>,
 ) -> HookRun {
+    let policy = crate::dialect::effective_policy(hook, input.failure_policy);
     let mut env = environment(adapter, hook, input);
     let cwd = adapter.cwd(hook, &input.ctx);
     let started = Instant::now();
@@ -162,7 +165,7 @@ pub(crate) fn run(
         exit_code: None,
         parse_ok: false,
         failure: None,
-        policy: hook.policy,
+        policy,
         outcome: Outcome::default(),
         result: RunOutcome::None,
         stdin,
@@ -237,7 +240,7 @@ pub(crate) fn run(
     record.parse_ok = interpretation.parse_ok;
     match interpretation.failure {
         Some(failure) => {
-            record.outcome = policy_outcome(hook, input.event, &failure);
+            record.outcome = policy_outcome(hook, policy, input.event, &failure);
             record.failure = Some(failure);
             record.result = RunOutcome::Failed;
         }
@@ -251,8 +254,13 @@ pub(crate) fn run(
 
 /// What a failure becomes: a deny naming the hook and the problem when the hook fails
 /// closed on a gated event (a halt too, for a prompt submission), otherwise nothing.
-pub(crate) fn policy_outcome(hook: &HookSpec, event: &EventPayload, failure: &Failure) -> Outcome {
-    if hook.policy == FailurePolicy::Closed && event.event().is_gated() {
+pub(crate) fn policy_outcome(
+    hook: &HookSpec,
+    policy: FailurePolicy,
+    event: &EventPayload,
+    failure: &Failure,
+) -> Outcome {
+    if policy == FailurePolicy::Closed && event.event().is_gated() {
         let message = format!(
             "hook \"{}\" {} — blocked because the hook fails closed",
             hook.command, failure.message
@@ -272,7 +280,12 @@ pub(crate) fn policy_outcome(hook: &HookSpec, event: &EventPayload, failure: &Fa
 
 /// A run whose supervising thread panicked: recorded as a spawn failure under the
 /// hook's policy, so a bug here can never loosen a fail-closed gate.
-pub(crate) fn panicked_run(hook: &HookSpec, event: &EventPayload) -> HookRun {
+pub(crate) fn panicked_run(
+    hook: &HookSpec,
+    event: &EventPayload,
+    settings: &BTreeMap<String, FailurePolicy>,
+) -> HookRun {
+    let policy = crate::dialect::effective_policy(hook, settings);
     let failure = Failure {
         kind: FailureKind::Spawn,
         message: "could not be supervised (internal error)".to_string(),
@@ -288,9 +301,9 @@ pub(crate) fn panicked_run(hook: &HookSpec, event: &EventPayload) -> HookRun {
         duration: Duration::ZERO,
         exit_code: None,
         parse_ok: false,
-        outcome: policy_outcome(hook, event, &failure),
+        outcome: policy_outcome(hook, policy, event, &failure),
         failure: Some(failure),
-        policy: hook.policy,
+        policy,
         result: RunOutcome::Failed,
         stdin: Vec::new(),
         stdout: Vec::new(),

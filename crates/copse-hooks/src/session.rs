@@ -142,6 +142,7 @@ impl Session {
         {
             let mut id = lock(&self.state.identity);
             id.generation_id = generation_id.unwrap_or_else(|| format!("gen-{n}"));
+            id.host.last_assistant_message = None;
         }
         lock(&self.state.queue).start_human_turn_tree()
     }
@@ -167,6 +168,10 @@ impl Session {
         if event.event() == CanonicalEvent::BeforeSubmitPrompt {
             self.start_human_turn(None);
         }
+        if let EventPayload::AfterAgentResponse { text } = &event {
+            // Stop hooks read the turn's last assistant message.
+            lock(&self.state.identity).host.last_assistant_message = Some(text.clone());
+        }
         if event.event().is_blocking() {
             Fired::Verdict(self.fire_blocking(&event))
         } else {
@@ -189,12 +194,19 @@ impl Session {
         let (detached, selected): (Vec<Selected>, Vec<Selected>) = self
             .select(event, &ctx)
             .into_iter()
-            .partition(|s| s.hook().run_async && event.event() == CanonicalEvent::AfterFileEdit);
+            .partition(|s| s.hook().run_async);
+        let starting = event.event() == CanonicalEvent::SessionStart;
+        if starting {
+            lock(&self.state.env).clear();
+        }
         if !detached.is_empty() {
             self.dispatch_detached(event.clone(), detached);
         }
         if selected.is_empty() {
             return Verdict::default();
+        }
+        if starting {
+            self.session_start_begins(&selected);
         }
         self.wait_for_session_start(event.event());
         let env = self.env();
@@ -206,6 +218,7 @@ impl Session {
             child_depth: self.engine.child_depth(),
             limits: self.engine.limits(),
             sandbox: self.engine.sandbox_config(),
+            failure_policy: self.engine.failure_policy(),
         };
         let runs: Vec<HookRun> = if selected.len() == 1 {
             selected.iter().map(|s| run_one(s, &input)).collect()
@@ -222,8 +235,9 @@ impl Session {
                     .into_iter()
                     .zip(selected.iter())
                     .map(|(h, s)| {
-                        h.join()
-                            .unwrap_or_else(|_| runner::panicked_run(s.hook(), event))
+                        h.join().unwrap_or_else(|_| {
+                            runner::panicked_run(s.hook(), event, input.failure_policy)
+                        })
                     })
                     .collect()
             })
@@ -232,6 +246,18 @@ impl Session {
         for (run, s) in runs.iter().zip(selected.iter()) {
             if let Some(q) = &run.outcome.queue_message {
                 self.enqueue(s.hook(), q, epoch);
+            }
+        }
+        if starting {
+            let mut env = lock(&self.state.env);
+            for run in &runs {
+                if let Some(vars) = &run.outcome.session_env {
+                    env.extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
+                }
+            }
+            drop(env);
+            for _ in &runs {
+                self.session_start_finished();
             }
         }
         for run in &runs {
@@ -332,16 +358,7 @@ impl Session {
         let identity = self.identity();
         let canonical = event.event();
         if canonical == CanonicalEvent::SessionStart {
-            lock(&self.state.env).clear();
-            let longest = selected
-                .iter()
-                .map(|s| s.hook().timeout)
-                .max()
-                .unwrap_or(Duration::ZERO);
-            let mut st = lock(&self.state.starting);
-            st.running += selected.len();
-            // The grace covers the kill and drain after a timeout.
-            st.deadline = Some(Instant::now() + longest + Duration::from_secs(1));
+            self.session_start_begins(&selected);
         }
         let epoch = lock(&self.state.queue).epoch();
         let event = Arc::new(event);
@@ -491,6 +508,20 @@ impl Session {
         }
     }
 
+    /// Marks sessionStart hooks as running: hooks spawned meanwhile wait for their
+    /// environment (bounded by the longest timeout).
+    fn session_start_begins(&self, selected: &[Selected]) {
+        let longest = selected
+            .iter()
+            .map(|s| s.hook().timeout)
+            .max()
+            .unwrap_or(Duration::ZERO);
+        let mut st = lock(&self.state.starting);
+        st.running += selected.len();
+        // The grace covers the kill and drain after a timeout.
+        st.deadline = Some(Instant::now() + longest + Duration::from_secs(1));
+    }
+
     fn session_start_finished(&self) {
         let mut st = lock(&self.state.starting);
         st.running = st.running.saturating_sub(1);
@@ -545,6 +576,7 @@ impl DetachedRun {
             child_depth: session.engine.child_depth(),
             limits: session.engine.limits(),
             sandbox: session.engine.sandbox_config(),
+            failure_policy: session.engine.failure_policy(),
         };
         let run = run_one(&self.selected, &input);
         let hook = self.selected.hook();
@@ -555,6 +587,9 @@ impl DetachedRun {
         }
         if let Some(q) = &run.outcome.queue_message {
             session.enqueue(hook, q, self.epoch);
+        }
+        if let Some(q) = crate::dialect::detached_message(hook, &run) {
+            session.enqueue(hook, &q, self.epoch);
         }
         // A detached hook cannot decide or halt anything: the action already happened.
         // Such an outcome is recorded as suppressed rather than silently dropped.

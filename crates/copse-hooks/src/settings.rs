@@ -85,6 +85,10 @@ pub struct Settings {
     /// Audit-store retention.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retention: Option<RetentionSettings>,
+    /// Per-dialect failure policy, keyed by dialect name (`{"claude": "open"}`):
+    /// restores that vendor's own fail-open policy. Absent dialects fail closed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failure_policy: BTreeMap<String, crate::outcome::FailurePolicy>,
     /// Keys this version does not know, preserved.
     #[serde(flatten)]
     pub other: serde_json::Map<String, serde_json::Value>,

@@ -31,6 +31,30 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         );
     } else {
         print_human(&listing, inv.engine.config().hooks_enabled);
+        if !listing.failure_policy.is_empty() {
+            let policies: Vec<String> = listing
+                .failure_policy
+                .iter()
+                .map(|(dialect, p)| {
+                    let word = match p {
+                        copse_hooks::outcome::FailurePolicy::Open => "open",
+                        copse_hooks::outcome::FailurePolicy::Closed => "closed",
+                    };
+                    format!("{} fails {word}", dialect.escape_debug())
+                })
+                .collect();
+            println!(
+                "\n{}",
+                paint(
+                    &format!(
+                        "Failure policy (settings failurePolicy): {}",
+                        policies.join(", ")
+                    ),
+                    output::DIM,
+                    false
+                )
+            );
+        }
         match inv.engine.sandbox_status() {
             Some(s) if s.enforcement.is_enforced() => {
                 println!(

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use copse_hooks::event::{Compaction, FileEdit, ToolResult};
-use copse_hooks::{EventPayload, Fired, ModelIdentity, Session, SessionIdentity, Verdict};
+use copse_hooks::{
+    EventPayload, Fired, HostIdentity, ModelIdentity, Session, SessionIdentity, Verdict,
+};
 use serde_json::{Map, Value, json};
 
 use crate::cli::Global;
@@ -71,10 +73,15 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
                         "\"model\" must be {model, model_id, model_params: [{id, value}]}",
                     )?),
                 };
+            let host = serde_json::from_value::<HostIdentity>(Value::Object(obj.clone()))
+                .context(
+                    "transcript_path, permission_mode, host_version, user_email, last_assistant_message, agent_id and agent_transcript_path must be strings",
+                )?;
             return Ok(Step::Session(SessionIdentity {
                 conversation_id: str_field(obj, "conversation_id")?,
                 generation_id: str_field(obj, "generation_id")?,
                 model,
+                host,
             }));
         }
         "beforeSubmitPrompt" => EventPayload::BeforeSubmitPrompt {
@@ -83,7 +90,9 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
         "toolGate" => {
             let tool = required_str(obj, "tool")?;
             let input = Value::Object(object_field(obj, "input")?).to_string();
-            EventPayload::ToolGate(tool_call(&tool, &input, roots)?)
+            EventPayload::ToolGate(
+                tool_call(&tool, &input, roots)?.with_tool_use_id(str_field(obj, "tool_use_id")?),
+            )
         }
         "afterToolUse" => {
             let output = match obj.get("output") {
@@ -100,7 +109,15 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
                     .and_then(Value::as_bool)
                     .unwrap_or(false),
                 duration_ms: u64_field(obj, "duration_ms")?,
-                tool_call_id: str_field(obj, "tool_call_id")?,
+                tool_call_id: match str_field(obj, "tool_call_id")? {
+                    id if id.is_empty() => str_field(obj, "tool_use_id")?,
+                    id => id,
+                },
+                response: obj
+                    .get("tool_response")
+                    .or_else(|| obj.get("response"))
+                    .filter(|v| !v.is_null())
+                    .cloned(),
             })
         }
         "afterFileEdit" => EventPayload::AfterFileEdit {

@@ -16,6 +16,10 @@
 //! own semantics; other non-zero exits are failures, which fail closed by host policy
 //! on gated events.
 
+pub mod rule;
+
+pub use rule::{PermissionRule, RuleError};
+
 use std::path::{Component, Path, PathBuf};
 use std::time::Duration;
 
@@ -23,9 +27,9 @@ use serde_json::{Map, Value, json};
 
 use super::{
     Adapter, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
-    Scope, Stdout, seconds, string_field, timeout_seconds,
+    Scope, seconds, string_field, timeout_seconds,
 };
-use crate::event::{CanonicalEvent, EventPayload, tool};
+use crate::event::{CanonicalEvent, EventPayload, SessionIdentity, ToolResult, tool};
 use crate::matcher::{MatcherError, RegexMatcher};
 use crate::outcome::{Decision, FailureKind, FailurePolicy, Halt, Outcome, QueueRequest};
 
@@ -275,20 +279,107 @@ pub fn session_end_reason(reason: &str) -> &'static str {
 }
 
 /// Compiles a group matcher: empty, absent or `*` match all; only letters, digits,
-/// `_` and `|` is a list of exact names; anything else is an unanchored regex.
+/// `_`, `-`, spaces, `,` and `|` is a list of exact names separated by `|` or `,`
+/// (`Edit, Write`, `code-reviewer`, `mcp__brave-search__search`); anything else is an
+/// unanchored regex.
 pub fn compile_matcher(pattern: &str) -> Result<HookMatcher, MatcherError> {
     let p = pattern.trim();
     if p.is_empty() || p == "*" {
         return Ok(HookMatcher::Always);
     }
-    if p.chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '|')
-    {
+    if p.chars().all(|c| {
+        c.is_ascii_alphanumeric() || c == '_' || c == '|' || c == '-' || c == ',' || c == ' '
+    }) {
         return Ok(HookMatcher::Names(
-            p.split('|').map(str::to_string).collect(),
+            p.split(['|', ','])
+                .map(str::trim)
+                .filter(|n| !n.is_empty())
+                .map(str::to_string)
+                .collect(),
         ));
     }
     RegexMatcher::new(p).map(HookMatcher::Regex)
+}
+
+/// The events whose handlers evaluate an `if` condition; on every other event a
+/// handler with `if` never runs (as in Claude Code).
+pub const IF_EVENTS: [&str; 5] = [
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "PermissionRequest",
+    "PermissionDenied",
+];
+
+/// Whether a hook failure on `event` may block: only events Claude Code lets a hook
+/// block by its answer and that gate an action here. Elsewhere a failure is the
+/// vendor's non-blocking error, whatever the host policy.
+pub fn failure_can_block(event: &str) -> bool {
+    matches!(
+        event,
+        "PreToolUse" | "UserPromptSubmit" | "PermissionRequest"
+    )
+}
+
+/// Whether plain (non-JSON) stdout on `event` is context for Claude.
+pub fn plain_stdout_is_context(event: &str) -> bool {
+    matches!(
+        event,
+        "UserPromptSubmit" | "UserPromptExpansion" | "SessionStart"
+    )
+}
+
+/// A stable id for a subagent the host did not name (`agent-<hash>`), the same for
+/// its start and its stop within a turn.
+pub fn agent_id(session: &SessionIdentity, agent_type: &str) -> String {
+    if let Some(id) = session.host.agent_id.as_ref().filter(|s| !s.is_empty()) {
+        return id.clone();
+    }
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (&session.conversation_id, &session.generation_id, agent_type).hash(&mut h);
+    format!("agent-{:016x}", h.finish())
+}
+
+/// Claude's `tool_response` for a finished call: the host's structured result when
+/// it gives one, else the shape Claude Code's own tool returns, built from the
+/// canonical output (`Write`/`Edit` → `{filePath, …, success}`, `Read` →
+/// `{type, file: {filePath, content}}`, `Bash` → `{stdout, stderr, interrupted,
+/// isImage}`, an MCP tool → its JSON output).
+pub fn tool_response(r: &ToolResult, claude_input: &Map<String, Value>) -> Value {
+    if let Some(v) = &r.response {
+        return v.clone();
+    }
+    let file_path = claude_input.get("file_path").cloned().unwrap_or(json!(""));
+    match tool_name(&r.tool).as_deref() {
+        Some("Write") => json!({
+            "type": "create",
+            "filePath": file_path,
+            "content": claude_input.get("content").cloned().unwrap_or(json!("")),
+            "success": true,
+        }),
+        Some("Edit") => json!({
+            "filePath": file_path,
+            "oldString": claude_input.get("old_string").cloned().unwrap_or(json!("")),
+            "newString": claude_input.get("new_string").cloned().unwrap_or(json!("")),
+            "replaceAll": false,
+            "success": true,
+        }),
+        Some("Read") => json!({
+            "type": "text",
+            "file": { "filePath": file_path, "content": r.output },
+        }),
+        Some("Bash") => json!({
+            "stdout": r.output,
+            "stderr": "",
+            "interrupted": false,
+            "isImage": false,
+        }),
+        _ if tool::is_mcp(&r.tool) => {
+            serde_json::from_str::<Value>(&r.output).unwrap_or_else(|_| json!(r.output))
+        }
+        _ => json!(r.output),
+    }
 }
 
 /// A path made absolute against the root (lexically; `.` components dropped).
@@ -383,9 +474,13 @@ fn suggestion(event: &str) -> String {
 /// What parsing one handler found.
 struct Handler {
     command: String,
-    /// Listed but never run (another handler type, an `if`, another shell).
+    /// Listed but never run (another handler type, an `if` on an event without
+    /// tool context, another shell).
     inactive: bool,
     timeout: Duration,
+    condition: Option<PermissionRule>,
+    run_async: bool,
+    async_rewake: bool,
 }
 
 impl Claude {
@@ -448,6 +543,9 @@ impl Claude {
                 command,
                 inactive: true,
                 timeout: default_timeout(event),
+                condition: None,
+                run_async: false,
+                async_rewake: false,
             });
         }
         let Some(command) = obj
@@ -494,28 +592,38 @@ impl Claude {
                 inactive = true;
             }
         }
-        if let Some(cond) = obj.get("if").filter(|v| !v.is_null()) {
-            let cond = cond
-                .as_str()
-                .map_or_else(|| cond.to_string(), str::to_string);
-            note(
-                out,
-                format!(
-                    "{label} has an \"if\" condition ({cond}), which copse-hooks cannot evaluate yet — listed as unsupported, never run"
-                ),
-            );
-            inactive = true;
-        }
-        for key in ["async", "asyncRewake"] {
-            if obj.get(key) == Some(&Value::Bool(true)) {
+        let mut condition = None;
+        match obj.get("if") {
+            None | Some(Value::Null) => {}
+            Some(Value::String(cond)) if !IF_EVENTS.contains(&event) => {
                 note(
                     out,
                     format!(
-                        "{label} sets \"{key}\": true, which copse-hooks does not support yet — it runs synchronously and its answer is honoured"
+                        "{label} has an \"if\" condition ({cond}) on \"{event}\"; Claude Code evaluates \"if\" only on tool events, so this handler never runs"
                     ),
                 );
+                inactive = true;
+            }
+            Some(Value::String(cond)) => match PermissionRule::parse(cond) {
+                Ok(rule) => condition = Some(rule),
+                Err(e) => {
+                    note(out, format!("{label} \"if\": {e} — never run"));
+                    inactive = true;
+                }
+            },
+            Some(other) => {
+                note(
+                    out,
+                    format!(
+                        "{label} \"if\" must be a permission-rule string, got {other} — never run"
+                    ),
+                );
+                inactive = true;
             }
         }
+        let flag = |key: &str| obj.get(key) == Some(&Value::Bool(true));
+        let async_rewake = flag("asyncRewake");
+        let run_async = flag("async") || async_rewake;
         let default = default_timeout(event);
         let timeout = match obj.get("timeout") {
             None | Some(Value::Null) => default,
@@ -534,6 +642,9 @@ impl Claude {
             command,
             inactive,
             timeout,
+            condition,
+            run_async,
+            async_rewake,
         })
     }
 
@@ -615,15 +726,15 @@ impl Adapter for Claude {
             );
             return out;
         };
-        if doc.get("disableAllHooks") == Some(&Value::Bool(true)) {
-            out.warn(
+        match doc.get("disableAllHooks") {
+            None | Some(Value::Null) => {}
+            Some(Value::Bool(b)) => out.disable_all_hooks = Some(*b),
+            Some(other) => out.warn(
                 source,
                 scope,
                 None,
-                format!(
-                    "{name} sets \"disableAllHooks\": true, which copse-hooks does not honour yet — its hooks are still listed and run"
-                ),
-            );
+                format!("{name} \"disableAllHooks\" must be true or false, got {other} — ignored"),
+            ),
         }
         // A settings file has many other keys: no `hooks` is simply no hooks.
         let hooks = match doc.get("hooks") {
@@ -764,16 +875,25 @@ impl Adapter for Claude {
                         matcher_source: matcher_source.clone(),
                         matcher,
                         glob: None,
-                        policy: FailurePolicy::Closed,
+                        policy: if failure_can_block(event) {
+                            FailurePolicy::Closed
+                        } else {
+                            FailurePolicy::Open
+                        },
                         timeout: h.timeout,
                         source: source.to_path_buf(),
                         scope,
                         root: root.map(Path::to_path_buf),
                         entry: n,
                         sandbox: true,
-                        run_async: false,
+                        run_async: h.run_async,
                         network: true,
                         loop_limit: None,
+                        options: super::HookOptions {
+                            policy_fixed: !failure_can_block(event),
+                            condition: h.condition,
+                            async_rewake: h.async_rewake,
+                        },
                     });
                 }
             }
@@ -781,22 +901,43 @@ impl Adapter for Claude {
         out
     }
 
-    fn applies(&self, hook: &HookSpec, event: &EventPayload, _ctx: &Context<'_>) -> bool {
+    fn applies(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> bool {
         if hook.canonical != Some(event.event()) {
             return false;
         }
-        match Self::subject(&hook.event, event) {
+        let fires = match Self::subject(&hook.event, event) {
             None => false,
             Some(None) => true,
             Some(Some(subject)) => hook.matcher.test(&subject).fires(),
+        };
+        if !fires {
+            return false;
         }
+        let Some(rule) = &hook.options.condition else {
+            return true;
+        };
+        let (id, input) = match event {
+            EventPayload::ToolGate(call) => (&call.tool, &call.input),
+            EventPayload::AfterToolUse(r) => (&r.tool, &r.input),
+            _ => return false,
+        };
+        let root = ctx.root_for(hook);
+        let Some((name, input)) = claude_tool(id, input, root) else {
+            return false;
+        };
+        let home = std::env::var_os("HOME").map(PathBuf::from);
+        rule.matches(&name, &input, root, home.as_deref())
     }
 
     fn marshal(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Value {
         let root = ctx.root_for(hook);
+        let host = &ctx.session.host;
         let mut obj = Map::new();
         obj.insert("session_id".into(), json!(ctx.session.conversation_id));
-        obj.insert("transcript_path".into(), json!(""));
+        obj.insert(
+            "transcript_path".into(),
+            json!(host.transcript_path.clone().unwrap_or_default()),
+        );
         obj.insert(
             "cwd".into(),
             json!(root.map(|p| p.display().to_string()).unwrap_or_default()),
@@ -805,28 +946,34 @@ impl Adapter for Claude {
         if !ctx.session.generation_id.is_empty() {
             obj.insert("prompt_id".into(), json!(ctx.session.generation_id));
         }
+        let permission_mode = json!(host.permission_mode.as_deref().unwrap_or("default"));
+        if !matches!(hook.event.as_str(), "SessionEnd" | "PreCompact") {
+            obj.insert("permission_mode".into(), permission_mode);
+        }
         let tool_fields = |obj: &mut Map<String, Value>, id: &str, input: &Map<String, Value>| {
             let (name, input) =
                 claude_tool(id, input, root).unwrap_or_else(|| (id.to_string(), input.clone()));
-            obj.insert("permission_mode".into(), json!("default"));
             obj.insert("tool_name".into(), json!(name));
-            obj.insert("tool_input".into(), Value::Object(input));
+            obj.insert("tool_input".into(), Value::Object(input.clone()));
+            input
         };
+        let last_message = || json!(host.last_assistant_message.clone().unwrap_or_default());
         match (hook.event.as_str(), event) {
             ("PreToolUse", EventPayload::ToolGate(call)) => {
                 tool_fields(&mut obj, &call.tool, &call.input);
+                obj.insert("tool_use_id".into(), json!(call.tool_use_id));
             }
             ("PostToolUse", EventPayload::AfterToolUse(r)) => {
-                tool_fields(&mut obj, &r.tool, &r.input);
-                obj.insert("tool_response".into(), json!(r.output));
+                let input = tool_fields(&mut obj, &r.tool, &r.input);
+                obj.insert("tool_response".into(), tool_response(r, &input));
                 obj.insert("tool_use_id".into(), json!(r.tool_call_id));
                 obj.insert("duration_ms".into(), json!(r.duration_ms));
             }
             ("PostToolUseFailure", EventPayload::AfterToolUse(r)) => {
                 tool_fields(&mut obj, &r.tool, &r.input);
+                obj.insert("tool_use_id".into(), json!(r.tool_call_id));
                 obj.insert("error".into(), json!(r.output));
                 obj.insert("is_interrupt".into(), json!(false));
-                obj.insert("tool_use_id".into(), json!(r.tool_call_id));
                 obj.insert("duration_ms".into(), json!(r.duration_ms));
             }
             ("UserPromptSubmit", EventPayload::BeforeSubmitPrompt { prompt }) => {
@@ -834,12 +981,26 @@ impl Adapter for Claude {
             }
             ("Stop", EventPayload::Stop { .. }) => {
                 obj.insert("stop_hook_active".into(), json!(false));
+                obj.insert("last_assistant_message".into(), last_message());
             }
             ("SubagentStop", EventPayload::SubagentStop { subagent_type, .. }) => {
                 obj.insert("stop_hook_active".into(), json!(false));
+                obj.insert(
+                    "agent_id".into(),
+                    json!(agent_id(ctx.session, subagent_type)),
+                );
                 obj.insert("agent_type".into(), json!(subagent_type));
+                obj.insert(
+                    "agent_transcript_path".into(),
+                    json!(host.agent_transcript_path.clone().unwrap_or_default()),
+                );
+                obj.insert("last_assistant_message".into(), last_message());
             }
             ("SubagentStart", EventPayload::SubagentStart { subagent_type }) => {
+                obj.insert(
+                    "agent_id".into(),
+                    json!(agent_id(ctx.session, subagent_type)),
+                );
                 obj.insert("agent_type".into(), json!(subagent_type));
             }
             ("SessionStart", EventPayload::SessionStart { .. }) => {
@@ -866,40 +1027,7 @@ impl Adapter for Claude {
         event: &EventPayload,
         run: &ProcessResult<'_>,
     ) -> Interpretation {
-        let stdout = Stdout::read(run);
-        let parse_ok = matches!(stdout, Stdout::Empty | Stdout::Object(_));
-        let kind = Wire::of(&hook.event);
-        match run.exit_code {
-            Some(2) => Interpretation {
-                outcome: exit_two(kind, run, stdout.object()),
-                parse_ok,
-                failure: None,
-            },
-            Some(0) => match stdout {
-                Stdout::Empty => Interpretation::ok(Outcome::default()),
-                Stdout::Object(obj) => respond(kind, event, &obj),
-                Stdout::NotObject | Stdout::Invalid => {
-                    let what = if matches!(stdout, Stdout::NotObject) {
-                        "printed JSON that is not an object — response ignored"
-                    } else {
-                        "printed invalid JSON — response ignored"
-                    };
-                    if event.event().is_blocking() {
-                        Interpretation::failed(FailureKind::InvalidJson, what, false)
-                    } else {
-                        Interpretation {
-                            outcome: Outcome::default(),
-                            parse_ok: false,
-                            failure: None,
-                        }
-                    }
-                }
-            },
-            _ => {
-                let f = run.exit_failure();
-                Interpretation::failed(f.kind, f.message, parse_ok)
-            }
-        }
+        interpret_run(&hook.event, event, run)
     }
 
     /// Claude Code runs every handler in the project directory ("the current
@@ -915,6 +1043,59 @@ impl Adapter for Claude {
             Some(root) => vec![("CLAUDE_PROJECT_DIR".to_string(), root.display().to_string())],
             None => Vec::new(),
         }
+    }
+}
+
+/// Reads a Claude hook's answer the way Claude Code does (hooks reference, "Exit
+/// code output"), for a sibling dialect that shares Claude's output contract too:
+///
+/// - stdout is JSON only when it starts with `{`; anything else is plain text, which
+///   is context on `UserPromptSubmit`, `UserPromptExpansion` and `SessionStart` and
+///   ignored elsewhere — never a failure;
+/// - exit 2 blocks with the event's own semantics (the JSON's reason, else stderr);
+/// - any other exit with a valid JSON object is honoured (the exit code is ignored);
+///   without one it is a failure, which the host's policy turns into a deny only on
+///   events where a hook can block.
+pub fn interpret_run(
+    wire_event: &str,
+    event: &EventPayload,
+    run: &ProcessResult<'_>,
+) -> Interpretation {
+    let kind = Wire::of(wire_event);
+    let text = run.stdout_text();
+    let json = text
+        .starts_with('{')
+        .then(|| serde_json::from_str::<Map<String, Value>>(&text));
+    let obj = match &json {
+        Some(Ok(o)) => Some(o),
+        _ => None,
+    };
+    let parse_ok = !matches!(json, Some(Err(_)));
+    if run.exit_code == Some(2) {
+        return Interpretation {
+            outcome: exit_two(kind, run, obj),
+            parse_ok,
+            failure: None,
+        };
+    }
+    if let Some(obj) = obj {
+        return respond(kind, wire_event, event, obj);
+    }
+    if run.exit_code != Some(0) {
+        let f = run.exit_failure();
+        return Interpretation::failed(f.kind, f.message, parse_ok);
+    }
+    match json {
+        Some(Err(e)) => Interpretation::failed(
+            FailureKind::InvalidJson,
+            format!("printed invalid JSON ({e}) — response ignored"),
+            false,
+        ),
+        _ => Interpretation::ok(Outcome {
+            inject_context: (plain_stdout_is_context(wire_event) && !text.is_empty())
+                .then_some(text),
+            ..Outcome::default()
+        }),
     }
 }
 
@@ -1039,13 +1220,32 @@ fn exit_two(kind: Wire, run: &ProcessResult<'_>, obj: Option<&Map<String, Value>
     }
 }
 
-/// Exit 0 with a JSON object.
-fn respond(kind: Wire, event: &EventPayload, obj: &Map<String, Value>) -> Interpretation {
+/// A JSON answer (on exit 0, or on another exit that is not 2).
+fn respond(
+    kind: Wire,
+    wire_event: &str,
+    event: &EventPayload,
+    obj: &Map<String, Value>,
+) -> Interpretation {
     let system_message = text_of(obj, "systemMessage");
+    if stops(obj) {
+        // `continue: false` stops Claude after the hook, whatever else it says; the
+        // `stopReason` is for the user, never the model.
+        let reason = text_of(obj, "stopReason")
+            .unwrap_or_else(|| format!("Stopped by a {wire_event} hook (\"continue\": false)."));
+        return Interpretation::ok(Outcome {
+            decision: (kind == Wire::PreToolUse).then_some(Decision::Deny),
+            halt: Some(Halt {
+                reason: reason.clone(),
+            }),
+            user_message: join([Some(reason), system_message]),
+            ..Outcome::default()
+        });
+    }
     let outcome = match kind {
         Wire::PreToolUse => return permission(event, obj),
         Wire::UserPromptSubmit => {
-            if stops(obj) || blocks(obj) {
+            if blocks(obj) {
                 let reason = block_reason(obj).unwrap_or_else(|| PROMPT_BLOCKED.to_string());
                 Outcome {
                     halt: Some(Halt {
@@ -1063,23 +1263,15 @@ fn respond(kind: Wire, event: &EventPayload, obj: &Map<String, Value>) -> Interp
             }
         }
         Wire::Stop => {
-            if stops(obj) {
-                // `continue: false` lets Claude stop, which is what it is doing.
-                Outcome {
-                    user_message: join([text_of(obj, "stopReason"), system_message]),
-                    ..Outcome::default()
-                }
+            let reason = if blocks(obj) {
+                text_of(obj, "reason")
             } else {
-                let reason = if blocks(obj) {
-                    text_of(obj, "reason")
-                } else {
-                    None
-                };
-                Outcome {
-                    queue_message: queue(join([reason, additional_context(obj)]), true),
-                    user_message: system_message,
-                    ..Outcome::default()
-                }
+                None
+            };
+            Outcome {
+                queue_message: queue(join([reason, additional_context(obj)]), true),
+                user_message: system_message,
+                ..Outcome::default()
             }
         }
         Wire::PostTool => {
@@ -1088,14 +1280,9 @@ fn respond(kind: Wire, event: &EventPayload, obj: &Map<String, Value>) -> Interp
             } else {
                 None
             };
-            let halt = stops(obj).then(|| Halt {
-                reason: text_of(obj, "stopReason")
-                    .unwrap_or_else(|| "Stopped by a hook after the tool call.".to_string()),
-            });
             Outcome {
                 queue_message: queue(join([reason, additional_context(obj)]), false),
                 user_message: system_message,
-                halt,
                 ..Outcome::default()
             }
         }
@@ -1150,21 +1337,14 @@ fn permission(event: &EventPayload, obj: &Map<String, Value>) -> Interpretation 
     if let Some(l) = legacy {
         decision = Some(decision.map_or(l, |d| d.max(l)));
     }
-    if stops(obj) {
-        decision = Some(Decision::Deny);
-    }
-    let agent_message = if stops(obj) {
-        text_of(obj, "stopReason")
-    } else {
-        join([
-            n.and_then(|n| text_of(n, "permissionDecisionReason")),
-            if blocks(obj) {
-                text_of(obj, "reason")
-            } else {
-                None
-            },
-        ])
-    };
+    let agent_message = join([
+        n.and_then(|n| text_of(n, "permissionDecisionReason")),
+        if blocks(obj) {
+            text_of(obj, "reason")
+        } else {
+            None
+        },
+    ]);
     let updated_input = match event {
         EventPayload::ToolGate(call) if !deferred => n
             .and_then(|n| n.get("updatedInput"))
@@ -1176,6 +1356,8 @@ fn permission(event: &EventPayload, obj: &Map<String, Value>) -> Interpretation 
         decision,
         agent_message,
         user_message: text_of(obj, "systemMessage"),
+        // Claude Code replaces the whole input with `updatedInput`.
+        replace_input: updated_input.is_some(),
         updated_input,
         inject_context: additional_context(obj),
         ..Outcome::default()

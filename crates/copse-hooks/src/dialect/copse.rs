@@ -422,6 +422,10 @@ impl Copse {
             network,
             run_async,
             loop_limit,
+            options: super::HookOptions {
+                policy_fixed: matches!(obj.get("onFailure"), Some(Value::String(_))),
+                ..super::HookOptions::default()
+            },
         };
         Some((
             spec,

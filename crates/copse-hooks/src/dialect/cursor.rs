@@ -16,7 +16,7 @@ use super::{
     Adapter, Context, Dialect, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
     Scope, string_field, timeout_seconds,
 };
-use crate::event::{CanonicalEvent, EventPayload, ToolCall, tool};
+use crate::event::{CanonicalEvent, EventPayload, McpServer, ToolCall, tool};
 use crate::matcher::{GlobMatcher, RegexMatcher};
 use crate::outcome::{Decision, FailureKind, FailurePolicy, Halt, Outcome, QueueRequest};
 
@@ -100,6 +100,120 @@ pub fn tool_type(tool_id: &str) -> String {
         other => other,
     }
     .to_string()
+}
+
+/// A path made absolute against the hook's root (Cursor promises absolute paths).
+fn absolute(root: Option<&Path>, path: &str) -> String {
+    let p = Path::new(path);
+    match root {
+        Some(root) if p.is_relative() && !path.is_empty() => root.join(p).display().to_string(),
+        _ => path.to_string(),
+    }
+}
+
+/// A canonical tool input in the shape Cursor's `preToolUse` sends for its tool
+/// type: `Shell` → `{command, working_directory}`, `Read`/`Delete` → `{file_path}`,
+/// `Write` → `{file_path, content}` or `{file_path, old_string, new_string}`, `Grep`
+/// → `{pattern, path?}`; MCP and other tools keep the canonical input.
+pub fn cursor_tool_input(
+    tool_id: &str,
+    input: &Map<String, Value>,
+    root: Option<&Path>,
+) -> Map<String, Value> {
+    let text = |keys: &[&str]| -> Option<String> {
+        keys.iter()
+            .find_map(|k| input.get(*k).and_then(Value::as_str))
+            .map(str::to_string)
+    };
+    let path = || json!(absolute(root, &text(&["path"]).unwrap_or_default()));
+    let mut out = Map::new();
+    match tool_id {
+        tool::RUN_SHELL => {
+            out.insert(
+                "command".into(),
+                json!(text(&["command"]).unwrap_or_default()),
+            );
+            let wd = text(&["working_directory", "cwd"])
+                .map(|d| absolute(root, &d))
+                .or_else(|| root.map(|r| r.display().to_string()))
+                .unwrap_or_default();
+            out.insert("working_directory".into(), json!(wd));
+        }
+        tool::READ_FILE | tool::DELETE_FILE => {
+            out.insert("file_path".into(), path());
+        }
+        tool::WRITE_FILE => {
+            out.insert("file_path".into(), path());
+            out.insert(
+                "content".into(),
+                json!(text(&["content"]).unwrap_or_default()),
+            );
+        }
+        tool::STR_REPLACE => {
+            out.insert("file_path".into(), path());
+            out.insert(
+                "old_string".into(),
+                json!(text(&["old_string", "old_str"]).unwrap_or_default()),
+            );
+            out.insert(
+                "new_string".into(),
+                json!(text(&["new_string", "new_str"]).unwrap_or_default()),
+            );
+        }
+        tool::SEARCH_CODE => {
+            out.insert(
+                "pattern".into(),
+                json!(text(&["query", "pattern"]).unwrap_or_default()),
+            );
+            if let Some(p) = text(&["path"]).filter(|p| !p.is_empty()) {
+                out.insert("path".into(), json!(absolute(root, &p)));
+            }
+        }
+        _ => return input.clone(),
+    }
+    out
+}
+
+/// A Cursor-shaped `updated_input` back in the canonical tool's keys
+/// (`file_path` → `path`, `pattern` → the original's search key, the
+/// `working_directory` Cursor shows dropped unless the original had one).
+pub fn canonical_tool_input(
+    tool_id: &str,
+    original: &Map<String, Value>,
+    updated: &Map<String, Value>,
+) -> Map<String, Value> {
+    if tool::is_mcp(tool_id) {
+        return updated.clone();
+    }
+    let pick = |candidates: &[&str]| -> String {
+        candidates
+            .iter()
+            .find(|k| original.contains_key(**k))
+            .or_else(|| candidates.first())
+            .map(|k| (*k).to_string())
+            .unwrap_or_default()
+    };
+    let mut out = Map::new();
+    for (k, v) in updated {
+        let key = match (tool_id, k.as_str()) {
+            (tool::RUN_SHELL, "working_directory")
+                if !original.contains_key("working_directory") =>
+            {
+                if original.contains_key("cwd") {
+                    "cwd".to_string()
+                } else {
+                    continue;
+                }
+            }
+            (_, "file_path") => "path".to_string(),
+            (tool::STR_REPLACE, "old_string") => pick(&["old_string", "old_str"]),
+            (tool::STR_REPLACE, "new_string") => pick(&["new_string", "new_str"]),
+            (tool::SEARCH_CODE, "pattern") => pick(&["query", "pattern"]),
+            _ => k.clone(),
+        };
+        out.insert(key, v.clone());
+    }
+    out
 }
 
 /// The Cursor adapter.
@@ -362,6 +476,10 @@ impl Adapter for Cursor {
                     run_async: false,
                     network: true,
                     loop_limit: None,
+                    options: super::HookOptions {
+                        policy_fixed: matches!(obj.get("failClosed"), Some(Value::Bool(_))),
+                        ..super::HookOptions::default()
+                    },
                 });
             }
         }
@@ -439,6 +557,15 @@ impl Adapter for Cursor {
                 "beforeMCPExecution" => {
                     put("tool_name", json!(call.tool));
                     put("tool_input", Value::Object(call.input.clone()));
+                    // Cursor sends the server's `url`, or its `command` for a local
+                    // server; an unknown server is a local one with no command.
+                    match &call.mcp_server {
+                        Some(McpServer { url: Some(url), .. }) => put("url", json!(url)),
+                        Some(McpServer {
+                            command: Some(c), ..
+                        }) => put("command", json!(c)),
+                        _ => put("command", json!("")),
+                    }
                 }
                 "beforeReadFile" => {
                     // Cursor promises an absolute path; a relative input path is
@@ -452,10 +579,19 @@ impl Adapter for Cursor {
                     };
                     put("file_path", json!(file_path));
                     put("content", json!(call.file_content.as_deref().unwrap_or("")));
+                    put("attachments", json!([]));
                 }
                 _ => {
                     put("tool_name", json!(tool_type(&call.tool)));
-                    put("tool_input", Value::Object(call.input.clone()));
+                    put(
+                        "tool_input",
+                        Value::Object(cursor_tool_input(
+                            &call.tool,
+                            &call.input,
+                            ctx.root_for(hook),
+                        )),
+                    );
+                    put("tool_use_id", json!(call.tool_use_id));
                     put("cwd", json!(cwd));
                 }
             },
@@ -520,10 +656,24 @@ impl Adapter for Cursor {
                 put("loop_count", json!(0));
             }
             EventPayload::SubagentStart { subagent_type } => {
+                put(
+                    "subagent_id",
+                    json!(super::claude::agent_id(ctx.session, subagent_type)),
+                );
                 put("subagent_type", json!(subagent_type));
+                put("task", json!(""));
+                put("parent_conversation_id", json!(ctx.session.conversation_id));
+                put(
+                    "tool_call_id",
+                    json!(format!(
+                        "call_{}",
+                        super::claude::agent_id(ctx.session, subagent_type)
+                    )),
+                );
                 if let Some(model) = &ctx.session.model {
                     put("subagent_model", json!(model.model));
                 }
+                put("is_parallel_worker", json!(false));
             }
             EventPayload::SubagentStop {
                 subagent_type,
@@ -531,6 +681,27 @@ impl Adapter for Cursor {
             } => {
                 put("subagent_type", json!(subagent_type));
                 put("status", json!(status));
+                put("task", json!(""));
+                put("description", json!(""));
+                put(
+                    "summary",
+                    json!(
+                        ctx.session
+                            .host
+                            .last_assistant_message
+                            .clone()
+                            .unwrap_or_default()
+                    ),
+                );
+                put("duration_ms", json!(0));
+                put("message_count", json!(0));
+                put("tool_call_count", json!(0));
+                put("loop_count", json!(0));
+                put("modified_files", json!([]));
+                put(
+                    "agent_transcript_path",
+                    json!(ctx.session.host.agent_transcript_path),
+                );
             }
             EventPayload::SessionStart { .. } => {
                 put("session_id", json!(ctx.session.conversation_id));
@@ -570,7 +741,18 @@ impl Adapter for Cursor {
         run: &ProcessResult<'_>,
     ) -> Interpretation {
         match event {
-            EventPayload::ToolGate(_) => interpret_permission(run),
+            EventPayload::ToolGate(call) => {
+                let mut i = interpret_permission(run);
+                if hook.event == "preToolUse"
+                    && let Some(u) = i.outcome.updated_input.take()
+                {
+                    // Cursor's `updated_input` replaces the input it showed.
+                    i.outcome.updated_input =
+                        Some(canonical_tool_input(&call.tool, &call.input, &u));
+                    i.outcome.replace_input = true;
+                }
+                i
+            }
             EventPayload::SubagentStart { .. } => {
                 let mut i = interpret_permission(run);
                 // Cursor treats `ask` as deny here: there is nobody to ask.
@@ -587,31 +769,53 @@ impl Adapter for Cursor {
     }
 
     fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)> {
-        match ctx.root_for(hook) {
-            Some(root) => {
-                let root = root.display().to_string();
-                vec![
-                    ("CURSOR_PROJECT_DIR".to_string(), root.clone()),
-                    ("CLAUDE_PROJECT_DIR".to_string(), root),
-                ]
-            }
-            None => Vec::new(),
+        let host = &ctx.session.host;
+        let mut env = Vec::new();
+        if let Some(root) = ctx.root_for(hook) {
+            let root = root.display().to_string();
+            env.push(("CURSOR_PROJECT_DIR".to_string(), root.clone()));
+            env.push(("CLAUDE_PROJECT_DIR".to_string(), root));
         }
+        env.push(("CURSOR_VERSION".to_string(), cursor_version(ctx)));
+        if let Some(email) = host.user_email.as_ref().filter(|s| !s.is_empty()) {
+            env.push(("CURSOR_USER_EMAIL".to_string(), email.clone()));
+        }
+        if let Some(path) = host.transcript_path.as_ref().filter(|s| !s.is_empty()) {
+            env.push(("CURSOR_TRANSCRIPT_PATH".to_string(), path.clone()));
+        }
+        env
     }
 }
 
-/// The Cursor envelope: ids, event name, roots, then the model when known.
+/// The version a Cursor hook is told (`cursor_version`, `CURSOR_VERSION`): the
+/// host's, else this engine's as `copse-hooks/<version>` — always present, as in
+/// Cursor, so scripts that detect Cursor by it do.
+pub fn cursor_version(ctx: &Context<'_>) -> String {
+    ctx.session
+        .host
+        .host_version
+        .clone()
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| format!("copse-hooks/{}", env!("CARGO_PKG_VERSION")))
+}
+
+/// The Cursor envelope: ids, event name, version, roots, user, transcript, then the
+/// model when known.
 fn envelope(wire_event: &str, ctx: &Context<'_>) -> Map<String, Value> {
+    let host = &ctx.session.host;
     let mut obj = Map::new();
     obj.insert("conversation_id".into(), json!(ctx.session.conversation_id));
     obj.insert("generation_id".into(), json!(ctx.session.generation_id));
     obj.insert("hook_event_name".into(), json!(wire_event));
+    obj.insert("cursor_version".into(), json!(cursor_version(ctx)));
     let roots: Vec<String> = ctx
         .workspace_roots
         .iter()
         .map(|p: &PathBuf| p.display().to_string())
         .collect();
     obj.insert("workspace_roots".into(), json!(roots));
+    obj.insert("user_email".into(), json!(host.user_email));
+    obj.insert("transcript_path".into(), json!(host.transcript_path));
     if let Some(model) = &ctx.session.model {
         obj.insert("model".into(), json!(model.model));
         obj.insert("model_id".into(), json!(model.model_id));
@@ -854,6 +1058,8 @@ fn interpret_notification(
                 });
         }
         EventPayload::SessionStart { .. } => {
+            outcome.inject_context =
+                string_field(&obj, &["additional_context", "additionalContext"]);
             if let Some(env) = obj.get("env").and_then(Value::as_object) {
                 let vars: std::collections::BTreeMap<String, String> = env
                     .iter()

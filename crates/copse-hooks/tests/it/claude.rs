@@ -98,8 +98,11 @@ fn obj(v: Value) -> Map<String, Value> {
     }
 }
 
+/// The tool use id every test gate carries.
+const TOOL_USE_ID: &str = "toolu_test_1";
+
 fn gate(session: &Session, tool: &str, input: Value) -> Verdict {
-    session.gate_tool(ToolCall::new(tool, obj(input)))
+    session.gate_tool(ToolCall::new(tool, obj(input)).with_tool_use_id(TOOL_USE_ID))
 }
 
 fn bash(session: &Session, command: &str) -> Verdict {
@@ -180,7 +183,7 @@ fn user_settings_hook_runs_and_receives_exact_bash_stdin() {
     assert_eq!(run.result, RunOutcome::None);
 
     let expected = format!(
-        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Bash","tool_input":{{"command":"git status"}}}}"#,
+        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Bash","tool_input":{{"command":"git status"}},"tool_use_id":"toolu_test_1"}}"#,
         lit(fx.ws().display().to_string())
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
@@ -199,7 +202,7 @@ fn read_stdin_has_claude_shape_and_an_absolute_path() {
     );
     assert_eq!(v.runs.len(), 1);
     let expected = format!(
-        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Read","tool_input":{{"file_path":{}}}}}"#,
+        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Read","tool_input":{{"file_path":{}}},"tool_use_id":"toolu_test_1"}}"#,
         lit(fx.ws().display().to_string()),
         lit(fx.ws().join("src/lib.rs").display().to_string()),
     );
@@ -229,7 +232,7 @@ fn mcp_stdin_keeps_the_tool_name_and_input() {
     );
     assert_eq!(v.runs.len(), 1);
     let expected = format!(
-        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"mcp__memory__store","tool_input":{{"key":"a","value":1,"nested":{{"x":[1,2]}}}}}}"#,
+        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"mcp__memory__store","tool_input":{{"key":"a","value":1,"nested":{{"x":[1,2]}}}},"tool_use_id":"toolu_test_1"}}"#,
         lit(fx.ws().display().to_string())
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
@@ -615,12 +618,20 @@ fn updated_input_and_additional_context() {
 }
 
 #[test]
-fn continue_false_and_decision_block_deny() {
+fn continue_false_halts_and_decision_block_denies() {
+    // `continue: false` stops the run; the reason is for the user, not the model.
     let v = verdict_of(&answer(
         json!({"continue": false, "stopReason": "build is red"}),
     ));
     assert_eq!(v.effective_decision(), Decision::Deny);
-    assert_eq!(v.agent_message.as_deref(), Some("build is red"));
+    assert_eq!(v.agent_message, None);
+    assert_eq!(v.user_message.as_deref(), Some("build is red"));
+    assert_eq!(
+        v.halt,
+        Some(Halt {
+            reason: "build is red".into()
+        })
+    );
 
     let v = verdict_of(&answer(
         json!({"decision": "block", "reason": "not on main"}),
@@ -639,12 +650,19 @@ fn empty_invalid_and_non_object_stdout() {
     assert_eq!(v.runs[0].result, RunOutcome::None);
     assert!(v.runs[0].parse_ok);
 
-    for bad in [
-        "echo not json",
-        "echo '{\"unterminated'",
+    // Stdout that does not start with `{` is plain text: ignored on PreToolUse, as
+    // Claude Code logs it; never a failure.
+    for plain in [
+        "echo Command looks safe",
         "echo '[1, 2]'",
         "echo '\"allow\"'",
     ] {
+        let v = verdict_of(plain);
+        assert_eq!(v.effective_decision(), Decision::Allow, "{plain}");
+        assert!(v.runs[0].failure.is_none(), "{plain}");
+        assert_eq!(v.inject_context, None, "{plain}");
+    }
+    for bad in ["echo '{\"unterminated'", "echo '{ not json }'"] {
         let v = verdict_of(bad);
         assert_eq!(v.effective_decision(), Decision::Deny, "{bad}");
         let run = &v.runs[0];
@@ -681,11 +699,15 @@ fn exit_two_denies_with_stderr_even_when_stdout_allows() {
 
 #[test]
 fn other_exits_fail_closed() {
-    for command in [
-        "echo oops >&2; exit 1",
-        &format!("{}; exit 1", pre_tool("allow", "ok")),
-        "kill -9 $$",
-    ] {
+    // A valid JSON answer is honoured whatever the exit code (Claude Code ignores it).
+    let v = verdict_of(&format!("{}; exit 1", pre_tool("deny", "no rm")));
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.agent_message.as_deref(), Some("no rm"));
+    assert!(v.runs[0].failure.is_none());
+    let v = verdict_of(&format!("{}; exit 1", pre_tool("allow", "ok")));
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert!(v.runs[0].failure.is_none());
+    for command in ["echo oops >&2; exit 1", "echo status line; exit 1", "kill -9 $$"] {
         let v = verdict_of(command);
         assert_eq!(v.effective_decision(), Decision::Deny, "{command}");
         let run = &v.runs[0];
@@ -765,7 +787,6 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     has("Unknown Claude hook event \"BeforeEverything\" — entries ignored");
     has("\"PreToolUse\" group 1 hook 1 has type \"http\" on \"PreToolUse\"");
     has("\"PreToolUse\" group 1 hook 2 has type \"prompt\" on \"PreToolUse\"");
-    has("\"PreToolUse\" group 1 hook 4 has an \"if\" condition");
     has(
         "\"PreToolUse\" group 1 hook 5 \"timeout\" must be a positive number of seconds — using the default 600s",
     );
@@ -793,7 +814,10 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     assert_eq!(http.event, "PreToolUse");
     assert_eq!(http.entry, 1);
     assert!(find("prompt: Is this safe? $ARGUMENTS").is_some_and(|h| !h.supported));
-    assert!(find(": conditional").is_some_and(|h| !h.supported));
+    assert!(
+        find(": conditional").is_some_and(|h| h.supported && h.active),
+        "an `if` condition is evaluated, not a reason to skip the hook"
+    );
     let notify = find(": notify").expect("recognised events are listed");
     assert!(!notify.supported && notify.canonical.is_none());
     assert!(
@@ -811,9 +835,14 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     );
     assert!(find(": runs").unwrap().active && find(": runs").unwrap().fail_closed);
 
-    // Only the command handlers run.
+    // Only the command handlers run, and `if: Bash(git *)` only on git commands.
     let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
     assert_eq!(commands(&v), [": runs", ": slow", ": quick", ": untyped"]);
+    let v = bash(&engine.session(SessionIdentity::new("c")), "git push");
+    assert_eq!(
+        commands(&v),
+        [": runs", ": conditional", ": slow", ": quick", ": untyped"]
+    );
 }
 
 #[test]
@@ -924,6 +953,7 @@ fn after_tool(is_error: bool) -> EventPayload {
         is_error,
         duration_ms: 42,
         tool_call_id: "call-1".into(),
+        response: None,
     })
 }
 
@@ -1049,54 +1079,57 @@ const ENVELOPE: &str =
 
 #[test]
 fn marshal_every_wired_event() {
+    let agent = with_ctx(false, |ctx| claude::agent_id(ctx.session, "explore"));
+    #[allow(non_snake_case)]
+    let AGENT = agent.as_str();
     let cases: Vec<(&str, EventPayload, bool, String)> = vec![
         (
             "PostToolUse",
             after_tool(false),
             false,
-            r#""hook_event_name":"PostToolUse","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"cargo test"},"tool_response":"ok","tool_use_id":"call-1","duration_ms":42"#.into(),
+            r#""hook_event_name":"PostToolUse","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"cargo test"},"tool_response":{"stdout":"ok","stderr":"","interrupted":false,"isImage":false},"tool_use_id":"call-1","duration_ms":42"#.into(),
         ),
         (
             "PostToolUseFailure",
             after_tool(true),
             false,
-            r#""hook_event_name":"PostToolUseFailure","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"cargo test"},"error":"Exit code 101","is_interrupt":false,"tool_use_id":"call-1","duration_ms":42"#.into(),
+            r#""hook_event_name":"PostToolUseFailure","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"cargo test"},"tool_use_id":"call-1","error":"Exit code 101","is_interrupt":false,"duration_ms":42"#.into(),
         ),
         (
             "UserPromptSubmit",
             EventPayload::BeforeSubmitPrompt { prompt: "Fix the failing test.".into() },
             false,
-            r#""hook_event_name":"UserPromptSubmit","prompt":"Fix the failing test.""#.into(),
+            r#""hook_event_name":"UserPromptSubmit","permission_mode":"default","prompt":"Fix the failing test.""#.into(),
         ),
         (
             "Stop",
             EventPayload::Stop { status: "completed".into() },
             false,
-            r#""hook_event_name":"Stop","stop_hook_active":false"#.into(),
+            r#""hook_event_name":"Stop","permission_mode":"default","stop_hook_active":false,"last_assistant_message":"""#.into(),
         ),
         (
             "SubagentStart",
             EventPayload::SubagentStart { subagent_type: "explore".into() },
             false,
-            r#""hook_event_name":"SubagentStart","agent_type":"explore""#.into(),
+            format!(r#""hook_event_name":"SubagentStart","permission_mode":"default","agent_id":"{AGENT}","agent_type":"explore""#).into(),
         ),
         (
             "SubagentStop",
             EventPayload::SubagentStop { subagent_type: "explore".into(), status: "completed".into() },
             false,
-            r#""hook_event_name":"SubagentStop","stop_hook_active":false,"agent_type":"explore""#.into(),
+            format!(r#""hook_event_name":"SubagentStop","permission_mode":"default","stop_hook_active":false,"agent_id":"{AGENT}","agent_type":"explore","agent_transcript_path":"","last_assistant_message":"""#).into(),
         ),
         (
             "SessionStart",
             EventPayload::SessionStart { first_turn: true },
             false,
-            r#""hook_event_name":"SessionStart","source":"startup""#.into(),
+            r#""hook_event_name":"SessionStart","permission_mode":"default","source":"startup""#.into(),
         ),
         (
             "SessionStart",
             EventPayload::SessionStart { first_turn: true },
             true,
-            r#""hook_event_name":"SessionStart","source":"startup","model":"claude-sonnet-4""#.into(),
+            r#""hook_event_name":"SessionStart","permission_mode":"default","source":"startup","model":"claude-sonnet-4""#.into(),
         ),
         (
             "SessionEnd",
@@ -1148,7 +1181,7 @@ fn turn_id_is_sent_as_prompt_id_once_known() {
     );
     assert_eq!(
         v.to_string(),
-        r#"{"session_id":"c","transcript_path":"","cwd":"","hook_event_name":"UserPromptSubmit","prompt_id":"gen-7","prompt":"p"}"#
+        r#"{"session_id":"c","transcript_path":"","cwd":"","hook_event_name":"UserPromptSubmit","prompt_id":"gen-7","permission_mode":"default","prompt":"p"}"#
     );
     assert!(
         Claude.vendor_env(&hook, &ctx).is_empty(),
@@ -1298,9 +1331,16 @@ fn user_prompt_submit_responses() {
     );
     assert_eq!(clean(&o).inject_context.as_deref(), Some("today is Monday"));
     assert!(o.outcome.halt.is_none());
-    let o = read(e, &p, 0, "plain text", "");
-    assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
+    // Plain stdout is context on UserPromptSubmit (the documented way to add it).
+    let o = read(e, &p, 0, "Current branch: main", "");
+    assert_eq!(
+        clean(&o).inject_context.as_deref(),
+        Some("Current branch: main")
+    );
+    assert!(o.outcome.halt.is_none());
     let o = read(e, &p, 0, "[]", "");
+    assert_eq!(clean(&o).inject_context.as_deref(), Some("[]"));
+    let o = read(e, &p, 0, "{oops", "");
     assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
     let o = read(e, &p, 1, "", "boom");
     assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::Exit);
@@ -1339,15 +1379,20 @@ fn stop_and_subagent_stop_responses_are_held_follow_ups() {
         );
         assert_eq!(clean(&o).queue_message, held("also lint"), "{e}");
         let o = read(e, p, 0, r#"{"continue": false, "stopReason": "done"}"#, "");
+        assert_eq!(clean(&o).queue_message, None, "{e}: continue:false stops");
         assert_eq!(
-            clean(&o).queue_message,
-            None,
-            "{e}: continue:false lets it stop"
+            o.outcome.halt,
+            Some(Halt {
+                reason: "done".into()
+            }),
+            "{e}"
         );
-        // Observation events: bad output is not a failure, only unparsed.
+        // Plain text is ignored; broken JSON is a (non-blocking) failure.
         let o = read(e, p, 0, "not json", "");
-        assert!(o.failure.is_none() && !o.parse_ok, "{e}");
+        assert!(o.failure.is_none() && o.parse_ok, "{e}");
         assert!(o.outcome.is_empty(), "{e}");
+        let o = read(e, p, 0, "{not json", "");
+        assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson, "{e}");
         let o = read(e, p, 3, "", "");
         assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::Exit, "{e}");
         assert!(
@@ -1407,7 +1452,10 @@ fn post_tool_responses_are_queued_not_held() {
         })
     );
     let o = read("PostToolUse", &ok, 0, "{", "");
-    assert!(o.failure.is_none() && !o.parse_ok);
+    assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
+    assert!(!o.parse_ok);
+    let o = read("PostToolUse", &ok, 0, "formatted 1 file", "");
+    assert!(o.failure.is_none() && o.outcome.is_empty());
 }
 
 #[test]
@@ -1459,10 +1507,14 @@ fn events_that_cannot_block_show_exit_two_stderr() {
             .as_deref(),
         Some("ctx")
     );
+    let o = read(e, p, 0, "nope", "");
+    assert!(
+        o.failure.is_none() && o.outcome.is_empty(),
+        "plain text on SubagentStart is ignored"
+    );
     assert_eq!(
-        read(e, p, 0, "nope", "").failure.as_ref().unwrap().kind,
-        FailureKind::InvalidJson,
-        "SubagentStart is a blocking event"
+        read(e, p, 0, "{nope", "").failure.as_ref().unwrap().kind,
+        FailureKind::InvalidJson
     );
     let (e, p) = &cases[1];
     assert_eq!(
@@ -1471,10 +1523,11 @@ fn events_that_cannot_block_show_exit_two_stderr() {
             .as_deref(),
         Some("ctx")
     );
-    let o = read(e, p, 0, "nope", "");
-    assert!(
-        o.failure.is_none() && !o.parse_ok,
-        "SessionStart is an observation"
+    // Plain stdout on SessionStart is context for the conversation.
+    let o = read(e, p, 0, "Project rules: use tabs", "");
+    assert_eq!(
+        clean(&o).inject_context.as_deref(),
+        Some("Project rules: use tabs")
     );
     // SessionEnd output is discarded.
     let (e, p) = &cases[2];

@@ -105,6 +105,7 @@ fn identity() -> SessionIdentity {
         conversation_id: "conv-1".into(),
         generation_id: "gen-7".into(),
         model: Some(model()),
+        ..SessionIdentity::default()
     }
 }
 
@@ -486,6 +487,7 @@ fn after_tool(tool: &str, is_error: bool) -> EventPayload {
         is_error,
         duration_ms: 42,
         tool_call_id: "call-1".into(),
+        response: None,
     })
 }
 

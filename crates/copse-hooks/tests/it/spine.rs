@@ -186,6 +186,7 @@ fn hook_run() -> HookRun {
             agent_message: Some("agent".into()),
             user_message: Some("x".repeat(CAPTURE_CAP + 10)),
             updated_input: Some(updated),
+            replace_input: false,
             inject_context: Some("ctx".into()),
             halt: Some(Halt {
                 reason: "halt!".into(),

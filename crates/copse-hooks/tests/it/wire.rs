@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 fn flavours(event: CanonicalEvent) -> &'static [&'static str] {
     match event {
         CanonicalEvent::ToolGate => &["shell", "mcp", "read", "write"],
-        CanonicalEvent::AfterToolUse => &["shell", "mcp", "read", "failure"],
+        CanonicalEvent::AfterToolUse => &["shell", "mcp", "read", "write", "failure"],
         _ => &[""],
     }
 }
@@ -43,6 +43,7 @@ fn spec(dialect: Dialect, event: &str, canonical: CanonicalEvent) -> HookSpec {
         run_async: false,
         network: true,
         loop_limit: None,
+        options: Default::default(),
     }
 }
 
