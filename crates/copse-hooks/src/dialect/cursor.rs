@@ -615,7 +615,10 @@ impl Adapter for Cursor {
                 }
                 "postToolUse" => {
                     put("tool_name", json!(tool_type(&r.tool)));
-                    put("tool_input", Value::Object(r.input.clone()));
+                    put(
+                        "tool_input",
+                        Value::Object(cursor_tool_input(&r.tool, &r.input, ctx.root_for(hook))),
+                    );
                     put("tool_use_id", json!(r.tool_call_id));
                     put("cwd", json!(cwd));
                     put("duration", json!(r.duration_ms));
@@ -624,7 +627,10 @@ impl Adapter for Cursor {
                 }
                 _ => {
                     put("tool_name", json!(tool_type(&r.tool)));
-                    put("tool_input", Value::Object(r.input.clone()));
+                    put(
+                        "tool_input",
+                        Value::Object(cursor_tool_input(&r.tool, &r.input, ctx.root_for(hook))),
+                    );
                     put("tool_use_id", json!(r.tool_call_id));
                     put("cwd", json!(cwd));
                     put("duration", json!(r.duration_ms));

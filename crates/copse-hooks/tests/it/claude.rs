@@ -707,7 +707,11 @@ fn other_exits_fail_closed() {
     let v = verdict_of(&format!("{}; exit 1", pre_tool("allow", "ok")));
     assert_eq!(v.effective_decision(), Decision::Allow);
     assert!(v.runs[0].failure.is_none());
-    for command in ["echo oops >&2; exit 1", "echo status line; exit 1", "kill -9 $$"] {
+    for command in [
+        "echo oops >&2; exit 1",
+        "echo status line; exit 1",
+        "kill -9 $$",
+    ] {
         let v = verdict_of(command);
         assert_eq!(v.effective_decision(), Decision::Deny, "{command}");
         let run = &v.runs[0];
@@ -1392,7 +1396,11 @@ fn stop_and_subagent_stop_responses_are_held_follow_ups() {
         assert!(o.failure.is_none() && o.parse_ok, "{e}");
         assert!(o.outcome.is_empty(), "{e}");
         let o = read(e, p, 0, "{not json", "");
-        assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson, "{e}");
+        assert_eq!(
+            o.failure.as_ref().unwrap().kind,
+            FailureKind::InvalidJson,
+            "{e}"
+        );
         let o = read(e, p, 3, "", "");
         assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::Exit, "{e}");
         assert!(
