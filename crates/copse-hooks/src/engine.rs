@@ -382,7 +382,16 @@ impl Engine {
     ) -> Vec<Selected> {
         let canonical = event.event();
         let mut out = Vec::new();
-        for loaded in self.active_configs() {
+        let configs = self.active_configs();
+        let claude_off = claude_hooks_disabled(
+            configs
+                .iter()
+                .filter(|l| self.trust_state(l) == TrustState::Trusted),
+        );
+        // Claude Code runs a handler defined identically in several settings files
+        // once.
+        let mut seen_claude = std::collections::HashSet::new();
+        for loaded in configs {
             if self.trust_state(&loaded) != TrustState::Trusted {
                 if loaded.exists {
                     changed(&loaded);
@@ -390,9 +399,17 @@ impl Engine {
                 continue;
             }
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
+                if hook.dialect == Dialect::Claude && claude_off {
+                    continue;
+                }
                 if hook.canonical == Some(canonical)
                     && discovery::adapter(hook.dialect).applies(hook, event, ctx)
                 {
+                    if hook.dialect == Dialect::Claude
+                        && !seen_claude.insert(crate::dialect::claude::handler_identity(hook))
+                    {
+                        continue;
+                    }
                     out.push(Selected {
                         config: Arc::clone(&loaded.config),
                         index,
@@ -471,6 +488,11 @@ impl Engine {
             .unwrap_or_default();
         let configs = self.inner.registry.load(|_| true);
         let enabled = self.inner.config.hooks_enabled;
+        let claude_off = claude_hooks_disabled(
+            configs
+                .iter()
+                .filter(|l| self.trust_state(l) == TrustState::Trusted),
+        );
         let mut hooks = Vec::new();
         let mut warnings = Vec::new();
         for loaded in &configs {
@@ -486,7 +508,11 @@ impl Engine {
                     event: hook.event.clone(),
                     canonical: hook.canonical,
                     matcher: hook.matcher_source.clone(),
-                    active: enabled && trusted && hook.supported() && matcher_error.is_none(),
+                    active: enabled
+                        && trusted
+                        && hook.supported()
+                        && matcher_error.is_none()
+                        && !(claude_off && hook.dialect == Dialect::Claude),
                     matcher_error,
                     command: hook.command.clone(),
                     source: hook.source.clone(),
@@ -523,6 +549,19 @@ impl Engine {
     fn active_configs(&self) -> Vec<LoadedConfig> {
         self.inner.registry.load(|loc| self.root_trusted(loc))
     }
+}
+
+/// Claude's `disableAllHooks` after precedence: the value of the highest-precedence
+/// settings file that sets it (local over project over user), so a project `false`
+/// overrides a user `true`. It turns off Claude hooks only.
+pub(crate) fn claude_hooks_disabled<'a>(configs: impl Iterator<Item = &'a LoadedConfig>) -> bool {
+    // Locations come in precedence order for Claude: user, then each root's
+    // settings.json and settings.local.json.
+    configs
+        .filter(|l| l.location.dialect == Dialect::Claude)
+        .filter_map(|l| l.config.disable_all_hooks)
+        .last()
+        .unwrap_or(false)
 }
 
 /// A selected hook: its parsed config (kept alive) and its index in it.

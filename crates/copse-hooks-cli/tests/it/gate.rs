@@ -637,7 +637,9 @@ fn stdin_payloads_for_each_gate_event() {
         .success();
     let read = |n: &str| -> String {
         let t = std::fs::read_to_string(dir.join(format!("{n}.json"))).unwrap();
-        crate::harness::redact(&t, &env.root()).trim_end().to_string()
+        crate::harness::redact(&t, &env.root())
+            .trim_end()
+            .to_string()
     };
     insta::assert_snapshot!("stdin_before_shell", read("shell"));
     insta::assert_snapshot!("stdin_before_mcp", read("mcp"));

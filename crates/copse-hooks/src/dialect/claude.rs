@@ -329,6 +329,17 @@ pub fn plain_stdout_is_context(event: &str) -> bool {
     )
 }
 
+/// What makes two Claude handlers "the same handler" for de-duplication across
+/// settings files: event, command, `if` condition and async mode.
+pub fn handler_identity(hook: &HookSpec) -> (String, String, Option<String>, bool) {
+    (
+        hook.event.clone(),
+        hook.command.clone(),
+        hook.options.condition.as_ref().map(|c| c.source.clone()),
+        hook.run_async,
+    )
+}
+
 /// A stable id for a subagent the host did not name (`agent-<hash>`), the same for
 /// its start and its stop within a turn.
 pub fn agent_id(session: &SessionIdentity, agent_type: &str) -> String {

@@ -1649,3 +1649,446 @@ fn every_spec_fails_closed_with_vendor_defaults() {
         assert_eq!(h.scope, Scope::User);
     }
 }
+
+// ---------------------------------------------------------------------------------
+// Published hooks: scripts that behave like the ones people ship
+// ---------------------------------------------------------------------------------
+
+/// An executable script under the fixture (`#!/bin/sh` + body); returns its path.
+fn script(fx: &Fx, rel: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = fx.write(rel, &format!("#!/bin/sh\n{body}\n"));
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+fn verdict(fired: Fired) -> Verdict {
+    match fired {
+        Fired::Verdict(v) => v,
+        Fired::Detached { .. } => panic!("expected a verdict"),
+    }
+}
+
+#[test]
+fn plain_text_context_on_user_prompt_submit_is_added_not_a_halt() {
+    let fx = Fx::new();
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/branch.sh",
+        "cat >/dev/null\necho \"Current branch: main\"\necho \"Today: Monday\"",
+    );
+    fx.user(json!({"UserPromptSubmit": [group(None, &[&hook])]}));
+    let session = fx.session(false);
+    let v = verdict(session.fire(EventPayload::BeforeSubmitPrompt {
+        prompt: "fix it".into(),
+    }));
+    assert!(v.halt.is_none(), "plain stdout is context, not a failure");
+    assert_eq!(
+        v.inject_context.as_deref(),
+        Some("Current branch: main\nToday: Monday")
+    );
+    assert!(v.runs[0].failure.is_none());
+}
+
+#[test]
+fn a_status_line_on_pre_tool_use_is_ignored_not_a_deny() {
+    let fx = Fx::new();
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/log.sh",
+        "cat >/dev/null\necho \"[hook] checked the command\"",
+    );
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    let v = bash(&fx.session(false), "cargo test");
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert!(v.runs[0].failure.is_none());
+    assert_eq!(
+        v.inject_context, None,
+        "plain text on PreToolUse is not context"
+    );
+}
+
+#[test]
+fn session_start_context_reaches_the_verdict_plain_and_json() {
+    let fx = Fx::new();
+    let plain = script(
+        &fx,
+        "home/.claude/hooks/rules.sh",
+        "cat >/dev/null\nprintf 'Project rules: tabs, no unwrap.\\n'",
+    );
+    let json_hook = answer(json!({"hookSpecificOutput": {
+        "hookEventName": "SessionStart",
+        "additionalContext": "You are in explanatory output style."
+    }}));
+    fx.user(json!({"SessionStart": [group(None, &[&plain, &json_hook])]}));
+    let session = fx.session(false);
+    let v = verdict(session.fire(EventPayload::SessionStart { first_turn: true }));
+    assert_eq!(
+        v.inject_context.as_deref(),
+        Some("Project rules: tabs, no unwrap.\n\nYou are in explanatory output style.")
+    );
+    assert_eq!(v.runs.len(), 2);
+}
+
+#[test]
+fn events_claude_cannot_block_never_block_on_failure() {
+    let fx = Fx::new();
+    fx.user(json!({
+        "SubagentStart": [group(None, &["cat >/dev/null; echo crashed >&2; exit 1", "echo not json"])],
+    }));
+    let session = fx.session(false);
+    let v = verdict(session.fire(EventPayload::SubagentStart {
+        subagent_type: "explore".into(),
+    }));
+    assert_eq!(
+        v.effective_decision(),
+        Decision::Allow,
+        "the subagent starts"
+    );
+    assert!(v.halt.is_none());
+    assert_eq!(
+        v.runs[0].result,
+        RunOutcome::Failed,
+        "the failure is recorded"
+    );
+    assert_eq!(v.runs[0].policy, FailurePolicy::Open);
+}
+
+#[test]
+fn an_answer_printed_before_a_non_zero_exit_is_honoured() {
+    let fx = Fx::new();
+    let hook = format!("{}; exit 1", pre_tool("deny", "rm -rf is not allowed"));
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    let v = bash(&fx.session(false), "rm -rf /");
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.agent_message.as_deref(), Some("rm -rf is not allowed"));
+    assert!(v.runs[0].failure.is_none());
+}
+
+#[test]
+fn failure_policy_setting_restores_claude_fail_open() {
+    let fx = Fx::new();
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &["echo oops >&2; exit 1"])]}));
+    // Default: the host policy denies a gated action whose hook failed.
+    let v = bash(&fx.session(false), "ls");
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert!(fx.engine(false).list().hooks[0].fail_closed);
+
+    let mut config = EngineConfig::from_process(vec![fx.ws()])
+        .home(fx.home())
+        .enabled(true);
+    config.sandbox_writable = vec![fx.root.clone()];
+    config
+        .failure_policy
+        .insert("claude".into(), FailurePolicy::Open);
+    let engine = Engine::new(config);
+    let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert_eq!(v.runs[0].result, RunOutcome::Failed);
+    assert_eq!(v.runs[0].policy, FailurePolicy::Open);
+    let listing = engine.list();
+    assert!(
+        !listing.hooks[0].fail_closed,
+        "list shows the restored policy"
+    );
+    assert_eq!(
+        listing.failure_policy.get("claude"),
+        Some(&FailurePolicy::Open)
+    );
+}
+
+#[test]
+fn a_jq_formatter_reads_tool_response_file_path() {
+    let fx = Fx::new();
+    let seen = fx.at("formatted.txt");
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/format.sh",
+        &format!(
+            "f=$(jq -r '.tool_response.filePath // .tool_input.file_path // empty') || exit 5\n[ -n \"$f\" ] && echo \"$f\" >> {seen}"
+        ),
+    );
+    fx.user(json!({"PostToolUse": [group(Some("Write|Edit"), &[&hook])]}));
+    let session = fx.session(false);
+    session.fire(EventPayload::AfterToolUse(ToolResult {
+        tool: "write_file".into(),
+        input: obj(json!({"path": "src/main.rs", "content": "fn main() {}"})),
+        output: "ok".into(),
+        is_error: false,
+        duration_ms: 3,
+        tool_call_id: "toolu_01".into(),
+        response: None,
+    }));
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        format!("{}\n", fx.ws().join("src/main.rs").display())
+    );
+}
+
+#[test]
+fn a_stop_hook_reads_the_transcript_and_the_last_assistant_message() {
+    let fx = Fx::new();
+    let transcript = fx.write(
+        "home/.claude/projects/ws/conv-1.jsonl",
+        "{\"type\":\"assistant\",\"message\":\"<promise>DONE</promise>\"}\n",
+    );
+    let out = fx.at("stop.txt");
+    // Like the ralph-loop stop hook: give up quietly when the transcript is missing.
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/stop.sh",
+        &format!(
+            "input=$(cat)\nt=$(echo \"$input\" | jq -r .transcript_path)\n[ -f \"$t\" ] || exit 0\ngrep -q '<promise>DONE</promise>' \"$t\" && echo found >> {out}\necho \"$input\" | jq -r .last_assistant_message >> {out}"
+        ),
+    );
+    fx.user(json!({"Stop": [group(None, &[&hook])]}));
+    let mut identity = SessionIdentity::new("conv-1");
+    identity.host.transcript_path = Some(transcript.display().to_string());
+    identity.host.permission_mode = Some("acceptEdits".into());
+    let session = fx.engine(false).session(identity);
+    session.fire(EventPayload::AfterAgentResponse {
+        text: "All tests pass.".into(),
+    });
+    session.fire(EventPayload::Stop {
+        status: "completed".into(),
+    });
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "found\nAll tests pass.\n"
+    );
+}
+
+#[test]
+fn a_tracing_hook_pairs_pre_and_post_by_tool_use_id() {
+    let fx = Fx::new();
+    let log = fx.at("trace.log");
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/trace.sh",
+        &format!(
+            "jq -r '[.hook_event_name, .tool_use_id, .permission_mode] | join(\" \")' >> {log}"
+        ),
+    );
+    fx.user(json!({
+        "PreToolUse": [group(None, &[&hook])],
+        "PostToolUse": [group(None, &[&hook])],
+    }));
+    let mut identity = SessionIdentity::new("c");
+    identity.host.permission_mode = Some("plan".into());
+    let session = fx.engine(false).session(identity);
+    let call = ToolCall::new("run_shell", obj(json!({"command": "ls"})));
+    let id = call.tool_use_id.clone();
+    assert!(
+        id.starts_with("toolu_"),
+        "a tool use id is never missing: {id}"
+    );
+    session.gate_tool(call);
+    session.fire(EventPayload::AfterToolUse(ToolResult {
+        tool: "run_shell".into(),
+        input: obj(json!({"command": "ls"})),
+        output: "a\nb\n".into(),
+        is_error: false,
+        duration_ms: 1,
+        tool_call_id: id.clone(),
+        response: None,
+    }));
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        format!("PreToolUse {id} plan\nPostToolUse {id} plan\n")
+    );
+}
+
+#[test]
+fn subagent_events_carry_agent_id_and_transcript() {
+    let fx = Fx::new();
+    let out = fx.at("agents.txt");
+    let hook = format!(
+        "jq -r '[.hook_event_name, .agent_id, .agent_type, (.agent_transcript_path // \"-\")] | join(\" \")' >> {out}"
+    );
+    fx.user(json!({
+        "SubagentStart": [group(None, &[&hook])],
+        "SubagentStop": [group(None, &[&hook])],
+    }));
+    let mut identity = SessionIdentity::new("c");
+    identity.host.agent_id = Some("agent-42".into());
+    identity.host.agent_transcript_path = Some("/t/agent-42.jsonl".into());
+    let session = fx.engine(false).session(identity);
+    session.fire(EventPayload::SubagentStart {
+        subagent_type: "Explore".into(),
+    });
+    session.fire(EventPayload::SubagentStop {
+        subagent_type: "Explore".into(),
+        status: "completed".into(),
+    });
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "SubagentStart agent-42 Explore -\nSubagentStop agent-42 Explore /t/agent-42.jsonl\n"
+    );
+}
+
+#[test]
+fn an_if_guard_runs_only_on_matching_calls() {
+    let fx = Fx::new();
+    // Like the security-guidance plugin: a guard limited by `if`.
+    fx.user(json!({"PreToolUse": [{"matcher": "Bash|Edit|Write", "hooks": [
+        {"type": "command", "if": "Bash(git push:*)", "command": "echo 'push needs review' >&2; exit 2"},
+        {"type": "command", "if": "Edit(src/**)", "command": "echo 'src is frozen' >&2; exit 2"},
+        {"type": "command", "if": "Read(./.env)", "command": "echo 'never' >&2; exit 2"},
+    ]}]}));
+    let session = fx.session(false);
+    let v = bash(&session, "cd repo && git push origin main");
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.agent_message.as_deref(), Some("push needs review"));
+    assert_eq!(v.runs.len(), 1, "only the matching guard spawned");
+    let v = bash(&session, "git status");
+    assert!(v.runs.is_empty(), "no guard applies");
+    let v = gate(
+        &session,
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "a", "new_string": "b"}),
+    );
+    assert_eq!(v.agent_message.as_deref(), Some("src is frozen"));
+    let v = gate(
+        &session,
+        "str_replace",
+        json!({"path": "docs/a.md", "old_string": "a", "new_string": "b"}),
+    );
+    assert!(v.runs.is_empty());
+}
+
+#[test]
+fn matcher_lists_with_commas_spaces_and_hyphens_fire() {
+    let fx = Fx::new();
+    fx.user(json!({
+        "PreToolUse": [group(Some("Edit, Write"), &[": edit-or-write"])],
+        "SubagentStart": [group(Some("code-reviewer"), &[": reviewer"])],
+    }));
+    let session = fx.session(false);
+    let v = gate(
+        &session,
+        "write_file",
+        json!({"path": "a.txt", "content": "x"}),
+    );
+    assert_eq!(commands(&v), [": edit-or-write"]);
+    let v = verdict(session.fire(EventPayload::SubagentStart {
+        subagent_type: "code-reviewer".into(),
+    }));
+    assert_eq!(commands(&v), [": reviewer"]);
+    let v = verdict(session.fire(EventPayload::SubagentStart {
+        subagent_type: "code".into(),
+    }));
+    assert!(
+        v.runs.is_empty(),
+        "a hyphenated name is exact, not a substring"
+    );
+}
+
+#[test]
+fn identical_handlers_across_settings_files_run_once() {
+    let fx = Fx::new();
+    let log = fx.at("runs.log");
+    let hook = format!("echo run >> {log}");
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    fx.project(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    fx.local(json!({"PreToolUse": [group(None, &[&hook])]}));
+    let v = bash(&fx.session(true), "ls");
+    assert_eq!(v.runs.len(), 1);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "run\n");
+}
+
+#[test]
+fn disable_all_hooks_follows_precedence() {
+    let fx = Fx::new();
+    let doc = |disable: Option<bool>, hook: &str| {
+        let mut d = json!({"hooks": {"PreToolUse": [group(None, &[hook])]}});
+        if let Some(b) = disable {
+            d["disableAllHooks"] = json!(b);
+        }
+        serde_json::to_string(&d).unwrap()
+    };
+    fx.write("home/.claude/settings.json", &doc(Some(true), ": user"));
+    fx.write("ws/.claude/settings.json", &doc(None, ": project"));
+    let v = bash(&fx.session(true), "ls");
+    assert!(
+        v.runs.is_empty(),
+        "user disableAllHooks turns every Claude hook off"
+    );
+    assert!(fx.engine(true).list().hooks.iter().all(|h| !h.active));
+    // A project `false` overrides a user `true`.
+    fx.write("ws/.claude/settings.json", &doc(Some(false), ": project"));
+    let v = bash(&fx.session(true), "ls");
+    assert_eq!(commands(&v), [": user", ": project"]);
+}
+
+#[test]
+fn continue_false_halts_the_run_on_every_event() {
+    let fx = Fx::new();
+    let stop = answer(json!({"continue": false, "stopReason": "Budget exhausted"}));
+    fx.user(json!({
+        "PreToolUse": [group(None, &[&stop])],
+        "UserPromptSubmit": [group(None, &[&stop])],
+    }));
+    let session = fx.session(false);
+    let v = bash(&session, "ls");
+    assert_eq!(
+        v.halt.as_ref().map(|h| h.reason.as_str()),
+        Some("Budget exhausted")
+    );
+    assert_eq!(v.user_message.as_deref(), Some("Budget exhausted"));
+    assert_eq!(v.agent_message, None, "the reason is for the user");
+    let v = verdict(session.fire(EventPayload::BeforeSubmitPrompt {
+        prompt: "go".into(),
+    }));
+    assert_eq!(
+        v.halt.as_ref().map(|h| h.reason.as_str()),
+        Some("Budget exhausted")
+    );
+}
+
+#[test]
+fn updated_input_replaces_the_whole_input() {
+    let fx = Fx::new();
+    let hook = answer(json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "updatedInput": {"command": "ls -la"},
+    }}));
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    let v = gate(
+        &fx.session(false),
+        "run_shell",
+        json!({"command": "ls", "timeout": 5}),
+    );
+    assert!(v.input_replaced);
+    assert_eq!(v.updated_input, Some(obj(json!({"command": "ls -la"}))));
+}
+
+#[test]
+fn async_hooks_run_detached_and_cannot_block() {
+    let fx = Fx::new();
+    let marker = fx.at("async.done");
+    fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "async": true, "command": format!("sleep 0.2; touch {marker}; echo no >&2; exit 2")},
+        {"type": "command", "asyncRewake": true, "command": "cat >/dev/null; echo 'security review: found a secret' >&2; exit 2"},
+    ]}]}));
+    let session = fx.session(false);
+    let v = bash(&session, "ls");
+    assert_eq!(
+        v.effective_decision(),
+        Decision::Allow,
+        "async hooks cannot block"
+    );
+    assert!(v.runs.is_empty());
+    session.wait_idle();
+    assert!(Path::new(&marker).exists(), "the async hook ran");
+    let queued: Vec<String> = session.queue().into_iter().map(|m| m.text).collect();
+    assert_eq!(
+        queued,
+        ["security review: found a secret"],
+        "asyncRewake wakes the agent"
+    );
+}
