@@ -4,6 +4,7 @@
 
 mod claude;
 mod copse;
+mod cursor;
 mod sandbox;
 mod session;
 mod spawn;
