@@ -69,6 +69,7 @@ pub fn verdict_json(v: &Verdict) -> Value {
         "updated_input": v.updated_input,
         "input_replaced": v.input_replaced,
         "inject_context": v.inject_context,
+        "tool_env_script": v.tool_env_script,
         "halt": v.halt.as_ref().map(|h| json!({"reason": h.reason})),
         "runs": v.runs.iter().map(run_json).collect::<Vec<_>>(),
     })

@@ -86,6 +86,9 @@ pub struct Outcome {
     pub queue_message: Option<QueueRequest>,
     /// Environment for later hooks of the session (sessionStart).
     pub session_env: Option<BTreeMap<String, String>>,
+    /// Shell lines a Claude SessionStart hook appended to `$CLAUDE_ENV_FILE`: the
+    /// host sources them before each of its later shell tool commands.
+    pub tool_env_script: Option<String>,
 }
 
 impl Outcome {
@@ -269,6 +272,10 @@ pub struct Verdict {
     pub inject_context: Option<String>,
     /// The first halt request, in configured order.
     pub halt: Option<Halt>,
+    /// What Claude SessionStart hooks wrote to `$CLAUDE_ENV_FILE`, in configured
+    /// order: the host sources it before each later shell tool command (see
+    /// [`crate::Session::tool_env_script`]).
+    pub tool_env_script: Option<String>,
     /// One record per hook run, in configured order.
     pub runs: Vec<HookRun>,
 }

@@ -140,6 +140,12 @@ pub(crate) fn run(
             }
         },
     };
+    // Claude's SessionStart hooks may append `export` lines to `$CLAUDE_ENV_FILE`
+    // (inside the hook's writable TMPDIR when sandboxed).
+    let env_file = claude_env_file(hook, prepared.as_deref().map(|p| p.tmpdir()));
+    if let Some(path) = &env_file {
+        set_var(&mut env, "CLAUDE_ENV_FILE", path.as_os_str());
+    }
     let request = SpawnRequest {
         command: &hook.command,
         cwd: &cwd,
@@ -237,6 +243,11 @@ pub(crate) fn run(
             interpretation
         }
     };
+    let tool_env_script = env_file.and_then(|path| {
+        let text = read_env_file(&path);
+        let _ = std::fs::remove_file(&path);
+        text
+    });
     record.parse_ok = interpretation.parse_ok;
     match interpretation.failure {
         Some(failure) => {
@@ -249,7 +260,45 @@ pub(crate) fn run(
             record.outcome = interpretation.outcome;
         }
     }
+    record.outcome.tool_env_script = tool_env_script;
     record
+}
+
+/// The most bytes of `$CLAUDE_ENV_FILE` handed to the host.
+const ENV_FILE_CAP: u64 = 64 * 1024;
+
+/// A fresh, empty `$CLAUDE_ENV_FILE` for a Claude SessionStart hook (created
+/// exclusively, so nothing else can have planted it), or `None` for other hooks.
+fn claude_env_file(hook: &HookSpec, tmpdir: Option<&std::path::Path>) -> Option<PathBuf> {
+    if hook.dialect != Dialect::Claude || hook.event != "SessionStart" {
+        return None;
+    }
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = tmpdir.map_or_else(std::env::temp_dir, std::path::Path::to_path_buf);
+    let path = dir.join(format!("copse-claude-env-{}-{n}.sh", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .ok()?;
+    Some(path)
+}
+
+/// What a hook wrote to its env file (capped; a regular file only).
+fn read_env_file(path: &std::path::Path) -> Option<String> {
+    use std::io::Read as _;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(ENV_FILE_CAP)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text).filter(|t| !t.trim().is_empty())
 }
 
 /// What a failure becomes: a deny naming the hook and the problem when the hook fails

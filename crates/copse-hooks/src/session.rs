@@ -75,6 +75,8 @@ struct State {
     identity: Mutex<SessionIdentity>,
     turns: Mutex<u64>,
     env: Mutex<BTreeMap<String, String>>,
+    /// What Claude SessionStart hooks wrote to `$CLAUDE_ENV_FILE`.
+    tool_env: Mutex<String>,
     starting: Mutex<Starting>,
     started: Condvar,
     dispatcher: Arc<Dispatcher>,
@@ -109,6 +111,7 @@ impl Session {
                 identity: Mutex::new(identity),
                 turns: Mutex::new(0),
                 env: Mutex::new(BTreeMap::new()),
+                tool_env: Mutex::new(String::new()),
                 starting: Mutex::new(Starting::default()),
                 started: Condvar::new(),
                 dispatcher: Arc::new(Dispatcher::default()),
@@ -150,6 +153,13 @@ impl Session {
     /// The session's environment overlay (from sessionStart hooks).
     pub fn env(&self) -> BTreeMap<String, String> {
         lock(&self.state.env).clone()
+    }
+
+    /// The shell lines Claude SessionStart hooks wrote to `$CLAUDE_ENV_FILE`
+    /// (`export JAVA_HOME=…`): a host sources them before each of its shell tool
+    /// commands, as Claude Code does. Empty when none did.
+    pub fn tool_env_script(&self) -> String {
+        lock(&self.state.tool_env).clone()
     }
 
     /// Runs the tool gate for one call.
@@ -249,6 +259,17 @@ impl Session {
             }
         }
         if starting {
+            let mut tool_env = lock(&self.state.tool_env);
+            tool_env.clear();
+            for run in &runs {
+                if let Some(script) = &run.outcome.tool_env_script {
+                    tool_env.push_str(script);
+                    if !script.ends_with('\n') {
+                        tool_env.push('\n');
+                    }
+                }
+            }
+            drop(tool_env);
             let mut env = lock(&self.state.env);
             for run in &runs {
                 if let Some(vars) = &run.outcome.session_env {

@@ -2092,3 +2092,26 @@ fn async_hooks_run_detached_and_cannot_block() {
         "asyncRewake wakes the agent"
     );
 }
+
+#[test]
+fn session_start_hooks_write_claude_env_file_for_later_tool_commands() {
+    let fx = Fx::new();
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/env.sh",
+        "cat >/dev/null\n[ -n \"$CLAUDE_ENV_FILE\" ] || exit 1\necho 'export JAVA_HOME=/opt/jdk' >> \"$CLAUDE_ENV_FILE\"\necho 'export PATH=\"$JAVA_HOME/bin:$PATH\"' >> \"$CLAUDE_ENV_FILE\"",
+    );
+    let probe = fx.at("probe.txt");
+    fx.user(json!({
+        "SessionStart": [group(None, &[&hook])],
+        "PreToolUse": [group(None, &[&format!("echo \"${{CLAUDE_ENV_FILE:-unset}}\" > {probe}")])],
+    }));
+    let session = fx.session(false);
+    let v = verdict(session.fire(EventPayload::SessionStart { first_turn: true }));
+    let expected = "export JAVA_HOME=/opt/jdk\nexport PATH=\"$JAVA_HOME/bin:$PATH\"\n";
+    assert_eq!(v.tool_env_script.as_deref(), Some(expected));
+    assert_eq!(session.tool_env_script(), expected);
+    // Only SessionStart hooks get the file.
+    bash(&session, "ls");
+    assert_eq!(std::fs::read_to_string(&probe).unwrap(), "unset\n");
+}

@@ -187,6 +187,7 @@ fn hook_run() -> HookRun {
             user_message: Some("x".repeat(CAPTURE_CAP + 10)),
             updated_input: Some(updated),
             replace_input: false,
+            tool_env_script: None,
             inject_context: Some("ctx".into()),
             halt: Some(Halt {
                 reason: "halt!".into(),
