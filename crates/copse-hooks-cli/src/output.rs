@@ -115,6 +115,7 @@ pub fn listing_json(l: &Listing) -> Value {
         "hooks": l.hooks.iter().map(hook_json).collect::<Vec<_>>(),
         "warnings": l.warnings.iter().map(warning_json).collect::<Vec<_>>(),
         "failure_policy": l.failure_policy,
+        "auto_continue_follow_ups": l.auto_continue_follow_ups,
     })
 }
 

@@ -59,6 +59,7 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
     config.require_sandbox = settings.require_sandbox;
     config.sandbox_writable = settings.sandbox_writable_paths.clone();
     config.failure_policy = settings.failure_policy.clone();
+    config.auto_continue_follow_ups = settings.auto_continue_follow_ups;
     adjust(&mut config);
     if !recording {
         config.spine_path = None;

@@ -60,6 +60,10 @@ pub struct EngineConfig {
     /// settings): restores a vendor's own fail-open policy for that dialect's hooks
     /// where the vendor leaves it to the host. Absent dialects fail closed.
     pub failure_policy: std::collections::BTreeMap<String, FailurePolicy>,
+    /// Whether stop follow-ups (Claude Stop/SubagentStop blocks, Cursor
+    /// `followup_message`) continue the agent automatically within the continuation
+    /// budget, as the vendors do, instead of waiting for a human (the default).
+    pub auto_continue_follow_ups: bool,
 }
 
 impl EngineConfig {
@@ -88,6 +92,7 @@ impl EngineConfig {
             require_sandbox: false,
             sandbox_writable: Vec::new(),
             failure_policy: std::collections::BTreeMap::new(),
+            auto_continue_follow_ups: false,
         }
     }
 
@@ -196,6 +201,10 @@ pub struct Listing {
     /// The per-dialect failure policy from the settings (`failurePolicy`); dialects
     /// not named fail closed.
     pub failure_policy: std::collections::BTreeMap<String, FailurePolicy>,
+    /// Whether stop follow-ups (Claude Stop/SubagentStop blocks, Cursor
+    /// `followup_message`) continue the agent automatically within the continuation
+    /// budget, as the vendors do, instead of waiting for a human (the default).
+    pub auto_continue_follow_ups: bool,
 }
 
 struct Inner {
@@ -436,6 +445,10 @@ impl Engine {
         &self.inner.config.failure_policy
     }
 
+    pub(crate) fn auto_continue_follow_ups(&self) -> bool {
+        self.inner.config.auto_continue_follow_ups
+    }
+
     pub(crate) fn limits(&self) -> crate::spawn::Limits {
         self.inner.config.limits
     }
@@ -543,6 +556,7 @@ impl Engine {
             hooks,
             warnings,
             failure_policy: self.inner.config.failure_policy.clone(),
+            auto_continue_follow_ups: self.inner.config.auto_continue_follow_ups,
         }
     }
 

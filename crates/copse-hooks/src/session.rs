@@ -343,7 +343,9 @@ impl Session {
         lock(&self.state.queue).push(QueuedMessage {
             text: q.text.clone(),
             send_now: q.send_now,
-            held: q.held,
+            // Stop follow-ups wait for a human unless the host lets them continue
+            // (still within the continuation budget).
+            held: q.held && !self.engine.auto_continue_follow_ups(),
             epoch,
             origin: MessageOrigin {
                 dialect: hook.dialect,

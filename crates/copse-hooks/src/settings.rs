@@ -89,6 +89,11 @@ pub struct Settings {
     /// restores that vendor's own fail-open policy. Absent dialects fail closed.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub failure_policy: BTreeMap<String, crate::outcome::FailurePolicy>,
+    /// Whether stop follow-ups continue the agent automatically within the
+    /// continuation budget (`"autoContinueFollowUps": true`); held for a human by
+    /// default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_continue_follow_ups: bool,
     /// Keys this version does not know, preserved.
     #[serde(flatten)]
     pub other: serde_json::Map<String, serde_json::Value>,

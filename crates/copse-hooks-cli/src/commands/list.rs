@@ -31,6 +31,16 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         );
     } else {
         print_human(&listing, inv.engine.config().hooks_enabled);
+        if listing.auto_continue_follow_ups {
+            println!(
+                "\n{}",
+                paint(
+                    "Stop follow-ups continue automatically within the continuation budget (settings autoContinueFollowUps)",
+                    output::DIM,
+                    false
+                )
+            );
+        }
         if !listing.failure_policy.is_empty() {
             let policies: Vec<String> = listing
                 .failure_policy

@@ -2115,3 +2115,42 @@ fn session_start_hooks_write_claude_env_file_for_later_tool_commands() {
     bash(&session, "ls");
     assert_eq!(std::fs::read_to_string(&probe).unwrap(), "unset\n");
 }
+
+#[test]
+fn stop_follow_ups_are_held_unless_the_host_continues_automatically() {
+    let fx = Fx::new();
+    let hook = answer(json!({"decision": "block", "reason": "tests still fail: keep going"}));
+    fx.user(json!({"Stop": [group(None, &[&hook])]}));
+    let stop = || EventPayload::Stop {
+        status: "completed".into(),
+    };
+    let session = fx.session(false);
+    session.fire(stop());
+    session.wait_idle();
+    assert!(session.queue()[0].held, "held for a human by default");
+    assert!(session.drain_queue().is_empty());
+
+    let mut config = EngineConfig::from_process(vec![fx.ws()])
+        .home(fx.home())
+        .enabled(true);
+    config.sandbox_writable = vec![fx.root.clone()];
+    config.auto_continue_follow_ups = true;
+    let session = Engine::new(config).session(SessionIdentity::new("c"));
+    session.start_human_turn(None);
+    for _ in 0..7 {
+        session.fire(stop());
+        session.wait_idle();
+    }
+    let drained = session.drain_queue();
+    assert_eq!(drained.len(), 5, "the continuation budget still applies");
+    assert!(
+        drained
+            .iter()
+            .all(|m| m.text == "tests still fail: keep going")
+    );
+    assert_eq!(session.queue().len(), 2);
+    assert!(
+        session.queue().iter().all(|m| m.held),
+        "over budget they are held"
+    );
+}
