@@ -10,7 +10,9 @@ use serde_json::{Map, Value};
 /// The canonical events a host can fire.
 ///
 /// `toolGate`, `beforeSubmitPrompt` and `subagentStart` are blocking decision events;
-/// `sessionStart` is awaited for its context and environment; the rest are
+/// `permissionRequest` is a decision event too (a hook may approve or deny before the
+/// user is asked); `sessionStart` is awaited for its context and environment and
+/// `preCompact` because Claude hooks may block compaction; the rest are
 /// observations (detached by default; `afterFileEdit` is blocking unless a Copse hook
 /// opts into `async`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -40,11 +42,17 @@ pub enum CanonicalEvent {
     AfterAgentResponse,
     /// The assistant finished a thinking block.
     AfterAgentThought,
+    /// The host is about to show the user a notification (a permission prompt, an
+    /// idle reminder).
+    Notification,
+    /// The host is about to ask the user to approve a tool call; hooks may allow
+    /// (approve without asking) or deny it.
+    PermissionRequest,
 }
 
 impl CanonicalEvent {
     /// Every canonical event, in a stable order.
-    pub const ALL: [CanonicalEvent; 12] = [
+    pub const ALL: [CanonicalEvent; 14] = [
         CanonicalEvent::ToolGate,
         CanonicalEvent::BeforeSubmitPrompt,
         CanonicalEvent::AfterFileEdit,
@@ -57,6 +65,8 @@ impl CanonicalEvent {
         CanonicalEvent::PreCompact,
         CanonicalEvent::AfterAgentResponse,
         CanonicalEvent::AfterAgentThought,
+        CanonicalEvent::Notification,
+        CanonicalEvent::PermissionRequest,
     ];
 
     /// The canonical (camelCase) name.
@@ -74,6 +84,8 @@ impl CanonicalEvent {
             CanonicalEvent::PreCompact => "preCompact",
             CanonicalEvent::AfterAgentResponse => "afterAgentResponse",
             CanonicalEvent::AfterAgentThought => "afterAgentThought",
+            CanonicalEvent::Notification => "notification",
+            CanonicalEvent::PermissionRequest => "permissionRequest",
         }
     }
 
@@ -93,6 +105,8 @@ impl CanonicalEvent {
                 | CanonicalEvent::SubagentStart
                 | CanonicalEvent::AfterFileEdit
                 | CanonicalEvent::SessionStart
+                | CanonicalEvent::PreCompact
+                | CanonicalEvent::PermissionRequest
         )
     }
 
@@ -103,6 +117,7 @@ impl CanonicalEvent {
             CanonicalEvent::ToolGate
                 | CanonicalEvent::BeforeSubmitPrompt
                 | CanonicalEvent::SubagentStart
+                | CanonicalEvent::PermissionRequest
         )
     }
 }
@@ -270,6 +285,19 @@ pub enum EventPayload {
         /// How long the thinking took, when known.
         duration_ms: Option<u64>,
     },
+    /// The host is about to notify the user.
+    Notification {
+        /// The notification text.
+        message: String,
+        /// Its title, when it has one.
+        title: Option<String>,
+        /// `permission_prompt`, `idle_prompt`, `auth_success`, `elicitation_dialog`, …
+        notification_type: String,
+    },
+    /// The host is about to ask the user to approve this tool call. A verdict
+    /// decision of `Allow` approves it without asking (the only event where `Allow`
+    /// is an approval), `Deny` refuses it, none asks the user as usual.
+    PermissionRequest(ToolCall),
 }
 
 impl EventPayload {
@@ -288,6 +316,8 @@ impl EventPayload {
             EventPayload::PreCompact(_) => CanonicalEvent::PreCompact,
             EventPayload::AfterAgentResponse { .. } => CanonicalEvent::AfterAgentResponse,
             EventPayload::AfterAgentThought { .. } => CanonicalEvent::AfterAgentThought,
+            EventPayload::Notification { .. } => CanonicalEvent::Notification,
+            EventPayload::PermissionRequest(_) => CanonicalEvent::PermissionRequest,
         }
     }
 }

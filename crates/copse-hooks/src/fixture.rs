@@ -196,6 +196,12 @@ pub fn payload(event: CanonicalEvent, flavour: &str) -> EventPayload {
             text: "The assertion compares the wrong field.".into(),
             duration_ms: Some(850),
         },
+        CanonicalEvent::Notification => EventPayload::Notification {
+            message: "Claude needs your permission to use Bash".into(),
+            title: Some("Permission needed".into()),
+            notification_type: "permission_prompt".into(),
+        },
+        CanonicalEvent::PermissionRequest => EventPayload::PermissionRequest(tool_call(flavour)),
     }
 }
 

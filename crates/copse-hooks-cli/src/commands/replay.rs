@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use copse_hooks::event::{Compaction, FileEdit, ToolResult};
+use copse_hooks::event::{Compaction, FileEdit, McpServer, ToolResult};
 use copse_hooks::{
     EventPayload, Fired, HostIdentity, ModelIdentity, Session, SessionIdentity, Verdict,
 };
@@ -87,13 +87,33 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
         "beforeSubmitPrompt" => EventPayload::BeforeSubmitPrompt {
             prompt: str_field(obj, "prompt")?,
         },
-        "toolGate" => {
+        "toolGate" | "permissionRequest" => {
             let tool = required_str(obj, "tool")?;
             let input = Value::Object(object_field(obj, "input")?).to_string();
-            EventPayload::ToolGate(
-                tool_call(&tool, &input, roots)?.with_tool_use_id(str_field(obj, "tool_use_id")?),
-            )
+            let mut call =
+                tool_call(&tool, &input, roots)?.with_tool_use_id(str_field(obj, "tool_use_id")?);
+            call.mcp_server = match obj.get("mcp_server") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(
+                    serde_json::from_value::<McpServer>(v.clone())
+                        .context("\"mcp_server\" must be {url?, command?}")?,
+                ),
+            };
+            if name == "toolGate" {
+                EventPayload::ToolGate(call)
+            } else {
+                EventPayload::PermissionRequest(call)
+            }
         }
+        "notification" => EventPayload::Notification {
+            message: str_field(obj, "message")?,
+            title: obj.get("title").and_then(Value::as_str).map(str::to_string),
+            notification_type: obj
+                .get("notification_type")
+                .and_then(Value::as_str)
+                .unwrap_or("permission_prompt")
+                .to_string(),
+        },
         "afterToolUse" => {
             let output = match obj.get("output") {
                 None | Some(Value::Null) => String::new(),
@@ -195,7 +215,7 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
             duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
         },
         other => bail!(
-            "unknown event \"{other}\" (expected session, beforeSubmitPrompt, toolGate, afterToolUse, afterFileEdit, stop, subagentStart, subagentStop, sessionStart, sessionEnd, preCompact, afterAgentResponse or afterAgentThought)"
+            "unknown event \"{other}\" (expected session, beforeSubmitPrompt, toolGate, afterToolUse, afterFileEdit, stop, subagentStart, subagentStop, sessionStart, sessionEnd, preCompact, afterAgentResponse, afterAgentThought, notification or permissionRequest)"
         ),
     };
     Ok(Step::Event(event))
@@ -416,7 +436,7 @@ fn describe(e: &EventPayload) -> String {
         }
     };
     match e {
-        EventPayload::ToolGate(c) => {
+        EventPayload::ToolGate(c) | EventPayload::PermissionRequest(c) => {
             let what = c
                 .input
                 .get("command")
@@ -442,5 +462,10 @@ fn describe(e: &EventPayload) -> String {
         EventPayload::PreCompact(c) => c.trigger.clone(),
         EventPayload::AfterAgentResponse { text }
         | EventPayload::AfterAgentThought { text, .. } => short(text),
+        EventPayload::Notification {
+            message,
+            notification_type,
+            ..
+        } => format!("{notification_type}: {}", short(message)),
     }
 }

@@ -91,6 +91,8 @@ pub fn canonical_for(event: &str) -> Option<CanonicalEvent> {
         "SessionStart" => Some(CanonicalEvent::SessionStart),
         "SessionEnd" => Some(CanonicalEvent::SessionEnd),
         "PreCompact" => Some(CanonicalEvent::PreCompact),
+        "Notification" => Some(CanonicalEvent::Notification),
+        "PermissionRequest" => Some(CanonicalEvent::PermissionRequest),
         _ => None,
     }
 }
@@ -99,11 +101,7 @@ pub fn canonical_for(event: &str) -> Option<CanonicalEvent> {
 /// wired events and for names Claude Code does not publish.
 pub fn unsupported_reason(event: &str) -> Option<&'static str> {
     let reason = match event {
-        "PermissionRequest" => {
-            "answers Claude Code's own permission dialog; copse hosts ask through the toolGate verdict"
-        }
         "PermissionDenied" => "fires on auto-mode classifier denials; copse has no such classifier",
-        "Notification" => "copse-hooks has no notification surface yet",
         "StopFailure" => "no canonical event for a turn that ends on an API error yet",
         "PostCompact" => "no canonical event after compaction yet",
         "Elicitation" | "ElicitationResult" => {
@@ -707,6 +705,15 @@ impl Claude {
                 Some(session_end_reason(reason).to_string())
             }
             ("PreCompact", EventPayload::PreCompact(c)) => Some(c.trigger.clone()),
+            (
+                "Notification",
+                EventPayload::Notification {
+                    notification_type, ..
+                },
+            ) => Some(notification_type.clone()),
+            ("PermissionRequest", EventPayload::PermissionRequest(call)) => {
+                Some(tool_name(&call.tool)?)
+            }
             _ => return None,
         };
         Some(subject)
@@ -928,7 +935,9 @@ impl Adapter for Claude {
             return true;
         };
         let (id, input) = match event {
-            EventPayload::ToolGate(call) => (&call.tool, &call.input),
+            EventPayload::ToolGate(call) | EventPayload::PermissionRequest(call) => {
+                (&call.tool, &call.input)
+            }
             EventPayload::AfterToolUse(r) => (&r.tool, &r.input),
             _ => return false,
         };
@@ -958,7 +967,10 @@ impl Adapter for Claude {
             obj.insert("prompt_id".into(), json!(ctx.session.generation_id));
         }
         let permission_mode = json!(host.permission_mode.as_deref().unwrap_or("default"));
-        if !matches!(hook.event.as_str(), "SessionEnd" | "PreCompact") {
+        if !matches!(
+            hook.event.as_str(),
+            "SessionEnd" | "PreCompact" | "Notification" | "SessionStart"
+        ) {
             obj.insert("permission_mode".into(), permission_mode);
         }
         let tool_fields = |obj: &mut Map<String, Value>, id: &str, input: &Map<String, Value>| {
@@ -1026,6 +1038,25 @@ impl Adapter for Claude {
             ("PreCompact", EventPayload::PreCompact(c)) => {
                 obj.insert("trigger".into(), json!(c.trigger));
                 obj.insert("custom_instructions".into(), json!(""));
+            }
+            (
+                "Notification",
+                EventPayload::Notification {
+                    message,
+                    title,
+                    notification_type,
+                },
+            ) => {
+                obj.insert("message".into(), json!(message));
+                if let Some(t) = title {
+                    obj.insert("title".into(), json!(t));
+                }
+                obj.insert("notification_type".into(), json!(notification_type));
+            }
+            ("PermissionRequest", EventPayload::PermissionRequest(call)) => {
+                // No `tool_use_id` here (Claude Code sends none on this event).
+                tool_fields(&mut obj, &call.tool, &call.input);
+                obj.insert("permission_suggestions".into(), json!([]));
             }
             _ => {}
         }
@@ -1121,7 +1152,13 @@ enum Wire {
     PostTool,
     /// SubagentStart and SessionStart: context only, cannot block.
     Context,
-    /// SessionEnd and PreCompact: side effects only.
+    /// PreCompact: `decision: "block"` or exit 2 blocks compaction.
+    PreCompact,
+    /// PermissionRequest: `hookSpecificOutput.decision.behavior` allows or denies.
+    PermissionRequest,
+    /// Notification: side effects only; exit code and stderr are ignored too.
+    Notification,
+    /// SessionEnd: side effects only (stderr is shown to the user).
     Observe,
 }
 
@@ -1133,6 +1170,9 @@ impl Wire {
             "Stop" | "SubagentStop" => Wire::Stop,
             "PostToolUse" | "PostToolUseFailure" => Wire::PostTool,
             "SubagentStart" | "SessionStart" => Wire::Context,
+            "PreCompact" => Wire::PreCompact,
+            "PermissionRequest" => Wire::PermissionRequest,
+            "Notification" => Wire::Notification,
             _ => Wire::Observe,
         }
     }
@@ -1224,6 +1264,15 @@ fn exit_two(kind: Wire, run: &ProcessResult<'_>, obj: Option<&Map<String, Value>
             queue_message: queue(reason, false),
             ..Outcome::default()
         },
+        Wire::PreCompact => Outcome {
+            decision: Some(Decision::Deny),
+            user_message: reason,
+            ..Outcome::default()
+        },
+        // Exit 2 is not honoured on PermissionRequest (stderr discarded) nor on
+        // Notification.
+        Wire::PermissionRequest => Outcome::default(),
+        Wire::Notification => Outcome::default(),
         Wire::Context | Wire::Observe => Outcome {
             user_message: stderr,
             ..Outcome::default()
@@ -1239,7 +1288,8 @@ fn respond(
     obj: &Map<String, Value>,
 ) -> Interpretation {
     let system_message = text_of(obj, "systemMessage");
-    if stops(obj) {
+    // PreCompact, Notification and SessionEnd discard `continue`.
+    if stops(obj) && !matches!(kind, Wire::PreCompact | Wire::Notification | Wire::Observe) {
         // `continue: false` stops Claude after the hook, whatever else it says; the
         // `stopReason` is for the user, never the model.
         let reason = text_of(obj, "stopReason")
@@ -1302,10 +1352,75 @@ fn respond(
             user_message: system_message,
             ..Outcome::default()
         },
-        // SessionEnd output is discarded; PreCompact cannot block here.
-        Wire::Observe => Outcome::default(),
+        Wire::PreCompact => Outcome {
+            decision: blocks(obj).then_some(Decision::Deny),
+            user_message: if blocks(obj) {
+                text_of(obj, "reason")
+            } else {
+                None
+            },
+            ..Outcome::default()
+        },
+        Wire::PermissionRequest => return permission_request(event, obj),
+        // SessionEnd and Notification output is discarded.
+        Wire::Notification | Wire::Observe => Outcome::default(),
     };
     Interpretation::ok(outcome)
+}
+
+/// A PermissionRequest answer: `hookSpecificOutput.decision` `{behavior: allow|deny,
+/// updatedInput?, message?, interrupt?}`.
+fn permission_request(event: &EventPayload, obj: &Map<String, Value>) -> Interpretation {
+    let Some(d) = nested(obj).and_then(|n| n.get("decision")) else {
+        return Interpretation::ok(Outcome {
+            user_message: text_of(obj, "systemMessage"),
+            ..Outcome::default()
+        });
+    };
+    let Some(d) = d.as_object() else {
+        return Interpretation::failed(
+            FailureKind::InvalidJson,
+            format!("answered decision {d}, which is not an object {{behavior, …}}"),
+            false,
+        );
+    };
+    let decision = match d.get("behavior").and_then(Value::as_str) {
+        Some("allow") => Decision::Allow,
+        Some("deny") => Decision::Deny,
+        other => {
+            return Interpretation::failed(
+                FailureKind::InvalidJson,
+                format!(
+                    "answered behavior {}, which is not \"allow\" or \"deny\"",
+                    other.map_or_else(|| "(missing)".to_string(), |o| format!("\"{o}\""))
+                ),
+                false,
+            );
+        }
+    };
+    let updated_input = match event {
+        EventPayload::PermissionRequest(call) if decision == Decision::Allow => d
+            .get("updatedInput")
+            .and_then(Value::as_object)
+            .map(|u| canonical_input(&call.tool, &call.input, u)),
+        _ => None,
+    };
+    let deny = decision == Decision::Deny;
+    let message = if deny { text_of(d, "message") } else { None };
+    let halt = (deny && d.get("interrupt") == Some(&Value::Bool(true))).then(|| Halt {
+        reason: message
+            .clone()
+            .unwrap_or_else(|| "Stopped by a PermissionRequest hook.".to_string()),
+    });
+    Interpretation::ok(Outcome {
+        decision: Some(decision),
+        agent_message: message,
+        user_message: text_of(obj, "systemMessage"),
+        replace_input: updated_input.is_some(),
+        updated_input,
+        halt,
+        ..Outcome::default()
+    })
 }
 
 /// A PreToolUse answer.

@@ -63,8 +63,25 @@ pub const FIXED_BLOCKING_EVENTS: [&str; 4] = [
 /// The canonical event a Copse event name is wired to; `None` for unwired and unknown
 /// names.
 pub fn canonical_for(event: &str) -> Option<CanonicalEvent> {
-    CanonicalEvent::from_name(event)
+    CanonicalEvent::from_name(event).filter(|e| WIRED_EVENTS.contains(e))
 }
+
+/// The canonical events a Copse hooks file may declare (`notification` and
+/// `permissionRequest` are not part of the Copse format yet).
+pub const WIRED_EVENTS: [CanonicalEvent; 12] = [
+    CanonicalEvent::ToolGate,
+    CanonicalEvent::BeforeSubmitPrompt,
+    CanonicalEvent::AfterFileEdit,
+    CanonicalEvent::Stop,
+    CanonicalEvent::AfterToolUse,
+    CanonicalEvent::SubagentStart,
+    CanonicalEvent::SubagentStop,
+    CanonicalEvent::SessionStart,
+    CanonicalEvent::SessionEnd,
+    CanonicalEvent::PreCompact,
+    CanonicalEvent::AfterAgentResponse,
+    CanonicalEvent::AfterAgentThought,
+];
 
 /// Whether a name is a known Copse event (wired or not).
 pub fn is_known_event(event: &str) -> bool {
@@ -169,10 +186,7 @@ fn suggestion(event: &str) -> String {
             " (\"{event}\" is a vendor event name; .copse/hooks.json uses canonical names: \"{canonical}\")"
         );
     }
-    let known = CanonicalEvent::ALL
-        .iter()
-        .map(|e| e.name())
-        .chain(UNWIRED_EVENTS);
+    let known = WIRED_EVENTS.iter().map(|e| e.name()).chain(UNWIRED_EVENTS);
     for name in known {
         if name.eq_ignore_ascii_case(event) {
             return format!(" (did you mean \"{name}\"? canonical event names are camelCase)");
@@ -631,6 +645,8 @@ impl Adapter for Copse {
                     put("duration_ms", json!(d));
                 }
             }
+            // Not Copse events (see `WIRED_EVENTS`): never selected.
+            EventPayload::Notification { .. } | EventPayload::PermissionRequest(_) => {}
         }
         Value::Object(obj)
     }
@@ -870,7 +886,9 @@ fn respond(event: &EventPayload, obj: &Map<String, Value>) -> Interpretation {
         | EventPayload::SessionEnd { .. }
         | EventPayload::PreCompact(_)
         | EventPayload::AfterAgentResponse { .. }
-        | EventPayload::AfterAgentThought { .. } => Outcome {
+        | EventPayload::AfterAgentThought { .. }
+        | EventPayload::Notification { .. }
+        | EventPayload::PermissionRequest(_) => Outcome {
             queue_message: queue_message(obj, false),
             ..Outcome::default()
         },

@@ -489,6 +489,10 @@ impl Adapter for Cursor {
     fn applies(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> bool {
         let e = hook.event.as_str();
         let subject: Cow<'_, str> = match event {
+            // Cursor has no notification or permission-request hook.
+            EventPayload::Notification { .. } | EventPayload::PermissionRequest(_) => {
+                return false;
+            }
             EventPayload::ToolGate(call) => {
                 if e != "preToolUse" && Self::dedicated_gate_event(&call.tool) != Some(e) {
                     return false;
@@ -736,6 +740,7 @@ impl Adapter for Cursor {
                     put("duration_ms", json!(d));
                 }
             }
+            EventPayload::Notification { .. } | EventPayload::PermissionRequest(_) => {}
         }
         Value::Object(obj)
     }

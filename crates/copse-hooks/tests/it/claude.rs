@@ -755,7 +755,7 @@ fn exec_form_args_run_without_a_shell_and_expand_the_project_dir() {
 fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     let fx = Fx::new();
     let source = fx.user(json!({
-        "Notification": [group(None, &[": notify"])],
+        "PostCompact": [group(None, &[": notify"])],
         "preToolUse": [group(None, &[": cursor-name"])],
         "BeforeEverything": [group(None, &[": made-up"])],
         "PermissionRequest": [],
@@ -784,7 +784,7 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
         );
     };
     has(
-        "Claude hook event \"Notification\" is recognised by Claude Code but not supported by copse-hooks yet — entries ignored",
+        "Claude hook event \"PostCompact\" is recognised by Claude Code but not supported by copse-hooks yet — entries ignored",
     );
     has("Unknown Claude hook event \"preToolUse\" — entries ignored");
     has("use PreToolUse");
@@ -808,9 +808,9 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     let notification = listing
         .warnings
         .iter()
-        .find(|w| w.message.contains("Notification"))
+        .find(|w| w.message.contains("PostCompact"))
         .unwrap();
-    assert_eq!(notification.event.as_deref(), Some("Notification"));
+    assert_eq!(notification.event.as_deref(), Some("PostCompact"));
 
     let find = |command: &str| listing.hooks.iter().find(|h| h.command == command);
     let http = find("http: https://hooks.example/pre").expect("http handler is listed");
@@ -903,7 +903,7 @@ fn published_events_and_reasons() {
         .iter()
         .filter(|e| claude::canonical_for(e).is_some())
         .count();
-    assert_eq!(wired, 10);
+    assert_eq!(wired, 12);
     assert!(claude::unsupported_reason("preToolUse").is_none());
     assert_eq!(claude::DEFAULT_TIMEOUT, Duration::from_secs(600));
 }
@@ -1127,13 +1127,13 @@ fn marshal_every_wired_event() {
             "SessionStart",
             EventPayload::SessionStart { first_turn: true },
             false,
-            r#""hook_event_name":"SessionStart","permission_mode":"default","source":"startup""#.into(),
+            r#""hook_event_name":"SessionStart","source":"startup""#.into(),
         ),
         (
             "SessionStart",
             EventPayload::SessionStart { first_turn: true },
             true,
-            r#""hook_event_name":"SessionStart","permission_mode":"default","source":"startup","model":"claude-sonnet-4""#.into(),
+            r#""hook_event_name":"SessionStart","source":"startup","model":"claude-sonnet-4""#.into(),
         ),
         (
             "SessionEnd",
@@ -1486,13 +1486,6 @@ fn events_that_cannot_block_show_exit_two_stderr() {
                 duration_ms: 1,
             },
         ),
-        (
-            "PreCompact",
-            EventPayload::PreCompact(Compaction {
-                trigger: "auto".into(),
-                ..Compaction::default()
-            }),
-        ),
     ];
     for (e, p) in &cases {
         let o = read(e, p, 2, "", "heads up\n");
@@ -1549,6 +1542,82 @@ fn events_that_cannot_block_show_exit_two_stderr() {
         ))
         .is_empty()
     );
+}
+
+#[test]
+fn pre_compact_blocks_and_notification_ignores_its_answer() {
+    let pc = EventPayload::PreCompact(Compaction {
+        trigger: "auto".into(),
+        ..Compaction::default()
+    });
+    let o = read("PreCompact", &pc, 2, "", "snapshot failed\n");
+    assert_eq!(clean(&o).decision, Some(Decision::Deny));
+    assert_eq!(o.outcome.user_message.as_deref(), Some("snapshot failed"));
+    let o = read(
+        "PreCompact",
+        &pc,
+        0,
+        r#"{"decision": "block", "reason": "save notes first", "continue": false}"#,
+        "",
+    );
+    assert_eq!(clean(&o).decision, Some(Decision::Deny));
+    assert!(
+        o.outcome.halt.is_none(),
+        "continue is discarded on PreCompact"
+    );
+    assert_eq!(o.outcome.user_message.as_deref(), Some("save notes first"));
+    assert!(clean(&read("PreCompact", &pc, 0, "{}", "")).is_empty());
+
+    let n = EventPayload::Notification {
+        message: "Claude needs your permission".into(),
+        title: None,
+        notification_type: "permission_prompt".into(),
+    };
+    assert!(clean(&read("Notification", &n, 2, "", "ignored")).is_empty());
+    assert!(
+        clean(&read(
+            "Notification",
+            &n,
+            0,
+            r#"{"continue": false, "systemMessage": "x"}"#,
+            ""
+        ))
+        .is_empty()
+    );
+}
+
+#[test]
+fn permission_request_answers() {
+    let call = ToolCall::new(
+        "run_shell",
+        obj(json!({"command": "npm test", "timeout": 5})),
+    );
+    let p = EventPayload::PermissionRequest(call);
+    let allow = r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "updatedInput": {"command": "npm test --silent"}}}}"#;
+    let o = read("PermissionRequest", &p, 0, allow, "");
+    let out = clean(&o);
+    assert_eq!(out.decision, Some(Decision::Allow));
+    assert!(out.replace_input);
+    assert_eq!(
+        out.updated_input,
+        Some(obj(json!({"command": "npm test --silent"})))
+    );
+    let deny = r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": "no network in CI", "interrupt": true}}}"#;
+    let o = read("PermissionRequest", &p, 0, deny, "");
+    let out = clean(&o);
+    assert_eq!(out.decision, Some(Decision::Deny));
+    assert_eq!(out.agent_message.as_deref(), Some("no network in CI"));
+    assert_eq!(out.halt.as_ref().unwrap().reason, "no network in CI");
+    // Exit 2 is not honoured here: the user is asked as usual.
+    assert!(clean(&read("PermissionRequest", &p, 2, "", "nope")).is_empty());
+    let o = read(
+        "PermissionRequest",
+        &p,
+        0,
+        r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "maybe"}}}"#,
+        "",
+    );
+    assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
 }
 
 #[test]
@@ -2153,4 +2222,75 @@ fn stop_follow_ups_are_held_unless_the_host_continues_automatically() {
         session.queue().iter().all(|m| m.held),
         "over budget they are held"
     );
+}
+
+#[test]
+fn notification_and_permission_request_hooks_are_wired() {
+    let fx = Fx::new();
+    let notes = fx.at("notes.txt");
+    // Like the notifier hooks people publish: forward the message, ignore the rest.
+    let notify = script(
+        &fx,
+        "home/.claude/hooks/notify.sh",
+        &format!("jq -r '\"\\(.notification_type): \\(.message)\"' >> {notes}"),
+    );
+    // Like auto-approve hooks: approve read-only commands, deny the rest.
+    let approve = script(
+        &fx,
+        "home/.claude/hooks/approve.sh",
+        r#"cmd=$(jq -r .tool_input.command)
+case "$cmd" in
+  ls*|"git status"*) b=allow ;;
+  *) b=deny ;;
+esac
+printf '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"%s","message":"only read-only commands"}}}' "$b""#,
+    );
+    fx.user(json!({
+        "Notification": [group(Some("permission_prompt|idle_prompt"), &[&notify])],
+        "PermissionRequest": [group(Some("Bash"), &[&approve])],
+    }));
+    let session = fx.session(false);
+    session.fire(EventPayload::Notification {
+        message: "Claude needs your permission to use Bash".into(),
+        title: None,
+        notification_type: "permission_prompt".into(),
+    });
+    session.fire(EventPayload::Notification {
+        message: "auth ok".into(),
+        title: None,
+        notification_type: "auth_success".into(),
+    });
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "permission_prompt: Claude needs your permission to use Bash\n"
+    );
+    let ask = |command: &str| {
+        verdict(session.fire(EventPayload::PermissionRequest(ToolCall::new(
+            "run_shell",
+            obj(json!({ "command": command })),
+        ))))
+    };
+    assert_eq!(ask("ls -la").decision, Some(Decision::Allow));
+    let v = ask("curl evil.example");
+    assert_eq!(v.decision, Some(Decision::Deny));
+    assert_eq!(v.agent_message.as_deref(), Some("only read-only commands"));
+}
+
+#[test]
+fn pre_compact_hooks_can_block_compaction() {
+    let fx = Fx::new();
+    fx.user(json!({"PreCompact": [group(Some("auto"), &["cat >/dev/null; echo 'notes not saved' >&2; exit 2"])]}));
+    let session = fx.session(false);
+    let v = verdict(session.fire(EventPayload::PreCompact(Compaction {
+        trigger: "auto".into(),
+        ..Compaction::default()
+    })));
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.user_message.as_deref(), Some("notes not saved"));
+    let v = verdict(session.fire(EventPayload::PreCompact(Compaction {
+        trigger: "manual".into(),
+        ..Compaction::default()
+    })));
+    assert!(v.runs.is_empty(), "the matcher is on the trigger");
 }

@@ -580,7 +580,7 @@ fn matcher_subjects_per_event() {
 fn every_event_gets_its_exact_stdin() {
     let fx = Fx::new();
     let mut hooks = Map::new();
-    for e in CanonicalEvent::ALL {
+    for e in copse::WIRED_EVENTS {
         let out = fx.at(&format!("out/{}.json", e.name()));
         hooks.insert(e.name().into(), json!([hook(&format!("cat > {out}"))]));
     }
@@ -666,7 +666,7 @@ fn every_event_gets_its_exact_stdin() {
         ("afterAgentResponse", r#""text":"Done."}"#.into()),
         ("afterAgentThought", r#""text":"Thinking…","duration_ms":12}"#.into()),
     ];
-    assert_eq!(cases.len(), CanonicalEvent::ALL.len());
+    assert_eq!(cases.len(), copse::WIRED_EVENTS.len());
     for (event, fields) in cases {
         let got = std::fs::read_to_string(fx.at(&format!("out/{event}.json")))
             .unwrap_or_else(|e| panic!("{event} did not run: {e}"));
@@ -1848,7 +1848,7 @@ fn schema_lists_every_event_the_parser_knows() {
         .keys()
         .map(String::as_str)
         .collect();
-    let mut expected: Vec<&str> = CanonicalEvent::ALL.iter().map(|e| e.name()).collect();
+    let mut expected: Vec<&str> = copse::WIRED_EVENTS.iter().map(|e| e.name()).collect();
     expected.extend(copse::UNWIRED_EVENTS);
     assert_eq!(names, expected);
     assert_eq!(by_event["additionalProperties"], json!(false));

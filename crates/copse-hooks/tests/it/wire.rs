@@ -18,7 +18,9 @@ use serde_json::{Map, Value};
 
 fn flavours(event: CanonicalEvent) -> &'static [&'static str] {
     match event {
-        CanonicalEvent::ToolGate => &["shell", "mcp", "read", "write"],
+        CanonicalEvent::ToolGate | CanonicalEvent::PermissionRequest => {
+            &["shell", "mcp", "read", "write"]
+        }
         CanonicalEvent::AfterToolUse => &["shell", "mcp", "read", "write", "failure"],
         _ => &[""],
     }
@@ -108,8 +110,10 @@ fn generate() -> String {
         )),
     );
     // Copse speaks canonical event names directly.
-    let copse: Vec<(&str, CanonicalEvent)> =
-        CanonicalEvent::ALL.iter().map(|e| (e.name(), *e)).collect();
+    let copse: Vec<(&str, CanonicalEvent)> = copse_hooks::dialect::copse::WIRED_EVENTS
+        .iter()
+        .map(|e| (e.name(), *e))
+        .collect();
     all.insert(
         "copse".into(),
         Value::Object(dialect_payloads(Dialect::Copse, &copse)),
@@ -162,7 +166,7 @@ fn every_wired_event_has_at_least_one_golden_payload() {
         }
     }
     let copse = fixture["copse"].as_object().unwrap();
-    for e in CanonicalEvent::ALL {
+    for e in copse_hooks::dialect::copse::WIRED_EVENTS {
         assert!(
             copse
                 .keys()
