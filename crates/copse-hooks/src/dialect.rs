@@ -162,6 +162,8 @@ pub struct HookOptions {
     /// Claude `asyncRewake`: a detached hook whose exit 2 wakes the agent with a
     /// (queued) message.
     pub async_rewake: bool,
+    /// The Claude plugin that shipped the hook (`CLAUDE_PLUGIN_ROOT`).
+    pub plugin: Option<claude::plugin::PluginRef>,
 }
 
 /// What a hook that ran detached on an awaited event still delivers: Claude's
@@ -234,6 +236,8 @@ pub struct ParsedConfig {
     pub warnings: Vec<ConfigWarning>,
     /// Claude `disableAllHooks` as this file sets it (`None` when it does not).
     pub disable_all_hooks: Option<bool>,
+    /// Claude `enabledPlugins` as this file sets it (plugin id → enabled).
+    pub enabled_plugins: std::collections::BTreeMap<String, bool>,
 }
 
 impl ParsedConfig {

@@ -208,6 +208,7 @@ pub struct Listing {
 }
 
 struct Inner {
+    plugins: crate::dialect::claude::plugin::PluginCache,
     sandbox: Option<SandboxConfig>,
     spine: Option<Spine>,
     spine_warning: Option<String>,
@@ -294,6 +295,7 @@ impl Engine {
         });
         Engine {
             inner: Arc::new(Inner {
+                plugins: Default::default(),
                 sandbox,
                 spine,
                 spine_warning,
@@ -414,7 +416,9 @@ impl Engine {
                 if hook.canonical == Some(canonical)
                     && discovery::adapter(hook.dialect).applies(hook, event, ctx)
                 {
+                    // A plugin's copy of a handler stays separate.
                     if hook.dialect == Dialect::Claude
+                        && hook.options.plugin.is_none()
                         && !seen_claude.insert(crate::dialect::claude::handler_identity(hook))
                     {
                         continue;
@@ -499,7 +503,9 @@ impl Engine {
         let failures = spine
             .and_then(|s| s.latest_session().map(|session| s.first_failures(&session)))
             .unwrap_or_default();
-        let configs = self.inner.registry.load(|_| true);
+        let mut configs = self.inner.registry.load(|_| true);
+        let plugins = self.plugin_configs(&configs);
+        configs.extend(plugins);
         let enabled = self.inner.config.hooks_enabled;
         let claude_off = claude_hooks_disabled(
             configs
@@ -561,7 +567,44 @@ impl Engine {
     }
 
     fn active_configs(&self) -> Vec<LoadedConfig> {
-        self.inner.registry.load(|loc| self.root_trusted(loc))
+        let mut configs = self.inner.registry.load(|loc| self.root_trusted(loc));
+        let plugins = self.plugin_configs(&configs);
+        configs.extend(plugins);
+        configs
+    }
+
+    /// The hook files of the Claude plugins that trusted settings enable, as user
+    /// configs (a plugin is trusted like the config that enabled it).
+    fn plugin_configs(&self, configs: &[LoadedConfig]) -> Vec<LoadedConfig> {
+        use crate::dialect::claude::plugin;
+        let trusted: Vec<&LoadedConfig> = configs
+            .iter()
+            .filter(|l| l.location.dialect == Dialect::Claude)
+            .filter(|l| self.trust_state(l) == TrustState::Trusted)
+            .collect();
+        let ids = plugin::enabled(trusted.iter().map(|l| &l.config.enabled_plugins));
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        let installed = plugin::install_paths(&self.inner.config.home);
+        let root = self.inner.roots.first().map(PathBuf::as_path);
+        ids.iter()
+            .filter_map(|id| {
+                let install = installed.get(id)?;
+                let parsed = self.inner.plugins.get(id, install, root)?;
+                Some(LoadedConfig {
+                    location: ConfigLocation {
+                        path: install.join("hooks").join("hooks.json"),
+                        dialect: Dialect::Claude,
+                        scope: Scope::User,
+                        root: None,
+                    },
+                    config: parsed,
+                    exists: true,
+                    hash: None,
+                })
+            })
+            .collect()
     }
 }
 

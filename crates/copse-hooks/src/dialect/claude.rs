@@ -16,6 +16,7 @@
 //! own semantics; other non-zero exits are failures, which fail closed by host policy
 //! on gated events.
 
+pub mod plugin;
 pub mod rule;
 
 pub use rule::{PermissionRule, RuleError};
@@ -744,6 +745,30 @@ impl Adapter for Claude {
             );
             return out;
         };
+        match doc.get("enabledPlugins") {
+            None | Some(Value::Null) => {}
+            Some(Value::Object(m)) => {
+                for (id, on) in m {
+                    match on {
+                        Value::Bool(b) => {
+                            out.enabled_plugins.insert(id.clone(), *b);
+                        }
+                        other => out.warn(
+                            source,
+                            scope,
+                            None,
+                            format!("{name} \"enabledPlugins\" entry \"{id}\" must be true or false, got {other} — ignored"),
+                        ),
+                    }
+                }
+            }
+            Some(other) => out.warn(
+                source,
+                scope,
+                None,
+                format!("{name} \"enabledPlugins\" must be an object of plugin ids, got {other} — ignored"),
+            ),
+        }
         match doc.get("disableAllHooks") {
             None | Some(Value::Null) => {}
             Some(Value::Bool(b)) => out.disable_all_hooks = Some(*b),
@@ -911,6 +936,7 @@ impl Adapter for Claude {
                             policy_fixed: !failure_can_block(event),
                             condition: h.condition,
                             async_rewake: h.async_rewake,
+                            plugin: None,
                         },
                     });
                 }
@@ -1081,10 +1107,17 @@ impl Adapter for Claude {
     }
 
     fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)> {
-        match ctx.root_for(hook) {
-            Some(root) => vec![("CLAUDE_PROJECT_DIR".to_string(), root.display().to_string())],
-            None => Vec::new(),
+        let mut env = Vec::new();
+        if let Some(root) = ctx.root_for(hook) {
+            env.push(("CLAUDE_PROJECT_DIR".to_string(), root.display().to_string()));
         }
+        if let Some(p) = &hook.options.plugin {
+            env.push((
+                "CLAUDE_PLUGIN_ROOT".to_string(),
+                p.root.display().to_string(),
+            ));
+        }
+        env
     }
 }
 

@@ -2294,3 +2294,80 @@ fn pre_compact_hooks_can_block_compaction() {
     })));
     assert!(v.runs.is_empty(), "the matcher is on the trigger");
 }
+
+#[test]
+fn hooks_of_enabled_plugins_run_with_claude_plugin_root() {
+    let fx = Fx::new();
+    let install = fx
+        .root
+        .join("home/.claude/plugins/cache/official/guard/1.0.0");
+    fx.write(
+        "home/.claude/plugins/installed_plugins.json",
+        &json!({"version": 2, "plugins": {"guard@official": [
+            {"scope": "user", "installPath": install.display().to_string(), "version": "1.0.0"}
+        ]}})
+        .to_string(),
+    );
+    let log = fx.at("plugin.log");
+    script(
+        &fx,
+        "home/.claude/plugins/cache/official/guard/1.0.0/hooks/guard.sh",
+        &format!(
+            "cat >/dev/null\necho \"$CLAUDE_PLUGIN_ROOT\" >> {log}\necho 'force push blocked by plugin' >&2\nexit 2"
+        ),
+    );
+    // Like the official plugins: a hooks.json with a description and an `if` guard.
+    fx.write(
+        "home/.claude/plugins/cache/official/guard/1.0.0/hooks/hooks.json",
+        &json!({"description": "Guards pushes", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "if": "Bash(git push:*)", "command": "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"}
+        ]}]}})
+        .to_string(),
+    );
+    // Not enabled: nothing runs.
+    fx.user(json!({}));
+    assert!(bash(&fx.session(true), "git push -f").runs.is_empty());
+
+    // Enabled by the project's settings: runs only when the project is trusted.
+    fx.write(
+        "ws/.claude/settings.json",
+        &json!({"enabledPlugins": {"guard@official": true}}).to_string(),
+    );
+    assert!(
+        bash(&fx.session(false), "git push -f").runs.is_empty(),
+        "an untrusted project enables nothing"
+    );
+    let session = fx.session(true);
+    let v = bash(&session, "git push -f");
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(
+        v.agent_message.as_deref(),
+        Some("force push blocked by plugin")
+    );
+    assert_eq!(
+        v.runs[0].command,
+        format!("{}/hooks/guard.sh", install.display())
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        format!("{}\n", install.display())
+    );
+    assert!(
+        bash(&session, "git status").runs.is_empty(),
+        "the `if` applies"
+    );
+    let listing = fx.engine(true).list();
+    assert!(
+        listing
+            .hooks
+            .iter()
+            .any(|h| h.source == install.join("hooks/hooks.json") && h.active)
+    );
+
+    // A local `false` overrides the project's `true`.
+    fx.write(
+        "ws/.claude/settings.local.json",
+        &json!({"enabledPlugins": {"guard@official": false}}).to_string(),
+    );
+    assert!(bash(&fx.session(true), "git push -f").runs.is_empty());
+}
