@@ -77,6 +77,9 @@ struct State {
     env: Mutex<BTreeMap<String, String>>,
     /// What Claude SessionStart hooks wrote to `$CLAUDE_ENV_FILE`.
     tool_env: Mutex<String>,
+    /// A halt a detached hook asked for (Claude `continue: false` on PostToolUse,
+    /// Stop, …), waiting for the host to take it.
+    halt: Mutex<Option<crate::outcome::Halt>>,
     starting: Mutex<Starting>,
     started: Condvar,
     dispatcher: Arc<Dispatcher>,
@@ -112,6 +115,7 @@ impl Session {
                 turns: Mutex::new(0),
                 env: Mutex::new(BTreeMap::new()),
                 tool_env: Mutex::new(String::new()),
+                halt: Mutex::new(None),
                 starting: Mutex::new(Starting::default()),
                 started: Condvar::new(),
                 dispatcher: Arc::new(Dispatcher::default()),
@@ -160,6 +164,14 @@ impl Session {
     /// commands, as Claude Code does. Empty when none did.
     pub fn tool_env_script(&self) -> String {
         lock(&self.state.tool_env).clone()
+    }
+
+    /// Takes the halt a detached hook asked for since the last call (the first one
+    /// wins): Claude's `continue: false` on an observation event stops the run, with
+    /// its `stopReason` for the user. Hosts check it after each tool call and at the
+    /// end of a turn.
+    pub fn take_halt(&self) -> Option<crate::outcome::Halt> {
+        lock(&self.state.halt).take()
     }
 
     /// Runs the tool gate for one call.
@@ -614,9 +626,15 @@ impl DetachedRun {
         if let Some(q) = crate::dialect::detached_message(hook, &run) {
             session.enqueue(hook, &q, self.epoch);
         }
-        // A detached hook cannot decide or halt anything: the action already happened.
-        // Such an outcome is recorded as suppressed rather than silently dropped.
-        let suppressed = run.outcome.decision.is_some() || run.outcome.halt.is_some();
+        // A halt is handed to the host (`take_halt`); a decision cannot apply to an
+        // action that already happened, so it is recorded as suppressed.
+        // (Claude's `continue: false` stops the run on every event; other dialects'
+        // detached halts are recorded as suppressed.)
+        let halts = hook.dialect == Dialect::Claude;
+        if let Some(h) = run.outcome.halt.as_ref().filter(|_| halts) {
+            lock(&session.state.halt).get_or_insert_with(|| h.clone());
+        }
+        let suppressed = run.outcome.decision.is_some() || (run.outcome.halt.is_some() && !halts);
         session.record_as(&run, &self.identity, suppressed);
         if session.engine.keeps_runs() {
             lock(&session.state.runs).push(run);

@@ -2371,3 +2371,27 @@ fn hooks_of_enabled_plugins_run_with_claude_plugin_root() {
     );
     assert!(bash(&fx.session(true), "git push -f").runs.is_empty());
 }
+
+#[test]
+fn continue_false_on_a_detached_event_is_handed_to_the_host() {
+    let fx = Fx::new();
+    let stop = answer(json!({"continue": false, "stopReason": "Tests were deleted; stopping."}));
+    fx.user(json!({"PostToolUse": [group(None, &[&stop])]}));
+    let session = fx.session(false);
+    assert!(session.take_halt().is_none());
+    session.fire(EventPayload::AfterToolUse(ToolResult {
+        tool: "run_shell".into(),
+        input: obj(json!({"command": "rm -r tests"})),
+        output: String::new(),
+        is_error: false,
+        duration_ms: 1,
+        tool_call_id: "toolu_9".into(),
+        response: None,
+    }));
+    session.wait_idle();
+    assert_eq!(
+        session.take_halt().map(|h| h.reason),
+        Some("Tests were deleted; stopping.".to_string())
+    );
+    assert!(session.take_halt().is_none(), "taken once");
+}
