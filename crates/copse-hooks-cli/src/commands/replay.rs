@@ -284,7 +284,9 @@ pub fn drive(session: &Session, lines: &[Line]) -> (Vec<Value>, Value) {
         out.push(value);
     }
     session.wait_idle();
+    let halt = session.take_halt();
     let summary = json!({
+        "halt": halt.as_ref().map(|h| json!({"reason": h.reason})),
         "queue": session.queue().iter().map(|m| json!({
             "text": m.text,
             "send_now": m.send_now,
@@ -391,6 +393,9 @@ pub fn print_transcript(lines: &[Line], per_line: &[Value], summary: &Value) {
     }
     let queue = summary["queue"].as_array().cloned().unwrap_or_default();
     println!();
+    if let Some(reason) = summary["halt"]["reason"].as_str() {
+        println!("Halted by a detached hook: {reason}");
+    }
     if queue.is_empty() {
         println!("Queue: empty");
     } else {
