@@ -50,6 +50,15 @@ pub enum Command {
         /// The tool input as a JSON object.
         #[arg(long, value_name = "JSON")]
         input: String,
+        /// The host's id for this tool call (hooks see it as `tool_use_id`); one is
+        /// generated when absent.
+        #[arg(long, value_name = "ID")]
+        tool_use_id: Option<String>,
+        /// The session as the host knows it, like a replay `session` line:
+        /// {conversation_id, generation_id, model, transcript_path, permission_mode,
+        /// host_version, user_email, …}.
+        #[arg(long, value_name = "JSON")]
+        session: Option<String>,
     },
     /// Show every discovered hook (the Sources panel) and every config warning.
     List {
@@ -140,7 +149,18 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Gate { tool, input } => commands::gate::run(&cli.global, tool, input),
+        Command::Gate {
+            tool,
+            input,
+            tool_use_id,
+            session,
+        } => commands::gate::run(
+            &cli.global,
+            tool,
+            input,
+            tool_use_id.as_deref(),
+            session.as_deref(),
+        ),
         Command::List { untrusted_preview } => commands::list::run(&cli.global, *untrusted_preview),
         Command::Test {
             source,

@@ -63,27 +63,29 @@ fn object_field(obj: &Map<String, Value>, key: &str) -> Result<Map<String, Value
     }
 }
 
+/// A session identity from a replay `session` line (or `gate --session`).
+pub fn session_identity(obj: &Map<String, Value>) -> Result<SessionIdentity> {
+    let model = match obj.get("model") {
+        None | Some(Value::Null) => None,
+        Some(m) => Some(
+            serde_json::from_value::<ModelIdentity>(m.clone())
+                .context("\"model\" must be {model, model_id, model_params: [{id, value}]}")?,
+        ),
+    };
+    let host = serde_json::from_value::<HostIdentity>(Value::Object(obj.clone())).context(
+        "transcript_path, permission_mode, host_version, user_email, last_assistant_message, agent_id and agent_transcript_path must be strings",
+    )?;
+    Ok(SessionIdentity {
+        conversation_id: str_field(obj, "conversation_id")?,
+        generation_id: str_field(obj, "generation_id")?,
+        model,
+        host,
+    })
+}
+
 fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]) -> Result<Step> {
     let event = match name {
-        "session" => {
-            let model =
-                match obj.get("model") {
-                    None | Some(Value::Null) => None,
-                    Some(m) => Some(serde_json::from_value::<ModelIdentity>(m.clone()).context(
-                        "\"model\" must be {model, model_id, model_params: [{id, value}]}",
-                    )?),
-                };
-            let host = serde_json::from_value::<HostIdentity>(Value::Object(obj.clone()))
-                .context(
-                    "transcript_path, permission_mode, host_version, user_email, last_assistant_message, agent_id and agent_transcript_path must be strings",
-                )?;
-            return Ok(Step::Session(SessionIdentity {
-                conversation_id: str_field(obj, "conversation_id")?,
-                generation_id: str_field(obj, "generation_id")?,
-                model,
-                host,
-            }));
-        }
+        "session" => return Ok(Step::Session(session_identity(obj)?)),
         "beforeSubmitPrompt" => EventPayload::BeforeSubmitPrompt {
             prompt: str_field(obj, "prompt")?,
         },
