@@ -27,6 +27,9 @@ use crate::queue::{MessageOrigin, MessageQueue, QueuedMessage};
 use crate::runner::{self, RunInput};
 
 /// What firing an event did.
+// A verdict is returned once per event and moved, never stored in bulk: boxing it
+// would only change the public API.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Fired {
     /// A blocking event: its merged verdict.

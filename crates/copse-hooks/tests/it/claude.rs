@@ -1115,13 +1115,13 @@ fn marshal_every_wired_event() {
             "SubagentStart",
             EventPayload::SubagentStart { subagent_type: "explore".into() },
             false,
-            format!(r#""hook_event_name":"SubagentStart","permission_mode":"default","agent_id":"{AGENT}","agent_type":"explore""#).into(),
+            format!(r#""hook_event_name":"SubagentStart","permission_mode":"default","agent_id":"{AGENT}","agent_type":"explore""#),
         ),
         (
             "SubagentStop",
             EventPayload::SubagentStop { subagent_type: "explore".into(), status: "completed".into() },
             false,
-            format!(r#""hook_event_name":"SubagentStop","permission_mode":"default","stop_hook_active":false,"agent_id":"{AGENT}","agent_type":"explore","agent_transcript_path":"","last_assistant_message":"""#).into(),
+            format!(r#""hook_event_name":"SubagentStop","permission_mode":"default","stop_hook_active":false,"agent_id":"{AGENT}","agent_type":"explore","agent_transcript_path":"","last_assistant_message":"""#),
         ),
         (
             "SessionStart",
