@@ -200,6 +200,11 @@ pub struct HostIdentity {
     /// The subagent's own transcript (Claude SubagentStop `agent_transcript_path`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_transcript_path: Option<String>,
+    /// How many stop follow-ups already continued the agent in this turn (Cursor
+    /// `loop_count`; Claude `stop_hook_active` when non-zero). The session counts
+    /// them when the host does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_count: Option<u64>,
 }
 
 impl SessionIdentity {

@@ -40,6 +40,7 @@ pub fn session() -> SessionIdentity {
             user_email: Some("dev@example.com".into()),
             last_assistant_message: Some("Done: the test passes.".into()),
             agent_id: Some("agent-fixture-1".into()),
+            loop_count: None,
             agent_transcript_path: Some(
                 "/fixture/home/.claude/projects/workspace/conv-fixture-1/subagents/agent-fixture-1.jsonl".into(),
             ),

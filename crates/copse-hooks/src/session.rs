@@ -153,6 +153,7 @@ impl Session {
             let mut id = lock(&self.state.identity);
             id.generation_id = generation_id.unwrap_or_else(|| format!("gen-{n}"));
             id.host.last_assistant_message = None;
+            id.host.loop_count = None;
         }
         lock(&self.state.queue).start_human_turn_tree()
     }
@@ -511,9 +512,24 @@ impl Session {
     }
 
     /// Takes the messages the agent may receive now (each spends one continuation;
-    /// over budget they turn held).
+    /// over budget they turn held). Stop follow-ups delivered here count as loops of
+    /// the current turn (`loop_count`, `stop_hook_active`).
     pub fn drain_queue(&self) -> Vec<QueuedMessage> {
-        lock(&self.state.queue).drain()
+        let drained = lock(&self.state.queue).drain();
+        let loops = drained
+            .iter()
+            .filter(|m| {
+                matches!(
+                    m.origin.event.as_str(),
+                    "Stop" | "SubagentStop" | "stop" | "subagentStop"
+                )
+            })
+            .count() as u64;
+        if loops > 0 {
+            let mut id = lock(&self.state.identity);
+            id.host.loop_count = Some(id.host.loop_count.unwrap_or(0) + loops);
+        }
+        drained
     }
 
     /// A human releases the held messages (and starts a new turn tree).

@@ -2395,3 +2395,43 @@ fn continue_false_on_a_detached_event_is_handed_to_the_host() {
     );
     assert!(session.take_halt().is_none(), "taken once");
 }
+
+#[test]
+fn stop_hook_active_once_a_follow_up_continued_the_turn() {
+    let fx = Fx::new();
+    let log = fx.at("active.log");
+    // Like loop-until-done hooks: block once, then let it stop when already active.
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/loop.sh",
+        &format!(
+            "active=$(jq -r .stop_hook_active)\necho $active >> {log}\n[ \"$active\" = true ] && exit 0\necho 'keep going' >&2\nexit 2"
+        ),
+    );
+    fx.user(json!({"Stop": [group(None, &[&hook])]}));
+    let mut config = EngineConfig::from_process(vec![fx.ws()])
+        .home(fx.home())
+        .enabled(true);
+    config.sandbox_writable = vec![fx.root.clone()];
+    config.auto_continue_follow_ups = true;
+    let session = Engine::new(config).session(SessionIdentity::new("c"));
+    session.start_human_turn(None);
+    let stop = || EventPayload::Stop {
+        status: "completed".into(),
+    };
+    session.fire(stop());
+    session.wait_idle();
+    assert_eq!(session.drain_queue().len(), 1, "the follow-up continues");
+    session.fire(stop());
+    session.wait_idle();
+    assert!(session.drain_queue().is_empty(), "the hook let it stop");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "false\ntrue\n");
+    // A human turn resets it.
+    session.start_human_turn(None);
+    session.fire(stop());
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "false\ntrue\nfalse\n"
+    );
+}

@@ -6,6 +6,11 @@ use super::{claude_tool, session_end_reason, tool_name};
 use crate::dialect::{Context, HookSpec};
 use crate::event::{EventPayload, SessionIdentity, ToolResult, tool};
 
+/// Whether the agent is already continuing because of a stop hook this turn.
+fn stop_hook_active(ctx: &Context<'_>) -> bool {
+    ctx.session.host.loop_count.unwrap_or(0) > 0
+}
+
 /// A stable id for a subagent the host did not name (`agent-<hash>`), the same for
 /// its start and its stop within a turn.
 pub fn agent_id(session: &SessionIdentity, agent_type: &str) -> String {
@@ -114,11 +119,11 @@ pub(super) fn marshal(hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) 
             obj.insert("prompt".into(), json!(prompt));
         }
         ("Stop", EventPayload::Stop { .. }) => {
-            obj.insert("stop_hook_active".into(), json!(false));
+            obj.insert("stop_hook_active".into(), json!(stop_hook_active(ctx)));
             obj.insert("last_assistant_message".into(), last_message());
         }
         ("SubagentStop", EventPayload::SubagentStop { subagent_type, .. }) => {
-            obj.insert("stop_hook_active".into(), json!(false));
+            obj.insert("stop_hook_active".into(), json!(stop_hook_active(ctx)));
             obj.insert(
                 "agent_id".into(),
                 json!(agent_id(ctx.session, subagent_type)),

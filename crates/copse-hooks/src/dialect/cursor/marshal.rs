@@ -127,9 +127,11 @@ pub(super) fn marshal(hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) 
         }
         EventPayload::Stop { status } => {
             put("status", json!(status));
-            // Always 0: a held follow-up has never re-triggered a run, and vendor
-            // scripts read the field unconditionally.
-            put("loop_count", json!(0));
+            // Stop follow-ups the host let continue this turn (0 while they are held).
+            put(
+                "loop_count",
+                json!(ctx.session.host.loop_count.unwrap_or(0)),
+            );
         }
         EventPayload::SubagentStart { subagent_type } => {
             put(
@@ -172,7 +174,10 @@ pub(super) fn marshal(hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) 
             put("duration_ms", json!(0));
             put("message_count", json!(0));
             put("tool_call_count", json!(0));
-            put("loop_count", json!(0));
+            put(
+                "loop_count",
+                json!(ctx.session.host.loop_count.unwrap_or(0)),
+            );
             put("modified_files", json!([]));
             put(
                 "agent_transcript_path",
