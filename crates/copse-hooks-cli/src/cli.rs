@@ -87,7 +87,7 @@ pub enum Command {
         /// Only this outcome: allow, ask, deny, none or failed.
         #[arg(long)]
         decision: Option<String>,
-        /// Only this dialect: cursor, claude or copse.
+        /// Only this dialect: cursor, claude, copse, gemini or codex.
         #[arg(long)]
         dialect: Option<String>,
         /// Only runs that failed.

@@ -39,11 +39,14 @@ pub enum CanonicalEvent {
     AfterAgentResponse,
     /// The assistant finished a thinking block.
     AfterAgentThought,
+    /// The host raised a notification for the user (a permission prompt, an idle
+    /// agent). An observation: hooks cannot answer it.
+    Notification,
 }
 
 impl CanonicalEvent {
     /// Every canonical event, in a stable order.
-    pub const ALL: [CanonicalEvent; 12] = [
+    pub const ALL: [CanonicalEvent; 13] = [
         CanonicalEvent::ToolGate,
         CanonicalEvent::BeforeSubmitPrompt,
         CanonicalEvent::AfterFileEdit,
@@ -56,6 +59,7 @@ impl CanonicalEvent {
         CanonicalEvent::PreCompact,
         CanonicalEvent::AfterAgentResponse,
         CanonicalEvent::AfterAgentThought,
+        CanonicalEvent::Notification,
     ];
 
     /// The canonical (camelCase) name.
@@ -73,6 +77,7 @@ impl CanonicalEvent {
             CanonicalEvent::PreCompact => "preCompact",
             CanonicalEvent::AfterAgentResponse => "afterAgentResponse",
             CanonicalEvent::AfterAgentThought => "afterAgentThought",
+            CanonicalEvent::Notification => "notification",
         }
     }
 
@@ -226,6 +231,15 @@ pub enum EventPayload {
         /// How long the thinking took, when known.
         duration_ms: Option<u64>,
     },
+    /// The host raised a notification for the user.
+    Notification {
+        /// What kind (`ToolPermission`, `idle_prompt`, …), as the host names it.
+        notification_type: String,
+        /// The notification text.
+        message: String,
+        /// Structured details, when the host has them (an object, or null).
+        details: Value,
+    },
 }
 
 impl EventPayload {
@@ -244,6 +258,7 @@ impl EventPayload {
             EventPayload::PreCompact(_) => CanonicalEvent::PreCompact,
             EventPayload::AfterAgentResponse { .. } => CanonicalEvent::AfterAgentResponse,
             EventPayload::AfterAgentThought { .. } => CanonicalEvent::AfterAgentThought,
+            EventPayload::Notification { .. } => CanonicalEvent::Notification,
         }
     }
 }

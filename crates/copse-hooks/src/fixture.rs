@@ -161,6 +161,11 @@ pub fn payload(event: CanonicalEvent, flavour: &str) -> EventPayload {
             text: "The assertion compares the wrong field.".into(),
             duration_ms: Some(850),
         },
+        CanonicalEvent::Notification => EventPayload::Notification {
+            notification_type: "ToolPermission".into(),
+            message: "Agent needs your permission to run a shell command".into(),
+            details: json!({"tool_name": "run_shell", "command": "rm -rf build"}),
+        },
     }
 }
 

@@ -177,8 +177,13 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
             text: str_field(obj, "text")?,
             duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
         },
+        "notification" => EventPayload::Notification {
+            notification_type: str_field(obj, "notification_type")?,
+            message: str_field(obj, "message")?,
+            details: obj.get("details").cloned().unwrap_or(Value::Null),
+        },
         other => bail!(
-            "unknown event \"{other}\" (expected session, beforeSubmitPrompt, toolGate, afterToolUse, afterFileEdit, stop, subagentStart, subagentStop, sessionStart, sessionEnd, preCompact, afterAgentResponse or afterAgentThought)"
+            "unknown event \"{other}\" (expected session, beforeSubmitPrompt, toolGate, afterToolUse, afterFileEdit, stop, subagentStart, subagentStop, sessionStart, sessionEnd, preCompact, afterAgentResponse, afterAgentThought or notification)"
         ),
     };
     Ok(Step::Event(event))
@@ -425,5 +430,6 @@ fn describe(e: &EventPayload) -> String {
         EventPayload::PreCompact(c) => c.trigger.clone(),
         EventPayload::AfterAgentResponse { text }
         | EventPayload::AfterAgentThought { text, .. } => short(text),
+        EventPayload::Notification { message, .. } => short(message),
     }
 }

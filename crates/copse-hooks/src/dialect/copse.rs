@@ -627,6 +627,15 @@ impl Adapter for Copse {
                     put("duration_ms", json!(d));
                 }
             }
+            EventPayload::Notification {
+                notification_type,
+                message,
+                details,
+            } => {
+                put("notification_type", json!(notification_type));
+                put("message", json!(message));
+                put("details", details.clone());
+            }
         }
         Value::Object(obj)
     }
@@ -866,7 +875,8 @@ fn respond(event: &EventPayload, obj: &Map<String, Value>) -> Interpretation {
         | EventPayload::SessionEnd { .. }
         | EventPayload::PreCompact(_)
         | EventPayload::AfterAgentResponse { .. }
-        | EventPayload::AfterAgentThought { .. } => Outcome {
+        | EventPayload::AfterAgentThought { .. }
+        | EventPayload::Notification { .. } => Outcome {
             queue_message: queue_message(obj, false),
             ..Outcome::default()
         },

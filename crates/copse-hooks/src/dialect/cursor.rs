@@ -417,6 +417,8 @@ impl Adapter for Cursor {
             EventPayload::PreCompact(c) => c.trigger.as_str().into(),
             EventPayload::AfterAgentResponse { .. } => "AgentResponse".into(),
             EventPayload::AfterAgentThought { .. } => "AgentThought".into(),
+            // No Cursor event is wired to the canonical notification.
+            EventPayload::Notification { .. } => return false,
         };
         hook.matcher.test(&subject).fires()
     }
@@ -559,6 +561,7 @@ impl Adapter for Cursor {
                     put("duration_ms", json!(d));
                 }
             }
+            EventPayload::Notification { .. } => {}
         }
         Value::Object(obj)
     }
