@@ -986,6 +986,13 @@ pub struct CopseHooksByEvent {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub after_agent_thought: Vec<CopseHookEntry>,
+    /// The host raised a notification for the user (detached). No matcher.
+    #[serde(
+        rename = "notification",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub notification: Vec<CopseHookEntry>,
     /// Known canonical event with no fire site in copse-hooks yet: parsed and listed,
     /// never run.
     #[serde(rename = "turnStart", default, skip_serializing_if = "Vec::is_empty")]

@@ -887,3 +887,59 @@ fn detached_codex_events_fire() {
     assert_eq!(v["reason"], "other");
     assert!(v.get("model").is_none(), "SessionEnd carries no model");
 }
+
+#[test]
+fn locations_of_gemini_and_codex_layers_in_order() {
+    let fx = Fx::new();
+    fx.write("home/.gemini/extensions/b-ext/hooks/hooks.json", "{}");
+    fx.write("home/.gemini/extensions/a-ext/hooks/hooks.json", "{}");
+    fx.write("codex-home/plugins/cache/m/p/2.0.0/hooks/hooks.json", "{}");
+    let vendor = copse_hooks::discovery::VendorPaths {
+        gemini_system_settings: PathBuf::from("/etc/gemini-cli/settings.json"),
+        codex_home: fx.root.join("codex-home"),
+        codex_system_dir: PathBuf::from("/etc/codex"),
+    };
+    let home = fx.home();
+    let got: Vec<(String, Dialect, Scope)> = copse_hooks::discovery::locations_with(
+        &home,
+        &home.join(".copse"),
+        &[PathBuf::from("/w")],
+        &vendor,
+    )
+    .into_iter()
+    .filter(|l| matches!(l.dialect, Dialect::Gemini | Dialect::Codex))
+    .map(|l| {
+        let p = l
+            .path
+            .display()
+            .to_string()
+            .replace(&fx.root.display().to_string(), "$T");
+        (p, l.dialect, l.scope)
+    })
+    .collect();
+    let u = Scope::User;
+    let p = Scope::Project;
+    let (g, c) = (Dialect::Gemini, Dialect::Codex);
+    let s = |x: &str| x.to_string();
+    assert_eq!(
+        got,
+        vec![
+            (s("/etc/gemini-cli/settings.json"), g, u),
+            (s("$T/home/.gemini/settings.json"), g, u),
+            (s("$T/home/.gemini/extensions/a-ext/hooks/hooks.json"), g, u),
+            (s("$T/home/.gemini/extensions/b-ext/hooks/hooks.json"), g, u),
+            (s("/etc/codex/hooks.json"), c, u),
+            (s("/etc/codex/config.toml"), c, u),
+            (s("$T/codex-home/hooks.json"), c, u),
+            (s("$T/codex-home/config.toml"), c, u),
+            (
+                s("$T/codex-home/plugins/cache/m/p/2.0.0/hooks/hooks.json"),
+                c,
+                u
+            ),
+            (s("/w/.gemini/settings.json"), g, p),
+            (s("/w/.codex/hooks.json"), c, p),
+            (s("/w/.codex/config.toml"), c, p),
+        ]
+    );
+}
