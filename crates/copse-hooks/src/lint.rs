@@ -187,6 +187,17 @@ fn toml_position(text: &str, event: Option<&str>, entry: Option<usize>) -> Optio
         .and_then(|(o, _)| at(*o))
 }
 
+/// The `M` of `entry N hook M` in a message.
+fn hook_number(message: &str) -> Option<usize> {
+    let rest = message.split("entry ").nth(1)?;
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    let rest = rest.strip_prefix(" hook ")?;
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
+}
+
 fn entry_number(message: &str) -> Option<usize> {
     let rest = message.split("entry ").nth(1)?;
     rest.split(|c: char| !c.is_ascii_digit())
@@ -343,6 +354,11 @@ impl Engine {
                 path.push(key(e));
                 if let Some(n) = entry_number(&w.message) {
                     path.push(Step::Index(n.saturating_sub(1)));
+                    // Gemini and Codex messages name the handler too: `entry N hook M`.
+                    if let Some(h) = hook_number(&w.message) {
+                        path.push(key("hooks"));
+                        path.push(Step::Index(h.saturating_sub(1)));
+                    }
                     for field in [
                         "matcher",
                         "timeout",

@@ -399,7 +399,7 @@ fn tool_matchers_are_unanchored_regexes_on_gemini_names() {
         def(Some("^mcp_github_"), &[("mcp", "true")]),
         def(Some("*"), &[("star", "true")]),
     ]}));
-    let names = |v: &Verdict| v.runs.iter().map(|r| r.command.clone()).count();
+    let names = |v: &Verdict| v.runs.len();
     let session = fx.session(false);
     assert_eq!(
         names(&shell(&session, "ls")),
