@@ -233,8 +233,13 @@ pub struct ParsedConfig {
 
 impl ParsedConfig {
     /// The extras of hook `index` (the default when the dialect records none).
-    pub fn extra(&self, index: usize) -> HookExtra {
-        self.extras.get(index).cloned().unwrap_or_default()
+    pub fn extra(&self, index: usize) -> &HookExtra {
+        static NONE: HookExtra = HookExtra {
+            name: None,
+            sequential: false,
+            state_key: None,
+        };
+        self.extras.get(index).unwrap_or(&NONE)
     }
 }
 

@@ -415,7 +415,7 @@ impl Engine {
             }
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
                 if hook.canonical == Some(canonical)
-                    && switches.allows(hook, &loaded.config.extra(index)).is_none()
+                    && switches.allows(hook, loaded.config.extra(index)).is_none()
                     && discovery::adapter(hook.dialect).applies(hook, event, ctx)
                 {
                     if hook.dialect == Dialect::Gemini {
@@ -551,7 +551,7 @@ impl Engine {
             let trust = self.trust_state(loaded);
             let trusted = trust == TrustState::Trusted;
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
-                let switched_off = switches.allows(hook, &loaded.config.extra(index));
+                let switched_off = switches.allows(hook, loaded.config.extra(index));
                 if let Some(why) = &switched_off {
                     warnings.push(ConfigWarning {
                         source: hook.source.clone(),
