@@ -628,14 +628,13 @@ impl VendorSwitches {
                         src.display()
                     ));
                 }
-                let name = extra.name.as_deref().unwrap_or(&hook.command);
-                [name, hook.command.as_str()].iter().find_map(|k| {
-                    self.gemini_disabled.get(*k).map(|src| {
-                        format!(
-                            "\"{k}\" is listed in \"hooksConfig.disabled\" in {}",
-                            src.display()
-                        )
-                    })
+                // Gemini CLI's key: the hook's name, or its command when it has none.
+                let key = extra.name.as_deref().unwrap_or(&hook.command);
+                self.gemini_disabled.get(key).map(|src| {
+                    format!(
+                        "\"{key}\" is listed in \"hooksConfig.disabled\" in {}",
+                        src.display()
+                    )
                 })
             }
             Dialect::Codex => {

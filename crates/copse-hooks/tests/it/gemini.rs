@@ -312,21 +312,24 @@ fn hooks_config_enabled_false_and_disabled_switch_hooks_off() {
     let fx = Fx::new();
     fx.settings(
         "home/.gemini/settings.json",
-        json!({"BeforeTool": [def(None, &[("keep", "true"), ("noisy", "true"), ("x", "echo by-command")])]}),
-        json!({"hooksConfig": {"disabled": ["noisy", "echo by-command"]}}),
+        json!({"BeforeTool": [{"hooks": [
+            cmd("keep", "true"),
+            cmd("noisy", "true"),
+            {"type": "command", "command": "echo by-command"},
+            cmd("named", "echo named"),
+        ]}]}),
+        json!({"hooksConfig": {"disabled": ["noisy", "echo by-command", "echo named"]}}),
     );
     let v = shell(&fx.session(false), "ls");
+    let ran: Vec<&str> = v.runs.iter().map(|r| r.command.as_str()).collect();
     assert_eq!(
-        v.runs
-            .iter()
-            .map(|r| r.command.as_str())
-            .collect::<Vec<_>>(),
-        vec!["true"],
-        "disabled by name and by command"
+        ran,
+        vec!["true", "echo named"],
+        "disabled by name, or by command when the hook has no name"
     );
     let listing = fx.engine(false).list();
     let active: Vec<bool> = listing.hooks.iter().map(|h| h.active).collect();
-    assert_eq!(active, vec![true, false, false]);
+    assert_eq!(active, vec![true, false, false, true]);
     assert!(listing.warnings.iter().any(|w| {
         w.message
             .contains("\"noisy\" is listed in \"hooksConfig.disabled\"")
