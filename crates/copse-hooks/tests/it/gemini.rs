@@ -330,6 +330,12 @@ fn hooks_config_enabled_false_and_disabled_switch_hooks_off() {
     let listing = fx.engine(false).list();
     let active: Vec<bool> = listing.hooks.iter().map(|h| h.active).collect();
     assert_eq!(active, vec![true, false, false, true]);
+    assert!(
+        listing
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("entry 1 hook 3 has no \"name\""))
+    );
     assert!(listing.warnings.iter().any(|w| {
         w.message
             .contains("\"noisy\" is listed in \"hooksConfig.disabled\"")

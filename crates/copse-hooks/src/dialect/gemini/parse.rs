@@ -455,6 +455,14 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
                     continue;
                 };
                 let hook_name = string_field(obj, &["name"]);
+                if hook_name.is_none() && !inactive {
+                    warn(
+                        &mut out,
+                        format!(
+                            "{label} has no \"name\" (Gemini CLI 0.61 needs one to run the hook, and uses it for /hooks enable|disable) — it runs here"
+                        ),
+                    );
+                }
                 let timeout = match obj.get("timeout") {
                     None | Some(Value::Null) => DEFAULT_TIMEOUT,
                     Some(v) => match timeout_millis(v) {
