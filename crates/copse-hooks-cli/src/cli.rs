@@ -45,7 +45,7 @@ pub enum SandboxCommand {
 pub enum Command {
     /// Run the tool gate for one tool call and print the verdict.
     Gate {
-        /// The canonical tool id: run_shell, read_file, write_file, mcp__<server>__<tool>, …
+        /// The canonical tool id: `run_shell`, `read_file`, `write_file`, `mcp__<server>__<tool>`, …
         tool: String,
         /// The tool input as a JSON object.
         #[arg(long, value_name = "JSON")]
@@ -96,7 +96,7 @@ pub enum Command {
         /// Only this outcome: allow, ask, deny, none or failed.
         #[arg(long)]
         decision: Option<String>,
-        /// Only this dialect: cursor, claude or copse.
+        /// Only this dialect: cursor, claude, copse, gemini or codex.
         #[arg(long)]
         dialect: Option<String>,
         /// Only runs that failed.

@@ -7,8 +7,10 @@
 //! nothing and knows nothing about processes beyond an exit code and bytes.
 
 pub mod claude;
+pub mod codex;
 pub mod copse;
 pub mod cursor;
+pub mod gemini;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,6 +32,11 @@ pub enum Dialect {
     Claude,
     /// This project's native format.
     Copse,
+    /// Gemini CLI's (and Antigravity's) `settings.json` hooks and extension
+    /// `hooks/hooks.json`.
+    Gemini,
+    /// OpenAI Codex CLI's `hooks.json` and `[hooks]` in `config.toml`.
+    Codex,
 }
 
 impl Dialect {
@@ -39,7 +46,23 @@ impl Dialect {
             Dialect::Cursor => "cursor",
             Dialect::Claude => "claude",
             Dialect::Copse => "copse",
+            Dialect::Gemini => "gemini",
+            Dialect::Codex => "codex",
         }
+    }
+
+    /// Every dialect, in discovery order.
+    pub const ALL: [Dialect; 5] = [
+        Dialect::Cursor,
+        Dialect::Claude,
+        Dialect::Copse,
+        Dialect::Gemini,
+        Dialect::Codex,
+    ];
+
+    /// Parses a lowercase dialect name.
+    pub fn from_name(name: &str) -> Option<Dialect> {
+        Dialect::ALL.into_iter().find(|d| d.as_str() == name)
     }
 }
 
@@ -227,6 +250,33 @@ impl HookSpec {
     }
 }
 
+/// Per-hook facts only some dialects have, indexed like [`ParsedConfig::hooks`]
+/// (a config may have fewer extras than hooks: the rest are the default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookExtra {
+    /// The hook's `name` (Gemini: the `hooksConfig.disabled` and de-duplication key).
+    pub name: Option<String>,
+    /// Whether its definition asks for sequential execution (Gemini `sequential`).
+    pub sequential: bool,
+    /// The vendor's own per-hook key (Codex `[hooks.state]` key:
+    /// `<source>:<event>:<group>:<handler>`).
+    pub state_key: Option<String>,
+}
+
+/// Switches a config file sets for its whole dialect (across every layer).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DialectSwitches {
+    /// The file turns the dialect's hooks off (Gemini `hooksConfig.enabled: false`,
+    /// Codex `[features] hooks = false`).
+    pub all_off: bool,
+    /// Hook names or commands the file disables (Gemini `hooksConfig.disabled`,
+    /// union-merged across layers).
+    pub disabled: Vec<String>,
+    /// Vendor per-hook keys the file disables (Codex `[hooks.state."<key>"]
+    /// enabled = false`).
+    pub disabled_keys: Vec<String>,
+}
+
 /// A parsed config file.
 #[derive(Debug, Default)]
 pub struct ParsedConfig {
@@ -238,6 +288,22 @@ pub struct ParsedConfig {
     pub disable_all_hooks: Option<bool>,
     /// Claude `enabledPlugins` as this file sets it (plugin id → enabled).
     pub enabled_plugins: std::collections::BTreeMap<String, bool>,
+    /// Per-hook extras (Gemini, Codex), by hook index.
+    pub extras: Vec<HookExtra>,
+    /// Dialect-wide switches the file sets (Gemini, Codex).
+    pub switches: DialectSwitches,
+}
+
+impl ParsedConfig {
+    /// The extras of hook `index` (the default when the dialect records none).
+    pub fn extra(&self, index: usize) -> &HookExtra {
+        static NONE: HookExtra = HookExtra {
+            name: None,
+            sequential: false,
+            state_key: None,
+        };
+        self.extras.get(index).unwrap_or(&NONE)
+    }
 }
 
 impl ParsedConfig {

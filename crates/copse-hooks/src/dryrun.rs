@@ -33,7 +33,7 @@ pub enum DryRunError {
     },
     /// The path is not a config file any dialect reads.
     #[error(
-        "{path} is not a hook config copse-hooks knows (.cursor/hooks.json, .claude/settings.json, .claude/settings.local.json, .copse/hooks.json or $COPSE_DIR/hooks.json)"
+        "{path} is not a hook config copse-hooks knows (.cursor/hooks.json, .claude/settings.json, .claude/settings.local.json, .copse/hooks.json, $COPSE_DIR/hooks.json, .gemini/settings.json, a Gemini extension's hooks/hooks.json, .codex/hooks.json or .codex/config.toml)"
     )]
     UnknownConfig {
         /// The path.
@@ -96,15 +96,35 @@ pub fn classify(engine: &Engine, path: &Path) -> Option<(Dialect, Scope, Option<
     let name = path.file_name()?.to_str()?;
     let parent = path.parent()?;
     let dir = parent.file_name().and_then(|d| d.to_str()).unwrap_or("");
-    let copse_dir = &engine.config().copse_dir;
+    let config = engine.config();
+    let copse_dir = &config.copse_dir;
+    let vendor = config.vendor_paths();
+    let home = &config.home;
+    let gemini_home = home.join(".gemini");
+    // User-level Gemini and Codex files outside `~/.<agent>/<file>`.
+    let user_level = |dialect| Some((dialect, Scope::User, None));
+    if path == vendor.gemini_system_settings
+        || (name == "hooks.json"
+            && dir == "hooks"
+            && parent.starts_with(gemini_home.join("extensions")))
+    {
+        return user_level(Dialect::Gemini);
+    }
+    if (matches!(name, "hooks.json" | "config.toml")
+        && (parent == vendor.codex_home.as_path() || parent == vendor.codex_system_dir.as_path()))
+        || (name == "hooks.json" && parent.starts_with(vendor.codex_home.join("plugins")))
+    {
+        return user_level(Dialect::Codex);
+    }
     let dialect = match (dir, name) {
         (".cursor", "hooks.json") => Dialect::Cursor,
         (".claude", "settings.json" | "settings.local.json") => Dialect::Claude,
         (".copse", "hooks.json") => Dialect::Copse,
         (_, "hooks.json") if parent == copse_dir.as_path() => Dialect::Copse,
+        (".gemini", "settings.json") => Dialect::Gemini,
+        (".codex", "hooks.json" | "config.toml") => Dialect::Codex,
         _ => return None,
     };
-    let home = &engine.config().home;
     let user = parent == home.join(dir).as_path() || parent == copse_dir.as_path();
     if user {
         Some((dialect, Scope::User, None))
@@ -206,7 +226,12 @@ impl Engine {
             }
             None => None,
         };
-        let event_payload = fixture::payload(canonical, fixture::flavour_for_wire_event(event));
+        let flavour = match (dialect, fixture::flavour_for_wire_event(event)) {
+            // Codex has no read tool: its PostToolUse hooks see shell calls.
+            (Dialect::Codex, "read") => "shell",
+            (_, f) => f,
+        };
+        let event_payload = fixture::payload(canonical, flavour);
         let session = fixture::session();
         let roots: Vec<PathBuf> = root
             .clone()

@@ -64,6 +64,13 @@ pub struct EngineConfig {
     /// `followup_message`) continue the agent automatically within the continuation
     /// budget, as the vendors do, instead of waiting for a human (the default).
     pub auto_continue_follow_ups: bool,
+    /// Gemini CLI's system settings file (`$GEMINI_CLI_SYSTEM_SETTINGS_PATH`, default
+    /// `/etc/gemini-cli/settings.json`).
+    pub gemini_system_settings: PathBuf,
+    /// Codex's home (`$CODEX_HOME`); `None` means `<home>/.codex`.
+    pub codex_home: Option<PathBuf>,
+    /// Codex's system config layer (default `/etc/codex`).
+    pub codex_system_dir: PathBuf,
 }
 
 impl EngineConfig {
@@ -93,6 +100,26 @@ impl EngineConfig {
             sandbox_writable: Vec::new(),
             failure_policy: std::collections::BTreeMap::new(),
             auto_continue_follow_ups: false,
+            gemini_system_settings: std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json")),
+            codex_home: std::env::var_os("CODEX_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            codex_system_dir: PathBuf::from("/etc/codex"),
+        }
+    }
+
+    /// Where the Gemini CLI and Codex layers outside the home directory live.
+    pub fn vendor_paths(&self) -> discovery::VendorPaths {
+        discovery::VendorPaths {
+            gemini_system_settings: self.gemini_system_settings.clone(),
+            codex_home: self
+                .codex_home
+                .clone()
+                .unwrap_or_else(|| self.home.join(".codex")),
+            codex_system_dir: self.codex_system_dir.clone(),
         }
     }
 
@@ -265,10 +292,11 @@ impl Engine {
                 .find(|(k, _)| k == DEPTH_VAR)
                 .map(|(_, v)| v.as_os_str()),
         );
-        let registry = Registry::new(discovery::locations(
+        let registry = Registry::new(discovery::locations_with(
             &config.home,
             &config.copse_dir,
             &roots,
+            &config.vendor_paths(),
         ));
         let base_env = env::scrubbed(config.environment.iter().cloned());
         let (spine, spine_warning) = match &config.spine_path {
@@ -402,6 +430,9 @@ impl Engine {
         // Claude Code runs a handler defined identically in several settings files
         // once.
         let mut seen_claude = std::collections::HashSet::new();
+        let switches = self.vendor_switches(&configs);
+        // Gemini CLI runs a `name:command` pair once per event, whatever its layer.
+        let mut gemini_seen = std::collections::HashSet::new();
         for loaded in configs {
             if self.trust_state(&loaded) != TrustState::Trusted {
                 if loaded.exists {
@@ -414,6 +445,7 @@ impl Engine {
                     continue;
                 }
                 if hook.canonical == Some(canonical)
+                    && switches.allows(hook, loaded.config.extra(index)).is_none()
                     && discovery::adapter(hook.dialect).applies(hook, event, ctx)
                 {
                     // A plugin's copy of a handler stays separate.
@@ -423,11 +455,63 @@ impl Engine {
                     {
                         continue;
                     }
+                    if hook.dialect == Dialect::Gemini {
+                        let extra = loaded.config.extra(index);
+                        let key = format!(
+                            "{}:{}",
+                            extra.name.as_deref().unwrap_or_default(),
+                            hook.command
+                        );
+                        if !gemini_seen.insert(key) {
+                            continue;
+                        }
+                    }
                     out.push(Selected {
                         config: Arc::clone(&loaded.config),
                         index,
                     });
                 }
+            }
+        }
+        out
+    }
+
+    /// The dialect-wide switches of every trusted config: Gemini's
+    /// `hooksConfig.enabled` / `hooksConfig.disabled` (union across layers) and
+    /// Codex's `[features] hooks` / user-level `[hooks.state]`.
+    fn vendor_switches(&self, configs: &[LoadedConfig]) -> VendorSwitches {
+        let mut out = VendorSwitches::default();
+        for loaded in configs {
+            if !loaded.exists || self.trust_state(loaded) != TrustState::Trusted {
+                continue;
+            }
+            let sw = &loaded.config.switches;
+            let source = loaded.location.path.clone();
+            match loaded.location.dialect {
+                Dialect::Gemini => {
+                    if sw.all_off && out.gemini_off.is_none() {
+                        out.gemini_off = Some(source.clone());
+                    }
+                    for d in &sw.disabled {
+                        out.gemini_disabled
+                            .entry(d.clone())
+                            .or_insert(source.clone());
+                    }
+                }
+                Dialect::Codex => {
+                    if sw.all_off && out.codex_off.is_none() {
+                        out.codex_off = Some(source.clone());
+                    }
+                    // Codex ignores a project layer's `[hooks.state]`.
+                    if loaded.location.scope == Scope::User {
+                        for k in &sw.disabled_keys {
+                            out.codex_disabled
+                                .entry(k.clone())
+                                .or_insert(source.clone());
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         out
@@ -512,12 +596,25 @@ impl Engine {
                 .iter()
                 .filter(|l| self.trust_state(l) == TrustState::Trusted),
         );
+        let switches = self.vendor_switches(&configs);
         let mut hooks = Vec::new();
         let mut warnings = Vec::new();
         for loaded in &configs {
             let trust = self.trust_state(loaded);
             let trusted = trust == TrustState::Trusted;
-            for hook in &loaded.config.hooks {
+            for (index, hook) in loaded.config.hooks.iter().enumerate() {
+                let switched_off = switches.allows(hook, loaded.config.extra(index));
+                if let Some(why) = &switched_off {
+                    warnings.push(ConfigWarning {
+                        source: hook.source.clone(),
+                        scope: hook.scope,
+                        event: Some(hook.event.clone()),
+                        message: format!(
+                            "\"{}\" entry {} hook `{}` is switched off: {why} — it never runs",
+                            hook.event, hook.entry, hook.command
+                        ),
+                    });
+                }
                 let matcher_error = match &hook.matcher {
                     HookMatcher::Invalid(e) => Some(e.reason.clone()),
                     _ => None,
@@ -531,7 +628,8 @@ impl Engine {
                         && trusted
                         && hook.supported()
                         && matcher_error.is_none()
-                        && !(claude_off && hook.dialect == Dialect::Claude),
+                        && !(claude_off && hook.dialect == Dialect::Claude)
+                        && switched_off.is_none(),
                     matcher_error,
                     command: hook.command.clone(),
                     source: hook.source.clone(),
@@ -619,6 +717,52 @@ pub(crate) fn claude_hooks_disabled<'a>(configs: impl Iterator<Item = &'a Loaded
         .filter_map(|l| l.config.disable_all_hooks)
         .last()
         .unwrap_or(false)
+}
+
+/// Gemini and Codex switches in force, each with the file that set it.
+#[derive(Debug, Default)]
+struct VendorSwitches {
+    gemini_off: Option<PathBuf>,
+    codex_off: Option<PathBuf>,
+    gemini_disabled: std::collections::BTreeMap<String, PathBuf>,
+    codex_disabled: std::collections::BTreeMap<String, PathBuf>,
+}
+
+impl VendorSwitches {
+    /// `None` when `hook` may run; otherwise why it is switched off.
+    fn allows(&self, hook: &HookSpec, extra: &crate::dialect::HookExtra) -> Option<String> {
+        match hook.dialect {
+            Dialect::Gemini => {
+                if let Some(src) = &self.gemini_off {
+                    return Some(format!(
+                        "\"hooksConfig.enabled\" is false in {}",
+                        src.display()
+                    ));
+                }
+                // Gemini CLI's key: the hook's name, or its command when it has none.
+                let key = extra.name.as_deref().unwrap_or(&hook.command);
+                self.gemini_disabled.get(key).map(|src| {
+                    format!(
+                        "\"{key}\" is listed in \"hooksConfig.disabled\" in {}",
+                        src.display()
+                    )
+                })
+            }
+            Dialect::Codex => {
+                if let Some(src) = &self.codex_off {
+                    return Some(format!("[features] hooks = false in {}", src.display()));
+                }
+                let key = extra.state_key.as_ref()?;
+                self.codex_disabled.get(key).map(|src| {
+                    format!(
+                        "[hooks.state.\"{key}\"] enabled = false in {}",
+                        src.display()
+                    )
+                })
+            }
+            _ => None,
+        }
+    }
 }
 
 /// A selected hook: its parsed config (kept alive) and its index in it.

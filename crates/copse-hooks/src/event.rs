@@ -42,8 +42,8 @@ pub enum CanonicalEvent {
     AfterAgentResponse,
     /// The assistant finished a thinking block.
     AfterAgentThought,
-    /// The host is about to show the user a notification (a permission prompt, an
-    /// idle reminder).
+    /// The host raised a notification for the user (a permission prompt, an idle
+    /// agent). An observation: hooks cannot answer it.
     Notification,
     /// The host is about to ask the user to approve a tool call; hooks may allow
     /// (approve without asking) or deny it.
@@ -290,14 +290,17 @@ pub enum EventPayload {
         /// How long the thinking took, when known.
         duration_ms: Option<u64>,
     },
-    /// The host is about to notify the user.
+    /// The host raised a notification for the user.
     Notification {
         /// The notification text.
         message: String,
         /// Its title, when it has one.
         title: Option<String>,
-        /// `permission_prompt`, `idle_prompt`, `auth_success`, `elicitation_dialog`, …
+        /// What kind, as the host names it (`permission_prompt`, `idle_prompt`,
+        /// Gemini's `ToolPermission`, …).
         notification_type: String,
+        /// Structured details, when the host has them (an object, or null).
+        details: Value,
     },
     /// The host is about to ask the user to approve this tool call. A verdict
     /// decision of `Allow` approves it without asking (the only event where `Allow`

@@ -201,6 +201,7 @@ pub fn payload(event: CanonicalEvent, flavour: &str) -> EventPayload {
             message: "Claude needs your permission to use Bash".into(),
             title: Some("Permission needed".into()),
             notification_type: "permission_prompt".into(),
+            details: json!({"tool_name": "run_shell", "command": "rm -rf build"}),
         },
         CanonicalEvent::PermissionRequest => EventPayload::PermissionRequest(tool_call(flavour)),
     }

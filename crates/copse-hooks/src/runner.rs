@@ -66,6 +66,8 @@ impl SandboxConfig {
                 Dialect::Cursor => self.home.join(".cursor"),
                 Dialect::Claude => self.home.join(".claude"),
                 Dialect::Copse => self.copse_dir.clone(),
+                Dialect::Gemini => self.home.join(".gemini"),
+                Dialect::Codex => self.home.join(".codex"),
             });
         }
         writable.extend(self.extra_writable.iter().cloned());

@@ -246,28 +246,7 @@ impl Session {
             sandbox: self.engine.sandbox_config(),
             failure_policy: self.engine.failure_policy(),
         };
-        let runs: Vec<HookRun> = if selected.len() == 1 {
-            selected.iter().map(|s| run_one(s, &input)).collect()
-        } else {
-            std::thread::scope(|scope| {
-                let handles: Vec<_> = selected
-                    .iter()
-                    .map(|s| {
-                        let input = &input;
-                        scope.spawn(move || run_one(s, input))
-                    })
-                    .collect();
-                handles
-                    .into_iter()
-                    .zip(selected.iter())
-                    .map(|(h, s)| {
-                        h.join().unwrap_or_else(|_| {
-                            runner::panicked_run(s.hook(), event, input.failure_policy)
-                        })
-                    })
-                    .collect()
-            })
-        };
+        let runs = run_selected(&selected, &input, event);
         let epoch = lock(&self.state.queue).epoch();
         for (run, s) in runs.iter().zip(selected.iter()) {
             if let Some(q) = &run.outcome.queue_message {
@@ -595,6 +574,84 @@ fn local_session_id() -> String {
         .map(|d| d.as_millis())
         .unwrap_or(0);
     format!("local-{ms}-{}-{n}", std::process::id())
+}
+
+/// Runs the selected hooks of a blocking event, returning their records in
+/// configured order. They run in parallel, except that when a matching Gemini
+/// definition is `sequential`, the Gemini hooks run one after another on the
+/// current thread and each sees the input as the previous one changed it (a
+/// BeforeTool `tool_input` merged into the arguments, a BeforeAgent
+/// `additionalContext` appended to the prompt), while the others run beside them.
+fn run_selected(selected: &[Selected], input: &RunInput<'_>, event: &EventPayload) -> Vec<HookRun> {
+    let sequential = selected
+        .iter()
+        .any(|s| s.hook().dialect == Dialect::Gemini && s.config.extra(s.index).sequential);
+    let chained: Vec<bool> = selected
+        .iter()
+        .map(|s| sequential && s.hook().dialect == Dialect::Gemini)
+        .collect();
+    if selected.len() == 1 {
+        return selected.iter().map(|s| run_one(s, input)).collect();
+    }
+    let mut out: Vec<Option<HookRun>> = vec![None; selected.len()];
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = selected
+            .iter()
+            .zip(&chained)
+            .enumerate()
+            .filter(|(_, (_, c))| !**c)
+            .map(|(i, (s, _))| (i, scope.spawn(move || run_one(s, input))))
+            .collect();
+        // The chain, in configured order, on this thread.
+        let mut current = event.clone();
+        for (i, s) in selected.iter().enumerate().filter(|(i, _)| chained[*i]) {
+            let step = RunInput {
+                event: &current,
+                ctx: input.ctx,
+                base_env: input.base_env,
+                session_env: input.session_env,
+                child_depth: input.child_depth,
+                limits: input.limits,
+                sandbox: input.sandbox,
+                failure_policy: input.failure_policy,
+            };
+            let run = run_one(s, &step);
+            current = chain(current, &run.outcome);
+            out[i] = Some(run);
+        }
+        for (i, h) in handles {
+            out[i] = Some(h.join().unwrap_or_else(|_| {
+                runner::panicked_run(selected[i].hook(), event, input.failure_policy)
+            }));
+        }
+    });
+    out.into_iter()
+        .zip(selected)
+        .map(|(run, s)| {
+            run.unwrap_or_else(|| runner::panicked_run(s.hook(), event, input.failure_policy))
+        })
+        .collect()
+}
+
+/// The input the next hook of a sequential chain sees.
+fn chain(event: EventPayload, outcome: &crate::outcome::Outcome) -> EventPayload {
+    match event {
+        EventPayload::ToolGate(mut call) => {
+            if let Some(update) = &outcome.updated_input {
+                for (k, v) in update {
+                    call.input.insert(k.clone(), v.clone());
+                }
+            }
+            EventPayload::ToolGate(call)
+        }
+        EventPayload::BeforeSubmitPrompt { prompt } => EventPayload::BeforeSubmitPrompt {
+            prompt: match outcome.inject_context.as_deref().filter(|c| !c.is_empty()) {
+                Some(ctx) => format!("{prompt}\n\n{ctx}"),
+                None => prompt,
+            },
+        },
+        other => other,
+    }
 }
 
 fn run_one(s: &Selected, input: &RunInput<'_>) -> HookRun {

@@ -140,6 +140,9 @@ pub fn project_config_candidates(root: &Path) -> Vec<PathBuf> {
         root.join(".claude").join("settings.json"),
         root.join(".claude").join("settings.local.json"),
         root.join(".copse").join("hooks.json"),
+        root.join(".gemini").join("settings.json"),
+        root.join(".codex").join("hooks.json"),
+        root.join(".codex").join("config.toml"),
     ]
 }
 

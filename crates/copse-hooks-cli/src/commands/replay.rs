@@ -115,6 +115,7 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
                 .and_then(Value::as_str)
                 .unwrap_or("permission_prompt")
                 .to_string(),
+            details: obj.get("details").cloned().unwrap_or(Value::Null),
         },
         "afterToolUse" => {
             let output = match obj.get("output") {

@@ -5,6 +5,7 @@
 mod harness;
 
 mod audit;
+mod dialects;
 mod gate;
 mod lint;
 mod list;

@@ -66,9 +66,9 @@ pub fn canonical_for(event: &str) -> Option<CanonicalEvent> {
     CanonicalEvent::from_name(event).filter(|e| WIRED_EVENTS.contains(e))
 }
 
-/// The canonical events a Copse hooks file may declare (`notification` and
-/// `permissionRequest` are not part of the Copse format yet).
-pub const WIRED_EVENTS: [CanonicalEvent; 12] = [
+/// The canonical events a Copse hooks file may declare (`permissionRequest` is not
+/// part of the Copse format yet).
+pub const WIRED_EVENTS: [CanonicalEvent; 13] = [
     CanonicalEvent::ToolGate,
     CanonicalEvent::BeforeSubmitPrompt,
     CanonicalEvent::AfterFileEdit,
@@ -81,6 +81,7 @@ pub const WIRED_EVENTS: [CanonicalEvent; 12] = [
     CanonicalEvent::PreCompact,
     CanonicalEvent::AfterAgentResponse,
     CanonicalEvent::AfterAgentThought,
+    CanonicalEvent::Notification,
 ];
 
 /// Whether a name is a known Copse event (wired or not).
@@ -645,8 +646,21 @@ impl Adapter for Copse {
                     put("duration_ms", json!(d));
                 }
             }
-            // Not Copse events (see `WIRED_EVENTS`): never selected.
-            EventPayload::Notification { .. } | EventPayload::PermissionRequest(_) => {}
+            EventPayload::Notification {
+                notification_type,
+                message,
+                title,
+                details,
+            } => {
+                put("notification_type", json!(notification_type));
+                put("message", json!(message));
+                if let Some(title) = title {
+                    put("title", json!(title));
+                }
+                put("details", details.clone());
+            }
+            // Not a Copse event (see `WIRED_EVENTS`): never selected.
+            EventPayload::PermissionRequest(_) => {}
         }
         Value::Object(obj)
     }
@@ -998,6 +1012,13 @@ pub struct CopseHooksByEvent {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub after_agent_thought: Vec<CopseHookEntry>,
+    /// The host raised a notification for the user (detached). No matcher.
+    #[serde(
+        rename = "notification",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub notification: Vec<CopseHookEntry>,
     /// Known canonical event with no fire site in copse-hooks yet: parsed and listed,
     /// never run.
     #[serde(rename = "turnStart", default, skip_serializing_if = "Vec::is_empty")]

@@ -22,7 +22,7 @@ pub struct RunFilter {
     pub event: Option<String>,
     /// The outcome label: `allow`, `ask`, `deny`, `none` or `failed`.
     pub outcome: Option<String>,
-    /// The dialect: `cursor`, `claude`, `copse`.
+    /// The dialect: `cursor`, `claude`, `copse`, `gemini`, `codex`.
     pub dialect: Option<String>,
     /// Only runs that failed (a failure kind is recorded).
     pub failed: bool,

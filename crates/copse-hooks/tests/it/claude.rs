@@ -1569,6 +1569,7 @@ fn pre_compact_blocks_and_notification_ignores_its_answer() {
     assert!(clean(&read("PreCompact", &pc, 0, "{}", "")).is_empty());
 
     let n = EventPayload::Notification {
+        details: serde_json::Value::Null,
         message: "Claude needs your permission".into(),
         title: None,
         notification_type: "permission_prompt".into(),
@@ -2251,11 +2252,13 @@ printf '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"
     }));
     let session = fx.session(false);
     session.fire(EventPayload::Notification {
+        details: serde_json::Value::Null,
         message: "Claude needs your permission to use Bash".into(),
         title: None,
         notification_type: "permission_prompt".into(),
     });
     session.fire(EventPayload::Notification {
+        details: serde_json::Value::Null,
         message: "auth ok".into(),
         title: None,
         notification_type: "auth_success".into(),

@@ -282,6 +282,13 @@ fn locations_order_cursor_claude_copse_for_user_then_each_root() {
     let got: Vec<(String, Dialect, Scope, Option<PathBuf>)> =
         discovery::locations(home, copse_dir, &roots)
             .into_iter()
+            // Gemini and Codex locations are tested in their own modules.
+            .filter(|l| {
+                matches!(
+                    l.dialect,
+                    Dialect::Cursor | Dialect::Claude | Dialect::Copse
+                )
+            })
             .map(|l| (l.path.display().to_string(), l.dialect, l.scope, l.root))
             .collect();
     let project = |root: &str| {
@@ -626,6 +633,12 @@ fn every_event_gets_its_exact_stdin() {
         text: "Thinking…".into(),
         duration_ms: Some(12),
     });
+    session.fire(EventPayload::Notification {
+        title: None,
+        notification_type: "ToolPermission".into(),
+        message: "needs permission".into(),
+        details: Value::Null,
+    });
     session.wait_idle();
 
     let envelope = |event: &str| {
@@ -665,6 +678,10 @@ fn every_event_gets_its_exact_stdin() {
         ),
         ("afterAgentResponse", r#""text":"Done."}"#.into()),
         ("afterAgentThought", r#""text":"Thinking…","duration_ms":12}"#.into()),
+        (
+            "notification",
+            r#""notification_type":"ToolPermission","message":"needs permission","details":null}"#.into(),
+        ),
     ];
     assert_eq!(cases.len(), copse::WIRED_EVENTS.len());
     for (event, fields) in cases {

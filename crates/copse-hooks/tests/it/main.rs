@@ -3,8 +3,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 mod claude;
+mod codex;
 mod copse;
 mod cursor;
+mod gemini;
 mod sandbox;
 mod session;
 mod spawn;

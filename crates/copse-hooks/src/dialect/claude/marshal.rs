@@ -161,6 +161,7 @@ pub(super) fn marshal(hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) 
                 message,
                 title,
                 notification_type,
+                ..
             },
         ) => {
             obj.insert("message".into(), json!(message));
