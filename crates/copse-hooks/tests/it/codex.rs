@@ -947,3 +947,57 @@ fn locations_of_gemini_and_codex_layers_in_order() {
         ]
     );
 }
+
+#[test]
+fn failure_policy_setting_restores_codex_fail_open() {
+    let fx = Fx::new();
+    fx.hooks_json(
+        "codex-home/hooks.json",
+        json!({"PreToolUse": [group(Some("Bash"), &["echo oops >&2; exit 1"])]}),
+    );
+    // Default: the host policy denies a gated action whose hook failed.
+    let v = bash(&fx.session(false), "ls");
+    assert_eq!(v.runs[0].result, RunOutcome::Failed);
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert!(fx.engine(false).list().hooks[0].fail_closed);
+
+    let configured = |dialect: &str| {
+        let mut config = EngineConfig::from_process(vec![fx.ws()])
+            .home(fx.home())
+            .enabled(true);
+        config.sandbox_writable = vec![fx.root.clone()];
+        config.gemini_system_settings = fx.root.join("etc/gemini-cli/settings.json");
+        config.codex_home = Some(fx.root.join("codex-home"));
+        config.copse_dir = fx.home().join(".copse");
+        config.codex_system_dir = fx.root.join("etc/codex");
+        config
+            .failure_policy
+            .insert(dialect.into(), FailurePolicy::Open);
+        Engine::new(config)
+    };
+    // Another dialect's setting changes nothing here.
+    let v = bash(
+        &configured("gemini").session(SessionIdentity::new("c")),
+        "ls",
+    );
+    assert_eq!(v.effective_decision(), Decision::Deny);
+
+    let engine = configured("codex");
+    let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
+    assert_eq!(
+        v.runs[0].result,
+        RunOutcome::Failed,
+        "the failure is recorded"
+    );
+    assert_eq!(v.runs[0].policy, FailurePolicy::Open);
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    let listing = engine.list();
+    assert!(
+        !listing.hooks[0].fail_closed,
+        "list shows the restored policy"
+    );
+    assert_eq!(
+        listing.failure_policy.get("codex"),
+        Some(&FailurePolicy::Open)
+    );
+}

@@ -1124,3 +1124,48 @@ fn notification_and_detached_events_fire() {
     assert_eq!(v["notification_type"], "ToolPermission");
     assert_eq!(v["details"], json!({}));
 }
+
+#[test]
+fn failure_policy_setting_restores_gemini_fail_open() {
+    let fx = Fx::new();
+    fx.user(json!({"BeforeTool": [def(None, &[("warn", "echo oops >&2; exit 1")])]}));
+    // Default: the host policy denies a gated action whose hook failed.
+    let v = shell(&fx.session(false), "ls");
+    assert_eq!(v.runs[0].result, RunOutcome::Failed);
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert!(fx.engine(false).list().hooks[0].fail_closed);
+
+    // Another dialect's setting changes nothing here.
+    let mut config = fx.config();
+    config
+        .failure_policy
+        .insert("claude".into(), FailurePolicy::Open);
+    let v = shell(
+        &Engine::new(config).session(SessionIdentity::new("c")),
+        "ls",
+    );
+    assert_eq!(v.effective_decision(), Decision::Deny);
+
+    let mut config = fx.config();
+    config
+        .failure_policy
+        .insert("gemini".into(), FailurePolicy::Open);
+    let engine = Engine::new(config);
+    let v = shell(&engine.session(SessionIdentity::new("c")), "ls");
+    assert_eq!(
+        v.runs[0].result,
+        RunOutcome::Failed,
+        "the failure is recorded"
+    );
+    assert_eq!(v.runs[0].policy, FailurePolicy::Open);
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    let listing = engine.list();
+    assert!(
+        !listing.hooks[0].fail_closed,
+        "list shows the restored policy"
+    );
+    assert_eq!(
+        listing.failure_policy.get("gemini"),
+        Some(&FailurePolicy::Open)
+    );
+}
