@@ -129,6 +129,15 @@ pub enum Command {
         /// One canonical event per line: {"event": NAME, ...fields}.
         file: PathBuf,
     },
+    /// Serve the local web page (sources, sessions, runs, charts, tester, trust) on 127.0.0.1.
+    Ui {
+        /// The port (default: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Print the address without opening a browser.
+        #[arg(long)]
+        no_open: bool,
+    },
     /// Gate a handful of realistic tool calls through the example hooks.
     Demo {
         /// The example workspace (default: examples/workspace).
@@ -179,6 +188,7 @@ pub fn main() -> ExitCode {
         Command::Trust { dir } => commands::settings::trust(&cli.global, dir.as_deref()),
         Command::Untrust { dir } => commands::settings::untrust(&cli.global, dir.as_deref()),
         Command::Replay { file } => commands::replay::run(&cli.global, file),
+        Command::Ui { port, no_open } => commands::ui::run(&cli.global, *port, *no_open),
         Command::Demo { example } => commands::demo::run(&cli.global, example.as_deref()),
     };
     match result {

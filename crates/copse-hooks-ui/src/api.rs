@@ -803,7 +803,12 @@ async fn tester_run(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answ
         let mut v = serde_json::to_value(&dry).map_err(ApiError::internal)?;
         v["stdout_json"] = as_json(dry.stdout.as_bytes());
         v["stdin_json"] = as_json(dry.stdin.as_bytes());
-        v["verdict"] = json!(dry.summary.split(' ').next().unwrap_or(""));
+        // The verdict word, as the run list labels outcomes.
+        let verdict = match dry.summary.split(' ').next().unwrap_or("") {
+            "no" => "none",
+            word => word,
+        };
+        v["verdict"] = json!(verdict);
         Ok(Json(v))
     })
     .await

@@ -9,3 +9,4 @@ pub mod replay;
 pub mod sandbox;
 pub mod settings;
 pub mod test;
+pub mod ui;
