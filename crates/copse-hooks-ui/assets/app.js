@@ -639,6 +639,7 @@
       if (last !== null && seq !== last) {
         const r = parseHash();
         if (r.page === "runs") refreshRunsTop().catch(() => {});
+        else if (r.page === "session" && main.getAttribute("data-ready") === "session") pageSession(r.arg).catch(() => {});
       }
       last = seq;
     };

@@ -11,3 +11,4 @@ mod list;
 mod replay;
 mod sandbox;
 mod trust;
+mod ui;

@@ -355,17 +355,65 @@ pub struct RunPage {
 }
 
 pub(crate) fn page(conn: &Connection, q: &RunQuery) -> rusqlite::Result<RunPage> {
-    let mut sql = format!("SELECT {SUMMARY_COLUMNS}, seq FROM hook_runs WHERE 1");
+    let limit = q.limit.unwrap_or(DEFAULT_LIMIT).max(1);
     let mut args: Vec<Box<dyn ToSql>> = Vec::new();
+    // An event may be a wire name or a canonical one. `event = ? OR canonical = ?` would
+    // defeat both indexes, so each is its own newest-first branch (each able to walk its
+    // index backwards and stop at the page size), and the union is cut to the page.
+    let sql = match &q.event {
+        None => page_branch(q, None, limit, &mut args),
+        Some(event) => {
+            let wire = page_branch(q, Some(("event", event)), limit, &mut args);
+            let canonical = page_branch(q, Some(("canonical", event)), limit, &mut args);
+            // Result columns 11 and 31 are `started_at` and `seq`.
+            format!(
+                "SELECT * FROM ({wire}) UNION SELECT * FROM ({canonical}) \
+                 ORDER BY 11 DESC, 31 DESC LIMIT {}",
+                limit + 1
+            )
+        }
+    };
+    let mut stmt = conn.prepare_cached(&sql)?;
+    let mut rows = stmt.query(rusqlite::params_from_iter(args.iter().map(|a| &**a)))?;
+    let mut runs = Vec::with_capacity(limit);
+    let mut last = None;
+    let mut more = false;
+    while let Some(row) = rows.next()? {
+        if runs.len() == limit {
+            more = true;
+            break;
+        }
+        let run = summary(row)?;
+        last = Some(RunCursor {
+            started_at: run.started_at,
+            seq: row.get(30)?,
+        });
+        runs.push(run);
+    }
+    Ok(RunPage {
+        runs,
+        next: if more { last } else { None },
+    })
+}
+
+/// One newest-first `SELECT` of a page (one more row than the page, to tell whether
+/// there is a next one), with the event condition on `event_column` when given.
+fn page_branch(
+    q: &RunQuery,
+    event: Option<(&str, &String)>,
+    limit: usize,
+    args: &mut Vec<Box<dyn ToSql>>,
+) -> String {
+    let mut sql = format!("SELECT {SUMMARY_COLUMNS}, seq FROM hook_runs WHERE 1");
     let mut arg = |sql: &mut String, clause: &str, value: Box<dyn ToSql>| {
         args.push(value);
         sql.push_str(&clause.replace('?', &format!("?{}", args.len())));
     };
-    if let Some(event) = &q.event {
+    if let Some((column, value)) = event {
         arg(
             &mut sql,
-            " AND (event = ? OR canonical = ?)",
-            Box::new(event.clone()),
+            &format!(" AND {column} = ?"),
+            Box::new(value.clone()),
         );
     }
     if let Some(outcome) = &q.outcome {
@@ -390,6 +438,10 @@ pub(crate) fn page(conn: &Connection, q: &RunQuery) -> rusqlite::Result<RunPage>
     }
     if let Some(kind) = q.kind {
         arg(&mut sql, " AND kind = ?", Box::new(kind.as_str()));
+        if kind != RunKind::Run {
+            // Lets the partial index of the rare kinds serve the query.
+            sql.push_str(" AND kind <> 'run'");
+        }
     }
     if let Some(since) = q.since {
         arg(&mut sql, " AND started_at >= ?", Box::new(to_i64(since)));
@@ -398,39 +450,17 @@ pub(crate) fn page(conn: &Connection, q: &RunQuery) -> rusqlite::Result<RunPage>
         arg(&mut sql, " AND started_at < ?", Box::new(to_i64(until)));
     }
     if let Some(after) = q.after {
+        // `started_at <= t` is a range the index can seek to; the rest breaks ties.
         let at = to_i64(after.started_at);
+        arg(&mut sql, " AND started_at <= ?", Box::new(at));
         arg(&mut sql, " AND (started_at < ?", Box::new(at));
-        arg(&mut sql, " OR (started_at = ?", Box::new(at));
-        arg(&mut sql, " AND seq < ?))", Box::new(after.seq));
+        arg(&mut sql, " OR seq < ?)", Box::new(after.seq));
     }
-    let limit = q.limit.unwrap_or(DEFAULT_LIMIT).max(1);
-    // One more than asked tells whether there is a next page.
-    arg(
-        &mut sql,
-        " ORDER BY started_at DESC, seq DESC LIMIT ?",
-        Box::new(i64::try_from(limit + 1).unwrap_or(i64::MAX)),
-    );
-    let mut stmt = conn.prepare_cached(&sql)?;
-    let mut rows = stmt.query(rusqlite::params_from_iter(args.iter().map(|a| &**a)))?;
-    let mut runs = Vec::with_capacity(limit);
-    let mut last = None;
-    let mut more = false;
-    while let Some(row) = rows.next()? {
-        if runs.len() == limit {
-            more = true;
-            break;
-        }
-        let run = summary(row)?;
-        last = Some(RunCursor {
-            started_at: run.started_at,
-            seq: row.get(30)?,
-        });
-        runs.push(run);
-    }
-    Ok(RunPage {
-        runs,
-        next: if more { last } else { None },
-    })
+    sql.push_str(&format!(
+        " ORDER BY started_at DESC, seq DESC LIMIT {}",
+        limit + 1
+    ));
+    sql
 }
 
 /// The newest row number: grows whenever a run is recorded (live updates poll it).
@@ -559,7 +589,7 @@ pub struct FilterValues {
 /// probe per distinct value, not a scan).
 fn distinct(conn: &Connection, column: &str) -> rusqlite::Result<Vec<String>> {
     let sql = format!(
-        "WITH RECURSIVE d(v) AS (SELECT min({column}) FROM hook_runs \
+        "WITH RECURSIVE d(v) AS (SELECT min({column}) FROM hook_runs WHERE {column} IS NOT NULL \
          UNION ALL SELECT (SELECT min({column}) FROM hook_runs WHERE {column} > d.v) \
          FROM d WHERE d.v IS NOT NULL) SELECT v FROM d WHERE v IS NOT NULL LIMIT 1000"
     );

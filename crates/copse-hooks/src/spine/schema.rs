@@ -70,7 +70,8 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX hook_runs_failure_started ON hook_runs (failure, started_at)
         WHERE failure IS NOT NULL;
     CREATE INDEX hook_runs_hook_started ON hook_runs (source, command, started_at);
-    CREATE INDEX hook_runs_session_started ON hook_runs (session_id, started_at);",
+    CREATE INDEX hook_runs_session_started ON hook_runs (session_id, started_at);
+    CREATE INDEX hook_runs_kind_started ON hook_runs (kind, started_at) WHERE kind <> 'run';",
 ];
 
 /// The schema version this build writes.
