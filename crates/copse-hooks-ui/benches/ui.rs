@@ -143,11 +143,9 @@ async fn main() {
 
     // Baseline: one full scan of the run table.
     let db = copse.join("spine.db");
-    let conn = rusqlite::Connection::open_with_flags(
-        &db,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .expect("open");
+    let conn =
+        rusqlite::Connection::open_with_flags(&db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("open");
     let mut base_t = Vec::new();
     for _ in 0..3 {
         let t = Instant::now();
@@ -196,7 +194,10 @@ async fn main() {
             "first paint of the runs page (8 requests)".into(),
             paint.iter().map(|s| s.to_string()).collect(),
         ),
-        ("runs: newest 100".into(), vec!["/api/runs?limit=100".into()]),
+        (
+            "runs: newest 100".into(),
+            vec!["/api/runs?limit=100".into()],
+        ),
         (
             "runs: next page (keyset)".into(),
             vec![format!("/api/runs?limit=100&after={next}")],
@@ -208,7 +209,10 @@ async fn main() {
                 unix_ms(std::time::SystemTime::now()) - 30 * 86_400_000 + 30 * 86_400_000 / 10
             )],
         ),
-        ("filter: decision=deny".into(), vec!["/api/runs?limit=100&decision=deny".into()]),
+        (
+            "filter: decision=deny".into(),
+            vec!["/api/runs?limit=100&decision=deny".into()],
+        ),
         (
             "filter: agent=claude-code & decision=deny".into(),
             vec!["/api/runs?limit=100&agent=claude-code&decision=deny".into()],
@@ -244,13 +248,22 @@ async fn main() {
             "filter: kind=dropped & dialect=copse".into(),
             vec!["/api/runs?limit=100&kind=dropped&dialect=copse".into()],
         ),
-        ("sessions: newest 30".into(), vec!["/api/sessions?limit=30".into()]),
+        (
+            "sessions: newest 30".into(),
+            vec!["/api/sessions?limit=30".into()],
+        ),
         (
             "session timeline (200 runs)".into(),
             vec![format!("/api/sessions/{session}")],
         ),
-        ("run detail".into(), vec![format!("/api/runs/r{:09}", runs / 2)]),
-        ("stats: 24h (charts)".into(), vec!["/api/stats?window=24h".into()]),
+        (
+            "run detail".into(),
+            vec![format!("/api/runs/r{:09}", runs / 2)],
+        ),
+        (
+            "stats: 24h (charts)".into(),
+            vec!["/api/stats?window=24h".into()],
+        ),
     ];
     println!("copse-hooks ui with {runs} runs in the audit store (median of {REPEATS})");
     println!(

@@ -262,7 +262,10 @@ fn run_query(p: &HashMap<String, String>) -> Result<RunQuery, ApiError> {
         "event", "outcome", "decision", "dialect", "agent", "failure", "session", "source",
         "command", "kind", "since", "until", "after", "limit",
     ];
-    if let Some(k) = p.keys().find(|k| !KNOWN.contains(&k.as_str()) && *k != "token") {
+    if let Some(k) = p
+        .keys()
+        .find(|k| !KNOWN.contains(&k.as_str()) && *k != "token")
+    {
         return Err(ApiError::bad(format!(
             "unknown parameter `{k}` (known: {})",
             KNOWN.join(", ")
@@ -513,7 +516,8 @@ async fn source_file(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
                 format!("{path} is not a hook config discovery knows"),
             ));
         }
-        let meta = std::fs::metadata(&path).map_err(|e| ApiError::status(StatusCode::NOT_FOUND, format!("{path}: {e}")))?;
+        let meta = std::fs::metadata(&path)
+            .map_err(|e| ApiError::status(StatusCode::NOT_FOUND, format!("{path}: {e}")))?;
         if !meta.is_file() {
             return Err(ApiError::bad(format!("{path} is not a regular file")));
         }
@@ -647,7 +651,10 @@ async fn sessions(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
 async fn session_timeline(St(state): St<Arc<State>>, UrlPath(id): UrlPath<String>) -> Answer {
     blocking(move || {
         let Some(spine) = state.spine()? else {
-            return Err(ApiError::status(StatusCode::NOT_FOUND, "nothing is recorded yet"));
+            return Err(ApiError::status(
+                StatusCode::NOT_FOUND,
+                "nothing is recorded yet",
+            ));
         };
         let runs = spine.session_runs(&id, TIMELINE_LIMIT)?;
         if runs.is_empty() {
@@ -671,15 +678,19 @@ async fn stats(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
         None => 48,
         Some(b) => match b.parse::<usize>() {
             Ok(n) if (1..=500).contains(&n) => n,
-            _ => return Err(ApiError::bad(format!(
-                "`buckets` must be a whole number from 1 to 500 (got `{b}`)"
-            ))),
+            _ => {
+                return Err(ApiError::bad(format!(
+                    "`buckets` must be a whole number from 1 to 500 (got `{b}`)"
+                )));
+            }
         },
     };
     blocking(move || {
         let Some(spine) = state.spine()? else {
-            return Ok(Json(json!({"since": since, "until": until, "runs": 0, "hooks": [], "timeline": [],
-                "latency_buckets": copse_hooks::spine::LATENCY_BUCKETS})));
+            return Ok(Json(
+                json!({"since": since, "until": until, "runs": 0, "hooks": [], "timeline": [],
+                "latency_buckets": copse_hooks::spine::LATENCY_BUCKETS}),
+            ));
         };
         // An `all` window starts at the oldest run, not at 1970.
         let since = if since == 0 {
@@ -696,7 +707,9 @@ async fn stats(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
 }
 
 /// Server-sent events: `runs` with the newest row number whenever it grows.
-async fn events(St(state): St<Arc<State>>) -> Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>> {
+async fn events(
+    St(state): St<Arc<State>>,
+) -> Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>> {
     let stream = futures_util::stream::unfold((state, -1i64), |(state, last)| async move {
         loop {
             let s = Arc::clone(&state);

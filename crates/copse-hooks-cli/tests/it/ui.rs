@@ -60,7 +60,9 @@ fn ui_prints_its_address_and_serves_the_page() {
     assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
     insta::assert_snapshot!(format!(
         "{}\n{second}",
-        first.replace(token, "[TOKEN]").replace(&port.to_string(), "[PORT]")
+        first
+            .replace(token, "[TOKEN]")
+            .replace(&port.to_string(), "[PORT]")
     ));
 
     let host = format!("127.0.0.1:{port}");
@@ -69,7 +71,11 @@ fn ui_prints_its_address_and_serves_the_page() {
     assert!(page.contains(&env.workspace().display().to_string()));
     let refused = get(port, &host, "/api/overview");
     assert!(refused.starts_with("HTTP/1.1 403"), "{refused}");
-    let rebound = get(port, &format!("attacker.example:{port}"), &format!("/?token={token}"));
+    let rebound = get(
+        port,
+        &format!("attacker.example:{port}"),
+        &format!("/?token={token}"),
+    );
     assert!(rebound.starts_with("HTTP/1.1 421"), "{rebound}");
     let sources = get(port, &host, &format!("/api/sources?token={token}"));
     assert!(sources.contains("\"command\":\"true\""), "{sources}");

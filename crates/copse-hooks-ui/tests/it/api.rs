@@ -58,7 +58,13 @@ async fn raw(w: &World, request: &str) -> String {
 #[tokio::test]
 async fn every_request_needs_the_token() {
     let w = world(true, 20).await;
-    for path in ["/", "/assets/app.js", "/api/runs", "/api/overview", "/api/events"] {
+    for path in [
+        "/",
+        "/assets/app.js",
+        "/api/runs",
+        "/api/overview",
+        "/api/events",
+    ] {
         let res = client()
             .get(format!("{}{path}", w.base))
             .send()
@@ -97,7 +103,9 @@ async fn the_host_must_be_loopback() {
     ] {
         let res = raw(
             &w,
-            &format!("GET /api/overview?token={t} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+            &format!(
+                "GET /api/overview?token={t} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+            ),
         )
         .await;
         assert!(res.starts_with("HTTP/1.1 421"), "{host}: {res}");
@@ -106,7 +114,9 @@ async fn the_host_must_be_loopback() {
     for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}")] {
         let res = raw(
             &w,
-            &format!("GET /api/overview?token={t} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"),
+            &format!(
+                "GET /api/overview?token={t} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+            ),
         )
         .await;
         assert!(res.starts_with("HTTP/1.1 200"), "{host}: {res}");
@@ -128,7 +138,10 @@ async fn the_page_is_served_with_a_strict_policy_and_no_inline_script() {
     assert_eq!(h["referrer-policy"], "no-referrer");
     assert!(h.get("access-control-allow-origin").is_none());
     let body = res.text().await.unwrap();
-    assert!(body.contains(&format!(r#"<meta name="copse-token" content="{}">"#, w.token)));
+    assert!(body.contains(&format!(
+        r#"<meta name="copse-token" content="{}">"#,
+        w.token
+    )));
     // Every script is a file of this server; none has a body.
     for tag in body.split("<script").skip(1) {
         assert!(tag.contains("src=\"/assets/"), "{tag}");
@@ -149,12 +162,18 @@ async fn the_page_is_served_with_a_strict_policy_and_no_inline_script() {
         assert_eq!(res.status().as_u16(), 200, "{asset}");
         assert_eq!(res.headers()["content-type"], mime);
         let text = res.text().await.unwrap();
-        assert!(!text.contains("https://") && !text.contains("//cdn"), "{asset} refers elsewhere");
+        assert!(
+            !text.contains("https://") && !text.contains("//cdn"),
+            "{asset} refers elsewhere"
+        );
     }
     let (status, _) = w.get("/assets/nope.js").await;
     assert_eq!(status, 404);
     let (status, body) = w.get("/api/nope").await;
-    assert_eq!((status, body["error"].as_str()), (404, Some("no such page")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (404, Some("no such page"))
+    );
 }
 
 #[tokio::test]
@@ -230,13 +249,32 @@ async fn overview_and_sources() {
     assert_eq!(ws["configs"][0]["change"], "unchanged");
     // Change the config: the page says what changed since trusted.
     let text = std::fs::read_to_string(&w.cursor_config).unwrap();
-    std::fs::write(&w.cursor_config, text.replace("\"timeout\": 5", "\"timeout\": 6")).unwrap();
+    std::fs::write(
+        &w.cursor_config,
+        text.replace("\"timeout\": 5", "\"timeout\": 6"),
+    )
+    .unwrap();
     let s = w.ok("/api/sources").await;
-    assert_eq!(s["workspaces"][0]["configs"][0]["change"], "changed since trusted");
-    assert!(s["hooks"].as_array().unwrap().iter().any(|h| h["trust"] == "changed"));
+    assert_eq!(
+        s["workspaces"][0]["configs"][0]["change"],
+        "changed since trusted"
+    );
+    assert!(
+        s["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|h| h["trust"] == "changed")
+    );
     // A window with no runs.
     let s = w.ok("/api/sources?window=1s").await;
-    assert!(s["hooks"].as_array().unwrap().iter().all(|h| h["stats"]["runs"] == 0));
+    assert!(
+        s["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["stats"]["runs"] == 0)
+    );
     // The source view shows only configs discovery knows.
     let f = w
         .ok(&format!("/api/source?path={}", w.claude_config.display()))
@@ -253,7 +291,10 @@ async fn runs_page_by_keyset_and_filter() {
     let runs = first["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 50);
     assert_eq!(runs[0]["run_id"], "run-00199");
-    let starts: Vec<u64> = runs.iter().map(|r| r["started_at"].as_u64().unwrap()).collect();
+    let starts: Vec<u64> = runs
+        .iter()
+        .map(|r| r["started_at"].as_u64().unwrap())
+        .collect();
     assert!(starts.windows(2).all(|p| p[0] >= p[1]));
     let next = first["next"].as_str().unwrap();
     let second = w.ok(&format!("/api/runs?limit=50&after={next}")).await;
@@ -280,12 +321,36 @@ async fn runs_page_by_keyset_and_filter() {
     let denied = w.ok("/api/runs?decision=deny&limit=500").await;
     assert!(all(&denied, "outcome", "deny"));
     assert_eq!(denied["runs"].as_array().unwrap().len(), 20);
-    assert!(all(&w.ok("/api/runs?agent=claude-code").await, "dialect", "claude"));
-    assert!(all(&w.ok("/api/runs?dialect=cursor").await, "dialect", "cursor"));
-    assert!(all(&w.ok("/api/runs?failure=timeout").await, "failure", "timeout"));
-    assert!(all(&w.ok("/api/runs?event=PreToolUse").await, "event", "PreToolUse"));
-    assert!(all(&w.ok("/api/runs?kind=dropped").await, "kind", "dropped"));
-    assert!(all(&w.ok("/api/runs?session=session-1").await, "session_id", "session-1"));
+    assert!(all(
+        &w.ok("/api/runs?agent=claude-code").await,
+        "dialect",
+        "claude"
+    ));
+    assert!(all(
+        &w.ok("/api/runs?dialect=cursor").await,
+        "dialect",
+        "cursor"
+    ));
+    assert!(all(
+        &w.ok("/api/runs?failure=timeout").await,
+        "failure",
+        "timeout"
+    ));
+    assert!(all(
+        &w.ok("/api/runs?event=PreToolUse").await,
+        "event",
+        "PreToolUse"
+    ));
+    assert!(all(
+        &w.ok("/api/runs?kind=dropped").await,
+        "kind",
+        "dropped"
+    ));
+    assert!(all(
+        &w.ok("/api/runs?session=session-1").await,
+        "session_id",
+        "session-1"
+    ));
     let by_hook = w
         .ok(&format!(
             "/api/runs?limit=500&source={}&command=.cursor/hooks/audit.sh",
@@ -327,7 +392,10 @@ async fn bad_parameters_are_refused_clearly() {
     ] {
         let (status, body) = w.get(path).await;
         assert_eq!(status, 400, "{path}: {body}");
-        let msg = body["error"].as_str().unwrap().replace(&w.ws.display().to_string(), "[WS]");
+        let msg = body["error"]
+            .as_str()
+            .unwrap()
+            .replace(&w.ws.display().to_string(), "[WS]");
         answers.push(format!("{path} -> {msg}"));
     }
     let (status, body) = w.post("/api/tester/run", &json!({"nope": 1})).await;
@@ -353,7 +421,10 @@ async fn run_detail_sessions_stats_filters() {
     assert!(b["stderr"].as_str().unwrap().contains("Permission denied"));
     assert_eq!(b["stderr_json"], Value::Null);
     let (status, body) = w.get("/api/runs/run-99999").await;
-    assert_eq!((status, body["error"].as_str()), (404, Some("no run run-99999")));
+    assert_eq!(
+        (status, body["error"].as_str()),
+        (404, Some("no run run-99999"))
+    );
 
     let s = w.ok("/api/sessions").await;
     let sessions = s["sessions"].as_array().unwrap();
@@ -363,17 +434,30 @@ async fn run_detail_sessions_stats_filters() {
     let t = w.ok("/api/sessions/session-0").await;
     let runs = t["runs"].as_array().unwrap();
     assert_eq!(runs.len(), 20);
-    assert!(runs.windows(2).all(|p| p[0]["started_at"].as_u64() <= p[1]["started_at"].as_u64()));
+    assert!(
+        runs.windows(2)
+            .all(|p| p[0]["started_at"].as_u64() <= p[1]["started_at"].as_u64())
+    );
     let (status, _) = w.get("/api/sessions/nobody").await;
     assert_eq!(status, 404);
 
     let st = w.ok("/api/stats?window=24h&buckets=12").await;
     assert_eq!(st["runs"], 60);
     assert_eq!(st["timeline"].as_array().unwrap().len(), 12);
-    let sum: u64 = st["timeline"].as_array().unwrap().iter().map(|b| b["runs"].as_u64().unwrap()).sum();
+    let sum: u64 = st["timeline"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b["runs"].as_u64().unwrap())
+        .sum();
     assert_eq!(sum, 60);
     let h = &st["hooks"][0];
-    let hist: u64 = h["histogram"].as_array().unwrap().iter().map(|c| c.as_u64().unwrap()).sum();
+    let hist: u64 = h["histogram"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_u64().unwrap())
+        .sum();
     assert_eq!(hist, h["runs"].as_u64().unwrap());
     let all = w.ok("/api/stats?window=all&buckets=4").await;
     assert_eq!(all["runs"], 60);
@@ -391,7 +475,10 @@ async fn an_empty_store_reads_as_empty() {
     assert_eq!(w.ok("/api/sessions").await["sessions"], json!([]));
     assert_eq!(w.ok("/api/stats").await["runs"], 0);
     assert_eq!(w.ok("/api/overview").await["spine"]["exists"], false);
-    assert!(!w.copse.join("spine.db").exists(), "reading must not create the store");
+    assert!(
+        !w.copse.join("spine.db").exists(),
+        "reading must not create the store"
+    );
 }
 
 #[tokio::test]
@@ -405,7 +492,10 @@ async fn live_updates_announce_new_runs() {
         .unwrap()
         .unwrap();
     let first = String::from_utf8_lossy(&first).into_owned();
-    assert!(first.contains("event: runs") && first.contains("\"latest_seq\":3"), "{first}");
+    assert!(
+        first.contains("event: runs") && first.contains("\"latest_seq\":3"),
+        "{first}"
+    );
     // One more run arrives: the stream announces it.
     let spine = copse_hooks::spine::Spine::try_open(
         w.copse.join("spine.db"),
@@ -441,7 +531,9 @@ async fn the_tester_runs_a_hook_as_test_does() {
     let w = world(true, 0).await;
     let src = w.cursor_config.display().to_string();
     let p = w
-        .ok(&format!("/api/tester/payload?source={src}&event=beforeShellExecution&entry=1"))
+        .ok(&format!(
+            "/api/tester/payload?source={src}&event=beforeShellExecution&entry=1"
+        ))
         .await;
     let payload: Value = serde_json::from_str(p["payload"].as_str().unwrap()).unwrap();
     assert_eq!(payload["hook_event_name"], "beforeShellExecution");
@@ -473,7 +565,10 @@ async fn the_tester_runs_a_hook_as_test_does() {
     assert!(!w.copse.join("spine.db").exists());
     // Not JSON, no such hook.
     let (status, d) = w
-        .post("/api/tester/run", &json!({"source": src, "event": "beforeShellExecution", "payload": "{nope"}))
+        .post(
+            "/api/tester/run",
+            &json!({"source": src, "event": "beforeShellExecution", "payload": "{nope"}),
+        )
         .await;
     assert_eq!(status, 400);
     assert!(d["error"].as_str().unwrap().contains("not valid JSON"));
@@ -495,7 +590,10 @@ async fn untrusted_hooks_do_not_run_and_trust_is_confirmed() {
     )
     .unwrap();
     let (status, d) = w
-        .post("/api/tester/run", &json!({"source": src, "event": "beforeShellExecution"}))
+        .post(
+            "/api/tester/run",
+            &json!({"source": src, "event": "beforeShellExecution"}),
+        )
         .await;
     assert_eq!(status, 403, "{d}");
     assert!(d["error"].as_str().unwrap().contains("not trusted"));
@@ -518,13 +616,26 @@ async fn untrusted_hooks_do_not_run_and_trust_is_confirmed() {
     let before = std::fs::read_to_string(&settings).unwrap();
     assert!(!before.contains(&w.ws.display().to_string()));
     let (status, d) = w
-        .post("/api/trust", &json!({"dir": w.ws, "fingerprint": fingerprint}))
+        .post(
+            "/api/trust",
+            &json!({"dir": w.ws, "fingerprint": fingerprint}),
+        )
         .await;
     assert_eq!(status, 200, "{d}");
     assert_eq!(d["preview"]["trusted"], true);
-    assert!(std::fs::read_to_string(&settings).unwrap().contains(&w.ws.display().to_string()));
+    assert!(
+        std::fs::read_to_string(&settings)
+            .unwrap()
+            .contains(&w.ws.display().to_string())
+    );
     let s = w.ok("/api/sources").await;
-    assert!(s["hooks"].as_array().unwrap().iter().all(|h| h["trust"] == "trusted"));
+    assert!(
+        s["hooks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|h| h["trust"] == "trusted")
+    );
     let (status, d) = w.post("/api/untrust", &json!({"confirm": true})).await;
     assert_eq!(status, 200, "{d}");
     assert_eq!(d["was_trusted"], true);

@@ -171,7 +171,9 @@ impl Browser {
     }
 
     async fn screenshot(&self, name: &str) {
-        let b64 = self.cmd(reqwest::Method::GET, "/screenshot", Value::Null).await;
+        let b64 = self
+            .cmd(reqwest::Method::GET, "/screenshot", Value::Null)
+            .await;
         let png = base64::engine::general_purpose::STANDARD
             .decode(b64.as_str().unwrap())
             .unwrap();
@@ -248,7 +250,9 @@ async fn the_page_in_chromium() {
         .js("return [...document.querySelectorAll('#sources-table tr[data-hook]')].map(r => r.dataset.hook)")
         .await;
     assert_eq!(hooks.as_array().unwrap().len(), 3, "{hooks}");
-    let text = b.js("return document.getElementById('main').innerText").await;
+    let text = b
+        .js("return document.getElementById('main').innerText")
+        .await;
     let text = text.as_str().unwrap();
     assert!(text.contains(".cursor/hooks/deny-rm.sh"), "{text}");
     assert!(text.contains("fails open") && text.contains("sandboxed"));
@@ -294,33 +298,46 @@ async fn the_page_in_chromium() {
     let id = b
         .js("const r = document.querySelector('#runs-table tbody tr[data-run-id]'); r.focus(); return r.dataset.runId")
         .await;
-    b.keys("#runs-table tbody tr[data-run-id]", "\u{E007}").await;
+    b.keys("#runs-table tbody tr[data-run-id]", "\u{E007}")
+        .await;
     b.ready("run").await;
-    let detail = b.js("return document.getElementById('main').innerText").await;
+    let detail = b
+        .js("return document.getElementById('main').innerText")
+        .await;
     let detail = detail.as_str().unwrap();
     assert!(detail.contains(id.as_str().unwrap()), "{detail}");
     assert!(detail.contains("rm -rf is not allowed here"));
     let keys = b
         .js("return document.querySelectorAll('[data-stream=stdout] .j-key').length")
         .await;
-    assert!(keys.as_u64().unwrap() >= 1, "stdout not pretty-printed JSON");
+    assert!(
+        keys.as_u64().unwrap() >= 1,
+        "stdout not pretty-printed JSON"
+    );
     b.screenshot("run-detail").await;
     // The link to the hook's source file.
     b.click("#run-source").await;
     b.ready("source").await;
-    let src = b.js("return document.getElementById('source-text').innerText").await;
+    let src = b
+        .js("return document.getElementById('source-text').innerText")
+        .await;
     assert!(src.as_str().unwrap().contains("PreToolUse"));
     b.screenshot("source").await;
 
     // Sessions and a timeline.
     b.goto(&page(&w, "sessions")).await;
     b.ready("sessions").await;
-    assert_eq!(b.js("return document.querySelectorAll('[data-session]').length").await, 3);
+    assert_eq!(
+        b.js("return document.querySelectorAll('[data-session]').length")
+            .await,
+        3
+    );
     b.screenshot("sessions").await;
     b.click("[data-session='session-1']").await;
     b.ready("session").await;
     assert_eq!(
-        b.js("return document.querySelectorAll('#timeline a.t-bar').length").await,
+        b.js("return document.querySelectorAll('#timeline a.t-bar').length")
+            .await,
         80
     );
     b.screenshot("session-timeline").await;
@@ -333,7 +350,8 @@ async fn the_page_in_chromium() {
         .await;
     assert!(bars.as_u64().unwrap() >= 10, "{bars}");
     assert_eq!(
-        b.js("return document.querySelectorAll('#chart-latency svg').length").await,
+        b.js("return document.querySelectorAll('#chart-latency svg').length")
+            .await,
         3
     );
     b.screenshot("charts").await;
@@ -351,9 +369,11 @@ async fn the_page_in_chromium() {
         "return document.getElementById('tester-payload').value.includes('hook_event_name')",
     )
     .await;
-    b.js("const t = document.getElementById('tester-payload'); const p = JSON.parse(t.value); \
-          p.command = 'rm -rf /'; t.value = JSON.stringify(p, null, 2); return true")
-        .await;
+    b.js(
+        "const t = document.getElementById('tester-payload'); const p = JSON.parse(t.value); \
+          p.command = 'rm -rf /'; t.value = JSON.stringify(p, null, 2); return true",
+    )
+    .await;
     b.click("#tester-run").await;
     b.wait(
         "the verdict",
@@ -364,17 +384,35 @@ async fn the_page_in_chromium() {
         .js("return document.querySelector('#tester-result [data-verdict]').dataset.verdict")
         .await;
     assert_eq!(verdict, "deny");
-    let summary = b.js("return document.getElementById('tester-summary').innerText").await;
-    assert!(summary.as_str().unwrap().contains("rm -rf is not allowed here"));
+    let summary = b
+        .js("return document.getElementById('tester-summary').innerText")
+        .await;
+    assert!(
+        summary
+            .as_str()
+            .unwrap()
+            .contains("rm -rf is not allowed here")
+    );
     b.screenshot("tester").await;
 
     // Trust: the preview of what trusting allows.
     b.goto(&page(&w, "trust")).await;
     b.ready("trust").await;
-    let t = b.js("return document.getElementById('main').innerText").await;
-    assert!(t.as_str().unwrap().contains("All of them run in the sandbox."), "{t}");
+    let t = b
+        .js("return document.getElementById('main').innerText")
+        .await;
+    assert!(
+        t.as_str()
+            .unwrap()
+            .contains("All of them run in the sandbox."),
+        "{t}"
+    );
     b.click("[data-action=untrust]").await;
-    b.wait("the confirmation", "return document.getElementById('confirm').open").await;
+    b.wait(
+        "the confirmation",
+        "return document.getElementById('confirm').open",
+    )
+    .await;
     b.screenshot("trust-confirm").await;
     b.click("#confirm-ok").await;
     b.wait(
@@ -391,7 +429,10 @@ async fn the_page_in_chromium() {
     let overflow = b
         .js("return document.documentElement.scrollWidth <= window.innerWidth + 1")
         .await;
-    assert_eq!(overflow, true, "the page scrolls sideways in a narrow window");
+    assert_eq!(
+        overflow, true,
+        "the page scrolls sideways in a narrow window"
+    );
     b.screenshot("runs-narrow").await;
 
     // Nothing was fetched from anywhere but this server.

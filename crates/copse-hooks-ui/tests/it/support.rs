@@ -109,7 +109,12 @@ esac"#,
     }
     settings.save(&settings_path).unwrap();
     if runs > 0 {
-        seed(&copse.join("spine.db"), &cursor_config, &claude_config, runs);
+        seed(
+            &copse.join("spine.db"),
+            &cursor_config,
+            &claude_config,
+            runs,
+        );
     }
 
     let (h, c, w) = (home.clone(), copse.clone(), ws.clone());
@@ -170,7 +175,13 @@ pub fn seed(db: &Path, cursor: &Path, claude: &Path, n: usize) {
                 "toolGate",
                 ".cursor/hooks/audit.sh",
             ),
-            _ => (claude, "claude", "PreToolUse", "toolGate", claude_cmd.as_str()),
+            _ => (
+                claude,
+                "claude",
+                "PreToolUse",
+                "toolGate",
+                claude_cmd.as_str(),
+            ),
         };
         let (outcome, decision, failure) = match i % 10 {
             3 => ("deny", Some("deny"), None),
@@ -186,13 +197,22 @@ pub fn seed(db: &Path, cursor: &Path, claude: &Path, n: usize) {
             run_id: format!("run-{i:05}"),
             session_id: session,
             turn_id: format!("turn-{}", i / 12),
-            kind: if i == 5 { RunKind::Dropped } else { RunKind::Run },
+            kind: if i == 5 {
+                RunKind::Dropped
+            } else {
+                RunKind::Run
+            },
             dialect: dialect.into(),
             event: event.into(),
             canonical: canonical.into(),
             command: command.into(),
             source: source.to_string_lossy().into_owned(),
-            scope: if dialect == "claude" { "user" } else { "project" }.into(),
+            scope: if dialect == "claude" {
+                "user"
+            } else {
+                "project"
+            }
+            .into(),
             started_at,
             duration_ms: 3 + (i as u64 * 7) % 180,
             exit_code: if failure.is_some() { None } else { Some(0) },
