@@ -48,7 +48,8 @@
   function timeSeries(buckets, opts) {
     const W = 1100, H = 260, L = 44, R = 10, T = 12, B = 28;
     const s = svg(W, H, (opts && opts.label) || "Runs over time");
-    const max = niceMax(Math.max(1, ...buckets.map((b) => b.runs)));
+    let max = niceMax(Math.max(1, ...buckets.map((b) => b.runs)));
+    if (max < 8) max = max <= 4 ? 4 : 8; // whole-number ticks
     const iw = W - L - R, ih = H - T - B;
     for (let i = 0; i <= 4; i++) {
       const y = T + ih - (ih * i) / 4;

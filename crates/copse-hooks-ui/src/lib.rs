@@ -97,7 +97,8 @@ impl Server {
         format!("http://{}/?token={}", self.addr, self.token.as_str())
     }
 
-    /// Serves until `shutdown` completes.
+    /// Serves until `shutdown` completes, then waits for open connections to finish
+    /// (an open page's live-update stream never does: to stop at once, drop the future).
     pub async fn run_until(
         self,
         shutdown: impl std::future::Future<Output = ()> + Send + 'static,

@@ -24,7 +24,7 @@ pub fn run(global: &Global, port: u16, no_open: bool) -> Result<ExitCode> {
         .enable_all()
         .build()
         .context("failed to start the web server's runtime")?;
-    runtime.block_on(async move {
+    let result = runtime.block_on(async move {
         let server = Server::bind(UiOptions { port, engine }).await?;
         let url = server.url();
         println!("copse-hooks ui: {url}");
@@ -32,13 +32,16 @@ pub fn run(global: &Global, port: u16, no_open: bool) -> Result<ExitCode> {
         if !no_open {
             open_browser(&url);
         }
-        server
-            .run_until(async {
-                let _ = tokio::signal::ctrl_c().await;
-            })
-            .await?;
-        Ok(ExitCode::SUCCESS)
-    })
+        // Ctrl-C stops at once: an open page keeps a live-update stream open, which a
+        // graceful shutdown would wait for.
+        tokio::select! {
+            served = server.run() => served?,
+            _ = tokio::signal::ctrl_c() => {}
+        }
+        anyhow::Ok(ExitCode::SUCCESS)
+    });
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    result
 }
 
 /// Opens the default browser when there is one (a graphical session on Linux, always

@@ -79,6 +79,38 @@ fn ui_prints_its_address_and_serves_the_page() {
     assert!(rebound.starts_with("HTTP/1.1 421"), "{rebound}");
     let sources = get(port, &host, &format!("/api/sources?token={token}"));
     assert!(sources.contains("\"command\":\"true\""), "{sources}");
+
+    // Ctrl-C stops the server even while a page holds its live-update stream open.
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        stream,
+        "GET /api/events?token={token} HTTP/1.1\r\nHost: {host}\r\n\r\n"
+    )
+    .unwrap();
+    let mut first = [0u8; 64];
+    let n = stream.read(&mut first).unwrap();
+    assert!(String::from_utf8_lossy(&first[..n]).starts_with("HTTP/1.1 200"));
+    let pid = child.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-INT", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let mut status = None;
+    for _ in 0..300 {
+        if let Some(s) = child.0.try_wait().unwrap() {
+            status = Some(s);
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "ui did not stop on SIGINT"
+    );
 }
 
 #[test]
