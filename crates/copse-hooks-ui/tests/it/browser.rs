@@ -12,8 +12,14 @@ use serde_json::{Value, json};
 
 use crate::support::{World, world};
 
-const CHROMIUM: &str = "/usr/bin/chromium";
-const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
+/// Debian's paths; `COPSE_UI_CHROMIUM` and `COPSE_UI_CHROMEDRIVER` override them.
+fn chromium() -> String {
+    std::env::var("COPSE_UI_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into())
+}
+
+fn chromedriver() -> String {
+    std::env::var("COPSE_UI_CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into())
+}
 
 /// The flags that keep Chromium off the network (this machine has none) and quiet.
 const FLAGS: [&str; 10] = [
@@ -30,15 +36,16 @@ const FLAGS: [&str; 10] = [
 ];
 
 fn available() -> bool {
-    let present = Path::new(CHROMIUM).exists() && Path::new(CHROMEDRIVER).exists();
+    let (chromium, chromedriver) = (chromium(), chromedriver());
+    let present = Path::new(&chromium).exists() && Path::new(&chromedriver).exists();
     if !present {
         assert!(
             std::env::var("COPSE_UI_BROWSER_TESTS").as_deref() != Ok("required"),
-            "COPSE_UI_BROWSER_TESTS=required but {CHROMIUM} or {CHROMEDRIVER} is missing \
+            "COPSE_UI_BROWSER_TESTS=required but {chromium} or {chromedriver} is missing \
              (apt-get install chromium chromium-driver)"
         );
         eprintln!(
-            "SKIPPED browser tests: {CHROMIUM} or {CHROMEDRIVER} is not installed \
+            "SKIPPED browser tests: {chromium} or {chromedriver} is not installed \
              (apt-get install chromium chromium-driver; .ci/run installs them)"
         );
     }
@@ -68,7 +75,7 @@ impl Browser {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port()
         };
-        let driver = tokio::process::Command::new(CHROMEDRIVER)
+        let driver = tokio::process::Command::new(chromedriver())
             .arg(format!("--port={port}"))
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
@@ -95,7 +102,7 @@ impl Browser {
         args.push("--window-size=1280,900".into());
         let caps = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
-            "goog:chromeOptions": {"binary": CHROMIUM, "args": args},
+            "goog:chromeOptions": {"binary": chromium(), "args": args},
         }}});
         let res: Value = http
             .post(format!("{base}/session"))
