@@ -102,10 +102,21 @@ pub(crate) fn claude_shaped_event(
         CanonicalEvent::AfterToolUse => {
             let (tool, input) = tool_call()?;
             let failed = wire == "PostToolUseFailure";
+            let response = obj.get("tool_response");
             let output = if failed {
                 text("error")
+            } else if let Some(stdout) = response
+                .and_then(|r| r.get("stdout"))
+                .and_then(Value::as_str)
+            {
+                // Bash: what the command printed, stdout then stderr.
+                let stderr = response
+                    .and_then(|r| r.get("stderr"))
+                    .and_then(Value::as_str)
+                    .unwrap_or("");
+                format!("{stdout}{stderr}")
             } else {
-                super::output_text(obj.get("tool_response"))
+                super::output_text(response)
             };
             EventPayload::AfterToolUse(ToolResult {
                 tool,
