@@ -35,6 +35,11 @@ pub fn handle(
         return Ok(Reply::default());
     };
     let canonical = event.event();
+    if !needs_state(canonical) && !any_hook_applies(&event, inbound, &config) {
+        // The common case: nothing to run, nothing to remember. No audit store, no
+        // session state.
+        return Ok(Reply::default());
+    }
     let path = (!inbound.session_id.is_empty())
         .then(|| state_path(&config.copse_dir, agent, &inbound.session_id));
     // Read the state, then let go of the lock while hooks run.
@@ -69,6 +74,19 @@ pub fn handle(
             notices,
         });
     };
+    let changes_state = needs_state(canonical)
+        || !notices.is_empty()
+        || verdict
+            .runs
+            .iter()
+            .any(|r| r.outcome.queue_message.is_some() || r.outcome.session_env.is_some());
+    if !changes_state {
+        return Ok(Reply {
+            verdict,
+            followups: Vec::new(),
+            notices,
+        });
+    }
     let mut locked = Locked::open(&path)?;
     let state = &mut locked.state;
     if canonical == CanonicalEvent::BeforeSubmitPrompt {
@@ -121,6 +139,41 @@ pub fn handle(
         followups,
         notices,
     })
+}
+
+/// Events whose session state matters even when no hook runs: a human prompt starts a
+/// turn tree, a session start resets the environment, a stop hands follow-ups back.
+fn needs_state(canonical: CanonicalEvent) -> bool {
+    matches!(
+        canonical,
+        CanonicalEvent::BeforeSubmitPrompt
+            | CanonicalEvent::SessionStart
+            | CanonicalEvent::Stop
+            | CanonicalEvent::SubagentStop
+    )
+}
+
+/// Whether any hook would run for this event (or a config needs a notice), checked
+/// with an engine that opens no audit store.
+fn any_hook_applies(event: &EventPayload, inbound: &Inbound, config: &EngineConfig) -> bool {
+    let mut probe = config.clone();
+    probe.spine_path = None;
+    let engine = Engine::new(probe);
+    if !engine.hooks_active() {
+        return false;
+    }
+    let identity = SessionIdentity {
+        conversation_id: inbound.session_id.clone(),
+        generation_id: inbound.generation_id.clone().unwrap_or_default(),
+        model: None,
+    };
+    let ctx = crate::dialect::Context {
+        session: &identity,
+        workspace_roots: engine.workspace_roots(),
+    };
+    let mut changed = false;
+    let selected = engine.select(event, &ctx, &mut |_| changed = true);
+    changed || !selected.is_empty()
 }
 
 /// The canonicalised form of each root that exists.
