@@ -45,7 +45,10 @@ pub fn canonical_for(wire: &str) -> Option<CanonicalEvent> {
 // --- Gemini tool-name table (agent side; to be unified with the Gemini dialect) ---
 /// Gemini's built-in tool names and the canonical ids they are, with the input keys
 /// renamed from Gemini's to the canonical ones.
-const TOOLS: &[(&str, &str, &[(&str, &str)])] = &[
+/// Input keys renamed from Gemini's (first) to the canonical ones (second).
+type Renames = &'static [(&'static str, &'static str)];
+
+const TOOLS: &[(&str, &str, Renames)] = &[
     ("run_shell_command", tool::RUN_SHELL, &[]),
     ("read_file", tool::READ_FILE, &[("file_path", "path")]),
     ("write_file", tool::WRITE_FILE, &[("file_path", "path")]),
@@ -195,11 +198,9 @@ pub fn answer(wire: &str, event: &EventPayload, reply: &Reply) -> Answer {
                 }
             }
         }
-        EventPayload::BeforeSubmitPrompt { .. } => {
-            if blocks(v) {
-                out.insert("decision".into(), json!("deny"));
-                out.insert("reason".into(), json!(block_reason(v, "the prompt")));
-            }
+        EventPayload::BeforeSubmitPrompt { .. } if blocks(v) => {
+            out.insert("decision".into(), json!("deny"));
+            out.insert("reason".into(), json!(block_reason(v, "the prompt")));
         }
         EventPayload::Stop { .. } => {
             if let Some(text) = join(reply.followups.iter().cloned().map(Some)) {
