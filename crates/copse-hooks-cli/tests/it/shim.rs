@@ -213,6 +213,20 @@ fn session_start_environment_reaches_later_calls() {
     // Another session of the same agent does not see it.
     let other = bash("ls").replace(SID, "another-session");
     assert!(shim(&env, "claude", &other).stdout.is_empty());
+    // Session end drops the session's state.
+    let sessions = env.copse_dir().join("shim/sessions/claude");
+    let count = || std::fs::read_dir(&sessions).unwrap().count();
+    let before = count();
+    shim(
+        &env,
+        "claude",
+        &claude("SessionEnd", json!({"reason": "other"})),
+    );
+    assert_eq!(
+        count(),
+        before - 2,
+        "the session's state and lock file are gone"
+    );
 }
 
 #[test]

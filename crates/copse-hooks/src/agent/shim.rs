@@ -34,7 +34,18 @@ pub fn handle(
     let Some(event) = inbound.event.clone() else {
         return Ok(Reply::default());
     };
+    let copse_dir = config.copse_dir.clone();
     let canonical = event.event();
+    if canonical == CanonicalEvent::SessionEnd {
+        let reply = run_hooks_only(&event, inbound, config);
+        // The session is over: its state goes (an agent that resumes it starts afresh).
+        if !inbound.session_id.is_empty() {
+            let path = state_path(&copse_dir, agent, &inbound.session_id);
+            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(path.with_extension("lock"));
+        }
+        return Ok(reply);
+    }
     if !needs_state(canonical) && !any_hook_applies(&event, inbound, &config) {
         // The common case: nothing to run, nothing to remember. No audit store, no
         // session state.
@@ -139,6 +150,26 @@ pub fn handle(
         followups,
         notices,
     })
+}
+
+/// Runs an event's hooks with no session state (session end).
+fn run_hooks_only(event: &EventPayload, inbound: &Inbound, config: EngineConfig) -> Reply {
+    if !any_hook_applies(event, inbound, &config) {
+        return Reply::default();
+    }
+    let engine = Engine::new(config);
+    let session = engine.session(SessionIdentity {
+        conversation_id: inbound.session_id.clone(),
+        generation_id: inbound.generation_id.clone().unwrap_or_default(),
+        model: None,
+    });
+    let verdict = session.fire_blocking(event);
+    engine.flush_spine();
+    Reply {
+        verdict,
+        followups: Vec::new(),
+        notices: session.take_notices(),
+    }
 }
 
 /// Events whose session state matters even when no hook runs: a human prompt starts a
