@@ -238,14 +238,16 @@ def scenario(agent):
     denies = [r for r in agent.runs() if r["canonical"] == "beforeSubmitPrompt" and r["outcome"] == "deny"]
     check(len(denies) == 1, "the Copse prompt hook's deny is in the audit log")
 
-    for label, marker, who in (("copse-denied", "copse-forbidden", "dialect copse"),
-                               ("adopted-denied", "adopted-forbidden", "dialect claude")):
+    for label, marker, who, reason in (
+            ("copse-denied", "copse-forbidden", "dialect copse", "denied by a copse e2e hook"),
+            ("adopted-denied", "adopted-forbidden", "dialect claude", "denied by an adopted hook")):
         print(f"  denied command ({who})")
         target = agent.proj / f"{label}.txt"
         mark = agent.model.mark()
         agent.prompt(f"RUN: echo hi > {label}.txt # {marker} END")
         calls = model_calls(agent.model.since(mark))
-        check(len(calls) >= 1, "the model asked for the command")
+        check(len(calls) >= 2 and reason in json.dumps(calls[-1]["body"]),
+              "the model asked for the command and got the deny's reason back")
         check(not target.exists(), f"{label}.txt never appeared")
         check(any(r["outcome"] == "deny" and r["canonical"] == "toolGate" and marker in r["command"]
                   for r in agent.runs()), "the deny is in the audit log")
