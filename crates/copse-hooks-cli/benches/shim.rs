@@ -108,6 +108,19 @@ fn main() {
         us(direct),
         us(shim_one) / us(direct)
     );
+    // 3. The same, with the audit store off: what opening the store costs per process.
+    std::fs::write(
+        copse.join("settings.json"),
+        r#"{"cursorHooksEnabled": true, "spine": false}"#,
+    )
+    .unwrap();
+    let (shim_quiet, direct) = compare(&shim, "true", payload.as_bytes(), &env);
+    println!(
+        "one hook, no audit: shim {:>8.0} µs   hook directly {:>8.0} µs   ratio {:.2}x",
+        us(shim_quiet),
+        us(direct),
+        us(shim_quiet) / us(direct)
+    );
     println!(
         "(in-process fallback: every call builds an engine, reads settings, configs and session state, opens the audit store)"
     );
