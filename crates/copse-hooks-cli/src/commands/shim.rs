@@ -48,7 +48,9 @@ pub fn engine_config(agent: Agent, inbound: &Inbound) -> Result<EngineConfig, St
     let mut config = EngineConfig::from_process(roots.clone());
     let settings =
         Settings::load(&Settings::path_in(&config.copse_dir)).map_err(|e| e.to_string())?;
-    config.hooks_enabled = settings.cursor_hooks_enabled;
+    // Registering the shim in an agent is the opt-in: hooks run unless the settings
+    // explicitly turn them off (`copse-hooks disable`).
+    config.hooks_enabled = settings.cursor_hooks_enabled || !explicitly_disabled(&config.copse_dir);
     config.trusted = settings.trusted_workspaces.clone();
     config.require_sandbox = settings.require_sandbox;
     config.sandbox_writable = settings.sandbox_writable_paths.clone();
@@ -72,6 +74,19 @@ pub fn engine_config(agent: Agent, inbound: &Inbound) -> Result<EngineConfig, St
         &also,
     ));
     Ok(config)
+}
+
+/// Whether `$COPSE_DIR/settings.json` says `"cursorHooksEnabled": false` (rather than
+/// not saying anything).
+fn explicitly_disabled(copse_dir: &Path) -> bool {
+    std::fs::read(Settings::path_in(copse_dir))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            v.get("cursorHooksEnabled")
+                .and_then(serde_json::Value::as_bool)
+        })
+        == Some(false)
 }
 
 fn in_process(agent: Agent, inbound: &Inbound) -> Result<Reply, String> {

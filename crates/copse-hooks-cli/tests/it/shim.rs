@@ -371,3 +371,24 @@ fn adopting_gemini_hooks_is_refused_until_its_dialect_exists() {
     assert_eq!(out.out.status.code(), Some(1));
     assert!(out.stderr().contains("Gemini") || out.stderr().contains("gemini"));
 }
+
+#[test]
+fn hooks_run_unless_explicitly_disabled() {
+    let env = Env::new();
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": DENY_RM, "matcher": "^run_shell$"}]}),
+    );
+    // No enablement key at all: the shim's registration is the opt-in.
+    env.write(
+        "copse/settings.json",
+        &json!({"sandboxWritablePaths": [env.root()]}).to_string(),
+    );
+    let answer = stdout_json(&shim(&env, "claude", &bash("rm -rf /")));
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    // `copse-hooks disable` turns them off in the agents too.
+    env.cmd().args(["disable"]).run().success();
+    let out = shim(&env, "claude", &bash("rm -rf /"));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+}
