@@ -284,11 +284,20 @@ fn install_is_idempotent_keeps_the_file_and_uninstall_restores_it() {
         .success();
     assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
     let list = env.cmd().args(["list"]).run().success();
-    assert!(list.stdout().contains("claude: shim installed (user)"));
-    env.cmd()
+    let agents: String = list
+        .redacted()
+        .lines()
+        .skip_while(|l| *l != "Agents:")
+        .take_while(|l| !l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::assert_snapshot!("list_agents", agents);
+    let out = env
+        .cmd()
         .args(["uninstall", "--agent", "claude"])
         .run()
         .success();
+    insta::assert_snapshot!("uninstall_claude", out.redacted());
     assert_eq!(std::fs::read_to_string(&path).unwrap(), claude_settings());
     assert!(
         std::fs::read_dir(env.copse_dir().join("backups/claude"))
