@@ -56,6 +56,10 @@ pub struct EngineConfig {
     pub require_sandbox: bool,
     /// Further paths sandboxed hooks may write.
     pub sandbox_writable: Vec<PathBuf>,
+    /// The config files to read, replacing the default discovery list (the shim reads
+    /// the Copse configs, adopted hooks and chosen agents' configs, never the calling
+    /// agent's own). Roots in it should be canonical.
+    pub locations: Option<Vec<ConfigLocation>>,
 }
 
 impl EngineConfig {
@@ -83,6 +87,7 @@ impl EngineConfig {
             sandbox: true,
             require_sandbox: false,
             sandbox_writable: Vec::new(),
+            locations: None,
         }
     }
 
@@ -247,11 +252,10 @@ impl Engine {
                 .find(|(k, _)| k == DEPTH_VAR)
                 .map(|(_, v)| v.as_os_str()),
         );
-        let registry = Registry::new(discovery::locations(
-            &config.home,
-            &config.copse_dir,
-            &roots,
-        ));
+        let registry = Registry::new(match &config.locations {
+            Some(locations) => locations.clone(),
+            None => discovery::locations(&config.home, &config.copse_dir, &roots),
+        });
         let base_env = env::scrubbed(config.environment.iter().cloned());
         let (spine, spine_warning) = match &config.spine_path {
             Some(path) => {
