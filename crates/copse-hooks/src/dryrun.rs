@@ -171,6 +171,15 @@ fn summary(run: &HookRun) -> String {
     }
 }
 
+/// The fixture flavour for `event` in `dialect`'s wire vocabulary.
+fn fixture_flavour(dialect: Dialect, event: &str) -> &'static str {
+    match (dialect, fixture::flavour_for_wire_event(event)) {
+        // Codex has no read tool: its PostToolUse hooks see shell calls.
+        (Dialect::Codex, "read") => "shell",
+        (_, f) => f,
+    }
+}
+
 impl Engine {
     /// Runs hook number `entry` (1-based) of `event` in the config at `source`, with
     /// the fixture payload for that event or `payload` as its exact stdin.
@@ -181,44 +190,9 @@ impl Engine {
         entry: usize,
         payload: Option<&str>,
     ) -> Result<DryRun, DryRunError> {
-        let source = std::fs::canonicalize(source).map_err(|e| DryRunError::Read {
-            path: source.to_path_buf(),
-            source: e,
-        })?;
-        let (dialect, scope, root) =
-            classify(self, &source).ok_or_else(|| DryRunError::UnknownConfig {
-                path: source.clone(),
-            })?;
-        let text = std::fs::read_to_string(&source).map_err(|e| DryRunError::Read {
-            path: source.clone(),
-            source: e,
-        })?;
-        let adapter = discovery::adapter(dialect);
-        let parsed = adapter.parse(&text, &source, scope, root.as_deref());
-        let candidates: Vec<&HookSpec> = parsed.hooks.iter().filter(|h| h.event == event).collect();
-        let Some(hook) = candidates.iter().find(|h| h.entry == entry).copied() else {
-            let mut available: Vec<String> = parsed
-                .hooks
-                .iter()
-                .map(|h| format!("{}[{}]", h.event, h.entry))
-                .collect();
-            available.dedup();
-            return Err(DryRunError::NoSuchHook {
-                path: source,
-                event: event.to_string(),
-                entry,
-                available: if available.is_empty() {
-                    "it declares no hooks".to_string()
-                } else {
-                    format!("it declares {}", available.join(", "))
-                },
-            });
-        };
-        let Some(canonical) = hook.canonical else {
-            return Err(DryRunError::Unsupported {
-                event: event.to_string(),
-            });
-        };
+        let located = self.locate(source, event, entry)?;
+        let (dialect, root, canonical) = (located.dialect, located.root.clone(), located.canonical);
+        let hook = located.hook();
         let payload_override = match payload {
             Some(p) => {
                 let v: Value = serde_json::from_str(p).map_err(DryRunError::Payload)?;
@@ -226,12 +200,8 @@ impl Engine {
             }
             None => None,
         };
-        let flavour = match (dialect, fixture::flavour_for_wire_event(event)) {
-            // Codex has no read tool: its PostToolUse hooks see shell calls.
-            (Dialect::Codex, "read") => "shell",
-            (_, f) => f,
-        };
-        let event_payload = fixture::payload(canonical, flavour);
+        let adapter = discovery::adapter(dialect);
+        let event_payload = fixture::payload(canonical, fixture_flavour(dialect, event));
         let session = fixture::session();
         let roots: Vec<PathBuf> = root
             .clone()
@@ -273,6 +243,104 @@ impl Engine {
             failure: run.failure.as_ref().map(|f| f.kind.as_str().to_string()),
             summary: summary(&run),
         })
+    }
+
+    /// The exact stdin [`Engine::dry_run`] would send hook number `entry` of `event` in
+    /// the config at `source` (the golden fixture payload for its event, marshalled by
+    /// its dialect), pretty-printed: a starting point to edit.
+    pub fn dry_run_payload(
+        &self,
+        source: &Path,
+        event: &str,
+        entry: usize,
+    ) -> Result<String, DryRunError> {
+        let located = self.locate(source, event, entry)?;
+        let hook = located.hook();
+        let adapter = discovery::adapter(located.dialect);
+        let event_payload =
+            fixture::payload(located.canonical, fixture_flavour(located.dialect, event));
+        let session = fixture::session();
+        let roots: Vec<PathBuf> = located
+            .root
+            .clone()
+            .into_iter()
+            .chain(self.workspace_roots().iter().cloned())
+            .take(1)
+            .collect();
+        let ctx = Context {
+            session: &session,
+            workspace_roots: &roots,
+        };
+        let value = adapter.marshal(hook, &event_payload, &ctx);
+        Ok(serde_json::to_string_pretty(&value).unwrap_or_default())
+    }
+
+    fn locate(&self, source: &Path, event: &str, entry: usize) -> Result<Located, DryRunError> {
+        let source = std::fs::canonicalize(source).map_err(|e| DryRunError::Read {
+            path: source.to_path_buf(),
+            source: e,
+        })?;
+        let (dialect, scope, root) =
+            classify(self, &source).ok_or_else(|| DryRunError::UnknownConfig {
+                path: source.clone(),
+            })?;
+        let text = std::fs::read_to_string(&source).map_err(|e| DryRunError::Read {
+            path: source.clone(),
+            source: e,
+        })?;
+        let adapter = discovery::adapter(dialect);
+        let parsed = adapter.parse(&text, &source, scope, root.as_deref());
+        let candidates: Vec<(usize, &HookSpec)> = parsed
+            .hooks
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.event == event)
+            .collect();
+        let Some((index, hook)) = candidates.iter().find(|(_, h)| h.entry == entry).copied() else {
+            let mut available: Vec<String> = parsed
+                .hooks
+                .iter()
+                .map(|h| format!("{}[{}]", h.event, h.entry))
+                .collect();
+            available.dedup();
+            return Err(DryRunError::NoSuchHook {
+                path: source,
+                event: event.to_string(),
+                entry,
+                available: if available.is_empty() {
+                    "it declares no hooks".to_string()
+                } else {
+                    format!("it declares {}", available.join(", "))
+                },
+            });
+        };
+        let Some(canonical) = hook.canonical else {
+            return Err(DryRunError::Unsupported {
+                event: event.to_string(),
+            });
+        };
+        Ok(Located {
+            dialect,
+            root,
+            canonical,
+            index,
+            parsed,
+        })
+    }
+}
+
+/// A declared hook found by source, event and entry.
+struct Located {
+    dialect: Dialect,
+    root: Option<PathBuf>,
+    canonical: CanonicalEvent,
+    index: usize,
+    parsed: crate::dialect::ParsedConfig,
+}
+
+impl Located {
+    fn hook(&self) -> &HookSpec {
+        &self.parsed.hooks[self.index]
     }
 }
 

@@ -71,6 +71,10 @@ pub struct EngineConfig {
     pub codex_home: Option<PathBuf>,
     /// Codex's system config layer (default `/etc/codex`).
     pub codex_system_dir: PathBuf,
+    /// The config files to read, replacing the default discovery list (the shim reads
+    /// the Copse configs, adopted hooks and chosen agents' configs, never the calling
+    /// agent's own). Roots in it should be canonical.
+    pub locations: Option<Vec<ConfigLocation>>,
 }
 
 impl EngineConfig {
@@ -108,6 +112,7 @@ impl EngineConfig {
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from),
             codex_system_dir: PathBuf::from("/etc/codex"),
+            locations: None,
         }
     }
 
@@ -292,12 +297,15 @@ impl Engine {
                 .find(|(k, _)| k == DEPTH_VAR)
                 .map(|(_, v)| v.as_os_str()),
         );
-        let registry = Registry::new(discovery::locations_with(
-            &config.home,
-            &config.copse_dir,
-            &roots,
-            &config.vendor_paths(),
-        ));
+        let registry = Registry::new(match &config.locations {
+            Some(locations) => locations.clone(),
+            None => discovery::locations_with(
+                &config.home,
+                &config.copse_dir,
+                &roots,
+                &config.vendor_paths(),
+            ),
+        });
         let base_env = env::scrubbed(config.environment.iter().cloned());
         let (spine, spine_warning) = match &config.spine_path {
             Some(path) => {

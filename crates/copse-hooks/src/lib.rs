@@ -63,6 +63,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod agent;
 pub mod dialect;
 pub mod discovery;
 pub mod dispatcher;

@@ -24,11 +24,15 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         None
     });
     let listing = inv.engine.list_with(spine.as_ref());
+    let installed = super::install::status();
     if global.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&output::listing_json(&listing))?
-        );
+        let mut value = output::listing_json(&listing);
+        if !installed.is_empty()
+            && let Some(obj) = value.as_object_mut()
+        {
+            obj.insert("agents".into(), serde_json::to_value(&installed)?);
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print_human(&listing, inv.engine.config().hooks_enabled);
         if listing.auto_continue_follow_ups {
@@ -64,6 +68,13 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
                     false
                 )
             );
+        }
+        let lines = super::install::status_lines(&installed);
+        if !lines.is_empty() {
+            println!("\nAgents:");
+            for l in lines {
+                println!("  {l}");
+            }
         }
         match inv.engine.sandbox_status() {
             Some(s) if s.enforcement.is_enforced() => {

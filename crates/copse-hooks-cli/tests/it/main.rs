@@ -11,4 +11,6 @@ mod lint;
 mod list;
 mod replay;
 mod sandbox;
+mod shim;
 mod trust;
+mod ui;

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
+mod agent;
 mod claude;
 mod codex;
 mod copse;
