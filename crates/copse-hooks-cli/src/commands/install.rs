@@ -229,11 +229,6 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
     if opts.adopt && opts.project.is_some() {
         bail!("--adopt works at user scope only (project hooks stay the project's)");
     }
-    if opts.adopt && agent.adopted_dialect().is_none() {
-        bail!(
-            "adopting {agent} hooks needs the {agent} dialect, which this build does not have yet; install without --adopt"
-        );
-    }
     let copse_dir = copse_dir();
     let path = config_path(agent, &home(), opts.project.as_deref());
     let command = shim_command(agent)?;

@@ -371,14 +371,45 @@ fn adopt_moves_hooks_out_and_uninstall_puts_them_back_byte_identical() {
 }
 
 #[test]
-fn adopting_gemini_hooks_is_refused_until_its_dialect_exists() {
+fn gemini_hooks_can_be_adopted_and_read_by_another_agents_shim() {
     let env = Env::new();
-    let out = env
-        .cmd()
+    let marker = env.root().join("gemini-hook-ran");
+    let hook = format!(
+        "touch {}; echo 'gemini-format deny' >&2; exit 2",
+        marker.display()
+    );
+    let settings = json!({"hooks": {"BeforeTool": [{"matcher": "run_shell_command",
+        "hooks": [{"type": "command", "command": hook}]}]}});
+    let path = env.write("home/.gemini/settings.json", &settings.to_string());
+    enabled(&env, json!({"shim": {"claude": {"also": ["gemini"]}}}));
+    // Claude with `also: ["gemini"]` honours the Gemini-format hook.
+    let answer = stdout_json(&shim(&env, "claude", &bash("ls")));
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(marker.exists(), "the Gemini-format hook did not run");
+    std::fs::remove_file(&marker).unwrap();
+    // --adopt moves it under copse, where the Gemini shim runs it with its dialect.
+    env.cmd()
         .args(["install", "--agent", "gemini", "--adopt"])
-        .run();
-    assert_eq!(out.out.status.code(), Some(1));
-    assert!(out.stderr().contains("Gemini") || out.stderr().contains("gemini"));
+        .run()
+        .success();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let before_tool = v["hooks"]["BeforeTool"].as_array().unwrap();
+    assert!(
+        before_tool
+            .iter()
+            .all(|e| e.to_string().contains("shim --agent gemini")),
+        "the adopted hook is still in Gemini's settings: {v}"
+    );
+    let adopted = env.copse_dir().join("adopted/gemini/settings.json");
+    let a: Value = serde_json::from_str(&std::fs::read_to_string(&adopted).unwrap()).unwrap();
+    assert_eq!(a["hooks"]["BeforeTool"][0]["matcher"], "run_shell_command");
+    let gemini = json!({"session_id": SID, "cwd": "/nonexistent", "hook_event_name": "BeforeTool",
+        "tool_name": "run_shell_command", "tool_input": {"command": "ls"}})
+    .to_string();
+    let answer = stdout_json(&shim(&env, "gemini", &gemini));
+    assert_eq!(answer["decision"], "deny");
+    assert_eq!(answer["reason"], "gemini-format deny");
+    assert!(marker.exists(), "the adopted Gemini hook did not run");
 }
 
 #[test]

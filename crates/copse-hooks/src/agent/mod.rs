@@ -59,14 +59,13 @@ impl Agent {
         Agent::ALL.into_iter().find(|a| a.as_str() == name)
     }
 
-    /// The dialect that runs this agent's adopted hooks, when this crate has one.
-    /// Codex's `hooks.json` is Claude's shape, so the Claude dialect runs adopted Codex
-    /// hooks until a Codex dialect lands (then this answers that one).
-    pub fn adopted_dialect(self) -> Option<Dialect> {
+    /// The dialect that runs this agent's adopted hooks (its own).
+    pub fn adopted_dialect(self) -> Dialect {
         match self {
-            Agent::Claude | Agent::Codex => Some(Dialect::Claude),
-            Agent::Cursor => Some(Dialect::Cursor),
-            Agent::Gemini => None,
+            Agent::Claude => Dialect::Claude,
+            Agent::Codex => Dialect::Codex,
+            Agent::Cursor => Dialect::Cursor,
+            Agent::Gemini => Dialect::Gemini,
         }
     }
 
@@ -346,8 +345,46 @@ fn agent_locations(agent: Agent, home: &Path, roots: &[PathBuf]) -> Vec<ConfigLo
                 }
             }
         }
-        // No dialect for these on this branch: nothing to read.
-        Agent::Gemini | Agent::Codex => {}
+        Agent::Gemini => {
+            out.push(ConfigLocation {
+                path: home.join(".gemini").join("settings.json"),
+                dialect: Dialect::Gemini,
+                scope: Scope::User,
+                root: None,
+            });
+            for root in roots {
+                out.push(ConfigLocation {
+                    path: root.join(".gemini").join("settings.json"),
+                    dialect: Dialect::Gemini,
+                    scope: Scope::Project,
+                    root: Some(root.clone()),
+                });
+            }
+        }
+        Agent::Codex => {
+            let codex_home = std::env::var_os("CODEX_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.join(".codex"));
+            for file in ["hooks.json", "config.toml"] {
+                out.push(ConfigLocation {
+                    path: codex_home.join(file),
+                    dialect: Dialect::Codex,
+                    scope: Scope::User,
+                    root: None,
+                });
+            }
+            for root in roots {
+                for file in ["hooks.json", "config.toml"] {
+                    out.push(ConfigLocation {
+                        path: root.join(".codex").join(file),
+                        dialect: Dialect::Codex,
+                        scope: Scope::Project,
+                        root: Some(root.clone()),
+                    });
+                }
+            }
+        }
     }
     out
 }
@@ -369,14 +406,12 @@ pub fn locations(
         scope: Scope::User,
         root: None,
     }];
-    if let Some(dialect) = agent.adopted_dialect() {
-        out.push(ConfigLocation {
-            path: adopted_config(copse_dir, agent),
-            dialect,
-            scope: Scope::User,
-            root: None,
-        });
-    }
+    out.push(ConfigLocation {
+        path: adopted_config(copse_dir, agent),
+        dialect: agent.adopted_dialect(),
+        scope: Scope::User,
+        root: None,
+    });
     let also: Vec<Agent> = also.iter().copied().filter(|a| *a != agent).collect();
     for a in &also {
         out.extend(

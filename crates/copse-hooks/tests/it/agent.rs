@@ -341,11 +341,12 @@ fn shim_locations_never_include_the_calling_agents_own_configs() {
             .collect()
     };
     insta::assert_snapshot!(format!(
-        "claude:\n{}\n\nclaude also cursor, claude:\n{}\n\ngemini also claude:\n{}\n\ncursor:\n{}\n",
+        "claude:\n{}\n\nclaude also cursor, claude:\n{}\n\ngemini also claude:\n{}\n\ncursor:\n{}\n\ncursor also gemini, codex:\n{}\n",
         paths(Agent::Claude, &[]).join("\n"),
         paths(Agent::Claude, &[Agent::Cursor, Agent::Claude]).join("\n"),
         paths(Agent::Gemini, &[Agent::Claude]).join("\n"),
         paths(Agent::Cursor, &[]).join("\n"),
+        paths(Agent::Cursor, &[Agent::Gemini, Agent::Codex]).join("\n"),
     ));
 }
 
