@@ -276,7 +276,7 @@ fn install_is_idempotent_keeps_the_file_and_uninstall_restores_it() {
     assert!(installed.contains("\n    \"model\""), "indentation kept");
     let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
     assert_eq!(pre.len(), 2, "the user's hook stays, the shim is added");
-    assert_eq!(v["hooks"].as_object().unwrap().len(), 10);
+    assert_eq!(v["hooks"].as_object().unwrap().len(), 12);
     // Again: nothing changes.
     env.cmd()
         .args(["install", "--agent", "claude"])

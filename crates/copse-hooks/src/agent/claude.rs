@@ -27,6 +27,8 @@ pub const SERVED_EVENTS: &[&str] = &[
     "SubagentStop",
     "PreCompact",
     "SessionEnd",
+    "Notification",
+    "PermissionRequest",
 ];
 
 /// The canonical event a Claude Code event is served as.

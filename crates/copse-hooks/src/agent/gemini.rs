@@ -26,6 +26,7 @@ pub const SERVED_EVENTS: &[&str] = &[
     "AfterAgent",
     "PreCompress",
     "SessionEnd",
+    "Notification",
 ];
 
 /// The canonical event a Gemini CLI event is served as.
