@@ -50,6 +50,15 @@ pub enum Command {
         /// The tool input as a JSON object.
         #[arg(long, value_name = "JSON")]
         input: String,
+        /// The host's id for this tool call (hooks see it as `tool_use_id`); one is
+        /// generated when absent.
+        #[arg(long, value_name = "ID")]
+        tool_use_id: Option<String>,
+        /// The session as the host knows it, like a replay `session` line:
+        /// {conversation_id, generation_id, model, transcript_path, permission_mode,
+        /// host_version, user_email, …}.
+        #[arg(long, value_name = "JSON")]
+        session: Option<String>,
     },
     /// Show every discovered hook (the Sources panel) and every config warning.
     List {
@@ -87,7 +96,7 @@ pub enum Command {
         /// Only this outcome: allow, ask, deny, none or failed.
         #[arg(long)]
         decision: Option<String>,
-        /// Only this dialect: cursor, claude or copse.
+        /// Only this dialect: cursor, claude, copse, gemini or codex.
         #[arg(long)]
         dialect: Option<String>,
         /// Only runs that failed.
@@ -129,6 +138,42 @@ pub enum Command {
         /// One canonical event per line: {"event": NAME, ...fields}.
         file: PathBuf,
     },
+    /// Serve the local web page (sources, sessions, runs, charts, tester, trust) on 127.0.0.1.
+    Ui {
+        /// The port (default: a free one).
+        #[arg(long, default_value_t = 0)]
+        port: u16,
+        /// Print the address without opening a browser.
+        #[arg(long)]
+        no_open: bool,
+    },
+    /// The hook command an agent runs: reads its payload on stdin, answers in its format.
+    Shim {
+        /// The calling agent: claude, gemini, codex or cursor.
+        #[arg(long, value_name = "NAME")]
+        agent: String,
+    },
+    /// Register the shim in an agent's own config (one entry per served event).
+    Install {
+        /// The agent: claude, gemini, codex or cursor.
+        #[arg(long, value_name = "NAME")]
+        agent: String,
+        /// The workspace's config instead of the user's.
+        #[arg(long)]
+        project: bool,
+        /// Move the agent's existing hooks into copse-hooks' care (user scope).
+        #[arg(long)]
+        adopt: bool,
+    },
+    /// Remove exactly what `install` added (and put adopted hooks back).
+    Uninstall {
+        /// The agent: claude, gemini, codex or cursor.
+        #[arg(long, value_name = "NAME")]
+        agent: String,
+        /// The workspace's config instead of the user's.
+        #[arg(long)]
+        project: bool,
+    },
     /// Gate a handful of realistic tool calls through the example hooks.
     Demo {
         /// The example workspace (default: examples/workspace).
@@ -140,7 +185,18 @@ pub enum Command {
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.command {
-        Command::Gate { tool, input } => commands::gate::run(&cli.global, tool, input),
+        Command::Gate {
+            tool,
+            input,
+            tool_use_id,
+            session,
+        } => commands::gate::run(
+            &cli.global,
+            tool,
+            input,
+            tool_use_id.as_deref(),
+            session.as_deref(),
+        ),
         Command::List { untrusted_preview } => commands::list::run(&cli.global, *untrusted_preview),
         Command::Test {
             source,
@@ -179,6 +235,21 @@ pub fn main() -> ExitCode {
         Command::Trust { dir } => commands::settings::trust(&cli.global, dir.as_deref()),
         Command::Untrust { dir } => commands::settings::untrust(&cli.global, dir.as_deref()),
         Command::Replay { file } => commands::replay::run(&cli.global, file),
+        Command::Ui { port, no_open } => commands::ui::run(&cli.global, *port, *no_open),
+        Command::Shim { agent } => match copse_hooks::agent::Agent::parse(agent) {
+            Some(a) => Ok(commands::shim::run(a)),
+            None => Err(anyhow::anyhow!(
+                "unknown agent {agent:?} (expected claude, gemini, codex or cursor)"
+            )),
+        },
+        Command::Install {
+            agent,
+            project,
+            adopt,
+        } => commands::install::install(&cli.global, agent, *project, *adopt),
+        Command::Uninstall { agent, project } => {
+            commands::install::uninstall(&cli.global, agent, *project)
+        }
         Command::Demo { example } => commands::demo::run(&cli.global, example.as_deref()),
     };
     match result {

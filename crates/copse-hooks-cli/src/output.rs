@@ -68,7 +68,9 @@ pub fn verdict_json(v: &Verdict) -> Value {
         "agent_message": v.agent_message,
         "user_message": v.user_message,
         "updated_input": v.updated_input,
+        "input_replaced": v.input_replaced,
         "inject_context": v.inject_context,
+        "tool_env_script": v.tool_env_script,
         "halt": v.halt.as_ref().map(|h| json!({"reason": h.reason})),
         "runs": v.runs.iter().map(run_json).collect::<Vec<_>>(),
     })
@@ -114,6 +116,8 @@ pub fn listing_json(l: &Listing) -> Value {
     json!({
         "hooks": l.hooks.iter().map(hook_json).collect::<Vec<_>>(),
         "warnings": l.warnings.iter().map(warning_json).collect::<Vec<_>>(),
+        "failure_policy": l.failure_policy,
+        "auto_continue_follow_ups": l.auto_continue_follow_ups,
     })
 }
 

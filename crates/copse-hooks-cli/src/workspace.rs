@@ -66,6 +66,8 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
     config.redact_secrets = settings.redact_secrets != Some(false);
     config.sandbox_writable = settings.sandbox_writable_paths.clone();
     config.sandbox_allowed_sockets = settings.sandbox_allowed_sockets.clone();
+    config.failure_policy = settings.failure_policy.clone();
+    config.auto_continue_follow_ups = settings.auto_continue_follow_ups;
     adjust(&mut config);
     if !recording {
         config.spine_path = None;

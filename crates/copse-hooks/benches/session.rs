@@ -49,6 +49,7 @@ fn events() -> Vec<EventPayload> {
                 is_error: false,
                 duration_ms: 1200,
                 tool_call_id: format!("call-{i}-{k}"),
+                response: None,
             }));
         }
         out.push(EventPayload::ToolGate(ToolCall::new(

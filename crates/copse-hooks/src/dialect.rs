@@ -7,8 +7,10 @@
 //! nothing and knows nothing about processes beyond an exit code and bytes.
 
 pub mod claude;
+pub mod codex;
 pub mod copse;
 pub mod cursor;
+pub mod gemini;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -30,6 +32,11 @@ pub enum Dialect {
     Claude,
     /// This project's native format.
     Copse,
+    /// Gemini CLI's (and Antigravity's) `settings.json` hooks and extension
+    /// `hooks/hooks.json`.
+    Gemini,
+    /// OpenAI Codex CLI's `hooks.json` and `[hooks]` in `config.toml`.
+    Codex,
 }
 
 impl Dialect {
@@ -39,7 +46,23 @@ impl Dialect {
             Dialect::Cursor => "cursor",
             Dialect::Claude => "claude",
             Dialect::Copse => "copse",
+            Dialect::Gemini => "gemini",
+            Dialect::Codex => "codex",
         }
+    }
+
+    /// Every dialect, in discovery order.
+    pub const ALL: [Dialect; 5] = [
+        Dialect::Cursor,
+        Dialect::Claude,
+        Dialect::Copse,
+        Dialect::Gemini,
+        Dialect::Codex,
+    ];
+
+    /// Parses a lowercase dialect name.
+    pub fn from_name(name: &str) -> Option<Dialect> {
+        Dialect::ALL.into_iter().find(|d| d.as_str() == name)
     }
 }
 
@@ -146,6 +169,65 @@ pub struct HookSpec {
     pub run_async: bool,
     /// A per-script cap on the continuations its queued messages may take (Copse).
     pub loop_limit: Option<copse::LoopLimit>,
+    /// Dialect-specific options (Claude `if`, policy provenance, …).
+    pub options: HookOptions,
+}
+
+/// The less common per-hook options, grouped so a new one is one field here.
+#[derive(Debug, Clone, Default)]
+pub struct HookOptions {
+    /// The policy is the vendor's own for this event or was written in the config
+    /// (Cursor `failClosed`, Copse `onFailure`, a Claude event that cannot block), so
+    /// the per-dialect `failurePolicy` setting does not change it.
+    pub policy_fixed: bool,
+    /// A Claude `if` condition (one permission rule), evaluated before spawning.
+    pub condition: Option<claude::PermissionRule>,
+    /// Claude `asyncRewake`: a detached hook whose exit 2 wakes the agent with a
+    /// (queued) message.
+    pub async_rewake: bool,
+    /// The Claude plugin that shipped the hook (`CLAUDE_PLUGIN_ROOT`).
+    pub plugin: Option<claude::plugin::PluginRef>,
+}
+
+/// What a hook that ran detached on an awaited event still delivers: Claude's
+/// `async` hooks hand their `additionalContext` to the next turn, and an
+/// `asyncRewake` hook that exits 2 wakes the agent with its stderr (else stdout).
+/// Both are queued (never held: the hook's author asked for them).
+pub fn detached_message(
+    hook: &HookSpec,
+    run: &crate::outcome::HookRun,
+) -> Option<crate::outcome::QueueRequest> {
+    if hook.dialect != Dialect::Claude || !hook.run_async || run.outcome.queue_message.is_some() {
+        return None;
+    }
+    let text = if hook.options.async_rewake && run.exit_code == Some(2) {
+        let err = String::from_utf8_lossy(&run.stderr).trim().to_string();
+        let out = String::from_utf8_lossy(&run.stdout).trim().to_string();
+        Some(if err.is_empty() { out } else { err }).filter(|t| !t.is_empty())
+    } else {
+        run.outcome.inject_context.clone()
+    }?;
+    Some(crate::outcome::QueueRequest {
+        text,
+        send_now: false,
+        held: false,
+    })
+}
+
+/// The failure policy of a hook under the per-dialect `failurePolicy` setting
+/// (`{"claude": "open"}`): the setting changes only policies the vendor leaves to
+/// the host.
+pub fn effective_policy(
+    hook: &HookSpec,
+    settings: &std::collections::BTreeMap<String, FailurePolicy>,
+) -> FailurePolicy {
+    if hook.options.policy_fixed {
+        return hook.policy;
+    }
+    settings
+        .get(hook.dialect.as_str())
+        .copied()
+        .unwrap_or(hook.policy)
 }
 
 impl HookSpec {
@@ -168,6 +250,33 @@ impl HookSpec {
     }
 }
 
+/// Per-hook facts only some dialects have, indexed like [`ParsedConfig::hooks`]
+/// (a config may have fewer extras than hooks: the rest are the default).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HookExtra {
+    /// The hook's `name` (Gemini: the `hooksConfig.disabled` and de-duplication key).
+    pub name: Option<String>,
+    /// Whether its definition asks for sequential execution (Gemini `sequential`).
+    pub sequential: bool,
+    /// The vendor's own per-hook key (Codex `[hooks.state]` key:
+    /// `<source>:<event>:<group>:<handler>`).
+    pub state_key: Option<String>,
+}
+
+/// Switches a config file sets for its whole dialect (across every layer).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DialectSwitches {
+    /// The file turns the dialect's hooks off (Gemini `hooksConfig.enabled: false`,
+    /// Codex `[features] hooks = false`).
+    pub all_off: bool,
+    /// Hook names or commands the file disables (Gemini `hooksConfig.disabled`,
+    /// union-merged across layers).
+    pub disabled: Vec<String>,
+    /// Vendor per-hook keys the file disables (Codex `[hooks.state."<key>"]
+    /// enabled = false`).
+    pub disabled_keys: Vec<String>,
+}
+
 /// A parsed config file.
 #[derive(Debug, Default)]
 pub struct ParsedConfig {
@@ -175,6 +284,26 @@ pub struct ParsedConfig {
     pub hooks: Vec<HookSpec>,
     /// Problems found.
     pub warnings: Vec<ConfigWarning>,
+    /// Claude `disableAllHooks` as this file sets it (`None` when it does not).
+    pub disable_all_hooks: Option<bool>,
+    /// Claude `enabledPlugins` as this file sets it (plugin id → enabled).
+    pub enabled_plugins: std::collections::BTreeMap<String, bool>,
+    /// Per-hook extras (Gemini, Codex), by hook index.
+    pub extras: Vec<HookExtra>,
+    /// Dialect-wide switches the file sets (Gemini, Codex).
+    pub switches: DialectSwitches,
+}
+
+impl ParsedConfig {
+    /// The extras of hook `index` (the default when the dialect records none).
+    pub fn extra(&self, index: usize) -> &HookExtra {
+        static NONE: HookExtra = HookExtra {
+            name: None,
+            sequential: false,
+            state_key: None,
+        };
+        self.extras.get(index).unwrap_or(&NONE)
+    }
 }
 
 impl ParsedConfig {

@@ -24,52 +24,124 @@ pub struct ConfigLocation {
     pub root: Option<PathBuf>,
 }
 
-/// Every config location for a home directory, the copse data directory
-/// (`$COPSE_DIR`, default `~/.copse`) and workspace roots, in configured (merge)
-/// order: user configs first (Cursor, Claude, Copse), then each root's project
-/// configs (Cursor, Claude, Copse).
-pub fn locations(home: &Path, copse_dir: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
-    let mut out = vec![
-        ConfigLocation {
-            path: home.join(".cursor").join("hooks.json"),
-            dialect: Dialect::Cursor,
-            scope: Scope::User,
-            root: None,
-        },
-        ConfigLocation {
-            path: home.join(".claude").join("settings.json"),
-            dialect: Dialect::Claude,
-            scope: Scope::User,
-            root: None,
-        },
-        ConfigLocation {
-            path: copse_dir.join("hooks.json"),
-            dialect: Dialect::Copse,
-            scope: Scope::User,
-            root: None,
-        },
-    ];
-    for root in roots {
-        out.push(ConfigLocation {
-            path: root.join(".cursor").join("hooks.json"),
-            dialect: Dialect::Cursor,
-            scope: Scope::Project,
-            root: Some(root.clone()),
-        });
-        for file in ["settings.json", "settings.local.json"] {
-            out.push(ConfigLocation {
-                path: root.join(".claude").join(file),
-                dialect: Dialect::Claude,
-                scope: Scope::Project,
-                root: Some(root.clone()),
-            });
+/// Where the Gemini CLI and Codex layers outside the home directory live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VendorPaths {
+    /// Gemini CLI's system settings (`$GEMINI_CLI_SYSTEM_SETTINGS_PATH`, default
+    /// `/etc/gemini-cli/settings.json`).
+    pub gemini_system_settings: PathBuf,
+    /// Codex's home (`$CODEX_HOME`, default `~/.codex`).
+    pub codex_home: PathBuf,
+    /// Codex's system config layer (`/etc/codex`).
+    pub codex_system_dir: PathBuf,
+}
+
+impl VendorPaths {
+    /// The vendors' defaults for a home directory.
+    pub fn for_home(home: &Path) -> VendorPaths {
+        VendorPaths {
+            gemini_system_settings: PathBuf::from("/etc/gemini-cli/settings.json"),
+            codex_home: home.join(".codex"),
+            codex_system_dir: PathBuf::from("/etc/codex"),
         }
-        out.push(ConfigLocation {
-            path: root.join(".copse").join("hooks.json"),
-            dialect: Dialect::Copse,
+    }
+}
+
+/// Every config location for a home directory, the copse data directory
+/// (`$COPSE_DIR`, default `~/.copse`) and workspace roots, with the vendors' default
+/// system paths. See [`locations_with`].
+pub fn locations(home: &Path, copse_dir: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
+    locations_with(home, copse_dir, roots, &VendorPaths::for_home(home))
+}
+
+/// The sorted subdirectories of `dir` (none when it cannot be read).
+fn subdirs(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
+
+/// Every config location, in configured (merge) order: the user-level configs first
+/// (Cursor, Claude, Copse; Gemini system, user and extensions; Codex system, user and
+/// plugins — system, extension and plugin files count as user scope: the user or
+/// their administrator installed them), then each root's project configs (Cursor,
+/// Claude, Copse, Gemini, Codex). Extensions and plugins are enumerated now: one
+/// installed later is found by the next engine.
+pub fn locations_with(
+    home: &Path,
+    copse_dir: &Path,
+    roots: &[PathBuf],
+    vendor: &VendorPaths,
+) -> Vec<ConfigLocation> {
+    let user = |path: PathBuf, dialect: Dialect| ConfigLocation {
+        path,
+        dialect,
+        scope: Scope::User,
+        root: None,
+    };
+    let mut out = vec![
+        user(home.join(".cursor").join("hooks.json"), Dialect::Cursor),
+        user(home.join(".claude").join("settings.json"), Dialect::Claude),
+        user(copse_dir.join("hooks.json"), Dialect::Copse),
+        user(vendor.gemini_system_settings.clone(), Dialect::Gemini),
+        user(home.join(".gemini").join("settings.json"), Dialect::Gemini),
+    ];
+    for ext in subdirs(&home.join(".gemini").join("extensions")) {
+        out.push(user(ext.join("hooks").join("hooks.json"), Dialect::Gemini));
+    }
+    for dir in [&vendor.codex_system_dir, &vendor.codex_home] {
+        out.push(user(dir.join("hooks.json"), Dialect::Codex));
+        out.push(user(dir.join("config.toml"), Dialect::Codex));
+    }
+    // Installed plugins: plugins/cache/<marketplace>/<plugin>/<version>/hooks/hooks.json.
+    for market in subdirs(&vendor.codex_home.join("plugins").join("cache")) {
+        for plugin in subdirs(&market) {
+            for version in subdirs(&plugin) {
+                out.push(user(
+                    version.join("hooks").join("hooks.json"),
+                    Dialect::Codex,
+                ));
+            }
+        }
+    }
+    for root in roots {
+        let project = |path: PathBuf, dialect: Dialect| ConfigLocation {
+            path,
+            dialect,
             scope: Scope::Project,
             root: Some(root.clone()),
-        });
+        };
+        out.push(project(
+            root.join(".cursor").join("hooks.json"),
+            Dialect::Cursor,
+        ));
+        for file in ["settings.json", "settings.local.json"] {
+            out.push(project(root.join(".claude").join(file), Dialect::Claude));
+        }
+        out.push(project(
+            root.join(".copse").join("hooks.json"),
+            Dialect::Copse,
+        ));
+        out.push(project(
+            root.join(".gemini").join("settings.json"),
+            Dialect::Gemini,
+        ));
+        out.push(project(
+            root.join(".codex").join("hooks.json"),
+            Dialect::Codex,
+        ));
+        out.push(project(
+            root.join(".codex").join("config.toml"),
+            Dialect::Codex,
+        ));
     }
     out
 }
@@ -79,10 +151,14 @@ pub fn adapter(dialect: Dialect) -> &'static dyn Adapter {
     static CURSOR: Cursor = Cursor;
     static CLAUDE: crate::dialect::claude::Claude = crate::dialect::claude::Claude;
     static COPSE: crate::dialect::copse::Copse = crate::dialect::copse::Copse;
+    static GEMINI: crate::dialect::gemini::Gemini = crate::dialect::gemini::Gemini;
+    static CODEX: crate::dialect::codex::Codex = crate::dialect::codex::Codex;
     match dialect {
         Dialect::Cursor => &CURSOR,
         Dialect::Claude => &CLAUDE,
         Dialect::Copse => &COPSE,
+        Dialect::Gemini => &GEMINI,
+        Dialect::Codex => &CODEX,
     }
 }
 
@@ -203,6 +279,7 @@ impl Slot {
                             event: None,
                             message: format!("could not be examined ({e}) — file ignored"),
                         }],
+                        ..ParsedConfig::default()
                     }),
                     exists: true,
                     hash: None,
@@ -232,6 +309,8 @@ impl Slot {
                 adapter(loc.dialect).parse(&text, &loc.path, loc.scope, loc.root.as_deref())
             }
             Err(e) => ParsedConfig {
+                extras: Vec::new(),
+                switches: Default::default(),
                 hooks: Vec::new(),
                 warnings: vec![ConfigWarning {
                     source: loc.path.clone(),
@@ -239,6 +318,7 @@ impl Slot {
                     event: None,
                     message: format!("could not be read: {e} — file ignored"),
                 }],
+                ..ParsedConfig::default()
             },
         };
         let parsed = Arc::new(parsed);

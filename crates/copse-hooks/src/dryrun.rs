@@ -44,7 +44,7 @@ pub enum DryRunError {
     },
     /// The path is not a config file any dialect reads.
     #[error(
-        "{path} is not a hook config copse-hooks knows (.cursor/hooks.json, .claude/settings.json, .claude/settings.local.json, .copse/hooks.json or $COPSE_DIR/hooks.json)"
+        "{path} is not a hook config copse-hooks knows (.cursor/hooks.json, .claude/settings.json, .claude/settings.local.json, .copse/hooks.json, $COPSE_DIR/hooks.json, .gemini/settings.json, a Gemini extension's hooks/hooks.json, .codex/hooks.json or .codex/config.toml)"
     )]
     UnknownConfig {
         /// The path.
@@ -122,15 +122,35 @@ pub fn classify(engine: &Engine, path: &Path) -> Option<(Dialect, Scope, Option<
     let name = path.file_name()?.to_str()?;
     let parent = path.parent()?;
     let dir = parent.file_name().and_then(|d| d.to_str()).unwrap_or("");
-    let copse_dir = &engine.config().copse_dir;
+    let config = engine.config();
+    let copse_dir = &config.copse_dir;
+    let vendor = config.vendor_paths();
+    let home = &config.home;
+    let gemini_home = home.join(".gemini");
+    // User-level Gemini and Codex files outside `~/.<agent>/<file>`.
+    let user_level = |dialect| Some((dialect, Scope::User, None));
+    if path == vendor.gemini_system_settings
+        || (name == "hooks.json"
+            && dir == "hooks"
+            && parent.starts_with(gemini_home.join("extensions")))
+    {
+        return user_level(Dialect::Gemini);
+    }
+    if (matches!(name, "hooks.json" | "config.toml")
+        && (parent == vendor.codex_home.as_path() || parent == vendor.codex_system_dir.as_path()))
+        || (name == "hooks.json" && parent.starts_with(vendor.codex_home.join("plugins")))
+    {
+        return user_level(Dialect::Codex);
+    }
     let dialect = match (dir, name) {
         (".cursor", "hooks.json") => Dialect::Cursor,
         (".claude", "settings.json" | "settings.local.json") => Dialect::Claude,
         (".copse", "hooks.json") => Dialect::Copse,
         (_, "hooks.json") if parent == copse_dir.as_path() => Dialect::Copse,
+        (".gemini", "settings.json") => Dialect::Gemini,
+        (".codex", "hooks.json" | "config.toml") => Dialect::Codex,
         _ => return None,
     };
-    let home = &engine.config().home;
     let user = parent == home.join(dir).as_path() || parent == copse_dir.as_path();
     if user {
         Some((dialect, Scope::User, None))
@@ -177,6 +197,15 @@ fn summary(run: &HookRun) -> String {
     }
 }
 
+/// The fixture flavour for `event` in `dialect`'s wire vocabulary.
+fn fixture_flavour(dialect: Dialect, event: &str) -> &'static str {
+    match (dialect, fixture::flavour_for_wire_event(event)) {
+        // Codex has no read tool: its PostToolUse hooks see shell calls.
+        (Dialect::Codex, "read") => "shell",
+        (_, f) => f,
+    }
+}
+
 impl Engine {
     /// Runs hook number `entry` (1-based) of `event` in the config at `source`, with
     /// the fixture payload for that event or `payload` as its exact stdin.
@@ -203,66 +232,24 @@ impl Engine {
         payload: Option<&str>,
         options: DryRunOptions,
     ) -> Result<DryRun, DryRunError> {
-        let source = std::fs::canonicalize(source).map_err(|e| DryRunError::Read {
-            path: source.to_path_buf(),
-            source: e,
-        })?;
-        let (dialect, scope, root) =
-            classify(self, &source).ok_or_else(|| DryRunError::UnknownConfig {
-                path: source.clone(),
-            })?;
-        let bytes =
-            crate::fsread::read_regular(&source, crate::fsread::MAX_CONFIG_BYTES).map_err(|e| {
-                DryRunError::Read {
-                    path: source.clone(),
-                    source: match e {
-                        crate::fsread::ReadError::Io(e) => e,
-                        other => std::io::Error::other(other.to_string()),
-                    },
-                }
-            })?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        let adapter = discovery::adapter(dialect);
-        let parsed = adapter.parse(&text, &source, scope, root.as_deref());
-        let candidates: Vec<&HookSpec> = parsed.hooks.iter().filter(|h| h.event == event).collect();
-        let Some(hook) = candidates.iter().find(|h| h.entry == entry).copied() else {
-            let mut available: Vec<String> = parsed
-                .hooks
-                .iter()
-                .map(|h| format!("{}[{}]", h.event, h.entry))
-                .collect();
-            available.dedup();
-            return Err(DryRunError::NoSuchHook {
-                path: source,
-                event: event.to_string(),
-                entry,
-                available: if available.is_empty() {
-                    "it declares no hooks".to_string()
-                } else {
-                    format!("it declares {}", available.join(", "))
-                },
-            });
-        };
-        let Some(canonical) = hook.canonical else {
-            return Err(DryRunError::Unsupported {
-                event: event.to_string(),
-            });
-        };
+        let located = self.locate(source, event, entry)?;
+        let (dialect, root, canonical) = (located.dialect, located.root.clone(), located.canonical);
+        let hook = located.hook();
         // Trust: the bytes just read are the bytes checked against the pins.
         let mut really_trusted = true;
-        if scope == Scope::Project {
+        if located.scope == Scope::Project {
             let loaded = crate::discovery::LoadedConfig {
                 location: crate::discovery::ConfigLocation {
-                    path: source.clone(),
+                    path: located.source.clone(),
                     dialect,
-                    scope,
+                    scope: located.scope,
                     root: root
                         .as_deref()
                         .map(|r| std::fs::canonicalize(r).unwrap_or_else(|_| r.to_path_buf())),
                 },
                 config: std::sync::Arc::new(crate::dialect::ParsedConfig::default()),
                 exists: true,
-                hash: Some(crate::settings::sha256_hex(&bytes)),
+                hash: Some(located.hash.clone()),
             };
             let state = match self.trust_state(&loaded) {
                 crate::engine::TrustState::Trusted => self
@@ -276,7 +263,7 @@ impl Engine {
             if let Some(state) = state {
                 if !options.trust {
                     return Err(DryRunError::Untrusted {
-                        path: source.clone(),
+                        path: located.source.clone(),
                         state,
                     });
                 }
@@ -290,7 +277,8 @@ impl Engine {
             }
             None => None,
         };
-        let event_payload = fixture::payload(canonical, fixture::flavour_for_wire_event(event));
+        let adapter = discovery::adapter(dialect);
+        let event_payload = fixture::payload(canonical, fixture_flavour(dialect, event));
         let session = fixture::session();
         let roots: Vec<PathBuf> = root
             .clone()
@@ -311,6 +299,7 @@ impl Engine {
             child_depth: self.child_depth(),
             limits,
             sandbox: self.sandbox_config(),
+            failure_policy: self.failure_policy(),
         };
         let mut hook_for_run = clone_for_dry_run(hook);
         // Only a trusted Copse hook may leave the sandbox.
@@ -335,6 +324,118 @@ impl Engine {
             timeout_ms: u64::try_from(hook_for_run.timeout.as_millis()).unwrap_or(u64::MAX),
         })
     }
+
+    /// The exact stdin [`Engine::dry_run`] would send hook number `entry` of `event` in
+    /// the config at `source` (the golden fixture payload for its event, marshalled by
+    /// its dialect), pretty-printed: a starting point to edit.
+    pub fn dry_run_payload(
+        &self,
+        source: &Path,
+        event: &str,
+        entry: usize,
+    ) -> Result<String, DryRunError> {
+        let located = self.locate(source, event, entry)?;
+        let hook = located.hook();
+        let adapter = discovery::adapter(located.dialect);
+        let event_payload =
+            fixture::payload(located.canonical, fixture_flavour(located.dialect, event));
+        let session = fixture::session();
+        let roots: Vec<PathBuf> = located
+            .root
+            .clone()
+            .into_iter()
+            .chain(self.workspace_roots().iter().cloned())
+            .take(1)
+            .collect();
+        let ctx = Context {
+            session: &session,
+            workspace_roots: &roots,
+        };
+        let value = adapter.marshal(hook, &event_payload, &ctx);
+        Ok(serde_json::to_string_pretty(&value).unwrap_or_default())
+    }
+
+    fn locate(&self, source: &Path, event: &str, entry: usize) -> Result<Located, DryRunError> {
+        let source = std::fs::canonicalize(source).map_err(|e| DryRunError::Read {
+            path: source.to_path_buf(),
+            source: e,
+        })?;
+        let (dialect, scope, root) =
+            classify(self, &source).ok_or_else(|| DryRunError::UnknownConfig {
+                path: source.clone(),
+            })?;
+        let bytes =
+            crate::fsread::read_regular(&source, crate::fsread::MAX_CONFIG_BYTES).map_err(|e| {
+                DryRunError::Read {
+                    path: source.clone(),
+                    source: match e {
+                        crate::fsread::ReadError::Io(e) => e,
+                        other => std::io::Error::other(other.to_string()),
+                    },
+                }
+            })?;
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        let adapter = discovery::adapter(dialect);
+        let parsed = adapter.parse(&text, &source, scope, root.as_deref());
+        let candidates: Vec<(usize, &HookSpec)> = parsed
+            .hooks
+            .iter()
+            .enumerate()
+            .filter(|(_, h)| h.event == event)
+            .collect();
+        let Some((index, hook)) = candidates.iter().find(|(_, h)| h.entry == entry).copied() else {
+            let mut available: Vec<String> = parsed
+                .hooks
+                .iter()
+                .map(|h| format!("{}[{}]", h.event, h.entry))
+                .collect();
+            available.dedup();
+            return Err(DryRunError::NoSuchHook {
+                path: source,
+                event: event.to_string(),
+                entry,
+                available: if available.is_empty() {
+                    "it declares no hooks".to_string()
+                } else {
+                    format!("it declares {}", available.join(", "))
+                },
+            });
+        };
+        let Some(canonical) = hook.canonical else {
+            return Err(DryRunError::Unsupported {
+                event: event.to_string(),
+            });
+        };
+        Ok(Located {
+            dialect,
+            root,
+            canonical,
+            index,
+            parsed,
+            scope,
+            hash: crate::settings::sha256_hex(&bytes),
+            source: source.clone(),
+        })
+    }
+}
+
+/// A declared hook found by source, event and entry.
+struct Located {
+    dialect: Dialect,
+    root: Option<PathBuf>,
+    canonical: CanonicalEvent,
+    index: usize,
+    parsed: crate::dialect::ParsedConfig,
+    scope: Scope,
+    /// The SHA-256 of the config bytes parsed, checked against the trust pins.
+    hash: String,
+    source: PathBuf,
+}
+
+impl Located {
+    fn hook(&self) -> &HookSpec {
+        &self.parsed.hooks[self.index]
+    }
 }
 
 /// A copy of a hook for one dry run (matchers are not needed: the user chose it).
@@ -357,5 +458,6 @@ fn clone_for_dry_run(hook: &HookSpec) -> HookSpec {
         run_async: hook.run_async,
         network: hook.network,
         loop_limit: hook.loop_limit,
+        options: hook.options.clone(),
     }
 }

@@ -60,6 +60,25 @@ pub struct EngineConfig {
     pub sandbox_allowed_sockets: Vec<PathBuf>,
     /// Redact well-known secret shapes from what the audit store records (default on).
     pub redact_secrets: bool,
+    /// The per-dialect failure policy (`"failurePolicy": {"claude": "open"}` in the
+    /// settings): restores a vendor's own fail-open policy for that dialect's hooks
+    /// where the vendor leaves it to the host. Absent dialects fail closed.
+    pub failure_policy: std::collections::BTreeMap<String, FailurePolicy>,
+    /// Whether stop follow-ups (Claude Stop/SubagentStop blocks, Cursor
+    /// `followup_message`) continue the agent automatically within the continuation
+    /// budget, as the vendors do, instead of waiting for a human (the default).
+    pub auto_continue_follow_ups: bool,
+    /// Gemini CLI's system settings file (`$GEMINI_CLI_SYSTEM_SETTINGS_PATH`, default
+    /// `/etc/gemini-cli/settings.json`).
+    pub gemini_system_settings: PathBuf,
+    /// Codex's home (`$CODEX_HOME`); `None` means `<home>/.codex`.
+    pub codex_home: Option<PathBuf>,
+    /// Codex's system config layer (default `/etc/codex`).
+    pub codex_system_dir: PathBuf,
+    /// The config files to read, replacing the default discovery list (the shim reads
+    /// the Copse configs, adopted hooks and chosen agents' configs, never the calling
+    /// agent's own). Roots in it should be canonical.
+    pub locations: Option<Vec<ConfigLocation>>,
 }
 
 impl EngineConfig {
@@ -89,6 +108,29 @@ impl EngineConfig {
             sandbox_writable: Vec::new(),
             sandbox_allowed_sockets: Vec::new(),
             redact_secrets: true,
+            failure_policy: std::collections::BTreeMap::new(),
+            auto_continue_follow_ups: false,
+            gemini_system_settings: std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json")),
+            codex_home: std::env::var_os("CODEX_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from),
+            codex_system_dir: PathBuf::from("/etc/codex"),
+            locations: None,
+        }
+    }
+
+    /// Where the Gemini CLI and Codex layers outside the home directory live.
+    pub fn vendor_paths(&self) -> discovery::VendorPaths {
+        discovery::VendorPaths {
+            gemini_system_settings: self.gemini_system_settings.clone(),
+            codex_home: self
+                .codex_home
+                .clone()
+                .unwrap_or_else(|| self.home.join(".codex")),
+            codex_system_dir: self.codex_system_dir.clone(),
         }
     }
 
@@ -244,9 +286,17 @@ pub struct Listing {
     pub hooks: Vec<HookSummary>,
     /// The warnings, in configured order.
     pub warnings: Vec<ConfigWarning>,
+    /// The per-dialect failure policy from the settings (`failurePolicy`); dialects
+    /// not named fail closed.
+    pub failure_policy: std::collections::BTreeMap<String, FailurePolicy>,
+    /// Whether stop follow-ups (Claude Stop/SubagentStop blocks, Cursor
+    /// `followup_message`) continue the agent automatically within the continuation
+    /// budget, as the vendors do, instead of waiting for a human (the default).
+    pub auto_continue_follow_ups: bool,
 }
 
 struct Inner {
+    plugins: crate::dialect::claude::plugin::PluginCache,
     sandbox: Option<SandboxConfig>,
     spine: Option<Spine>,
     spine_warning: Option<String>,
@@ -321,11 +371,15 @@ impl Engine {
                 .find(|(k, _)| k == DEPTH_VAR)
                 .map(|(_, v)| v.as_os_str()),
         );
-        let registry = Registry::new(discovery::locations(
-            &config.home,
-            &config.copse_dir,
-            &roots,
-        ));
+        let registry = Registry::new(match &config.locations {
+            Some(locations) => locations.clone(),
+            None => discovery::locations_with(
+                &config.home,
+                &config.copse_dir,
+                &roots,
+                &config.vendor_paths(),
+            ),
+        });
         let base_env = env::scrubbed(config.environment.iter().cloned());
         let (spine, spine_warning) = match &config.spine_path {
             Some(path) => {
@@ -364,6 +418,7 @@ impl Engine {
         });
         Engine {
             inner: Arc::new(Inner {
+                plugins: Default::default(),
                 sandbox,
                 spine,
                 spine_warning,
@@ -565,7 +620,19 @@ impl Engine {
     ) -> Vec<Selected> {
         let canonical = event.event();
         let mut out = Vec::new();
-        for loaded in self.active_configs() {
+        let configs = self.active_configs();
+        let claude_off = claude_hooks_disabled(
+            configs
+                .iter()
+                .filter(|l| self.trust_state(l) == TrustState::Trusted),
+        );
+        // Claude Code runs a handler defined identically in several settings files
+        // once.
+        let mut seen_claude = std::collections::HashSet::new();
+        let switches = self.vendor_switches(&configs);
+        // Gemini CLI runs a `name:command` pair once per event, whatever its layer.
+        let mut gemini_seen = std::collections::HashSet::new();
+        for loaded in configs {
             if self.trust_state(&loaded) != TrustState::Trusted {
                 if loaded.exists {
                     changed(&loaded.location.path);
@@ -576,7 +643,11 @@ impl Engine {
                 problems(w);
             }
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
+                if hook.dialect == Dialect::Claude && claude_off {
+                    continue;
+                }
                 if hook.canonical == Some(canonical)
+                    && switches.allows(hook, loaded.config.extra(index)).is_none()
                     && discovery::adapter(hook.dialect).applies(hook, event, ctx)
                 {
                     if hook.scope == Scope::Project {
@@ -587,11 +658,70 @@ impl Engine {
                             continue;
                         }
                     }
+                    // A plugin's copy of a handler stays separate.
+                    if hook.dialect == Dialect::Claude
+                        && hook.options.plugin.is_none()
+                        && !seen_claude.insert(crate::dialect::claude::handler_identity(hook))
+                    {
+                        continue;
+                    }
+                    if hook.dialect == Dialect::Gemini {
+                        let extra = loaded.config.extra(index);
+                        let key = format!(
+                            "{}:{}",
+                            extra.name.as_deref().unwrap_or_default(),
+                            hook.command
+                        );
+                        if !gemini_seen.insert(key) {
+                            continue;
+                        }
+                    }
                     out.push(Selected {
                         config: Arc::clone(&loaded.config),
                         index,
                     });
                 }
+            }
+        }
+        out
+    }
+
+    /// The dialect-wide switches of every trusted config: Gemini's
+    /// `hooksConfig.enabled` / `hooksConfig.disabled` (union across layers) and
+    /// Codex's `[features] hooks` / user-level `[hooks.state]`.
+    fn vendor_switches(&self, configs: &[LoadedConfig]) -> VendorSwitches {
+        let mut out = VendorSwitches::default();
+        for loaded in configs {
+            if !loaded.exists || self.trust_state(loaded) != TrustState::Trusted {
+                continue;
+            }
+            let sw = &loaded.config.switches;
+            let source = loaded.location.path.clone();
+            match loaded.location.dialect {
+                Dialect::Gemini => {
+                    if sw.all_off && out.gemini_off.is_none() {
+                        out.gemini_off = Some(source.clone());
+                    }
+                    for d in &sw.disabled {
+                        out.gemini_disabled
+                            .entry(d.clone())
+                            .or_insert(source.clone());
+                    }
+                }
+                Dialect::Codex => {
+                    if sw.all_off && out.codex_off.is_none() {
+                        out.codex_off = Some(source.clone());
+                    }
+                    // Codex ignores a project layer's `[hooks.state]`.
+                    if loaded.location.scope == Scope::User {
+                        for k in &sw.disabled_keys {
+                            out.codex_disabled
+                                .entry(k.clone())
+                                .or_insert(source.clone());
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         out
@@ -607,6 +737,14 @@ impl Engine {
 
     pub(crate) fn keeps_runs(&self) -> bool {
         self.inner.config.keep_session_runs
+    }
+
+    pub(crate) fn failure_policy(&self) -> &std::collections::BTreeMap<String, FailurePolicy> {
+        &self.inner.config.failure_policy
+    }
+
+    pub(crate) fn auto_continue_follow_ups(&self) -> bool {
+        self.inner.config.auto_continue_follow_ups
     }
 
     pub(crate) fn limits(&self) -> crate::spawn::Limits {
@@ -659,7 +797,9 @@ impl Engine {
         let failures = spine
             .and_then(|s| s.latest_session().map(|session| s.first_failures(&session)))
             .unwrap_or_default();
-        let configs = self.inner.registry.load(|_| true);
+        let mut configs = self.inner.registry.load(|_| true);
+        let plugins = self.plugin_configs(&configs);
+        configs.extend(plugins);
         self.listing_of(&configs, &failures)
     }
 
@@ -669,11 +809,17 @@ impl Engine {
         failures: &std::collections::HashMap<(String, String, String), String>,
     ) -> Listing {
         let enabled = self.inner.config.hooks_enabled;
+        let claude_off = claude_hooks_disabled(
+            configs
+                .iter()
+                .filter(|l| self.trust_state(l) == TrustState::Trusted),
+        );
+        let switches = self.vendor_switches(configs);
         let mut hooks = Vec::new();
         let mut warnings = Vec::new();
         for loaded in configs {
             let config_trust = self.trust_state(loaded);
-            for hook in &loaded.config.hooks {
+            for (index, hook) in loaded.config.hooks.iter().enumerate() {
                 let scripts = self.hook_scripts(hook);
                 let trust = if config_trust == TrustState::Trusted
                     && scripts.iter().any(|s| s.state == ScriptState::Changed)
@@ -683,6 +829,18 @@ impl Engine {
                     config_trust
                 };
                 let trusted = trust == TrustState::Trusted;
+                let switched_off = switches.allows(hook, loaded.config.extra(index));
+                if let Some(why) = &switched_off {
+                    warnings.push(ConfigWarning {
+                        source: hook.source.clone(),
+                        scope: hook.scope,
+                        event: Some(hook.event.clone()),
+                        message: format!(
+                            "\"{}\" entry {} hook `{}` is switched off: {why} — it never runs",
+                            hook.event, hook.entry, hook.command
+                        ),
+                    });
+                }
                 let matcher_error = match &hook.matcher {
                     HookMatcher::Invalid(e) => Some(e.reason.clone()),
                     _ => None,
@@ -692,7 +850,12 @@ impl Engine {
                     event: hook.event.clone(),
                     canonical: hook.canonical,
                     matcher: hook.matcher_source.clone(),
-                    active: enabled && trusted && hook.supported() && matcher_error.is_none(),
+                    active: enabled
+                        && trusted
+                        && hook.supported()
+                        && matcher_error.is_none()
+                        && !(claude_off && hook.dialect == Dialect::Claude)
+                        && switched_off.is_none(),
                     matcher_error,
                     command: hook.command.clone(),
                     source: hook.source.clone(),
@@ -702,7 +865,10 @@ impl Engine {
                     trusted,
                     trust,
                     enabled,
-                    fail_closed: hook.policy == FailurePolicy::Closed,
+                    fail_closed: crate::dialect::effective_policy(
+                        hook,
+                        &self.inner.config.failure_policy,
+                    ) == FailurePolicy::Closed,
                     sandboxed: hook.sandbox,
                     last_error: failures
                         .get(&(
@@ -717,11 +883,112 @@ impl Engine {
             }
             warnings.extend(loaded.config.warnings.iter().cloned());
         }
-        Listing { hooks, warnings }
+        Listing {
+            hooks,
+            warnings,
+            failure_policy: self.inner.config.failure_policy.clone(),
+            auto_continue_follow_ups: self.inner.config.auto_continue_follow_ups,
+        }
     }
 
     fn active_configs(&self) -> Vec<LoadedConfig> {
-        self.inner.registry.load(|loc| self.root_trusted(loc))
+        let mut configs = self.inner.registry.load(|loc| self.root_trusted(loc));
+        let plugins = self.plugin_configs(&configs);
+        configs.extend(plugins);
+        configs
+    }
+
+    /// The hook files of the Claude plugins that trusted settings enable, as user
+    /// configs (a plugin is trusted like the config that enabled it).
+    fn plugin_configs(&self, configs: &[LoadedConfig]) -> Vec<LoadedConfig> {
+        use crate::dialect::claude::plugin;
+        let trusted: Vec<&LoadedConfig> = configs
+            .iter()
+            .filter(|l| l.location.dialect == Dialect::Claude)
+            .filter(|l| self.trust_state(l) == TrustState::Trusted)
+            .collect();
+        let ids = plugin::enabled(trusted.iter().map(|l| &l.config.enabled_plugins));
+        if ids.is_empty() {
+            return Vec::new();
+        }
+        let installed = plugin::install_paths(&self.inner.config.home);
+        let root = self.inner.roots.first().map(PathBuf::as_path);
+        ids.iter()
+            .filter_map(|id| {
+                let install = installed.get(id)?;
+                let parsed = self.inner.plugins.get(id, install, root)?;
+                Some(LoadedConfig {
+                    location: ConfigLocation {
+                        path: install.join("hooks").join("hooks.json"),
+                        dialect: Dialect::Claude,
+                        scope: Scope::User,
+                        root: None,
+                    },
+                    config: parsed,
+                    exists: true,
+                    hash: None,
+                })
+            })
+            .collect()
+    }
+}
+
+/// Claude's `disableAllHooks` after precedence: the value of the highest-precedence
+/// settings file that sets it (local over project over user), so a project `false`
+/// overrides a user `true`. It turns off Claude hooks only.
+pub(crate) fn claude_hooks_disabled<'a>(configs: impl Iterator<Item = &'a LoadedConfig>) -> bool {
+    // Locations come in precedence order for Claude: user, then each root's
+    // settings.json and settings.local.json.
+    configs
+        .filter(|l| l.location.dialect == Dialect::Claude)
+        .filter_map(|l| l.config.disable_all_hooks)
+        .last()
+        .unwrap_or(false)
+}
+
+/// Gemini and Codex switches in force, each with the file that set it.
+#[derive(Debug, Default)]
+struct VendorSwitches {
+    gemini_off: Option<PathBuf>,
+    codex_off: Option<PathBuf>,
+    gemini_disabled: std::collections::BTreeMap<String, PathBuf>,
+    codex_disabled: std::collections::BTreeMap<String, PathBuf>,
+}
+
+impl VendorSwitches {
+    /// `None` when `hook` may run; otherwise why it is switched off.
+    fn allows(&self, hook: &HookSpec, extra: &crate::dialect::HookExtra) -> Option<String> {
+        match hook.dialect {
+            Dialect::Gemini => {
+                if let Some(src) = &self.gemini_off {
+                    return Some(format!(
+                        "\"hooksConfig.enabled\" is false in {}",
+                        src.display()
+                    ));
+                }
+                // Gemini CLI's key: the hook's name, or its command when it has none.
+                let key = extra.name.as_deref().unwrap_or(&hook.command);
+                self.gemini_disabled.get(key).map(|src| {
+                    format!(
+                        "\"{key}\" is listed in \"hooksConfig.disabled\" in {}",
+                        src.display()
+                    )
+                })
+            }
+            Dialect::Codex => {
+                if let Some(src) = &self.codex_off {
+                    return Some(format!("[features] hooks = false in {}", src.display()));
+                }
+                let key = extra.state_key.as_ref()?;
+                self.codex_disabled.get(key).map(|src| {
+                    format!(
+                        "[hooks.state.\"{key}\"] enabled = false in {}",
+                        src.display()
+                    )
+                })
+            }
+            _ => None,
+        }
     }
 }
 

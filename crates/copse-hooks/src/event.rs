@@ -10,8 +10,11 @@ use serde_json::{Map, Value};
 /// The canonical events a host can fire.
 ///
 /// `toolGate`, `beforeSubmitPrompt` and `subagentStart` are blocking decision events;
-/// the rest are observations (detached by default; `afterFileEdit` is blocking unless a
-/// Copse hook opts into `async`).
+/// `permissionRequest` is a decision event too (a hook may approve or deny before the
+/// user is asked); `sessionStart` is awaited for its context and environment and
+/// `preCompact` because Claude hooks may block compaction; the rest are
+/// observations (detached by default; `afterFileEdit` is blocking unless a Copse hook
+/// opts into `async`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum CanonicalEvent {
@@ -39,11 +42,17 @@ pub enum CanonicalEvent {
     AfterAgentResponse,
     /// The assistant finished a thinking block.
     AfterAgentThought,
+    /// The host raised a notification for the user (a permission prompt, an idle
+    /// agent). An observation: hooks cannot answer it.
+    Notification,
+    /// The host is about to ask the user to approve a tool call; hooks may allow
+    /// (approve without asking) or deny it.
+    PermissionRequest,
 }
 
 impl CanonicalEvent {
     /// Every canonical event, in a stable order.
-    pub const ALL: [CanonicalEvent; 12] = [
+    pub const ALL: [CanonicalEvent; 14] = [
         CanonicalEvent::ToolGate,
         CanonicalEvent::BeforeSubmitPrompt,
         CanonicalEvent::AfterFileEdit,
@@ -56,6 +65,8 @@ impl CanonicalEvent {
         CanonicalEvent::PreCompact,
         CanonicalEvent::AfterAgentResponse,
         CanonicalEvent::AfterAgentThought,
+        CanonicalEvent::Notification,
+        CanonicalEvent::PermissionRequest,
     ];
 
     /// The canonical (camelCase) name.
@@ -73,6 +84,8 @@ impl CanonicalEvent {
             CanonicalEvent::PreCompact => "preCompact",
             CanonicalEvent::AfterAgentResponse => "afterAgentResponse",
             CanonicalEvent::AfterAgentThought => "afterAgentThought",
+            CanonicalEvent::Notification => "notification",
+            CanonicalEvent::PermissionRequest => "permissionRequest",
         }
     }
 
@@ -81,7 +94,9 @@ impl CanonicalEvent {
         CanonicalEvent::ALL.into_iter().find(|e| e.name() == name)
     }
 
-    /// Whether the caller waits for this event's hooks and gets a verdict.
+    /// Whether the caller waits for this event's hooks and gets a verdict
+    /// (`sessionStart` is awaited so its context reaches the conversation and its
+    /// environment every later hook).
     pub fn is_blocking(self) -> bool {
         matches!(
             self,
@@ -89,6 +104,9 @@ impl CanonicalEvent {
                 | CanonicalEvent::BeforeSubmitPrompt
                 | CanonicalEvent::SubagentStart
                 | CanonicalEvent::AfterFileEdit
+                | CanonicalEvent::SessionStart
+                | CanonicalEvent::PreCompact
+                | CanonicalEvent::PermissionRequest
         )
     }
 
@@ -99,6 +117,7 @@ impl CanonicalEvent {
             CanonicalEvent::ToolGate
                 | CanonicalEvent::BeforeSubmitPrompt
                 | CanonicalEvent::SubagentStart
+                | CanonicalEvent::PermissionRequest
         )
     }
 }
@@ -142,6 +161,50 @@ pub struct SessionIdentity {
     pub generation_id: String,
     /// The model running the turn, when known.
     pub model: Option<ModelIdentity>,
+    /// Host-known identity fields hooks read (transcript path, permission mode,
+    /// host version, user email, last assistant message, subagent ids); each is sent
+    /// only to the dialects whose vendor defines it.
+    #[serde(flatten)]
+    pub host: HostIdentity,
+}
+
+/// What only the host knows about the conversation, sent where a vendor defines it.
+///
+/// Every field is optional: an absent value is sent the way the vendor sends an
+/// unknown one (Cursor `transcript_path: null`, Claude `permission_mode: "default"`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct HostIdentity {
+    /// The conversation's transcript file (Claude `transcript_path`, Cursor
+    /// `transcript_path` and `CURSOR_TRANSCRIPT_PATH`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transcript_path: Option<String>,
+    /// The permission mode (`default`, `plan`, `acceptEdits`, `auto`, `dontAsk`,
+    /// `bypassPermissions`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permission_mode: Option<String>,
+    /// The host's version (Cursor `cursor_version` and `CURSOR_VERSION`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host_version: Option<String>,
+    /// The signed-in user's email (Cursor `user_email` and `CURSOR_USER_EMAIL`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user_email: Option<String>,
+    /// The assistant's last message of the turn (Claude Stop / SubagentStop
+    /// `last_assistant_message`). The session fills it from `afterAgentResponse`
+    /// when the host does not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_assistant_message: Option<String>,
+    /// The subagent's id, on subagent events (Claude `agent_id`, Cursor
+    /// `subagent_id`); generated when the host gives none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_id: Option<String>,
+    /// The subagent's own transcript (Claude SubagentStop `agent_transcript_path`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_transcript_path: Option<String>,
+    /// How many stop follow-ups already continued the agent in this turn (Cursor
+    /// `loop_count`; Claude `stop_hook_active` when non-zero). The session counts
+    /// them when the host does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub loop_count: Option<u64>,
 }
 
 impl SessionIdentity {
@@ -151,6 +214,7 @@ impl SessionIdentity {
             conversation_id: conversation_id.into(),
             generation_id: String::new(),
             model: None,
+            host: HostIdentity::default(),
         }
     }
 }
@@ -226,6 +290,22 @@ pub enum EventPayload {
         /// How long the thinking took, when known.
         duration_ms: Option<u64>,
     },
+    /// The host raised a notification for the user.
+    Notification {
+        /// The notification text.
+        message: String,
+        /// Its title, when it has one.
+        title: Option<String>,
+        /// What kind, as the host names it (`permission_prompt`, `idle_prompt`,
+        /// Gemini's `ToolPermission`, …).
+        notification_type: String,
+        /// Structured details, when the host has them (an object, or null).
+        details: Value,
+    },
+    /// The host is about to ask the user to approve this tool call. A verdict
+    /// decision of `Allow` approves it without asking (the only event where `Allow`
+    /// is an approval), `Deny` refuses it, none asks the user as usual.
+    PermissionRequest(ToolCall),
 }
 
 impl EventPayload {
@@ -244,6 +324,8 @@ impl EventPayload {
             EventPayload::PreCompact(_) => CanonicalEvent::PreCompact,
             EventPayload::AfterAgentResponse { .. } => CanonicalEvent::AfterAgentResponse,
             EventPayload::AfterAgentThought { .. } => CanonicalEvent::AfterAgentThought,
+            EventPayload::Notification { .. } => CanonicalEvent::Notification,
+            EventPayload::PermissionRequest(_) => CanonicalEvent::PermissionRequest,
         }
     }
 }
@@ -257,6 +339,24 @@ pub struct ToolCall {
     pub input: Map<String, Value>,
     /// For `read_file`: the file's content, read eagerly by the host.
     pub file_content: Option<String>,
+    /// The host's id for this tool call (Claude and Cursor `tool_use_id`); the same
+    /// id should reach the call's `afterToolUse` as `tool_call_id`. [`ToolCall::new`]
+    /// generates one.
+    pub tool_use_id: String,
+    /// For an MCP tool: the server it belongs to, when the host knows it (Cursor's
+    /// `beforeMCPExecution` sends its `url` or `command`).
+    pub mcp_server: Option<McpServer>,
+}
+
+/// An MCP server, as Cursor's `beforeMCPExecution` describes it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct McpServer {
+    /// The server's URL (remote servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// The server's command line (local servers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
 }
 
 impl ToolCall {
@@ -266,7 +366,19 @@ impl ToolCall {
             tool: tool.into(),
             input,
             file_content: None,
+            tool_use_id: new_tool_use_id(),
+            mcp_server: None,
         }
+    }
+
+    /// The same call with a host-assigned tool use id (an empty id is replaced by a
+    /// generated one: a tool use id is never missing).
+    pub fn with_tool_use_id(mut self, id: impl Into<String>) -> Self {
+        let id = id.into();
+        if !id.is_empty() {
+            self.tool_use_id = id;
+        }
+        self
     }
 
     /// A string field of the input, or `""`.
@@ -308,6 +420,21 @@ pub struct ToolResult {
     pub duration_ms: u64,
     /// The host's id for this tool call.
     pub tool_call_id: String,
+    /// The tool's structured result (Claude `tool_response`, e.g. Write's
+    /// `{filePath, success}`), when the host has one; otherwise the dialects build
+    /// the vendor's shape from `output`.
+    pub response: Option<Value>,
+}
+
+/// A fresh tool use id (`toolu_copse_<time><pid><n>`), unique in this process.
+pub fn new_tool_use_id() -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    format!("toolu_copse_{nanos:x}{:x}{n:x}", std::process::id())
 }
 
 /// Canonical tool ids and helpers.

@@ -7,8 +7,8 @@
 use serde_json::{Map, Value, json};
 
 use crate::event::{
-    CanonicalEvent, Compaction, EventPayload, FileEdit, ModelIdentity, ModelParam, SessionIdentity,
-    ToolCall, ToolResult,
+    CanonicalEvent, Compaction, EventPayload, FileEdit, HostIdentity, ModelIdentity, ModelParam,
+    SessionIdentity, ToolCall, ToolResult,
 };
 
 /// The fixture's workspace root.
@@ -33,6 +33,18 @@ pub fn session() -> SessionIdentity {
                 },
             ],
         }),
+        host: HostIdentity {
+            transcript_path: Some("/fixture/home/.claude/projects/workspace/conv-fixture-1.jsonl".into()),
+            permission_mode: Some("default".into()),
+            host_version: Some("1.7.2".into()),
+            user_email: Some("dev@example.com".into()),
+            last_assistant_message: Some("Done: the test passes.".into()),
+            agent_id: Some("agent-fixture-1".into()),
+            loop_count: None,
+            agent_transcript_path: Some(
+                "/fixture/home/.claude/projects/workspace/conv-fixture-1/subagents/agent-fixture-1.jsonl".into(),
+            ),
+        },
     }
 }
 
@@ -46,8 +58,14 @@ fn object(v: Value) -> Map<String, Value> {
 /// The tool-call flavours of `toolGate` and `afterToolUse`.
 pub const TOOL_FLAVOURS: [&str; 4] = ["shell", "mcp", "read", "write"];
 
-/// The fixture tool call of a flavour.
+/// The fixture tool call of a flavour (with a fixed tool use id).
 pub fn tool_call(flavour: &str) -> ToolCall {
+    let call = tool_call_inner(flavour);
+    let id = format!("toolu_fixture_{flavour}");
+    call.with_tool_use_id(id)
+}
+
+fn tool_call_inner(flavour: &str) -> ToolCall {
     match flavour {
         "mcp" => ToolCall::new(
             "mcp__example__run",
@@ -76,7 +94,8 @@ pub fn tool_call(flavour: &str) -> ToolCall {
     }
 }
 
-/// The fixture tool result of a flavour (`failure` makes it a failed call).
+/// The fixture tool result of a flavour (`write` is an edit; `failure` makes it a
+/// failed call).
 pub fn tool_result(flavour: &str) -> ToolResult {
     match flavour {
         "mcp" => ToolResult {
@@ -86,6 +105,7 @@ pub fn tool_result(flavour: &str) -> ToolResult {
             is_error: false,
             duration_ms: 108,
             tool_call_id: "call-mcp-1".into(),
+            response: None,
         },
         "read" => ToolResult {
             tool: "read_file".into(),
@@ -94,6 +114,20 @@ pub fn tool_result(flavour: &str) -> ToolResult {
             is_error: false,
             duration_ms: 15,
             tool_call_id: "call-read-1".into(),
+            response: None,
+        },
+        "write" => ToolResult {
+            tool: "str_replace".into(),
+            input: object(json!({
+                "path": format!("{ROOT}/src/example.ts"),
+                "old_string": "let x = 1;",
+                "new_string": "const x = 1;"
+            })),
+            output: "The file was edited.".into(),
+            is_error: false,
+            duration_ms: 9,
+            tool_call_id: "toolu_fixture_write".into(),
+            response: None,
         },
         "failure" => ToolResult {
             tool: "run_shell".into(),
@@ -102,6 +136,7 @@ pub fn tool_result(flavour: &str) -> ToolResult {
             is_error: true,
             duration_ms: 21,
             tool_call_id: "call-shell-failed-1".into(),
+            response: None,
         },
         _ => ToolResult {
             tool: "run_shell".into(),
@@ -110,6 +145,7 @@ pub fn tool_result(flavour: &str) -> ToolResult {
             is_error: false,
             duration_ms: 42,
             tool_call_id: "call-shell-1".into(),
+            response: None,
         },
     }
 }
@@ -161,6 +197,13 @@ pub fn payload(event: CanonicalEvent, flavour: &str) -> EventPayload {
             text: "The assertion compares the wrong field.".into(),
             duration_ms: Some(850),
         },
+        CanonicalEvent::Notification => EventPayload::Notification {
+            message: "Claude needs your permission to use Bash".into(),
+            title: Some("Permission needed".into()),
+            notification_type: "permission_prompt".into(),
+            details: json!({"tool_name": "run_shell", "command": "rm -rf build"}),
+        },
+        CanonicalEvent::PermissionRequest => EventPayload::PermissionRequest(tool_call(flavour)),
     }
 }
 

@@ -21,7 +21,23 @@ pub fn merge(runs: Vec<HookRun>) -> Verdict {
         join(&mut verdict.agent_message, o.agent_message.as_deref());
         join(&mut verdict.user_message, o.user_message.as_deref());
         join(&mut verdict.inject_context, o.inject_context.as_deref());
-        if let Some(update) = &o.updated_input {
+        if let Some(script) = o
+            .tool_env_script
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+        {
+            let acc = verdict.tool_env_script.get_or_insert_with(String::new);
+            acc.push_str(script);
+            if !script.ends_with('\n') {
+                acc.push('\n');
+            }
+        }
+        if let Some(update) = &o.updated_input
+            && o.replace_input
+        {
+            verdict.updated_input = Some(update.clone());
+            verdict.input_replaced = true;
+        } else if let Some(update) = &o.updated_input {
             let merged = verdict.updated_input.get_or_insert_with(Default::default);
             for (k, v) in update {
                 merged.insert(k.clone(), v.clone());

@@ -63,6 +63,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod agent;
 pub mod dialect;
 pub mod discovery;
 pub mod dispatcher;
@@ -91,7 +92,8 @@ pub mod vendor;
 pub use dialect::{Dialect, Scope};
 pub use engine::{Engine, EngineConfig, HookSummary, Listing};
 pub use event::{
-    CanonicalEvent, EventPayload, ModelIdentity, ModelParam, SessionIdentity, ToolCall,
+    CanonicalEvent, EventPayload, HostIdentity, McpServer, ModelIdentity, ModelParam,
+    SessionIdentity, ToolCall,
 };
 pub use outcome::{Decision, FailureKind, HookRun, Outcome, RunOutcome, Verdict};
 pub use queue::{MessageOrigin, QueuedMessage};

@@ -79,9 +79,42 @@ pub fn detect_dialect(path: &Path, doc: &Value, copse_dir: &Path) -> Dialect {
         (".claude", "settings.json" | "settings.local.json") => return Dialect::Claude,
         (".copse", "hooks.json") => return Dialect::Copse,
         _ if path.parent() == Some(copse_dir) && name == "hooks.json" => return Dialect::Copse,
+        (".gemini", "settings.json") | ("gemini-cli", "settings.json") => return Dialect::Gemini,
+        (".codex", "hooks.json" | "config.toml") | ("codex", "config.toml" | "hooks.json") => {
+            return Dialect::Codex;
+        }
+        _ if name.ends_with(".toml") => return Dialect::Codex,
         _ => {}
     }
+    let in_gemini_extension = path
+        .ancestors()
+        .any(|a| a.file_name().is_some_and(|n| n == "extensions"))
+        && path
+            .ancestors()
+            .any(|a| a.file_name().is_some_and(|n| n == ".gemini"));
+    let in_codex_plugin = path
+        .ancestors()
+        .any(|a| a.file_name().is_some_and(|n| n == ".codex"));
+    if in_gemini_extension {
+        return Dialect::Gemini;
+    }
+    if in_codex_plugin {
+        return Dialect::Codex;
+    }
     let hooks = doc.get("hooks").and_then(Value::as_object);
+    let gemini_events = hooks.is_some_and(|h| {
+        h.keys().any(|k| {
+            crate::dialect::gemini::canonical_for(k).is_some()
+                && k != "SessionStart"
+                && k != "SessionEnd"
+                && k != "Notification"
+        }) || h
+            .keys()
+            .any(|k| crate::dialect::gemini::unsupported_reason(k).is_some())
+    }) || doc.get("hooksConfig").is_some();
+    if gemini_events {
+        return Dialect::Gemini;
+    }
     let nested = hooks.is_some_and(|h| {
         h.values().any(|v| {
             v.as_array().is_some_and(|groups| {
@@ -105,6 +138,64 @@ pub fn detect_dialect(path: &Path, doc: &Value, copse_dir: &Path) -> Dialect {
     } else {
         Dialect::Cursor
     }
+}
+
+/// The 1-based line and column of a byte offset.
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+/// Where an event's `entry`-th `[[hooks.<Event>]]` table starts in a TOML config
+/// (the event's first table, or `[hooks]`, when there is no such entry).
+fn toml_position(text: &str, event: Option<&str>, entry: Option<usize>) -> Option<(usize, usize)> {
+    let mut offset = 0;
+    let mut headers: Vec<(usize, String)> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with('[') {
+            let name: String = t
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .chars()
+                .filter(|c| !c.is_whitespace() && *c != '"')
+                .collect();
+            headers.push((offset + line.len() - line.trim_start().len(), name));
+        }
+        offset += line.len();
+    }
+    let at = |o: usize| Some(line_column(text, o));
+    if let Some(event) = event {
+        let wanted = format!("hooks.{event}");
+        let groups: Vec<usize> = headers
+            .iter()
+            .filter(|(_, n)| *n == wanted)
+            .map(|(o, _)| *o)
+            .collect();
+        if let Some(o) = entry.and_then(|e| groups.get(e.saturating_sub(1))) {
+            return at(*o);
+        }
+        if let Some((o, _)) = headers.iter().find(|(_, n)| n.starts_with(&wanted)) {
+            return at(*o);
+        }
+    }
+    headers
+        .iter()
+        .find(|(_, n)| n == "hooks" || n.starts_with("hooks."))
+        .and_then(|(o, _)| at(*o))
+}
+
+/// The `M` of `entry N hook M` in a message.
+fn hook_number(message: &str) -> Option<usize> {
+    let rest = message.split("entry ").nth(1)?;
+    let rest = rest.trim_start_matches(|c: char| c.is_ascii_digit());
+    let rest = rest.strip_prefix(" hook ")?;
+    rest.split(|c: char| !c.is_ascii_digit())
+        .next()?
+        .parse()
+        .ok()
 }
 
 fn entry_number(message: &str) -> Option<usize> {
@@ -164,10 +255,11 @@ impl Engine {
     /// discovery would read that exists, trusted or not.
     pub fn lint(&self, paths: &[PathBuf]) -> LintReport {
         let files: Vec<PathBuf> = if paths.is_empty() {
-            discovery::locations(
+            discovery::locations_with(
                 &self.config().home,
                 &self.config().copse_dir,
                 self.workspace_roots(),
+                &self.config().vendor_paths(),
             )
             .into_iter()
             .map(|l| l.path)
@@ -217,16 +309,36 @@ impl Engine {
                 return None;
             }
         };
-        let doc: Value = match serde_json::from_str(&text) {
-            Ok(v) => v,
-            Err(e) => {
-                problem(
-                    Some(e.line()),
-                    Some(e.column()),
-                    Level::Error,
-                    format!("not valid JSON: {e}"),
-                );
-                return None;
+        let is_toml = file.extension().is_some_and(|e| e == "toml");
+        let doc: Value = if is_toml {
+            match toml::from_str::<toml::Table>(&text) {
+                Ok(t) => serde_json::to_value(t).unwrap_or(Value::Null),
+                Err(e) => {
+                    let (line, column) = e
+                        .span()
+                        .map(|s| line_column(&text, s.start))
+                        .map_or((None, None), |(l, c)| (Some(l), Some(c)));
+                    problem(
+                        line,
+                        column,
+                        Level::Error,
+                        format!("not valid TOML: {}", e.message()),
+                    );
+                    return None;
+                }
+            }
+        } else {
+            match serde_json::from_str(&text) {
+                Ok(v) => v,
+                Err(e) => {
+                    problem(
+                        Some(e.line()),
+                        Some(e.column()),
+                        Level::Error,
+                        format!("not valid JSON: {e}"),
+                    );
+                    return None;
+                }
             }
         };
         let dialect = detect_dialect(file, &doc, &self.config().copse_dir);
@@ -251,6 +363,11 @@ impl Engine {
                 path.push(key(e));
                 if let Some(n) = entry_number(&w.message) {
                     path.push(Step::Index(n.saturating_sub(1)));
+                    // Gemini and Codex messages name the handler too: `entry N hook M`.
+                    if let Some(h) = hook_number(&w.message) {
+                        path.push(key("hooks"));
+                        path.push(Step::Index(h.saturating_sub(1)));
+                    }
                     for field in [
                         "matcher",
                         "timeout",
@@ -271,7 +388,11 @@ impl Engine {
                     }
                 }
             }
-            let pos = positions.nearest(&path);
+            let pos = if is_toml {
+                toml_position(&text, w.event.as_deref(), entry_number(&w.message))
+            } else {
+                positions.nearest(&path)
+            };
             let message = w.message.replace(&canonical_file.display().to_string(), "");
             problem(
                 pos.map(|p| p.0),
@@ -280,8 +401,11 @@ impl Engine {
                 message,
             );
         }
-        // Timeouts that look like milliseconds.
-        if let Some(hooks) = doc.get("hooks").and_then(Value::as_object) {
+        // Timeouts that look like milliseconds (Gemini's are milliseconds: its parse
+        // warnings flag values that look like seconds instead).
+        if dialect != Dialect::Gemini
+            && let Some(hooks) = doc.get("hooks").and_then(Value::as_object)
+        {
             for (event, entries) in hooks {
                 let Some(entries) = entries.as_array() else {
                     continue;
@@ -308,7 +432,11 @@ impl Engine {
                     }
                     for (path, t) in candidates {
                         if let Some(secs) = t.and_then(Value::as_f64).filter(|s| *s >= 1000.0) {
-                            let pos = positions.get(&path);
+                            let pos = if is_toml {
+                                toml_position(&text, Some(event), Some(i + 1))
+                            } else {
+                                positions.get(&path)
+                            };
                             problem(
                                 pos.map(|p| p.0),
                                 pos.map(|p| p.1),
@@ -368,12 +496,18 @@ impl Engine {
         if !seen.insert(format!("{}\0{}", hook.event, path.display())) {
             return;
         }
-        let pos = positions.nearest(&[
-            Step::Key("hooks".into()),
-            Step::Key(hook.event.clone()),
-            Step::Index(hook.entry.saturating_sub(1)),
-            Step::Key("command".into()),
-        ]);
+        let pos = if hook.source.extension().is_some_and(|e| e == "toml") {
+            std::fs::read_to_string(&hook.source)
+                .ok()
+                .and_then(|t| toml_position(&t, Some(&hook.event), Some(hook.entry)))
+        } else {
+            positions.nearest(&[
+                Step::Key("hooks".into()),
+                Step::Key(hook.event.clone()),
+                Step::Index(hook.entry.saturating_sub(1)),
+                Step::Key("command".into()),
+            ])
+        };
         let at = |p: Option<(usize, usize)>| (p.map(|x| x.0), p.map(|x| x.1));
         let (line, column) = at(pos);
         match std::fs::metadata(&path) {

@@ -75,6 +75,9 @@ pub struct Outcome {
     pub user_message: Option<String>,
     /// A rewrite of the tool input (shallow-merged in configured order).
     pub updated_input: Option<Map<String, Value>>,
+    /// Whether `updated_input` is the whole new input (Claude's `updatedInput`
+    /// replaces) rather than keys to merge into it.
+    pub replace_input: bool,
     /// Context to inject into the turn.
     pub inject_context: Option<String>,
     /// A request to halt the run; outranks everything.
@@ -83,6 +86,9 @@ pub struct Outcome {
     pub queue_message: Option<QueueRequest>,
     /// Environment for later hooks of the session (sessionStart).
     pub session_env: Option<BTreeMap<String, String>>,
+    /// Shell lines a Claude SessionStart hook appended to `$CLAUDE_ENV_FILE`: the
+    /// host sources them before each of its later shell tool commands.
+    pub tool_env_script: Option<String>,
 }
 
 impl Outcome {
@@ -266,12 +272,20 @@ pub struct Verdict {
     pub agent_message: Option<String>,
     /// User messages joined with a blank line, in configured order.
     pub user_message: Option<String>,
-    /// `updated_input` objects shallow-merged in configured order.
+    /// `updated_input` objects shallow-merged in configured order; a replacing
+    /// rewrite (Claude `updatedInput`) discards what came before it.
     pub updated_input: Option<Map<String, Value>>,
+    /// Whether `updated_input` is the complete new input (some hook replaced it):
+    /// the host uses it as is instead of merging it into the original input.
+    pub input_replaced: bool,
     /// Injected context joined with a blank line.
     pub inject_context: Option<String>,
     /// The first halt request, in configured order.
     pub halt: Option<Halt>,
+    /// What Claude SessionStart hooks wrote to `$CLAUDE_ENV_FILE`, in configured
+    /// order: the host sources it before each later shell tool command (see
+    /// [`crate::Session::tool_env_script`]).
+    pub tool_env_script: Option<String>,
     /// One record per hook run, in configured order.
     pub runs: Vec<HookRun>,
 }

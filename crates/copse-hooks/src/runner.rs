@@ -5,6 +5,7 @@
 //! are failures in every dialect and are classified here; everything else about the
 //! exit code and stdout is the dialect's to read.
 
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime};
@@ -33,6 +34,8 @@ pub(crate) struct RunInput<'a> {
     pub limits: Limits,
     /// The sandbox hooks run in, when the host sandboxes them.
     pub sandbox: Option<&'a SandboxConfig>,
+    /// The per-dialect `failurePolicy` setting (dialect name → policy).
+    pub failure_policy: &'a BTreeMap<String, FailurePolicy>,
 }
 
 /// How the host sandboxes hooks.
@@ -77,6 +80,8 @@ impl SandboxConfig {
                     }
                     state
                 }
+                Dialect::Gemini => self.home.join(".gemini"),
+                Dialect::Codex => self.home.join(".codex"),
             });
         }
         writable.extend(self.extra_writable.iter().cloned());
@@ -141,6 +146,7 @@ pub(crate) fn run(
     input: &RunInput<'_>,
     stdin: Vec<u8>,
 ) -> HookRun {
+    let policy = crate::dialect::effective_policy(hook, input.failure_policy);
     let mut env = environment(adapter, hook, input);
     let cwd = adapter.cwd(hook, &input.ctx);
     let started = Instant::now();
@@ -186,6 +192,12 @@ pub(crate) fn run(
             }
         },
     };
+    // Claude's SessionStart hooks may append `export` lines to `$CLAUDE_ENV_FILE`
+    // (inside the hook's writable TMPDIR when sandboxed).
+    let env_file = claude_env_file(hook, prepared.as_deref().map(|p| p.tmpdir()));
+    if let Some(path) = &env_file {
+        set_var(&mut env, "CLAUDE_ENV_FILE", path.as_os_str());
+    }
     let request = SpawnRequest {
         command: &hook.command,
         cwd: &cwd,
@@ -211,7 +223,7 @@ pub(crate) fn run(
         exit_code: None,
         parse_ok: false,
         failure: None,
-        policy: hook.policy,
+        policy,
         outcome: Outcome::default(),
         result: RunOutcome::None,
         stdin,
@@ -309,10 +321,15 @@ pub(crate) fn run(
             interpretation
         }
     };
+    let tool_env_script = env_file.and_then(|path| {
+        let text = read_env_file(&path);
+        let _ = std::fs::remove_file(&path);
+        text
+    });
     record.parse_ok = interpretation.parse_ok;
     match interpretation.failure {
         Some(failure) => {
-            record.outcome = policy_outcome(hook, input.event, &failure);
+            record.outcome = policy_outcome(hook, policy, input.event, &failure);
             record.failure = Some(failure);
             record.result = RunOutcome::Failed;
         }
@@ -321,13 +338,56 @@ pub(crate) fn run(
             record.outcome = interpretation.outcome;
         }
     }
+    record.outcome.tool_env_script = tool_env_script;
     record
+}
+
+/// The most bytes of `$CLAUDE_ENV_FILE` handed to the host.
+const ENV_FILE_CAP: u64 = 64 * 1024;
+
+/// A fresh, empty `$CLAUDE_ENV_FILE` for a Claude SessionStart hook (created
+/// exclusively, so nothing else can have planted it), or `None` for other hooks.
+fn claude_env_file(hook: &HookSpec, tmpdir: Option<&std::path::Path>) -> Option<PathBuf> {
+    if hook.dialect != Dialect::Claude || hook.event != "SessionStart" {
+        return None;
+    }
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = tmpdir.map_or_else(std::env::temp_dir, std::path::Path::to_path_buf);
+    let path = dir.join(format!("copse-claude-env-{}-{n}.sh", std::process::id()));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        .ok()?;
+    Some(path)
+}
+
+/// What a hook wrote to its env file (capped; a regular file only).
+fn read_env_file(path: &std::path::Path) -> Option<String> {
+    use std::io::Read as _;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(ENV_FILE_CAP)
+        .read_to_string(&mut text)
+        .ok()?;
+    Some(text).filter(|t| !t.trim().is_empty())
 }
 
 /// What a failure becomes: a deny naming the hook and the problem when the hook fails
 /// closed on a gated event (a halt too, for a prompt submission), otherwise nothing.
-pub(crate) fn policy_outcome(hook: &HookSpec, event: &EventPayload, failure: &Failure) -> Outcome {
-    if hook.policy == FailurePolicy::Closed && event.event().is_gated() {
+pub(crate) fn policy_outcome(
+    hook: &HookSpec,
+    policy: FailurePolicy,
+    event: &EventPayload,
+    failure: &Failure,
+) -> Outcome {
+    if policy == FailurePolicy::Closed && event.event().is_gated() {
         let message = format!(
             "hook \"{}\" {} — blocked because the hook fails closed",
             hook.command, failure.message
@@ -347,7 +407,12 @@ pub(crate) fn policy_outcome(hook: &HookSpec, event: &EventPayload, failure: &Fa
 
 /// A run whose supervising thread panicked: recorded as a spawn failure under the
 /// hook's policy, so a bug here can never loosen a fail-closed gate.
-pub(crate) fn panicked_run(hook: &HookSpec, event: &EventPayload) -> HookRun {
+pub(crate) fn panicked_run(
+    hook: &HookSpec,
+    event: &EventPayload,
+    settings: &BTreeMap<String, FailurePolicy>,
+) -> HookRun {
+    let policy = crate::dialect::effective_policy(hook, settings);
     let failure = Failure {
         kind: FailureKind::Spawn,
         message: "could not be supervised (internal error)".to_string(),
@@ -363,9 +428,9 @@ pub(crate) fn panicked_run(hook: &HookSpec, event: &EventPayload) -> HookRun {
         duration: Duration::ZERO,
         exit_code: None,
         parse_ok: false,
-        outcome: policy_outcome(hook, event, &failure),
+        outcome: policy_outcome(hook, policy, event, &failure),
         failure: Some(failure),
-        policy: hook.policy,
+        policy,
         result: RunOutcome::Failed,
         stdin: Vec::new(),
         stdout: Vec::new(),

@@ -30,6 +30,9 @@ use crate::queue::{MessageOrigin, MessageQueue, QueuedMessage};
 use crate::runner::{self, RunInput};
 
 /// What firing an event did.
+// A verdict is returned once per event and moved, never stored in bulk: boxing it
+// would only change the public API.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Fired {
     /// A blocking event: its merged verdict.
@@ -78,6 +81,11 @@ struct State {
     identity: Mutex<SessionIdentity>,
     turns: Mutex<u64>,
     env: Mutex<Overlays>,
+    /// What Claude SessionStart hooks wrote to `$CLAUDE_ENV_FILE`.
+    tool_env: Mutex<String>,
+    /// A halt a detached hook asked for (Claude `continue: false` on PostToolUse,
+    /// Stop, …), waiting for the host to take it.
+    halt: Mutex<Option<crate::outcome::Halt>>,
     starting: Mutex<Starting>,
     started: Condvar,
     dispatcher: Arc<Dispatcher>,
@@ -114,6 +122,8 @@ impl Session {
                 identity: Mutex::new(identity),
                 turns: Mutex::new(0),
                 env: Mutex::new(Overlays::default()),
+                tool_env: Mutex::new(String::new()),
+                halt: Mutex::new(None),
                 starting: Mutex::new(Starting::default()),
                 started: Condvar::new(),
                 dispatcher: Arc::new(Dispatcher::default()),
@@ -148,6 +158,8 @@ impl Session {
         {
             let mut id = lock(&self.state.identity);
             id.generation_id = generation_id.unwrap_or_else(|| format!("gen-{n}"));
+            id.host.last_assistant_message = None;
+            id.host.loop_count = None;
         }
         lock(&self.state.queue).start_human_turn_tree()
     }
@@ -176,6 +188,21 @@ impl Session {
             .unwrap_or_default()
     }
 
+    /// The shell lines Claude SessionStart hooks wrote to `$CLAUDE_ENV_FILE`
+    /// (`export JAVA_HOME=…`): a host sources them before each of its shell tool
+    /// commands, as Claude Code does. Empty when none did.
+    pub fn tool_env_script(&self) -> String {
+        lock(&self.state.tool_env).clone()
+    }
+
+    /// Takes the halt a detached hook asked for since the last call (the first one
+    /// wins): Claude's `continue: false` on an observation event stops the run, with
+    /// its `stopReason` for the user. Hosts check it after each tool call and at the
+    /// end of a turn.
+    pub fn take_halt(&self) -> Option<crate::outcome::Halt> {
+        lock(&self.state.halt).take()
+    }
+
     /// Runs the tool gate for one call. A call whose input does not have its tool's
     /// declared shape runs no hook and is denied (hooks never see a coerced value);
     /// [`Session::try_gate_tool`] returns the error instead.
@@ -192,11 +219,13 @@ impl Session {
         Ok(self.fire_blocking(&EventPayload::ToolGate(call)))
     }
 
-    /// [`Session::fire`], with a malformed tool input (`toolGate`, `afterToolUse`) as
-    /// an error the host handles: no hook runs.
+    /// [`Session::fire`], with a malformed tool input (`toolGate`, `afterToolUse`,
+    /// `permissionRequest`) as an error the host handles: no hook runs.
     pub fn try_fire(&self, event: EventPayload) -> Result<Fired, crate::event::ToolInputError> {
         match &event {
-            EventPayload::ToolGate(call) => call.validate()?,
+            EventPayload::ToolGate(call) | EventPayload::PermissionRequest(call) => {
+                call.validate()?
+            }
             EventPayload::AfterToolUse(r) => crate::event::tool::validate(&r.tool, &r.input)?,
             _ => {}
         }
@@ -231,6 +260,10 @@ impl Session {
         if event.event() == CanonicalEvent::BeforeSubmitPrompt {
             self.start_human_turn(None);
         }
+        if let EventPayload::AfterAgentResponse { text } = &event {
+            // Stop hooks read the turn's last assistant message.
+            lock(&self.state.identity).host.last_assistant_message = Some(text.clone());
+        }
         if event.event().is_blocking() {
             Fired::Verdict(self.fire_blocking(&event))
         } else {
@@ -254,12 +287,19 @@ impl Session {
         let (detached, selected): (Vec<Selected>, Vec<Selected>) = self
             .select(event, &ctx)
             .into_iter()
-            .partition(|s| s.hook().run_async && event.event() == CanonicalEvent::AfterFileEdit);
+            .partition(|s| s.hook().run_async);
+        let starting = event.event() == CanonicalEvent::SessionStart;
+        if starting {
+            lock(&self.state.env).clear();
+        }
         if !detached.is_empty() {
             self.dispatch_detached(event.clone(), detached);
         }
         if selected.is_empty() {
             return Verdict::default();
+        }
+        if starting {
+            self.session_start_begins(&selected);
         }
         self.wait_for_session_start(event.event());
         let env = lock(&self.state.env).clone();
@@ -271,16 +311,36 @@ impl Session {
             child_depth: self.engine.child_depth(),
             limits: self.engine.limits(),
             sandbox: self.engine.sandbox_config(),
+            failure_policy: self.engine.failure_policy(),
         };
-        let runs: Vec<HookRun> = if selected.len() == 1 {
-            selected.iter().map(|s| run_one(s, &input)).collect()
-        } else {
-            run_capped(&selected, &input, event)
-        };
+        let mut runs = run_selected(&selected, &input, event);
         let epoch = lock(&self.state.queue).epoch();
         for (run, s) in runs.iter().zip(selected.iter()) {
             if let Some(q) = &run.outcome.queue_message {
                 self.enqueue(s.hook(), q, epoch);
+            }
+        }
+        if starting {
+            let mut tool_env = lock(&self.state.tool_env);
+            tool_env.clear();
+            for run in &runs {
+                if let Some(script) = &run.outcome.tool_env_script {
+                    tool_env.push_str(script);
+                    if !script.ends_with('\n') {
+                        tool_env.push('\n');
+                    }
+                }
+            }
+            drop(tool_env);
+            let mut env = lock(&self.state.env);
+            for (run, s) in runs.iter_mut().zip(selected.iter()) {
+                let hook = s.hook();
+                let accepted = accepted_overlay(run);
+                env.extend(hook.scope, hook.root.as_deref(), accepted);
+            }
+            drop(env);
+            for _ in &runs {
+                self.session_start_finished();
             }
         }
         for run in &runs {
@@ -345,7 +405,9 @@ impl Session {
         lock(&self.state.queue).push(QueuedMessage {
             text: q.text.clone(),
             send_now: q.send_now,
-            held: q.held,
+            // Stop follow-ups wait for a human unless the host lets them continue
+            // (still within the continuation budget).
+            held: q.held && !self.engine.auto_continue_follow_ups(),
             epoch,
             origin: MessageOrigin {
                 dialect: hook.dialect,
@@ -382,16 +444,7 @@ impl Session {
         let identity = self.identity();
         let canonical = event.event();
         if canonical == CanonicalEvent::SessionStart {
-            lock(&self.state.env).clear();
-            let longest = selected
-                .iter()
-                .map(|s| s.hook().timeout)
-                .max()
-                .unwrap_or(Duration::ZERO);
-            let mut st = lock(&self.state.starting);
-            st.running += selected.len();
-            // The grace covers the kill and drain after a timeout.
-            st.deadline = Some(Instant::now() + longest + Duration::from_secs(1));
+            self.session_start_begins(&selected);
         }
         let epoch = lock(&self.state.queue).epoch();
         let event = Arc::new(event);
@@ -533,9 +586,24 @@ impl Session {
     }
 
     /// Takes the messages the agent may receive now (each spends one continuation;
-    /// over budget they turn held).
+    /// over budget they turn held). Stop follow-ups delivered here count as loops of
+    /// the current turn (`loop_count`, `stop_hook_active`).
     pub fn drain_queue(&self) -> Vec<QueuedMessage> {
-        lock(&self.state.queue).drain()
+        let drained = lock(&self.state.queue).drain();
+        let loops = drained
+            .iter()
+            .filter(|m| {
+                matches!(
+                    m.origin.event.as_str(),
+                    "Stop" | "SubagentStop" | "stop" | "subagentStop"
+                )
+            })
+            .count() as u64;
+        if loops > 0 {
+            let mut id = lock(&self.state.identity);
+            id.host.loop_count = Some(id.host.loop_count.unwrap_or(0) + loops);
+        }
+        drained
     }
 
     /// A human releases the held messages (and starts a new turn tree).
@@ -566,6 +634,20 @@ impl Session {
                 .map(|(g, _)| g)
                 .unwrap_or_else(|p| p.into_inner().0);
         }
+    }
+
+    /// Marks sessionStart hooks as running: hooks spawned meanwhile wait for their
+    /// environment (bounded by the longest timeout).
+    fn session_start_begins(&self, selected: &[Selected]) {
+        let longest = selected
+            .iter()
+            .map(|s| s.hook().timeout)
+            .max()
+            .unwrap_or(Duration::ZERO);
+        let mut st = lock(&self.state.starting);
+        st.running += selected.len();
+        // The grace covers the kill and drain after a timeout.
+        st.deadline = Some(Instant::now() + longest + Duration::from_secs(1));
     }
 
     fn session_start_finished(&self) {
@@ -652,6 +734,68 @@ fn local_session_id() -> String {
     format!("local-{ms}-{}-{n}", std::process::id())
 }
 
+/// Runs the selected hooks of a blocking event, returning their records in
+/// configured order. They run in parallel (at most [`concurrency_cap`] at once),
+/// except that when a matching Gemini definition is `sequential`, the Gemini hooks
+/// run one after another on the current thread and each sees the input as the
+/// previous one changed it (a BeforeTool `tool_input` merged into the arguments, a
+/// BeforeAgent `additionalContext` appended to the prompt), while the others run
+/// beside them.
+fn run_selected(selected: &[Selected], input: &RunInput<'_>, event: &EventPayload) -> Vec<HookRun> {
+    if selected.len() == 1 {
+        return selected.iter().map(|s| run_one(s, input)).collect();
+    }
+    let sequential = selected
+        .iter()
+        .any(|s| s.hook().dialect == Dialect::Gemini && s.config.extra(s.index).sequential);
+    let chained: Vec<bool> = selected
+        .iter()
+        .map(|s| sequential && s.hook().dialect == Dialect::Gemini)
+        .collect();
+    let parallel: Vec<(usize, &Selected)> = selected
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !chained[*i])
+        .collect();
+    if parallel.len() == selected.len() {
+        let all: Vec<&Selected> = selected.iter().collect();
+        return run_capped(&all, input, event);
+    }
+    let mut out: Vec<Option<HookRun>> = vec![None; selected.len()];
+    std::thread::scope(|scope| {
+        let others: Vec<&Selected> = parallel.iter().map(|(_, s)| *s).collect();
+        let handle = scope.spawn(move || run_capped(&others, input, event));
+        // The chain, in configured order, on this thread.
+        let mut current = event.clone();
+        for (i, s) in selected.iter().enumerate().filter(|(i, _)| chained[*i]) {
+            let step = RunInput {
+                event: &current,
+                ctx: input.ctx,
+                base_env: input.base_env,
+                session_env: input.session_env,
+                child_depth: input.child_depth,
+                limits: input.limits,
+                sandbox: input.sandbox,
+                failure_policy: input.failure_policy,
+            };
+            let run = run_one(s, &step);
+            current = chain(current, &run.outcome);
+            out[i] = Some(run);
+        }
+        if let Ok(runs) = handle.join() {
+            for ((i, _), run) in parallel.iter().zip(runs) {
+                out[*i] = Some(run);
+            }
+        }
+    });
+    out.into_iter()
+        .zip(selected)
+        .map(|(run, s)| {
+            run.unwrap_or_else(|| runner::panicked_run(s.hook(), event, input.failure_policy))
+        })
+        .collect()
+}
+
 /// Most blocking hooks of one event running at once; the rest wait their turn. Each
 /// run holds a handful of descriptors (pipes, pidfd, sandbox fds) and a thread.
 const MAX_CONCURRENT_HOOKS: usize = 32;
@@ -680,7 +824,7 @@ fn concurrency_cap() -> usize {
 
 /// Runs `selected` on at most [`concurrency_cap`] threads, in their order; a run
 /// whose thread panicked is recorded as a spawn failure under its hook's policy.
-fn run_capped(selected: &[Selected], input: &RunInput<'_>, event: &EventPayload) -> Vec<HookRun> {
+fn run_capped(selected: &[&Selected], input: &RunInput<'_>, event: &EventPayload) -> Vec<HookRun> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<HookRun>>> = selected.iter().map(|_| Mutex::new(None)).collect();
@@ -697,7 +841,9 @@ fn run_capped(selected: &[Selected], input: &RunInput<'_>, event: &EventPayload)
                     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                         run_one(s, input)
                     }))
-                    .unwrap_or_else(|_| runner::panicked_run(s.hook(), event));
+                    .unwrap_or_else(|_| {
+                        runner::panicked_run(s.hook(), event, input.failure_policy)
+                    });
                     *lock(slot) = Some(run);
                 }
             });
@@ -717,6 +863,48 @@ fn run_capped(selected: &[Selected], input: &RunInput<'_>, event: &EventPayload)
                 .unwrap_or_else(|| run_one(s, input))
         })
         .collect()
+}
+
+/// The input the next hook of a sequential chain sees.
+fn chain(event: EventPayload, outcome: &crate::outcome::Outcome) -> EventPayload {
+    match event {
+        EventPayload::ToolGate(mut call) => {
+            if let Some(update) = &outcome.updated_input {
+                for (k, v) in update {
+                    call.input.insert(k.clone(), v.clone());
+                }
+            }
+            EventPayload::ToolGate(call)
+        }
+        EventPayload::BeforeSubmitPrompt { prompt } => EventPayload::BeforeSubmitPrompt {
+            prompt: match outcome.inject_context.as_deref().filter(|c| !c.is_empty()) {
+                Some(ctx) => format!("{prompt}\n\n{ctx}"),
+                None => prompt,
+            },
+        },
+        other => other,
+    }
+}
+
+/// The session environment variables a sessionStart run set that the overlay
+/// accepts; each refused one is a warning on the run.
+fn accepted_overlay(run: &mut HookRun) -> BTreeMap<String, String> {
+    let mut accepted = BTreeMap::new();
+    let Some(vars) = run.outcome.session_env.clone() else {
+        return accepted;
+    };
+    for (k, v) in vars {
+        match crate::env::overlay_refusal(&k) {
+            None if !v.contains('\0') => {
+                accepted.insert(k, v);
+            }
+            refusal => run.warnings.push(format!(
+                "session environment variable {k:?} dropped: {}",
+                refusal.unwrap_or("its value contains a NUL byte")
+            )),
+        }
+    }
+    accepted
 }
 
 fn run_one(s: &Selected, input: &RunInput<'_>) -> HookRun {
@@ -752,32 +940,29 @@ impl DetachedRun {
             child_depth: session.engine.child_depth(),
             limits: session.engine.limits(),
             sandbox: session.engine.sandbox_config(),
+            failure_policy: session.engine.failure_policy(),
         };
         let mut run = run_one(&self.selected, &input);
         let hook = self.selected.hook();
-        if let Some(vars) = &run.outcome.session_env
-            && canonical == CanonicalEvent::SessionStart
-        {
-            let mut accepted = BTreeMap::new();
-            for (k, v) in vars {
-                match crate::env::overlay_refusal(k) {
-                    None if !v.contains('\0') => {
-                        accepted.insert(k.clone(), v.clone());
-                    }
-                    refusal => run.warnings.push(format!(
-                        "session environment variable {k:?} dropped: {}",
-                        refusal.unwrap_or("its value contains a NUL byte")
-                    )),
-                }
-            }
+        if canonical == CanonicalEvent::SessionStart {
+            let accepted = accepted_overlay(&mut run);
             lock(&session.state.env).extend(hook.scope, hook.root.as_deref(), accepted);
         }
         if let Some(q) = &run.outcome.queue_message {
             session.enqueue(hook, q, self.epoch);
         }
-        // A detached hook cannot decide or halt anything: the action already happened.
-        // Such an outcome is recorded as suppressed rather than silently dropped.
-        let suppressed = run.outcome.decision.is_some() || run.outcome.halt.is_some();
+        if let Some(q) = crate::dialect::detached_message(hook, &run) {
+            session.enqueue(hook, &q, self.epoch);
+        }
+        // A halt is handed to the host (`take_halt`); a decision cannot apply to an
+        // action that already happened, so it is recorded as suppressed.
+        // (Claude's `continue: false` stops the run on every event; other dialects'
+        // detached halts are recorded as suppressed.)
+        let halts = hook.dialect == Dialect::Claude;
+        if let Some(h) = run.outcome.halt.as_ref().filter(|_| halts) {
+            lock(&session.state.halt).get_or_insert_with(|| h.clone());
+        }
+        let suppressed = run.outcome.decision.is_some() || (run.outcome.halt.is_some() && !halts);
         session.record_as(&run, &self.identity, suppressed);
         if session.engine.keeps_runs() {
             lock(&session.state.runs).push(run);

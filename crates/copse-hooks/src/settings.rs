@@ -114,6 +114,15 @@ pub struct Settings {
     /// (default on).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub redact_secrets: Option<bool>,
+    /// Per-dialect failure policy, keyed by dialect name (`{"claude": "open"}`):
+    /// restores that vendor's own fail-open policy. Absent dialects fail closed.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub failure_policy: BTreeMap<String, crate::outcome::FailurePolicy>,
+    /// Whether stop follow-ups continue the agent automatically within the
+    /// continuation budget (`"autoContinueFollowUps": true`); held for a human by
+    /// default.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub auto_continue_follow_ups: bool,
     /// Keys this version does not know, preserved.
     #[serde(flatten)]
     pub other: serde_json::Map<String, serde_json::Value>,
@@ -181,6 +190,9 @@ pub fn project_config_candidates(root: &Path) -> Vec<PathBuf> {
         root.join(".claude").join("settings.json"),
         root.join(".claude").join("settings.local.json"),
         root.join(".copse").join("hooks.json"),
+        root.join(".gemini").join("settings.json"),
+        root.join(".codex").join("hooks.json"),
+        root.join(".codex").join("config.toml"),
     ]
 }
 

@@ -43,13 +43,15 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-pub use query::{RunFilter, RunSummary};
-
 /// Environment variable read by [`crate::Engine::new`]: the audit store's flush interval
 /// in milliseconds, so a test can hold records in the writer's queue (e.g. to prove the
 /// CLI's signal handling commits them). Only in builds with the `test-seams` feature.
 #[cfg(feature = "test-seams")]
 pub const FLUSH_INTERVAL_VAR: &str = "COPSE_HOOKS_SPINE_FLUSH_MS";
+pub use query::{
+    FailureSummary, FilterValues, HookStats, LATENCY_BUCKETS, RunCursor, RunFilter, RunPage,
+    RunQuery, RunSummary, SessionSummary, TimeBucket, WindowStats,
+};
 pub use record::{CAPTURE_CAP, RunKind, RunRecord, new_run_id, unix_ms};
 
 use writer::{Shared, Tuning, lock};
@@ -597,4 +599,58 @@ fn open_reader(path: &Path) -> Result<Connection, SpineError> {
     .map_err(err)?;
     conn.busy_timeout(Duration::from_secs(1)).map_err(err)?;
     Ok(conn)
+}
+
+/// Browsing reads (the web page): keyset pages, sessions, window statistics.
+impl Spine {
+    /// One page of runs, newest first, continuing after `q.after`.
+    pub fn page(&self, q: &RunQuery) -> Result<RunPage, SpineError> {
+        q.validate()?;
+        self.read(|conn| query::page(conn, q))
+    }
+
+    /// The newest row number (0 when empty): it grows whenever a run is recorded.
+    pub fn latest_seq(&self) -> Result<i64, SpineError> {
+        self.read(query::latest_seq)
+    }
+
+    /// The start (unix ms) of the oldest run, if any.
+    pub fn oldest_started(&self) -> Result<Option<u64>, SpineError> {
+        self.read(query::oldest_started)
+    }
+
+    /// The most recently active sessions (by their newest run), at most `limit`,
+    /// considering runs started before `before`.
+    pub fn sessions(
+        &self,
+        before: Option<u64>,
+        limit: usize,
+    ) -> Result<Vec<SessionSummary>, SpineError> {
+        self.read(|conn| query::sessions(conn, before, limit))
+    }
+
+    /// Every record of a session in start order (at most `limit`).
+    pub fn session_runs(
+        &self,
+        session_id: &str,
+        limit: usize,
+    ) -> Result<Vec<RunSummary>, SpineError> {
+        self.read(|conn| query::session_runs(conn, session_id, limit))
+    }
+
+    /// The distinct dialects, events and failure kinds recorded.
+    pub fn filter_values(&self) -> Result<FilterValues, SpineError> {
+        self.read(query::filter_values)
+    }
+
+    /// Per-hook statistics (runs, failures, p50/p95, latency histogram, last failure)
+    /// and a timeline of `buckets` buckets, for the runs started in `[since, until)`.
+    pub fn window_stats(
+        &self,
+        since: u64,
+        until: u64,
+        buckets: usize,
+    ) -> Result<WindowStats, SpineError> {
+        self.read(|conn| query::window_stats(conn, since, until, buckets))
+    }
 }

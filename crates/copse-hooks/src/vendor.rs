@@ -7,7 +7,7 @@
 //! upstream schemas kept outside this repository. `list` and `lint` use the lists to
 //! tell "recognised, unsupported" from a typo.
 
-use crate::dialect::{Dialect, claude, cursor};
+use crate::dialect::{Dialect, claude, codex, cursor, gemini};
 use crate::event::CanonicalEvent;
 
 /// Where a recorded event list comes from.
@@ -66,12 +66,43 @@ pub const CLAUDE: Catalogue = Catalogue {
     unsupported_reason: claude::unsupported_reason,
 };
 
+/// Gemini CLI (and Antigravity, which reads the same `hooks` format): the 11
+/// events of its `HookEventName` enum.
+pub const GEMINI: Catalogue = Catalogue {
+    dialect: Dialect::Gemini,
+    published: &gemini::PUBLISHED_EVENTS,
+    provenance: Provenance {
+        source: "google-gemini/gemini-cli packages/core/src/hooks/types.ts (enum HookEventName, HOOKS_CONFIG_FIELDS) and docs/hooks/reference.md (https://geminicli.com/docs/hooks/reference); tool names from packages/core/src/tools/tool-names.ts (ALL_BUILTIN_TOOL_NAMES, TOOL_LEGACY_ALIASES)",
+        version: "main as stored 2026-12-02 (tool-names.ts at 00068e9c; the shared contract snapshot at 5411f113, 2026-08-21); Gemini CLI 0.61.0 observed accepting the same 11 events",
+        date: "2026-12-02",
+        note: "the enum, the reference and the 0.61.0 binary agree on 11 events; grep_search replaced search_file_content (kept as a legacy alias upstream)",
+    },
+    canonical_for: gemini::canonical_for,
+    unsupported_reason: gemini::unsupported_reason,
+};
+
+/// OpenAI Codex CLI: the 12 events of its `HookEventName`.
+pub const CODEX: Catalogue = Catalogue {
+    dialect: Dialect::Codex,
+    published: &codex::PUBLISHED_EVENTS,
+    provenance: Provenance {
+        source: "openai/codex codex-rs/protocol HookEventName (as matched in codex-rs/hooks/src/events/common.rs matcher_pattern_for_event and engine/dispatcher.rs), codex-rs/config/src/hook_config.rs, and https://developers.openai.com/codex/hooks",
+        version: "codex-rs main as stored 2026-12-02 (events/common.rs at 0b9770ed, engine/output_parser.rs at 0ea83813, engine/discovery.rs at 0082977c); Codex CLI 0.171.0 observed accepting the same 12 events",
+        date: "2026-12-02",
+        note: "older codex-rs (hook_config.rs at 012d0aa0) knew only 8 events; SessionEnd, SubagentStart, SubagentStop and Interrupt came later. StopFailure exists in the source tree but not in the 0.171.0 event list",
+    },
+    canonical_for: codex::canonical_for,
+    unsupported_reason: codex::unsupported_reason,
+};
+
 /// The catalogue of a dialect with a published vendor list.
 pub fn catalogue(dialect: Dialect) -> Option<&'static Catalogue> {
     match dialect {
         Dialect::Cursor => Some(&CURSOR),
         Dialect::Claude => Some(&CLAUDE),
         Dialect::Copse => None,
+        Dialect::Gemini => Some(&GEMINI),
+        Dialect::Codex => Some(&CODEX),
     }
 }
 

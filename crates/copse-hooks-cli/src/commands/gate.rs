@@ -60,11 +60,31 @@ fn read_content(input: &Map<String, Value>, roots: &[std::path::PathBuf]) -> Res
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-pub fn run(global: &Global, tool: &str, input: &str) -> Result<ExitCode> {
+pub fn run(
+    global: &Global,
+    tool: &str,
+    input: &str,
+    tool_use_id: Option<&str>,
+    session: Option<&str>,
+) -> Result<ExitCode> {
+    let identity = match session {
+        None => SessionIdentity::new(""),
+        Some(text) => {
+            let value: Value = serde_json::from_str(text)
+                .with_context(|| format!("--session is not valid JSON: {text}"))?;
+            let Value::Object(obj) = value else {
+                bail!("--session must be a JSON object, got: {text}");
+            };
+            crate::commands::replay::session_identity(&obj).context("--session")?
+        }
+    };
     let inv = workspace::engine_with(global, workspace::record)?;
     workspace::warn_settings(&inv);
-    let call = tool_call(tool, input, inv.engine.workspace_roots())?;
-    let session = inv.engine.session(SessionIdentity::new(""));
+    let mut call = tool_call(tool, input, inv.engine.workspace_roots())?;
+    if let Some(id) = tool_use_id {
+        call = call.with_tool_use_id(id);
+    }
+    let session = inv.engine.session(identity);
     let verdict = session.gate_tool(call);
     let problems = workspace::print_config_problems(&session);
     workspace::print_notices(&session);

@@ -24,13 +24,58 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         None
     });
     let listing = inv.engine.list_with(spine.as_ref());
+    let installed = super::install::status();
     if global.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&output::listing_json(&listing))?
-        );
+        let mut value = output::listing_json(&listing);
+        if !installed.is_empty()
+            && let Some(obj) = value.as_object_mut()
+        {
+            obj.insert("agents".into(), serde_json::to_value(&installed)?);
+        }
+        println!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print_human(&listing, inv.engine.config().hooks_enabled);
+        if listing.auto_continue_follow_ups {
+            println!(
+                "\n{}",
+                paint(
+                    "Stop follow-ups continue automatically within the continuation budget (settings autoContinueFollowUps)",
+                    output::DIM,
+                    false
+                )
+            );
+        }
+        if !listing.failure_policy.is_empty() {
+            let policies: Vec<String> = listing
+                .failure_policy
+                .iter()
+                .map(|(dialect, p)| {
+                    let word = match p {
+                        copse_hooks::outcome::FailurePolicy::Open => "open",
+                        copse_hooks::outcome::FailurePolicy::Closed => "closed",
+                    };
+                    format!("{} fails {word}", dialect.escape_debug())
+                })
+                .collect();
+            println!(
+                "\n{}",
+                paint(
+                    &format!(
+                        "Failure policy (settings failurePolicy): {}",
+                        policies.join(", ")
+                    ),
+                    output::DIM,
+                    false
+                )
+            );
+        }
+        let lines = super::install::status_lines(&installed);
+        if !lines.is_empty() {
+            println!("\nAgents:");
+            for l in lines {
+                println!("  {l}");
+            }
+        }
         let status = inv.engine.sandbox_status();
         match status.clone() {
             Some(s) if s.enforcement.is_enforced() => {

@@ -31,6 +31,14 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
         Some(s) => Some(parse_since(s, now_ms()).map_err(anyhow::Error::msg)?),
         None => None,
     };
+    if let Some(d) = &args.dialect
+        && copse_hooks::Dialect::from_name(d).is_none()
+    {
+        anyhow::bail!(
+            "unknown dialect \"{}\" (expected cursor, claude, copse, gemini or codex)",
+            d.escape_debug()
+        );
+    }
     let filter = RunFilter {
         event: args.event.clone(),
         outcome: args.decision.clone(),

@@ -2,10 +2,13 @@
 
 pub mod demo;
 pub mod gate;
+pub mod install;
 pub mod lint;
 pub mod list;
 pub mod log;
 pub mod replay;
 pub mod sandbox;
 pub mod settings;
+pub mod shim;
 pub mod test;
+pub mod ui;

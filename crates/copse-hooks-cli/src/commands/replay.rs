@@ -5,8 +5,10 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use copse_hooks::event::{Compaction, FileEdit, ToolResult};
-use copse_hooks::{EventPayload, Fired, ModelIdentity, Session, SessionIdentity, Verdict};
+use copse_hooks::event::{Compaction, FileEdit, McpServer, ToolResult};
+use copse_hooks::{
+    EventPayload, Fired, HostIdentity, ModelIdentity, Session, SessionIdentity, Verdict,
+};
 use serde_json::{Map, Value, json};
 
 use crate::cli::Global;
@@ -61,30 +63,60 @@ fn object_field(obj: &Map<String, Value>, key: &str) -> Result<Map<String, Value
     }
 }
 
+/// A session identity from a replay `session` line (or `gate --session`).
+pub fn session_identity(obj: &Map<String, Value>) -> Result<SessionIdentity> {
+    let model = match obj.get("model") {
+        None | Some(Value::Null) => None,
+        Some(m) => Some(
+            serde_json::from_value::<ModelIdentity>(m.clone())
+                .context("\"model\" must be {model, model_id, model_params: [{id, value}]}")?,
+        ),
+    };
+    let host = serde_json::from_value::<HostIdentity>(Value::Object(obj.clone())).context(
+        "transcript_path, permission_mode, host_version, user_email, last_assistant_message, agent_id and agent_transcript_path must be strings",
+    )?;
+    Ok(SessionIdentity {
+        conversation_id: str_field(obj, "conversation_id")?,
+        generation_id: str_field(obj, "generation_id")?,
+        model,
+        host,
+    })
+}
+
 fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]) -> Result<Step> {
     let event = match name {
-        "session" => {
-            let model =
-                match obj.get("model") {
-                    None | Some(Value::Null) => None,
-                    Some(m) => Some(serde_json::from_value::<ModelIdentity>(m.clone()).context(
-                        "\"model\" must be {model, model_id, model_params: [{id, value}]}",
-                    )?),
-                };
-            return Ok(Step::Session(SessionIdentity {
-                conversation_id: str_field(obj, "conversation_id")?,
-                generation_id: str_field(obj, "generation_id")?,
-                model,
-            }));
-        }
+        "session" => return Ok(Step::Session(session_identity(obj)?)),
         "beforeSubmitPrompt" => EventPayload::BeforeSubmitPrompt {
             prompt: str_field(obj, "prompt")?,
         },
-        "toolGate" => {
+        "toolGate" | "permissionRequest" => {
             let tool = required_str(obj, "tool")?;
             let input = Value::Object(object_field(obj, "input")?).to_string();
-            EventPayload::ToolGate(tool_call(&tool, &input, roots)?)
+            let mut call =
+                tool_call(&tool, &input, roots)?.with_tool_use_id(str_field(obj, "tool_use_id")?);
+            call.mcp_server = match obj.get("mcp_server") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(
+                    serde_json::from_value::<McpServer>(v.clone())
+                        .context("\"mcp_server\" must be {url?, command?}")?,
+                ),
+            };
+            if name == "toolGate" {
+                EventPayload::ToolGate(call)
+            } else {
+                EventPayload::PermissionRequest(call)
+            }
         }
+        "notification" => EventPayload::Notification {
+            message: str_field(obj, "message")?,
+            title: obj.get("title").and_then(Value::as_str).map(str::to_string),
+            notification_type: obj
+                .get("notification_type")
+                .and_then(Value::as_str)
+                .unwrap_or("permission_prompt")
+                .to_string(),
+            details: obj.get("details").cloned().unwrap_or(Value::Null),
+        },
         "afterToolUse" => {
             let output = match obj.get("output") {
                 None | Some(Value::Null) => String::new(),
@@ -100,7 +132,15 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
                     .and_then(Value::as_bool)
                     .unwrap_or(false),
                 duration_ms: u64_field(obj, "duration_ms")?,
-                tool_call_id: str_field(obj, "tool_call_id")?,
+                tool_call_id: match str_field(obj, "tool_call_id")? {
+                    id if id.is_empty() => str_field(obj, "tool_use_id")?,
+                    id => id,
+                },
+                response: obj
+                    .get("tool_response")
+                    .or_else(|| obj.get("response"))
+                    .filter(|v| !v.is_null())
+                    .cloned(),
             })
         }
         "afterFileEdit" => EventPayload::AfterFileEdit {
@@ -178,7 +218,7 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
             duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
         },
         other => bail!(
-            "unknown event \"{other}\" (expected session, beforeSubmitPrompt, toolGate, afterToolUse, afterFileEdit, stop, subagentStart, subagentStop, sessionStart, sessionEnd, preCompact, afterAgentResponse or afterAgentThought)"
+            "unknown event \"{other}\" (expected session, beforeSubmitPrompt, toolGate, afterToolUse, afterFileEdit, stop, subagentStart, subagentStop, sessionStart, sessionEnd, preCompact, afterAgentResponse, afterAgentThought, notification or permissionRequest)"
         ),
     };
     Ok(Step::Event(event))
@@ -247,7 +287,9 @@ pub fn drive(session: &Session, lines: &[Line]) -> (Vec<Value>, Value) {
         out.push(value);
     }
     session.wait_idle();
+    let halt = session.take_halt();
     let summary = json!({
+        "halt": halt.as_ref().map(|h| json!({"reason": h.reason})),
         "queue": session.queue().iter().map(|m| json!({
             "text": m.text,
             "send_now": m.send_now,
@@ -358,6 +400,9 @@ pub fn print_transcript(lines: &[Line], per_line: &[Value], summary: &Value) {
     }
     let queue = summary["queue"].as_array().cloned().unwrap_or_default();
     println!();
+    if let Some(reason) = summary["halt"]["reason"].as_str() {
+        println!("Halted by a detached hook: {reason}");
+    }
     if queue.is_empty() {
         println!("Queue: empty");
     } else {
@@ -403,7 +448,7 @@ fn describe(e: &EventPayload) -> String {
         }
     };
     match e {
-        EventPayload::ToolGate(c) => {
+        EventPayload::ToolGate(c) | EventPayload::PermissionRequest(c) => {
             let what = c
                 .input
                 .get("command")
@@ -429,5 +474,10 @@ fn describe(e: &EventPayload) -> String {
         EventPayload::PreCompact(c) => c.trigger.clone(),
         EventPayload::AfterAgentResponse { text }
         | EventPayload::AfterAgentThought { text, .. } => short(text),
+        EventPayload::Notification {
+            message,
+            notification_type,
+            ..
+        } => format!("{notification_type}: {}", short(message)),
     }
 }

@@ -225,7 +225,7 @@ fn an_unusable_audit_store_degrades_to_a_warning() {
 }
 
 #[test]
-fn a_detached_hooks_halt_is_recorded_as_suppressed() {
+fn a_detached_claude_halt_reaches_the_host_and_is_recorded() {
     let env = Env::new();
     let hook = env
         .script(
@@ -243,14 +243,22 @@ fn a_detached_hooks_halt_is_recorded_as_suppressed() {
         "s.jsonl",
         "{\"event\":\"afterToolUse\",\"tool\":\"run_shell\",\"input\":{\"command\":\"ls\"},\"output\":\"a\"}\n",
     );
-    env.cmd()
+    let out = env
+        .cmd()
         .args(["--enable", "replay"])
         .args([&file])
         .run()
         .success();
+    // Claude's `continue: false` stops the run on every event: the host is told.
+    assert!(
+        out.stdout()
+            .contains("Halted by a detached hook: stop everything"),
+        "{}",
+        out.stdout()
+    );
     let runs = log(&env, &[]);
     assert_eq!(runs.len(), 1);
-    assert_eq!(runs[0]["kind"], "suppressed", "{runs:?}");
+    assert_eq!(runs[0]["kind"], "run", "{runs:?}");
     assert_eq!(runs[0]["event"], "PostToolUse");
 }
 

@@ -638,7 +638,9 @@ fn stdin_payloads_for_each_gate_event() {
         .success();
     let read = |n: &str| -> String {
         let t = std::fs::read_to_string(dir.join(format!("{n}.json"))).unwrap();
-        t.replace(&env.root().display().to_string(), "[TMP]")
+        crate::harness::redact(&t, &env.root())
+            .trim_end()
+            .to_string()
     };
     insta::assert_snapshot!("stdin_before_shell", read("shell"));
     insta::assert_snapshot!("stdin_before_mcp", read("mcp"));
@@ -700,4 +702,44 @@ fn bad_input_is_a_clear_error() {
         "{}",
         r.stderr()
     );
+}
+
+#[test]
+fn gate_accepts_the_hosts_tool_use_id_and_session_fields() {
+    let env = Env::new();
+    let out = env.root().join("claude-stdin.json");
+    env.write(
+        "home/.claude/settings.json",
+        &json!({"hooks": {"PreToolUse": [{"hooks": [
+            {"type": "command", "command": format!("cat > {}", out.display())}
+        ]}]}})
+        .to_string(),
+    );
+    env.cmd()
+        .args(["--enable", "gate", "run_shell", "--input", r#"{"command":"ls"}"#])
+        .args(["--tool-use-id", "toolu_host_7"])
+        .args([
+            "--session",
+            r#"{"conversation_id":"c-9","transcript_path":"/t/c-9.jsonl","permission_mode":"plan"}"#,
+        ])
+        .run()
+        .success();
+    let stdin: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(stdin["tool_use_id"], json!("toolu_host_7"));
+    assert_eq!(stdin["session_id"], json!("c-9"));
+    assert_eq!(stdin["transcript_path"], json!("/t/c-9.jsonl"));
+    assert_eq!(stdin["permission_mode"], json!("plan"));
+    let bad = env
+        .cmd()
+        .args([
+            "--enable",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
+        .args(["--session", r#"{"permission_mode": 3}"#])
+        .run();
+    assert!(!bad.out.status.success());
+    assert!(bad.stderr().contains("--session"), "{}", bad.stderr());
 }

@@ -195,9 +195,28 @@ fn regex_lite_replace(text: &str) -> String {
             );
             l = l.replace(&format!("\"sandbox\":{state}"), "\"sandbox\":\"[SANDBOX]\"");
         }
+        l = redact_tool_use_ids(&l);
         out.push_str(&replace_ms_words(&l));
         out.push('\n');
     }
+    out
+}
+
+/// Generated tool use ids (`toolu_copse_<hex>`) become `[TOOL_USE_ID]`.
+fn redact_tool_use_ids(line: &str) -> String {
+    const PREFIX: &str = "toolu_copse_";
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(i) = rest.find(PREFIX) {
+        out.push_str(&rest[..i]);
+        let tail = &rest[i + PREFIX.len()..];
+        let end = tail
+            .find(|c: char| !c.is_ascii_hexdigit())
+            .unwrap_or(tail.len());
+        out.push_str("[TOOL_USE_ID]");
+        rest = &tail[end..];
+    }
+    out.push_str(rest);
     out
 }
 

@@ -111,3 +111,44 @@ fn invalid_json_config_is_a_warning_and_other_configs_still_load() {
         "hooks.json has no \"hooks\" object — file ignored"
     );
 }
+
+#[test]
+fn failure_policy_and_auto_continue_settings_show_in_list() {
+    let env = Env::new();
+    env.write(
+        "home/.claude/settings.json",
+        &json!({"hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "guard.sh"}]}],
+            "SubagentStart": [{"hooks": [{"type": "command", "command": "note.sh"}]}],
+        }})
+        .to_string(),
+    );
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "cursor.sh"}]}})
+            .to_string(),
+    );
+    env.write(
+        env.copse_dir().join("settings.json"),
+        &json!({"cursorHooksEnabled": true, "failurePolicy": {"claude": "open"}, "autoContinueFollowUps": true})
+            .to_string(),
+    );
+    let out = env.cmd().args(["list"]).run().success();
+    insta::assert_snapshot!("list_failure_policy", out.redacted());
+    let v = env.cmd().args(["--json", "list"]).run().success().json();
+    assert_eq!(v["failure_policy"], json!({"claude": "open"}));
+    assert_eq!(v["auto_continue_follow_ups"], json!(true));
+    let closed: Vec<(String, bool)> = v["hooks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| {
+            (
+                h["command"].as_str().unwrap().to_string(),
+                h["fail_closed"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert!(closed.contains(&("guard.sh".to_string(), false)));
+    assert!(closed.contains(&("note.sh".to_string(), false)));
+    assert!(closed.contains(&("cursor.sh".to_string(), true)));
+}

@@ -5,6 +5,7 @@
 mod harness;
 
 mod audit;
+mod dialects;
 mod fault_injection;
 mod gate;
 mod host_kill;
@@ -14,4 +15,6 @@ mod list;
 mod protect;
 mod replay;
 mod sandbox;
+mod shim;
 mod trust;
+mod ui;

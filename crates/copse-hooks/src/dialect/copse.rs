@@ -63,8 +63,26 @@ pub const FIXED_BLOCKING_EVENTS: [&str; 4] = [
 /// The canonical event a Copse event name is wired to; `None` for unwired and unknown
 /// names.
 pub fn canonical_for(event: &str) -> Option<CanonicalEvent> {
-    CanonicalEvent::from_name(event)
+    CanonicalEvent::from_name(event).filter(|e| WIRED_EVENTS.contains(e))
 }
+
+/// The canonical events a Copse hooks file may declare (`permissionRequest` is not
+/// part of the Copse format yet).
+pub const WIRED_EVENTS: [CanonicalEvent; 13] = [
+    CanonicalEvent::ToolGate,
+    CanonicalEvent::BeforeSubmitPrompt,
+    CanonicalEvent::AfterFileEdit,
+    CanonicalEvent::Stop,
+    CanonicalEvent::AfterToolUse,
+    CanonicalEvent::SubagentStart,
+    CanonicalEvent::SubagentStop,
+    CanonicalEvent::SessionStart,
+    CanonicalEvent::SessionEnd,
+    CanonicalEvent::PreCompact,
+    CanonicalEvent::AfterAgentResponse,
+    CanonicalEvent::AfterAgentThought,
+    CanonicalEvent::Notification,
+];
 
 /// Whether a name is a known Copse event (wired or not).
 pub fn is_known_event(event: &str) -> bool {
@@ -169,10 +187,7 @@ fn suggestion(event: &str) -> String {
             " (\"{event}\" is a vendor event name; .copse/hooks.json uses canonical names: \"{canonical}\")"
         );
     }
-    let known = CanonicalEvent::ALL
-        .iter()
-        .map(|e| e.name())
-        .chain(UNWIRED_EVENTS);
+    let known = WIRED_EVENTS.iter().map(|e| e.name()).chain(UNWIRED_EVENTS);
     for name in known {
         if name.eq_ignore_ascii_case(event) {
             return format!(" (did you mean \"{name}\"? canonical event names are camelCase)");
@@ -422,6 +437,10 @@ impl Copse {
             network,
             run_async,
             loop_limit,
+            options: super::HookOptions {
+                policy_fixed: matches!(obj.get("onFailure"), Some(Value::String(_))),
+                ..super::HookOptions::default()
+            },
         };
         Some((
             spec,
@@ -627,6 +646,21 @@ impl Adapter for Copse {
                     put("duration_ms", json!(d));
                 }
             }
+            EventPayload::Notification {
+                notification_type,
+                message,
+                title,
+                details,
+            } => {
+                put("notification_type", json!(notification_type));
+                put("message", json!(message));
+                if let Some(title) = title {
+                    put("title", json!(title));
+                }
+                put("details", details.clone());
+            }
+            // Not a Copse event (see `WIRED_EVENTS`): never selected.
+            EventPayload::PermissionRequest(_) => {}
         }
         Value::Object(obj)
     }
@@ -866,7 +900,9 @@ fn respond(event: &EventPayload, obj: &Map<String, Value>) -> Interpretation {
         | EventPayload::SessionEnd { .. }
         | EventPayload::PreCompact(_)
         | EventPayload::AfterAgentResponse { .. }
-        | EventPayload::AfterAgentThought { .. } => Outcome {
+        | EventPayload::AfterAgentThought { .. }
+        | EventPayload::Notification { .. }
+        | EventPayload::PermissionRequest(_) => Outcome {
             queue_message: queue_message(obj, false),
             ..Outcome::default()
         },
@@ -976,6 +1012,13 @@ pub struct CopseHooksByEvent {
         skip_serializing_if = "Vec::is_empty"
     )]
     pub after_agent_thought: Vec<CopseHookEntry>,
+    /// The host raised a notification for the user (detached). No matcher.
+    #[serde(
+        rename = "notification",
+        default,
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub notification: Vec<CopseHookEntry>,
     /// Known canonical event with no fire site in copse-hooks yet: parsed and listed,
     /// never run.
     #[serde(rename = "turnStart", default, skip_serializing_if = "Vec::is_empty")]

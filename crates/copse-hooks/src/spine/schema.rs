@@ -66,6 +66,18 @@ pub const MIGRATIONS: &[&str] = &[
     "ALTER TABLE hook_runs ADD COLUMN warnings TEXT;
     ALTER TABLE hook_runs ADD COLUMN redactions INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE hook_runs ADD COLUMN leaked INTEGER NOT NULL DEFAULT 0;",
+    // v4: indexes for the browsing queries of the web page (`copse-hooks ui`): keyset
+    // pages of runs filtered by outcome, dialect, event, failure kind, hook or session,
+    // newest first, without scanning the table.
+    "CREATE INDEX hook_runs_outcome_started ON hook_runs (outcome, started_at);
+    CREATE INDEX hook_runs_dialect_started ON hook_runs (dialect, started_at);
+    CREATE INDEX hook_runs_event_started ON hook_runs (event, started_at);
+    CREATE INDEX hook_runs_canonical_started ON hook_runs (canonical, started_at);
+    CREATE INDEX hook_runs_failure_started ON hook_runs (failure, started_at)
+        WHERE failure IS NOT NULL;
+    CREATE INDEX hook_runs_hook_started ON hook_runs (source, command, started_at);
+    CREATE INDEX hook_runs_session_started ON hook_runs (session_id, started_at);
+    CREATE INDEX hook_runs_kind_started ON hook_runs (kind, started_at) WHERE kind <> 'run';",
 ];
 
 /// The schema version this build writes.

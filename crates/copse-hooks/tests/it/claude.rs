@@ -98,8 +98,11 @@ fn obj(v: Value) -> Map<String, Value> {
     }
 }
 
+/// The tool use id every test gate carries.
+const TOOL_USE_ID: &str = "toolu_test_1";
+
 fn gate(session: &Session, tool: &str, input: Value) -> Verdict {
-    session.gate_tool(ToolCall::new(tool, obj(input)))
+    session.gate_tool(ToolCall::new(tool, obj(input)).with_tool_use_id(TOOL_USE_ID))
 }
 
 fn bash(session: &Session, command: &str) -> Verdict {
@@ -180,7 +183,7 @@ fn user_settings_hook_runs_and_receives_exact_bash_stdin() {
     assert_eq!(run.result, RunOutcome::None);
 
     let expected = format!(
-        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Bash","tool_input":{{"command":"git status"}}}}"#,
+        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Bash","tool_input":{{"command":"git status"}},"tool_use_id":"toolu_test_1"}}"#,
         lit(fx.ws().display().to_string())
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
@@ -199,7 +202,7 @@ fn read_stdin_has_claude_shape_and_an_absolute_path() {
     );
     assert_eq!(v.runs.len(), 1);
     let expected = format!(
-        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Read","tool_input":{{"file_path":{}}}}}"#,
+        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Read","tool_input":{{"file_path":{}}},"tool_use_id":"toolu_test_1"}}"#,
         lit(fx.ws().display().to_string()),
         lit(fx.ws().join("src/lib.rs").display().to_string()),
     );
@@ -229,7 +232,7 @@ fn mcp_stdin_keeps_the_tool_name_and_input() {
     );
     assert_eq!(v.runs.len(), 1);
     let expected = format!(
-        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"mcp__memory__store","tool_input":{{"key":"a","value":1,"nested":{{"x":[1,2]}}}}}}"#,
+        r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"mcp__memory__store","tool_input":{{"key":"a","value":1,"nested":{{"x":[1,2]}}}},"tool_use_id":"toolu_test_1"}}"#,
         lit(fx.ws().display().to_string())
     );
     assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
@@ -615,12 +618,20 @@ fn updated_input_and_additional_context() {
 }
 
 #[test]
-fn continue_false_and_decision_block_deny() {
+fn continue_false_halts_and_decision_block_denies() {
+    // `continue: false` stops the run; the reason is for the user, not the model.
     let v = verdict_of(&answer(
         json!({"continue": false, "stopReason": "build is red"}),
     ));
     assert_eq!(v.effective_decision(), Decision::Deny);
-    assert_eq!(v.agent_message.as_deref(), Some("build is red"));
+    assert_eq!(v.agent_message, None);
+    assert_eq!(v.user_message.as_deref(), Some("build is red"));
+    assert_eq!(
+        v.halt,
+        Some(Halt {
+            reason: "build is red".into()
+        })
+    );
 
     let v = verdict_of(&answer(
         json!({"decision": "block", "reason": "not on main"}),
@@ -639,12 +650,19 @@ fn empty_invalid_and_non_object_stdout() {
     assert_eq!(v.runs[0].result, RunOutcome::None);
     assert!(v.runs[0].parse_ok);
 
-    for bad in [
-        "echo not json",
-        "echo '{\"unterminated'",
+    // Stdout that does not start with `{` is plain text: ignored on PreToolUse, as
+    // Claude Code logs it; never a failure.
+    for plain in [
+        "echo Command looks safe",
         "echo '[1, 2]'",
         "echo '\"allow\"'",
     ] {
+        let v = verdict_of(plain);
+        assert_eq!(v.effective_decision(), Decision::Allow, "{plain}");
+        assert!(v.runs[0].failure.is_none(), "{plain}");
+        assert_eq!(v.inject_context, None, "{plain}");
+    }
+    for bad in ["echo '{\"unterminated'", "echo '{ not json }'"] {
         let v = verdict_of(bad);
         assert_eq!(v.effective_decision(), Decision::Deny, "{bad}");
         let run = &v.runs[0];
@@ -681,9 +699,17 @@ fn exit_two_denies_with_stderr_even_when_stdout_allows() {
 
 #[test]
 fn other_exits_fail_closed() {
+    // A valid JSON answer is honoured whatever the exit code (Claude Code ignores it).
+    let v = verdict_of(&format!("{}; exit 1", pre_tool("deny", "no rm")));
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.agent_message.as_deref(), Some("no rm"));
+    assert!(v.runs[0].failure.is_none());
+    let v = verdict_of(&format!("{}; exit 1", pre_tool("allow", "ok")));
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert!(v.runs[0].failure.is_none());
     for command in [
         "echo oops >&2; exit 1",
-        &format!("{}; exit 1", pre_tool("allow", "ok")),
+        "echo status line; exit 1",
         // Killed by a signal (a hook is the init of its own pid namespace, which cannot
         // kill itself, so a child dies and the shell passes its status on).
         "sh -c 'kill -9 $$'; exit $?",
@@ -731,7 +757,7 @@ fn exec_form_args_run_without_a_shell_and_expand_the_project_dir() {
 fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     let fx = Fx::new();
     let source = fx.user(json!({
-        "Notification": [group(None, &[": notify"])],
+        "PostCompact": [group(None, &[": notify"])],
         "preToolUse": [group(None, &[": cursor-name"])],
         "BeforeEverything": [group(None, &[": made-up"])],
         "PermissionRequest": [],
@@ -760,14 +786,13 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
         );
     };
     has(
-        "Claude hook event \"Notification\" is recognised by Claude Code but not supported by copse-hooks yet — entries ignored",
+        "Claude hook event \"PostCompact\" is recognised by Claude Code but not supported by copse-hooks yet — entries ignored",
     );
     has("Unknown Claude hook event \"preToolUse\" — entries ignored");
     has("use PreToolUse");
     has("Unknown Claude hook event \"BeforeEverything\" — entries ignored");
     has("\"PreToolUse\" group 1 hook 1 has type \"http\" on \"PreToolUse\"");
     has("\"PreToolUse\" group 1 hook 2 has type \"prompt\" on \"PreToolUse\"");
-    has("\"PreToolUse\" group 1 hook 4 has an \"if\" condition");
     has(
         "\"PreToolUse\" group 1 hook 5 \"timeout\" must be a positive number of seconds — using the default 600s",
     );
@@ -785,9 +810,9 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     let notification = listing
         .warnings
         .iter()
-        .find(|w| w.message.contains("Notification"))
+        .find(|w| w.message.contains("PostCompact"))
         .unwrap();
-    assert_eq!(notification.event.as_deref(), Some("Notification"));
+    assert_eq!(notification.event.as_deref(), Some("PostCompact"));
 
     let find = |command: &str| listing.hooks.iter().find(|h| h.command == command);
     let http = find("http: https://hooks.example/pre").expect("http handler is listed");
@@ -795,7 +820,10 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     assert_eq!(http.event, "PreToolUse");
     assert_eq!(http.entry, 1);
     assert!(find("prompt: Is this safe? $ARGUMENTS").is_some_and(|h| !h.supported));
-    assert!(find(": conditional").is_some_and(|h| !h.supported));
+    assert!(
+        find(": conditional").is_some_and(|h| h.supported && h.active),
+        "an `if` condition is evaluated, not a reason to skip the hook"
+    );
     let notify = find(": notify").expect("recognised events are listed");
     assert!(!notify.supported && notify.canonical.is_none());
     assert!(
@@ -813,9 +841,14 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     );
     assert!(find(": runs").unwrap().active && find(": runs").unwrap().fail_closed);
 
-    // Only the command handlers run.
+    // Only the command handlers run, and `if: Bash(git *)` only on git commands.
     let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
     assert_eq!(commands(&v), [": runs", ": slow", ": quick", ": untyped"]);
+    let v = bash(&engine.session(SessionIdentity::new("c")), "git push");
+    assert_eq!(
+        commands(&v),
+        [": runs", ": conditional", ": slow", ": quick", ": untyped"]
+    );
 }
 
 #[test]
@@ -872,7 +905,7 @@ fn published_events_and_reasons() {
         .iter()
         .filter(|e| claude::canonical_for(e).is_some())
         .count();
-    assert_eq!(wired, 10);
+    assert_eq!(wired, 12);
     assert!(claude::unsupported_reason("preToolUse").is_none());
     assert_eq!(claude::DEFAULT_TIMEOUT, Duration::from_secs(600));
 }
@@ -926,6 +959,7 @@ fn after_tool(is_error: bool) -> EventPayload {
         is_error,
         duration_ms: 42,
         tool_call_id: "call-1".into(),
+        response: None,
     })
 }
 
@@ -1051,42 +1085,45 @@ const ENVELOPE: &str =
 
 #[test]
 fn marshal_every_wired_event() {
+    let agent = with_ctx(false, |ctx| claude::agent_id(ctx.session, "explore"));
+    #[allow(non_snake_case)]
+    let AGENT = agent.as_str();
     let cases: Vec<(&str, EventPayload, bool, String)> = vec![
         (
             "PostToolUse",
             after_tool(false),
             false,
-            r#""hook_event_name":"PostToolUse","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"cargo test"},"tool_response":"ok","tool_use_id":"call-1","duration_ms":42"#.into(),
+            r#""hook_event_name":"PostToolUse","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"cargo test"},"tool_response":{"stdout":"ok","stderr":"","interrupted":false,"isImage":false},"tool_use_id":"call-1","duration_ms":42"#.into(),
         ),
         (
             "PostToolUseFailure",
             after_tool(true),
             false,
-            r#""hook_event_name":"PostToolUseFailure","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"cargo test"},"error":"Exit code 101","is_interrupt":false,"tool_use_id":"call-1","duration_ms":42"#.into(),
+            r#""hook_event_name":"PostToolUseFailure","permission_mode":"default","tool_name":"Bash","tool_input":{"command":"cargo test"},"tool_use_id":"call-1","error":"Exit code 101","is_interrupt":false,"duration_ms":42"#.into(),
         ),
         (
             "UserPromptSubmit",
             EventPayload::BeforeSubmitPrompt { prompt: "Fix the failing test.".into() },
             false,
-            r#""hook_event_name":"UserPromptSubmit","prompt":"Fix the failing test.""#.into(),
+            r#""hook_event_name":"UserPromptSubmit","permission_mode":"default","prompt":"Fix the failing test.""#.into(),
         ),
         (
             "Stop",
             EventPayload::Stop { status: "completed".into() },
             false,
-            r#""hook_event_name":"Stop","stop_hook_active":false"#.into(),
+            r#""hook_event_name":"Stop","permission_mode":"default","stop_hook_active":false,"last_assistant_message":"""#.into(),
         ),
         (
             "SubagentStart",
             EventPayload::SubagentStart { subagent_type: "explore".into() },
             false,
-            r#""hook_event_name":"SubagentStart","agent_type":"explore""#.into(),
+            format!(r#""hook_event_name":"SubagentStart","permission_mode":"default","agent_id":"{AGENT}","agent_type":"explore""#),
         ),
         (
             "SubagentStop",
             EventPayload::SubagentStop { subagent_type: "explore".into(), status: "completed".into() },
             false,
-            r#""hook_event_name":"SubagentStop","stop_hook_active":false,"agent_type":"explore""#.into(),
+            format!(r#""hook_event_name":"SubagentStop","permission_mode":"default","stop_hook_active":false,"agent_id":"{AGENT}","agent_type":"explore","agent_transcript_path":"","last_assistant_message":"""#),
         ),
         (
             "SessionStart",
@@ -1150,7 +1187,7 @@ fn turn_id_is_sent_as_prompt_id_once_known() {
     );
     assert_eq!(
         v.to_string(),
-        r#"{"session_id":"c","transcript_path":"","cwd":"","hook_event_name":"UserPromptSubmit","prompt_id":"gen-7","prompt":"p"}"#
+        r#"{"session_id":"c","transcript_path":"","cwd":"","hook_event_name":"UserPromptSubmit","prompt_id":"gen-7","permission_mode":"default","prompt":"p"}"#
     );
     assert!(
         Claude.vendor_env(&hook, &ctx).is_empty(),
@@ -1300,9 +1337,16 @@ fn user_prompt_submit_responses() {
     );
     assert_eq!(clean(&o).inject_context.as_deref(), Some("today is Monday"));
     assert!(o.outcome.halt.is_none());
-    let o = read(e, &p, 0, "plain text", "");
-    assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
+    // Plain stdout is context on UserPromptSubmit (the documented way to add it).
+    let o = read(e, &p, 0, "Current branch: main", "");
+    assert_eq!(
+        clean(&o).inject_context.as_deref(),
+        Some("Current branch: main")
+    );
+    assert!(o.outcome.halt.is_none());
     let o = read(e, &p, 0, "[]", "");
+    assert_eq!(clean(&o).inject_context.as_deref(), Some("[]"));
+    let o = read(e, &p, 0, "{oops", "");
     assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
     let o = read(e, &p, 1, "", "boom");
     assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::Exit);
@@ -1341,15 +1385,24 @@ fn stop_and_subagent_stop_responses_are_held_follow_ups() {
         );
         assert_eq!(clean(&o).queue_message, held("also lint"), "{e}");
         let o = read(e, p, 0, r#"{"continue": false, "stopReason": "done"}"#, "");
+        assert_eq!(clean(&o).queue_message, None, "{e}: continue:false stops");
         assert_eq!(
-            clean(&o).queue_message,
-            None,
-            "{e}: continue:false lets it stop"
+            o.outcome.halt,
+            Some(Halt {
+                reason: "done".into()
+            }),
+            "{e}"
         );
-        // Observation events: bad output is not a failure, only unparsed.
+        // Plain text is ignored; broken JSON is a (non-blocking) failure.
         let o = read(e, p, 0, "not json", "");
-        assert!(o.failure.is_none() && !o.parse_ok, "{e}");
+        assert!(o.failure.is_none() && o.parse_ok, "{e}");
         assert!(o.outcome.is_empty(), "{e}");
+        let o = read(e, p, 0, "{not json", "");
+        assert_eq!(
+            o.failure.as_ref().unwrap().kind,
+            FailureKind::InvalidJson,
+            "{e}"
+        );
         let o = read(e, p, 3, "", "");
         assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::Exit, "{e}");
         assert!(
@@ -1409,7 +1462,10 @@ fn post_tool_responses_are_queued_not_held() {
         })
     );
     let o = read("PostToolUse", &ok, 0, "{", "");
-    assert!(o.failure.is_none() && !o.parse_ok);
+    assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
+    assert!(!o.parse_ok);
+    let o = read("PostToolUse", &ok, 0, "formatted 1 file", "");
+    assert!(o.failure.is_none() && o.outcome.is_empty());
 }
 
 #[test]
@@ -1431,13 +1487,6 @@ fn events_that_cannot_block_show_exit_two_stderr() {
                 reason: "other".into(),
                 duration_ms: 1,
             },
-        ),
-        (
-            "PreCompact",
-            EventPayload::PreCompact(Compaction {
-                trigger: "auto".into(),
-                ..Compaction::default()
-            }),
         ),
     ];
     for (e, p) in &cases {
@@ -1461,10 +1510,14 @@ fn events_that_cannot_block_show_exit_two_stderr() {
             .as_deref(),
         Some("ctx")
     );
+    let o = read(e, p, 0, "nope", "");
+    assert!(
+        o.failure.is_none() && o.outcome.is_empty(),
+        "plain text on SubagentStart is ignored"
+    );
     assert_eq!(
-        read(e, p, 0, "nope", "").failure.as_ref().unwrap().kind,
-        FailureKind::InvalidJson,
-        "SubagentStart is a blocking event"
+        read(e, p, 0, "{nope", "").failure.as_ref().unwrap().kind,
+        FailureKind::InvalidJson
     );
     let (e, p) = &cases[1];
     assert_eq!(
@@ -1473,10 +1526,11 @@ fn events_that_cannot_block_show_exit_two_stderr() {
             .as_deref(),
         Some("ctx")
     );
-    let o = read(e, p, 0, "nope", "");
-    assert!(
-        o.failure.is_none() && !o.parse_ok,
-        "SessionStart is an observation"
+    // Plain stdout on SessionStart is context for the conversation.
+    let o = read(e, p, 0, "Project rules: use tabs", "");
+    assert_eq!(
+        clean(&o).inject_context.as_deref(),
+        Some("Project rules: use tabs")
     );
     // SessionEnd output is discarded.
     let (e, p) = &cases[2];
@@ -1490,6 +1544,83 @@ fn events_that_cannot_block_show_exit_two_stderr() {
         ))
         .is_empty()
     );
+}
+
+#[test]
+fn pre_compact_blocks_and_notification_ignores_its_answer() {
+    let pc = EventPayload::PreCompact(Compaction {
+        trigger: "auto".into(),
+        ..Compaction::default()
+    });
+    let o = read("PreCompact", &pc, 2, "", "snapshot failed\n");
+    assert_eq!(clean(&o).decision, Some(Decision::Deny));
+    assert_eq!(o.outcome.user_message.as_deref(), Some("snapshot failed"));
+    let o = read(
+        "PreCompact",
+        &pc,
+        0,
+        r#"{"decision": "block", "reason": "save notes first", "continue": false}"#,
+        "",
+    );
+    assert_eq!(clean(&o).decision, Some(Decision::Deny));
+    assert!(
+        o.outcome.halt.is_none(),
+        "continue is discarded on PreCompact"
+    );
+    assert_eq!(o.outcome.user_message.as_deref(), Some("save notes first"));
+    assert!(clean(&read("PreCompact", &pc, 0, "{}", "")).is_empty());
+
+    let n = EventPayload::Notification {
+        details: serde_json::Value::Null,
+        message: "Claude needs your permission".into(),
+        title: None,
+        notification_type: "permission_prompt".into(),
+    };
+    assert!(clean(&read("Notification", &n, 2, "", "ignored")).is_empty());
+    assert!(
+        clean(&read(
+            "Notification",
+            &n,
+            0,
+            r#"{"continue": false, "systemMessage": "x"}"#,
+            ""
+        ))
+        .is_empty()
+    );
+}
+
+#[test]
+fn permission_request_answers() {
+    let call = ToolCall::new(
+        "run_shell",
+        obj(json!({"command": "npm test", "timeout": 5})),
+    );
+    let p = EventPayload::PermissionRequest(call);
+    let allow = r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "allow", "updatedInput": {"command": "npm test --silent"}}}}"#;
+    let o = read("PermissionRequest", &p, 0, allow, "");
+    let out = clean(&o);
+    assert_eq!(out.decision, Some(Decision::Allow));
+    assert!(out.replace_input);
+    assert_eq!(
+        out.updated_input,
+        Some(obj(json!({"command": "npm test --silent"})))
+    );
+    let deny = r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "deny", "message": "no network in CI", "interrupt": true}}}"#;
+    let o = read("PermissionRequest", &p, 0, deny, "");
+    let out = clean(&o);
+    assert_eq!(out.decision, Some(Decision::Deny));
+    assert_eq!(out.agent_message.as_deref(), Some("no network in CI"));
+    assert_eq!(out.halt.as_ref().unwrap().reason, "no network in CI");
+    // Exit 2 is not honoured here: the user is asked as usual.
+    assert!(clean(&read("PermissionRequest", &p, 2, "", "nope")).is_empty());
+    let o = read(
+        "PermissionRequest",
+        &p,
+        0,
+        r#"{"hookSpecificOutput": {"hookEventName": "PermissionRequest", "decision": {"behavior": "maybe"}}}"#,
+        "",
+    );
+    assert_eq!(o.failure.as_ref().unwrap().kind, FailureKind::InvalidJson);
 }
 
 #[test]
@@ -1589,4 +1720,723 @@ fn every_spec_fails_closed_with_vendor_defaults() {
         assert!(h.sandbox);
         assert_eq!(h.scope, Scope::User);
     }
+}
+
+// ---------------------------------------------------------------------------------
+// Published hooks: scripts that behave like the ones people ship
+// ---------------------------------------------------------------------------------
+
+/// An executable script under the fixture (`#!/bin/sh` + body); returns its path.
+fn script(fx: &Fx, rel: &str, body: &str) -> String {
+    use std::os::unix::fs::PermissionsExt;
+    let path = fx.write(rel, &format!("#!/bin/sh\n{body}\n"));
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path.display().to_string()
+}
+
+fn verdict(fired: Fired) -> Verdict {
+    match fired {
+        Fired::Verdict(v) => v,
+        Fired::Detached { .. } => panic!("expected a verdict"),
+    }
+}
+
+#[test]
+fn plain_text_context_on_user_prompt_submit_is_added_not_a_halt() {
+    let fx = Fx::new();
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/branch.sh",
+        "cat >/dev/null\necho \"Current branch: main\"\necho \"Today: Monday\"",
+    );
+    fx.user(json!({"UserPromptSubmit": [group(None, &[&hook])]}));
+    let session = fx.session(false);
+    let v = verdict(session.fire(EventPayload::BeforeSubmitPrompt {
+        prompt: "fix it".into(),
+    }));
+    assert!(v.halt.is_none(), "plain stdout is context, not a failure");
+    assert_eq!(
+        v.inject_context.as_deref(),
+        Some("Current branch: main\nToday: Monday")
+    );
+    assert!(v.runs[0].failure.is_none());
+}
+
+#[test]
+fn a_status_line_on_pre_tool_use_is_ignored_not_a_deny() {
+    let fx = Fx::new();
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/log.sh",
+        "cat >/dev/null\necho \"[hook] checked the command\"",
+    );
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    let v = bash(&fx.session(false), "cargo test");
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert!(v.runs[0].failure.is_none());
+    assert_eq!(
+        v.inject_context, None,
+        "plain text on PreToolUse is not context"
+    );
+}
+
+#[test]
+fn session_start_context_reaches_the_verdict_plain_and_json() {
+    let fx = Fx::new();
+    let plain = script(
+        &fx,
+        "home/.claude/hooks/rules.sh",
+        "cat >/dev/null\nprintf 'Project rules: tabs, no unwrap.\\n'",
+    );
+    let json_hook = answer(json!({"hookSpecificOutput": {
+        "hookEventName": "SessionStart",
+        "additionalContext": "You are in explanatory output style."
+    }}));
+    fx.user(json!({"SessionStart": [group(None, &[&plain, &json_hook])]}));
+    let session = fx.session(false);
+    let v = verdict(session.fire(EventPayload::SessionStart { first_turn: true }));
+    assert_eq!(
+        v.inject_context.as_deref(),
+        Some("Project rules: tabs, no unwrap.\n\nYou are in explanatory output style.")
+    );
+    assert_eq!(v.runs.len(), 2);
+}
+
+#[test]
+fn events_claude_cannot_block_never_block_on_failure() {
+    let fx = Fx::new();
+    fx.user(json!({
+        "SubagentStart": [group(None, &["cat >/dev/null; echo crashed >&2; exit 1", "echo not json"])],
+    }));
+    let session = fx.session(false);
+    let v = verdict(session.fire(EventPayload::SubagentStart {
+        subagent_type: "explore".into(),
+    }));
+    assert_eq!(
+        v.effective_decision(),
+        Decision::Allow,
+        "the subagent starts"
+    );
+    assert!(v.halt.is_none());
+    assert_eq!(
+        v.runs[0].result,
+        RunOutcome::Failed,
+        "the failure is recorded"
+    );
+    assert_eq!(v.runs[0].policy, FailurePolicy::Open);
+}
+
+#[test]
+fn an_answer_printed_before_a_non_zero_exit_is_honoured() {
+    let fx = Fx::new();
+    let hook = format!("{}; exit 1", pre_tool("deny", "rm -rf is not allowed"));
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    let v = bash(&fx.session(false), "rm -rf /");
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.agent_message.as_deref(), Some("rm -rf is not allowed"));
+    assert!(v.runs[0].failure.is_none());
+}
+
+#[test]
+fn failure_policy_setting_restores_claude_fail_open() {
+    let fx = Fx::new();
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &["echo oops >&2; exit 1"])]}));
+    // Default: the host policy denies a gated action whose hook failed.
+    let v = bash(&fx.session(false), "ls");
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert!(fx.engine(false).list().hooks[0].fail_closed);
+
+    let mut config = EngineConfig::from_process(vec![fx.ws()])
+        .home(fx.home())
+        .enabled(true);
+    config.sandbox_writable = vec![fx.root.clone()];
+    config
+        .failure_policy
+        .insert("claude".into(), FailurePolicy::Open);
+    let engine = Engine::new(config);
+    let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert_eq!(v.runs[0].result, RunOutcome::Failed);
+    assert_eq!(v.runs[0].policy, FailurePolicy::Open);
+    let listing = engine.list();
+    assert!(
+        !listing.hooks[0].fail_closed,
+        "list shows the restored policy"
+    );
+    assert_eq!(
+        listing.failure_policy.get("claude"),
+        Some(&FailurePolicy::Open)
+    );
+}
+
+#[test]
+fn a_jq_formatter_reads_tool_response_file_path() {
+    let fx = Fx::new();
+    let seen = fx.at("formatted.txt");
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/format.sh",
+        &format!(
+            "f=$(jq -r '.tool_response.filePath // .tool_input.file_path // empty') || exit 5\n[ -n \"$f\" ] && echo \"$f\" >> {seen}"
+        ),
+    );
+    fx.user(json!({"PostToolUse": [group(Some("Write|Edit"), &[&hook])]}));
+    let session = fx.session(false);
+    session.fire(EventPayload::AfterToolUse(ToolResult {
+        tool: "write_file".into(),
+        input: obj(json!({"path": "src/main.rs", "content": "fn main() {}"})),
+        output: "ok".into(),
+        is_error: false,
+        duration_ms: 3,
+        tool_call_id: "toolu_01".into(),
+        response: None,
+    }));
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        format!("{}\n", fx.ws().join("src/main.rs").display())
+    );
+}
+
+#[test]
+fn a_stop_hook_reads_the_transcript_and_the_last_assistant_message() {
+    let fx = Fx::new();
+    let transcript = fx.write(
+        "home/.claude/projects/ws/conv-1.jsonl",
+        "{\"type\":\"assistant\",\"message\":\"<promise>DONE</promise>\"}\n",
+    );
+    let out = fx.at("stop.txt");
+    // Like the ralph-loop stop hook: give up quietly when the transcript is missing.
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/stop.sh",
+        &format!(
+            "input=$(cat)\nt=$(echo \"$input\" | jq -r .transcript_path)\n[ -f \"$t\" ] || exit 0\ngrep -q '<promise>DONE</promise>' \"$t\" && echo found >> {out}\necho \"$input\" | jq -r .last_assistant_message >> {out}"
+        ),
+    );
+    fx.user(json!({"Stop": [group(None, &[&hook])]}));
+    let mut identity = SessionIdentity::new("conv-1");
+    identity.host.transcript_path = Some(transcript.display().to_string());
+    identity.host.permission_mode = Some("acceptEdits".into());
+    let session = fx.engine(false).session(identity);
+    session.fire(EventPayload::AfterAgentResponse {
+        text: "All tests pass.".into(),
+    });
+    session.fire(EventPayload::Stop {
+        status: "completed".into(),
+    });
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "found\nAll tests pass.\n"
+    );
+}
+
+#[test]
+fn a_tracing_hook_pairs_pre_and_post_by_tool_use_id() {
+    let fx = Fx::new();
+    let log = fx.at("trace.log");
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/trace.sh",
+        &format!(
+            "jq -r '[.hook_event_name, .tool_use_id, .permission_mode] | join(\" \")' >> {log}"
+        ),
+    );
+    fx.user(json!({
+        "PreToolUse": [group(None, &[&hook])],
+        "PostToolUse": [group(None, &[&hook])],
+    }));
+    let mut identity = SessionIdentity::new("c");
+    identity.host.permission_mode = Some("plan".into());
+    let session = fx.engine(false).session(identity);
+    let call = ToolCall::new("run_shell", obj(json!({"command": "ls"})));
+    let id = call.tool_use_id.clone();
+    assert!(
+        id.starts_with("toolu_"),
+        "a tool use id is never missing: {id}"
+    );
+    session.gate_tool(call);
+    session.fire(EventPayload::AfterToolUse(ToolResult {
+        tool: "run_shell".into(),
+        input: obj(json!({"command": "ls"})),
+        output: "a\nb\n".into(),
+        is_error: false,
+        duration_ms: 1,
+        tool_call_id: id.clone(),
+        response: None,
+    }));
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        format!("PreToolUse {id} plan\nPostToolUse {id} plan\n")
+    );
+}
+
+#[test]
+fn subagent_events_carry_agent_id_and_transcript() {
+    let fx = Fx::new();
+    let out = fx.at("agents.txt");
+    let hook = format!(
+        "jq -r '[.hook_event_name, .agent_id, .agent_type, (.agent_transcript_path // \"-\")] | join(\" \")' >> {out}"
+    );
+    fx.user(json!({
+        "SubagentStart": [group(None, &[&hook])],
+        "SubagentStop": [group(None, &[&hook])],
+    }));
+    let mut identity = SessionIdentity::new("c");
+    identity.host.agent_id = Some("agent-42".into());
+    identity.host.agent_transcript_path = Some("/t/agent-42.jsonl".into());
+    let session = fx.engine(false).session(identity);
+    session.fire(EventPayload::SubagentStart {
+        subagent_type: "Explore".into(),
+    });
+    session.fire(EventPayload::SubagentStop {
+        subagent_type: "Explore".into(),
+        status: "completed".into(),
+    });
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        "SubagentStart agent-42 Explore -\nSubagentStop agent-42 Explore /t/agent-42.jsonl\n"
+    );
+}
+
+#[test]
+fn an_if_guard_runs_only_on_matching_calls() {
+    let fx = Fx::new();
+    // Like the security-guidance plugin: a guard limited by `if`.
+    fx.user(json!({"PreToolUse": [{"matcher": "Bash|Edit|Write", "hooks": [
+        {"type": "command", "if": "Bash(git push:*)", "command": "echo 'push needs review' >&2; exit 2"},
+        {"type": "command", "if": "Edit(src/**)", "command": "echo 'src is frozen' >&2; exit 2"},
+        {"type": "command", "if": "Read(./.env)", "command": "echo 'never' >&2; exit 2"},
+    ]}]}));
+    let session = fx.session(false);
+    let v = bash(&session, "cd repo && git push origin main");
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.agent_message.as_deref(), Some("push needs review"));
+    assert_eq!(v.runs.len(), 1, "only the matching guard spawned");
+    let v = bash(&session, "git status");
+    assert!(v.runs.is_empty(), "no guard applies");
+    let v = gate(
+        &session,
+        "str_replace",
+        json!({"path": "src/lib.rs", "old_string": "a", "new_string": "b"}),
+    );
+    assert_eq!(v.agent_message.as_deref(), Some("src is frozen"));
+    let v = gate(
+        &session,
+        "str_replace",
+        json!({"path": "docs/a.md", "old_string": "a", "new_string": "b"}),
+    );
+    assert!(v.runs.is_empty());
+}
+
+#[test]
+fn matcher_lists_with_commas_spaces_and_hyphens_fire() {
+    let fx = Fx::new();
+    fx.user(json!({
+        "PreToolUse": [group(Some("Edit, Write"), &[": edit-or-write"])],
+        "SubagentStart": [group(Some("code-reviewer"), &[": reviewer"])],
+    }));
+    let session = fx.session(false);
+    let v = gate(
+        &session,
+        "write_file",
+        json!({"path": "a.txt", "content": "x"}),
+    );
+    assert_eq!(commands(&v), [": edit-or-write"]);
+    let v = verdict(session.fire(EventPayload::SubagentStart {
+        subagent_type: "code-reviewer".into(),
+    }));
+    assert_eq!(commands(&v), [": reviewer"]);
+    let v = verdict(session.fire(EventPayload::SubagentStart {
+        subagent_type: "code".into(),
+    }));
+    assert!(
+        v.runs.is_empty(),
+        "a hyphenated name is exact, not a substring"
+    );
+}
+
+#[test]
+fn identical_handlers_across_settings_files_run_once() {
+    let fx = Fx::new();
+    let log = fx.at("runs.log");
+    let hook = format!("echo run >> {log}");
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    fx.project(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    fx.local(json!({"PreToolUse": [group(None, &[&hook])]}));
+    let v = bash(&fx.session(true), "ls");
+    assert_eq!(v.runs.len(), 1);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "run\n");
+}
+
+#[test]
+fn disable_all_hooks_follows_precedence() {
+    let fx = Fx::new();
+    let doc = |disable: Option<bool>, hook: &str| {
+        let mut d = json!({"hooks": {"PreToolUse": [group(None, &[hook])]}});
+        if let Some(b) = disable {
+            d["disableAllHooks"] = json!(b);
+        }
+        serde_json::to_string(&d).unwrap()
+    };
+    fx.write("home/.claude/settings.json", &doc(Some(true), ": user"));
+    fx.write("ws/.claude/settings.json", &doc(None, ": project"));
+    let v = bash(&fx.session(true), "ls");
+    assert!(
+        v.runs.is_empty(),
+        "user disableAllHooks turns every Claude hook off"
+    );
+    assert!(fx.engine(true).list().hooks.iter().all(|h| !h.active));
+    // A project `false` overrides a user `true`.
+    fx.write("ws/.claude/settings.json", &doc(Some(false), ": project"));
+    let v = bash(&fx.session(true), "ls");
+    assert_eq!(commands(&v), [": user", ": project"]);
+}
+
+#[test]
+fn continue_false_halts_the_run_on_every_event() {
+    let fx = Fx::new();
+    let stop = answer(json!({"continue": false, "stopReason": "Budget exhausted"}));
+    fx.user(json!({
+        "PreToolUse": [group(None, &[&stop])],
+        "UserPromptSubmit": [group(None, &[&stop])],
+    }));
+    let session = fx.session(false);
+    let v = bash(&session, "ls");
+    assert_eq!(
+        v.halt.as_ref().map(|h| h.reason.as_str()),
+        Some("Budget exhausted")
+    );
+    assert_eq!(v.user_message.as_deref(), Some("Budget exhausted"));
+    assert_eq!(v.agent_message, None, "the reason is for the user");
+    let v = verdict(session.fire(EventPayload::BeforeSubmitPrompt {
+        prompt: "go".into(),
+    }));
+    assert_eq!(
+        v.halt.as_ref().map(|h| h.reason.as_str()),
+        Some("Budget exhausted")
+    );
+}
+
+#[test]
+fn updated_input_replaces_the_whole_input() {
+    let fx = Fx::new();
+    let hook = answer(json!({"hookSpecificOutput": {
+        "hookEventName": "PreToolUse",
+        "permissionDecision": "allow",
+        "updatedInput": {"command": "ls -la"},
+    }}));
+    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    let v = gate(
+        &fx.session(false),
+        "run_shell",
+        json!({"command": "ls", "timeout": 5}),
+    );
+    assert!(v.input_replaced);
+    assert_eq!(v.updated_input, Some(obj(json!({"command": "ls -la"}))));
+}
+
+#[test]
+fn async_hooks_run_detached_and_cannot_block() {
+    let fx = Fx::new();
+    let marker = fx.at("async.done");
+    fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "async": true, "command": format!("sleep 0.2; touch {marker}; echo no >&2; exit 2")},
+        {"type": "command", "asyncRewake": true, "command": "cat >/dev/null; echo 'security review: found a secret' >&2; exit 2"},
+    ]}]}));
+    let session = fx.session(false);
+    let v = bash(&session, "ls");
+    assert_eq!(
+        v.effective_decision(),
+        Decision::Allow,
+        "async hooks cannot block"
+    );
+    assert!(v.runs.is_empty());
+    session.wait_idle();
+    assert!(Path::new(&marker).exists(), "the async hook ran");
+    let queued: Vec<String> = session.queue().into_iter().map(|m| m.text).collect();
+    assert_eq!(
+        queued,
+        ["security review: found a secret"],
+        "asyncRewake wakes the agent"
+    );
+}
+
+#[test]
+fn session_start_hooks_write_claude_env_file_for_later_tool_commands() {
+    let fx = Fx::new();
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/env.sh",
+        "cat >/dev/null\n[ -n \"$CLAUDE_ENV_FILE\" ] || exit 1\necho 'export JAVA_HOME=/opt/jdk' >> \"$CLAUDE_ENV_FILE\"\necho 'export PATH=\"$JAVA_HOME/bin:$PATH\"' >> \"$CLAUDE_ENV_FILE\"",
+    );
+    let probe = fx.at("probe.txt");
+    fx.user(json!({
+        "SessionStart": [group(None, &[&hook])],
+        "PreToolUse": [group(None, &[&format!("echo \"${{CLAUDE_ENV_FILE:-unset}}\" > {probe}")])],
+    }));
+    let session = fx.session(false);
+    let v = verdict(session.fire(EventPayload::SessionStart { first_turn: true }));
+    let expected = "export JAVA_HOME=/opt/jdk\nexport PATH=\"$JAVA_HOME/bin:$PATH\"\n";
+    assert_eq!(v.tool_env_script.as_deref(), Some(expected));
+    assert_eq!(session.tool_env_script(), expected);
+    // Only SessionStart hooks get the file.
+    bash(&session, "ls");
+    assert_eq!(std::fs::read_to_string(&probe).unwrap(), "unset\n");
+}
+
+#[test]
+fn stop_follow_ups_are_held_unless_the_host_continues_automatically() {
+    let fx = Fx::new();
+    let hook = answer(json!({"decision": "block", "reason": "tests still fail: keep going"}));
+    fx.user(json!({"Stop": [group(None, &[&hook])]}));
+    let stop = || EventPayload::Stop {
+        status: "completed".into(),
+    };
+    let session = fx.session(false);
+    session.fire(stop());
+    session.wait_idle();
+    assert!(session.queue()[0].held, "held for a human by default");
+    assert!(session.drain_queue().is_empty());
+
+    let mut config = EngineConfig::from_process(vec![fx.ws()])
+        .home(fx.home())
+        .enabled(true);
+    config.sandbox_writable = vec![fx.root.clone()];
+    config.auto_continue_follow_ups = true;
+    let session = Engine::new(config).session(SessionIdentity::new("c"));
+    session.start_human_turn(None);
+    for _ in 0..7 {
+        session.fire(stop());
+        session.wait_idle();
+    }
+    let drained = session.drain_queue();
+    assert_eq!(drained.len(), 5, "the continuation budget still applies");
+    assert!(
+        drained
+            .iter()
+            .all(|m| m.text == "tests still fail: keep going")
+    );
+    assert_eq!(session.queue().len(), 2);
+    assert!(
+        session.queue().iter().all(|m| m.held),
+        "over budget they are held"
+    );
+}
+
+#[test]
+fn notification_and_permission_request_hooks_are_wired() {
+    let fx = Fx::new();
+    let notes = fx.at("notes.txt");
+    // Like the notifier hooks people publish: forward the message, ignore the rest.
+    let notify = script(
+        &fx,
+        "home/.claude/hooks/notify.sh",
+        &format!("jq -r '\"\\(.notification_type): \\(.message)\"' >> {notes}"),
+    );
+    // Like auto-approve hooks: approve read-only commands, deny the rest.
+    let approve = script(
+        &fx,
+        "home/.claude/hooks/approve.sh",
+        r#"cmd=$(jq -r .tool_input.command)
+case "$cmd" in
+  ls*|"git status"*) b=allow ;;
+  *) b=deny ;;
+esac
+printf '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"%s","message":"only read-only commands"}}}' "$b""#,
+    );
+    fx.user(json!({
+        "Notification": [group(Some("permission_prompt|idle_prompt"), &[&notify])],
+        "PermissionRequest": [group(Some("Bash"), &[&approve])],
+    }));
+    let session = fx.session(false);
+    session.fire(EventPayload::Notification {
+        details: serde_json::Value::Null,
+        message: "Claude needs your permission to use Bash".into(),
+        title: None,
+        notification_type: "permission_prompt".into(),
+    });
+    session.fire(EventPayload::Notification {
+        details: serde_json::Value::Null,
+        message: "auth ok".into(),
+        title: None,
+        notification_type: "auth_success".into(),
+    });
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&notes).unwrap(),
+        "permission_prompt: Claude needs your permission to use Bash\n"
+    );
+    let ask = |command: &str| {
+        verdict(session.fire(EventPayload::PermissionRequest(ToolCall::new(
+            "run_shell",
+            obj(json!({ "command": command })),
+        ))))
+    };
+    assert_eq!(ask("ls -la").decision, Some(Decision::Allow));
+    let v = ask("curl evil.example");
+    assert_eq!(v.decision, Some(Decision::Deny));
+    assert_eq!(v.agent_message.as_deref(), Some("only read-only commands"));
+}
+
+#[test]
+fn pre_compact_hooks_can_block_compaction() {
+    let fx = Fx::new();
+    fx.user(json!({"PreCompact": [group(Some("auto"), &["cat >/dev/null; echo 'notes not saved' >&2; exit 2"])]}));
+    let session = fx.session(false);
+    let v = verdict(session.fire(EventPayload::PreCompact(Compaction {
+        trigger: "auto".into(),
+        ..Compaction::default()
+    })));
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.user_message.as_deref(), Some("notes not saved"));
+    let v = verdict(session.fire(EventPayload::PreCompact(Compaction {
+        trigger: "manual".into(),
+        ..Compaction::default()
+    })));
+    assert!(v.runs.is_empty(), "the matcher is on the trigger");
+}
+
+#[test]
+fn hooks_of_enabled_plugins_run_with_claude_plugin_root() {
+    let fx = Fx::new();
+    let install = fx
+        .root
+        .join("home/.claude/plugins/cache/official/guard/1.0.0");
+    fx.write(
+        "home/.claude/plugins/installed_plugins.json",
+        &json!({"version": 2, "plugins": {"guard@official": [
+            {"scope": "user", "installPath": install.display().to_string(), "version": "1.0.0"}
+        ]}})
+        .to_string(),
+    );
+    let log = fx.at("plugin.log");
+    script(
+        &fx,
+        "home/.claude/plugins/cache/official/guard/1.0.0/hooks/guard.sh",
+        &format!(
+            "cat >/dev/null\necho \"$CLAUDE_PLUGIN_ROOT\" >> {log}\necho 'force push blocked by plugin' >&2\nexit 2"
+        ),
+    );
+    // Like the official plugins: a hooks.json with a description and an `if` guard.
+    fx.write(
+        "home/.claude/plugins/cache/official/guard/1.0.0/hooks/hooks.json",
+        &json!({"description": "Guards pushes", "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "if": "Bash(git push:*)", "command": "${CLAUDE_PLUGIN_ROOT}/hooks/guard.sh"}
+        ]}]}})
+        .to_string(),
+    );
+    // Not enabled: nothing runs.
+    fx.user(json!({}));
+    assert!(bash(&fx.session(true), "git push -f").runs.is_empty());
+
+    // Enabled by the project's settings: runs only when the project is trusted.
+    fx.write(
+        "ws/.claude/settings.json",
+        &json!({"enabledPlugins": {"guard@official": true}}).to_string(),
+    );
+    assert!(
+        bash(&fx.session(false), "git push -f").runs.is_empty(),
+        "an untrusted project enables nothing"
+    );
+    let session = fx.session(true);
+    let v = bash(&session, "git push -f");
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(
+        v.agent_message.as_deref(),
+        Some("force push blocked by plugin")
+    );
+    assert_eq!(
+        v.runs[0].command,
+        format!("{}/hooks/guard.sh", install.display())
+    );
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        format!("{}\n", install.display())
+    );
+    assert!(
+        bash(&session, "git status").runs.is_empty(),
+        "the `if` applies"
+    );
+    let listing = fx.engine(true).list();
+    assert!(
+        listing
+            .hooks
+            .iter()
+            .any(|h| h.source == install.join("hooks/hooks.json") && h.active)
+    );
+
+    // A local `false` overrides the project's `true`.
+    fx.write(
+        "ws/.claude/settings.local.json",
+        &json!({"enabledPlugins": {"guard@official": false}}).to_string(),
+    );
+    assert!(bash(&fx.session(true), "git push -f").runs.is_empty());
+}
+
+#[test]
+fn continue_false_on_a_detached_event_is_handed_to_the_host() {
+    let fx = Fx::new();
+    let stop = answer(json!({"continue": false, "stopReason": "Tests were deleted; stopping."}));
+    fx.user(json!({"PostToolUse": [group(None, &[&stop])]}));
+    let session = fx.session(false);
+    assert!(session.take_halt().is_none());
+    session.fire(EventPayload::AfterToolUse(ToolResult {
+        tool: "run_shell".into(),
+        input: obj(json!({"command": "rm -r tests"})),
+        output: String::new(),
+        is_error: false,
+        duration_ms: 1,
+        tool_call_id: "toolu_9".into(),
+        response: None,
+    }));
+    session.wait_idle();
+    assert_eq!(
+        session.take_halt().map(|h| h.reason),
+        Some("Tests were deleted; stopping.".to_string())
+    );
+    assert!(session.take_halt().is_none(), "taken once");
+}
+
+#[test]
+fn stop_hook_active_once_a_follow_up_continued_the_turn() {
+    let fx = Fx::new();
+    let log = fx.at("active.log");
+    // Like loop-until-done hooks: block once, then let it stop when already active.
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/loop.sh",
+        &format!(
+            "active=$(jq -r .stop_hook_active)\necho $active >> {log}\n[ \"$active\" = true ] && exit 0\necho 'keep going' >&2\nexit 2"
+        ),
+    );
+    fx.user(json!({"Stop": [group(None, &[&hook])]}));
+    let mut config = EngineConfig::from_process(vec![fx.ws()])
+        .home(fx.home())
+        .enabled(true);
+    config.sandbox_writable = vec![fx.root.clone()];
+    config.auto_continue_follow_ups = true;
+    let session = Engine::new(config).session(SessionIdentity::new("c"));
+    session.start_human_turn(None);
+    let stop = || EventPayload::Stop {
+        status: "completed".into(),
+    };
+    session.fire(stop());
+    session.wait_idle();
+    assert_eq!(session.drain_queue().len(), 1, "the follow-up continues");
+    session.fire(stop());
+    session.wait_idle();
+    assert!(session.drain_queue().is_empty(), "the hook let it stop");
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "false\ntrue\n");
+    // A human turn resets it.
+    session.start_human_turn(None);
+    session.fire(stop());
+    session.wait_idle();
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "false\ntrue\nfalse\n"
+    );
 }

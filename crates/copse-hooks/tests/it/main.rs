@@ -2,10 +2,14 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
+mod agent;
 mod claude;
+mod codex;
 mod copse;
+mod cursor;
 mod env;
 mod escape;
+mod gemini;
 mod sandbox;
 mod session;
 mod spawn;

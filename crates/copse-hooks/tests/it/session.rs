@@ -31,6 +31,7 @@ fn tool_result(i: usize) -> EventPayload {
         is_error: false,
         duration_ms: 1,
         tool_call_id: format!("call-{i}"),
+        response: None,
     })
 }
 

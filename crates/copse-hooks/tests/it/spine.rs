@@ -190,6 +190,8 @@ fn hook_run() -> HookRun {
             agent_message: Some("agent".into()),
             user_message: Some("x".repeat(CAPTURE_CAP + 10)),
             updated_input: Some(updated),
+            replace_input: false,
+            tool_env_script: None,
             inject_context: Some("ctx".into()),
             halt: Some(Halt {
                 reason: "halt!".into(),
@@ -666,14 +668,30 @@ fn a_v1_database_is_migrated_and_keeps_its_runs() {
         .unwrap();
     assert_eq!(version, schema::VERSION);
     const { assert!(schema::VERSION >= 2) };
-    let indexes: i64 = conn
-        .query_row(
-            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name LIKE 'hook_runs_%'",
-            [],
-            |r| r.get(0),
-        )
+    let indexes: Vec<String> = conn
+        .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'hook_runs_%'")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<Result<_, _>>()
         .unwrap();
-    assert_eq!(indexes, 3);
+    for name in [
+        "hook_runs_started",
+        "hook_runs_session",
+        "hook_runs_failures",
+        "hook_runs_outcome_started",
+        "hook_runs_event_started",
+        "hook_runs_canonical_started",
+        "hook_runs_failure_started",
+        "hook_runs_hook_started",
+        "hook_runs_session_started",
+        "hook_runs_kind_started",
+    ] {
+        assert!(
+            indexes.iter().any(|i| i == name),
+            "{name} missing: {indexes:?}"
+        );
+    }
     let mode: String = conn
         .pragma_query_value(None, "journal_mode", |r| r.get(0))
         .unwrap();
@@ -1129,4 +1147,116 @@ fn a_crash_mid_write_leaves_a_readable_database() {
     spine.flush();
     assert_eq!(spine.stats().committed, 1);
     assert_eq!(count(&path) as u64, rows as u64 + 1);
+}
+
+#[test]
+fn keyset_pages_cover_every_run_once_even_with_equal_start_times() {
+    use copse_hooks::spine::RunQuery;
+    let dir = tempfile::tempdir().unwrap();
+    let spine = open(&db(&dir), keep_all());
+    // 25 runs share each start time: the cursor must break ties.
+    for i in 0..100u64 {
+        let (event, canonical) = if i % 2 == 0 {
+            ("beforeShellExecution", "toolGate")
+        } else {
+            ("stop", "stop")
+        };
+        let outcome = if i % 5 == 0 { "deny" } else { "allow" };
+        spine.record(simple("s", event, canonical, outcome, 1_000 + i / 25));
+    }
+    spine.flush();
+    let mut seen = std::collections::HashSet::new();
+    let mut q = RunQuery {
+        limit: Some(7),
+        ..RunQuery::default()
+    };
+    let mut last: Option<(u64, String)> = None;
+    loop {
+        let page = spine.page(&q).unwrap();
+        for r in &page.runs {
+            assert!(seen.insert(r.run_id.clone()), "{} twice", r.run_id);
+            if let Some((at, _)) = &last {
+                assert!(r.started_at <= *at);
+            }
+            last = Some((r.started_at, r.run_id.clone()));
+        }
+        match page.next {
+            Some(next) => q.after = Some(next),
+            None => break,
+        }
+    }
+    assert_eq!(seen.len(), 100);
+    // An event filter takes the wire name or the canonical one, and combines with others.
+    let by = |event: &str, outcome: Option<&str>| {
+        spine
+            .page(&RunQuery {
+                event: Some(event.into()),
+                outcome: outcome.map(Into::into),
+                limit: Some(500),
+                ..RunQuery::default()
+            })
+            .unwrap()
+            .runs
+    };
+    assert_eq!(by("beforeShellExecution", None).len(), 50);
+    assert_eq!(by("toolGate", None).len(), 50);
+    assert_eq!(by("stop", None).len(), 50);
+    let denied = by("toolGate", Some("deny"));
+    assert_eq!(denied.len(), 10);
+    assert!(
+        denied
+            .iter()
+            .all(|r| r.outcome == "deny" && r.canonical == "toolGate")
+    );
+    assert!(
+        spine
+            .page(&RunQuery {
+                outcome: Some("maybe".into()),
+                ..RunQuery::default()
+            })
+            .is_err()
+    );
+}
+
+#[test]
+fn window_stats_give_percentiles_histograms_and_a_timeline() {
+    let dir = tempfile::tempdir().unwrap();
+    let spine = open(&db(&dir), keep_all());
+    for i in 1..=100u64 {
+        let mut r = simple("s", "stop", "stop", "allow", 10_000 + i);
+        r.duration_ms = i;
+        if i == 100 {
+            r.failure = Some("timeout".into());
+            r.failure_message = Some("timed out".into());
+            r.outcome = "failed".into();
+        }
+        spine.record(r);
+    }
+    spine.record(simple("s", "stop", "stop", "deny", 50_000)); // outside the window
+    spine.flush();
+    let st = spine.window_stats(10_000, 10_101, 4).unwrap();
+    assert_eq!(st.runs, 100);
+    assert_eq!(st.hooks.len(), 1);
+    let h = &st.hooks[0];
+    assert_eq!((h.p50_ms, h.p95_ms, h.max_ms, h.mean_ms), (50, 95, 100, 50));
+    assert_eq!((h.failures, h.denials), (1, 0));
+    assert_eq!(h.histogram.iter().sum::<u64>(), 100);
+    assert_eq!(h.histogram[0], 1); // <= 1 ms
+    let last = h.last_failure.as_ref().unwrap();
+    assert_eq!((last.kind.as_str(), last.started_at), ("timeout", 10_100));
+    assert_eq!(st.timeline.len(), 4);
+    assert_eq!(st.timeline.iter().map(|b| b.runs).sum::<u64>(), 100);
+    assert_eq!(st.timeline.iter().map(|b| b.failures).sum::<u64>(), 1);
+    let sessions = spine.sessions(None, 10).unwrap();
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(
+        (sessions[0].runs, sessions[0].denials, sessions[0].failures),
+        (101, 1, 1)
+    );
+    assert_eq!(spine.session_runs("s", 1000).unwrap().len(), 101);
+    assert_eq!(spine.oldest_started().unwrap(), Some(10_001));
+    assert_eq!(spine.latest_seq().unwrap(), 101);
+    let values = spine.filter_values().unwrap();
+    assert_eq!(values.failures, vec!["timeout".to_string()]);
+    assert_eq!(values.events, vec!["stop".to_string()]);
 }

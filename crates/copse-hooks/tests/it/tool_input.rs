@@ -131,6 +131,7 @@ fn malformed_inputs_of_every_canonical_tool_are_errors_and_no_hook_sees_them() {
             is_error: false,
             duration_ms: 1,
             tool_call_id: "c".into(),
+            response: None,
         }));
         assert!(after.is_err(), "{tool} {input}: afterToolUse accepted");
     }

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use copse_hooks::vendor::{CLAUDE, CURSOR, Catalogue};
+use copse_hooks::vendor::{CLAUDE, CODEX, CURSOR, Catalogue, GEMINI};
 
 fn check_accounted(c: &Catalogue) {
     let mut problems = Vec::new();
@@ -45,7 +45,62 @@ fn every_published_claude_event_is_wired_or_explicitly_unsupported() {
 }
 
 #[test]
+fn every_published_gemini_event_is_wired_or_explicitly_unsupported() {
+    assert_eq!(GEMINI.published.len(), 11);
+    check_accounted(&GEMINI);
+}
+
+#[test]
+fn every_published_codex_event_is_wired_or_explicitly_unsupported() {
+    assert_eq!(CODEX.published.len(), 12);
+    check_accounted(&CODEX);
+}
+
+/// The first backquoted words after `marker` in `file` (in `../shared/spec`) containing
+/// `marker`: the event lists observed from the real binaries.
+fn observed_events(file: &str, marker: &str) -> Option<BTreeSet<String>> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/spec")
+        .join(file);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        eprintln!(
+            "skipped: {} is not present beside the repository",
+            path.display()
+        );
+        return None;
+    };
+    let line = text
+        .lines()
+        .find(|l| l.contains(marker))
+        .unwrap_or_else(|| panic!("{file}: no line with {marker:?} — did the document change?"));
+    let after = &line[line.find(marker).unwrap_or(0) + marker.len()..];
+    let quoted = after.split('`').nth(1).unwrap_or_default();
+    Some(quoted.split_whitespace().map(str::to_string).collect())
+}
+
+#[test]
+fn recorded_gemini_and_codex_lists_match_the_observed_binaries() {
+    for (c, marker) in [
+        (&GEMINI, "with the 11 events"),
+        (&CODEX, "in Claude's shape. Events:"),
+    ] {
+        let Some(observed) = observed_events("real-agent-payloads.md", marker) else {
+            return;
+        };
+        let (only_observed, only_recorded) = diff(c.published, &observed);
+        assert!(
+            only_observed.is_empty() && only_recorded.is_empty(),
+            "{:?} event list drift against the observed binary:\n  observed, not recorded: {only_observed:?}\n  recorded, not observed: {only_recorded:?}",
+            c.dialect
+        );
+    }
+}
+
+#[test]
 fn a_name_outside_the_list_is_not_accounted() {
+    assert!((GEMINI.unsupported_reason)("BeforeToolUse").is_none());
+    assert!((GEMINI.canonical_for)("PreToolUse").is_none());
+    assert!((CODEX.canonical_for)("BeforeTool").is_none());
     // The check above must be able to fail: an invented event has no reason.
     assert!((CURSOR.unsupported_reason)("beforeFileEdit").is_none());
     assert!((CURSOR.canonical_for)("beforeFileEdit").is_none());

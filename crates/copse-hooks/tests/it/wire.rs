@@ -11,15 +11,24 @@ use std::path::PathBuf;
 use copse_hooks::dialect::{Context, Dialect, HookMatcher, HookSpec, Scope};
 use copse_hooks::discovery::adapter;
 use copse_hooks::event::CanonicalEvent;
+use copse_hooks::event::EventPayload;
 use copse_hooks::fixture;
 use copse_hooks::outcome::FailurePolicy;
-use copse_hooks::vendor::{CLAUDE, CURSOR};
+use copse_hooks::vendor::{CLAUDE, CODEX, CURSOR, GEMINI};
 use serde_json::{Map, Value};
 
-fn flavours(event: CanonicalEvent) -> &'static [&'static str] {
-    match event {
-        CanonicalEvent::ToolGate => &["shell", "mcp", "read", "write"],
-        CanonicalEvent::AfterToolUse => &["shell", "mcp", "read", "failure"],
+/// The fixed `timestamp` Gemini payloads carry in the fixture (the live value is
+/// the current time; its format is tested in `gemini::`).
+const GEMINI_TIMESTAMP: &str = "2026-12-02T16:30:23.105Z";
+
+fn flavours(dialect: Dialect, event: CanonicalEvent) -> &'static [&'static str] {
+    match (dialect, event) {
+        (_, CanonicalEvent::ToolGate | CanonicalEvent::PermissionRequest) => {
+            &["shell", "mcp", "read", "write"]
+        }
+        (_, CanonicalEvent::AfterToolUse) => &["shell", "mcp", "read", "write", "failure"],
+        // Codex's Interrupt is the stop of an aborted turn.
+        (Dialect::Codex, CanonicalEvent::Stop) => &["", "aborted"],
         _ => &[""],
     }
 }
@@ -43,6 +52,7 @@ fn spec(dialect: Dialect, event: &str, canonical: CanonicalEvent) -> HookSpec {
         run_async: false,
         network: true,
         loop_limit: None,
+        options: Default::default(),
     }
 }
 
@@ -61,11 +71,17 @@ fn dialect_payloads(
     let mut out = Map::new();
     for (wire, canonical) in wire_events {
         let hook = spec(dialect, wire, *canonical);
-        for flavour in flavours(*canonical) {
-            let payload = fixture::payload(
-                *canonical,
-                if flavour.is_empty() { "shell" } else { flavour },
-            );
+        for flavour in flavours(dialect, *canonical) {
+            let payload = if *flavour == "aborted" {
+                EventPayload::Stop {
+                    status: "aborted".into(),
+                }
+            } else {
+                fixture::payload(
+                    *canonical,
+                    if flavour.is_empty() { "shell" } else { flavour },
+                )
+            };
             if !a.applies(&hook, &payload, &ctx) {
                 continue;
             }
@@ -74,7 +90,13 @@ fn dialect_payloads(
             } else {
                 format!("{}/{wire}/{flavour}", canonical.name())
             };
-            out.insert(key, a.marshal(&hook, &payload, &ctx));
+            let mut stdin = a.marshal(&hook, &payload, &ctx);
+            if dialect == Dialect::Gemini
+                && let Some(t) = stdin.get_mut("timestamp")
+            {
+                *t = Value::from(GEMINI_TIMESTAMP);
+            }
+            out.insert(key, stdin);
         }
     }
     out
@@ -106,9 +128,25 @@ fn generate() -> String {
             &wired(CLAUDE.published, CLAUDE.canonical_for),
         )),
     );
+    all.insert(
+        "gemini".into(),
+        Value::Object(dialect_payloads(
+            Dialect::Gemini,
+            &wired(GEMINI.published, GEMINI.canonical_for),
+        )),
+    );
+    all.insert(
+        "codex".into(),
+        Value::Object(dialect_payloads(
+            Dialect::Codex,
+            &wired(CODEX.published, CODEX.canonical_for),
+        )),
+    );
     // Copse speaks canonical event names directly.
-    let copse: Vec<(&str, CanonicalEvent)> =
-        CanonicalEvent::ALL.iter().map(|e| (e.name(), *e)).collect();
+    let copse: Vec<(&str, CanonicalEvent)> = copse_hooks::dialect::copse::WIRED_EVENTS
+        .iter()
+        .map(|e| (e.name(), *e))
+        .collect();
     all.insert(
         "copse".into(),
         Value::Object(dialect_payloads(Dialect::Copse, &copse)),
@@ -149,6 +187,8 @@ fn every_wired_event_has_at_least_one_golden_payload() {
     for (name, published, canonical_for) in [
         ("cursor", CURSOR.published, CURSOR.canonical_for),
         ("claude", CLAUDE.published, CLAUDE.canonical_for),
+        ("gemini", GEMINI.published, GEMINI.canonical_for),
+        ("codex", CODEX.published, CODEX.canonical_for),
     ] {
         let keys: Vec<&String> = fixture[name].as_object().unwrap().keys().collect();
         assert!(!keys.is_empty());
@@ -161,7 +201,7 @@ fn every_wired_event_has_at_least_one_golden_payload() {
         }
     }
     let copse = fixture["copse"].as_object().unwrap();
-    for e in CanonicalEvent::ALL {
+    for e in copse_hooks::dialect::copse::WIRED_EVENTS {
         assert!(
             copse
                 .keys()

@@ -1,0 +1,599 @@
+//! `copse-hooks install --agent NAME [--project] [--adopt]`, `uninstall`, and the
+//! per-agent install status `list` shows.
+//!
+//! `install` writes one `copse-hooks shim --agent NAME` entry per event the shim
+//! serves into the agent's own config, after copying the file to
+//! `$COPSE_DIR/backups/`. The JSON is edited in place: key order and the file's
+//! indentation are kept, nothing else changes. A manifest
+//! (`$COPSE_DIR/installed.json`) remembers what was added and the original bytes, so
+//! `uninstall` removes exactly that: when the file is still exactly as `install` left
+//! it, the original bytes come back (byte-identical); otherwise only the shim
+//! entries (and containers `install` created) are removed.
+//!
+//! `--adopt` (user scope) moves the agent's existing hooks to
+//! `$COPSE_DIR/adopted/<agent>/`, in the agent's own format, where the shim runs them
+//! through that agent's dialect; `uninstall` puts them back.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result, bail};
+use copse_hooks::EngineConfig;
+use copse_hooks::agent::{self, Agent};
+use copse_hooks::settings::{Settings, sha256_hex};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use crate::cli::Global;
+
+/// Where an agent keeps its hooks config.
+pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> PathBuf {
+    let base = |dir: &str| match project {
+        Some(root) => root.join(dir),
+        None => home.join(dir),
+    };
+    match agent {
+        Agent::Claude => base(".claude").join("settings.json"),
+        Agent::Gemini => base(".gemini").join("settings.json"),
+        Agent::Codex => match (project, std::env::var_os("CODEX_HOME")) {
+            (None, Some(h)) if !h.is_empty() => PathBuf::from(h).join("hooks.json"),
+            _ => base(".codex").join("hooks.json"),
+        },
+        Agent::Cursor => base(".cursor").join("hooks.json"),
+    }
+}
+
+/// One installation, as remembered for `uninstall`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Installed {
+    /// The agent.
+    pub agent: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// The agent config file.
+    pub path: PathBuf,
+    /// Whether the file existed before.
+    pub existed: bool,
+    /// The copy of the original bytes (the backup), when the file existed.
+    pub backup: Option<PathBuf>,
+    /// SHA-256 of the bytes `install` wrote.
+    pub written_sha256: String,
+    /// The shim command written.
+    pub command: String,
+    /// Whether `install` created the top-level `hooks` object.
+    pub created_hooks_key: bool,
+    /// Event arrays `install` created.
+    pub created_events: Vec<String>,
+    /// Where adopted hooks went (`--adopt`).
+    pub adopted: Option<PathBuf>,
+    /// The adopted events, in order.
+    #[serde(default)]
+    pub adopted_events: Vec<String>,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Manifest {
+    #[serde(default)]
+    installed: Vec<Installed>,
+}
+
+fn manifest_path(copse_dir: &Path) -> PathBuf {
+    copse_dir.join("installed.json")
+}
+
+fn load_manifest(copse_dir: &Path) -> Result<Manifest> {
+    let path = manifest_path(copse_dir);
+    match std::fs::read(&path) {
+        Ok(b) => serde_json::from_slice(&b)
+            .with_context(|| format!("install manifest {} is corrupt", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest::default()),
+        Err(e) => Err(e).with_context(|| format!("failed to read {}", path.display())),
+    }
+}
+
+fn save_manifest(copse_dir: &Path, m: &Manifest) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(m)?;
+    text.push('\n');
+    write_atomic(&manifest_path(copse_dir), text.as_bytes())
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    std::fs::create_dir_all(dir).with_context(|| format!("failed to create {}", dir.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.copse-{}.tmp",
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    std::fs::write(&tmp, bytes).with_context(|| format!("failed to write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("failed to write {}", path.display()))
+}
+
+/// The shim command line for an agent: this executable, shell-quoted.
+pub fn shim_command(agent: Agent) -> Result<String> {
+    let exe = std::env::current_exe().context("failed to locate the copse-hooks executable")?;
+    Ok(format!(
+        "{} shim --agent {}",
+        shell_quote(&exe.to_string_lossy()),
+        agent
+    ))
+}
+
+fn shell_quote(s: &str) -> String {
+    if !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/._-+:@%,=".contains(&b))
+    {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
+    }
+}
+
+/// Whether a hook command is a shim entry for `agent` (whatever path it was run by).
+fn is_shim(command: &str, agent: Agent) -> bool {
+    command.ends_with(&format!(" shim --agent {agent}")) && command.contains("copse-hooks")
+}
+
+/// The indentation a JSON file uses (two spaces when it cannot tell).
+fn indent_of(text: &str) -> String {
+    text.lines()
+        .skip(1)
+        .find(|l| l.starts_with([' ', '\t']))
+        .map(|l| l.chars().take_while(|c| *c == ' ' || *c == '\t').collect())
+        .unwrap_or_else(|| "  ".to_string())
+}
+
+fn to_text(value: &Value, indent: &str) -> Result<String> {
+    use serde::Serialize as _;
+    let mut buf = Vec::new();
+    let fmt = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+    let mut ser = serde_json::Serializer::with_formatter(&mut buf, fmt);
+    value.serialize(&mut ser)?;
+    let mut text = String::from_utf8(buf)?;
+    text.push('\n');
+    Ok(text)
+}
+
+/// One shim entry in the agent's format.
+fn entry(agent: Agent, command: &str) -> Value {
+    match agent {
+        Agent::Claude | Agent::Codex => json!({"hooks": [{"type": "command", "command": command}]}),
+        Agent::Gemini => {
+            json!({"hooks": [{"name": "copse-hooks", "type": "command", "command": command}]})
+        }
+        Agent::Cursor => json!({"command": command}),
+    }
+}
+
+/// The commands of one event array's entries (nested groups or flat entries).
+fn entry_commands(agent: Agent, e: &Value) -> Vec<String> {
+    match agent {
+        Agent::Cursor => e
+            .get("command")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+            .into_iter()
+            .collect(),
+        _ => e
+            .get("hooks")
+            .and_then(Value::as_array)
+            .map(|hs| {
+                hs.iter()
+                    .filter_map(|h| h.get("command").and_then(Value::as_str))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default(),
+    }
+}
+
+fn is_shim_entry(agent: Agent, e: &Value) -> bool {
+    let cmds = entry_commands(agent, e);
+    !cmds.is_empty() && cmds.iter().all(|c| is_shim(c, agent))
+}
+
+struct Options {
+    project: Option<PathBuf>,
+    adopt: bool,
+}
+
+fn copse_dir() -> PathBuf {
+    EngineConfig::from_process(Vec::new()).copse_dir
+}
+
+fn home() -> PathBuf {
+    EngineConfig::from_process(Vec::new()).home
+}
+
+fn project_root(global: &Global) -> Result<PathBuf> {
+    let root = match global.workspaces.first() {
+        Some(w) => w.clone(),
+        None => std::env::current_dir().context("failed to read the current directory")?,
+    };
+    std::fs::canonicalize(&root).with_context(|| format!("workspace {} not found", root.display()))
+}
+
+pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Result<ExitCode> {
+    let agent = parse_agent(agent)?;
+    let opts = Options {
+        project: if project {
+            Some(project_root(global)?)
+        } else {
+            None
+        },
+        adopt,
+    };
+    if opts.adopt && opts.project.is_some() {
+        bail!("--adopt works at user scope only (project hooks stay the project's)");
+    }
+    let copse_dir = copse_dir();
+    let path = config_path(agent, &home(), opts.project.as_deref());
+    let command = shim_command(agent)?;
+    let mut manifest = load_manifest(&copse_dir)?;
+
+    let original = match std::fs::read(&path) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("failed to read {}", path.display())),
+    };
+    let text = original
+        .as_deref()
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    let mut root: Map<String, Value> = if text.trim().is_empty() {
+        Map::new()
+    } else {
+        match serde_json::from_str(&text) {
+            Ok(Value::Object(o)) => o,
+            Ok(_) => bail!("{} is not a JSON object; not touching it", path.display()),
+            Err(e) => bail!(
+                "{} is not valid JSON ({e}); not touching it",
+                path.display()
+            ),
+        }
+    };
+    let indent = if text.trim().is_empty() {
+        "  ".to_string()
+    } else {
+        indent_of(&text)
+    };
+
+    if agent == Agent::Cursor && !root.contains_key("version") {
+        root.insert("version".into(), json!(1));
+    }
+    let created_hooks_key = !root.contains_key("hooks");
+    let hooks = root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(hooks) = hooks else {
+        bail!(
+            "{}: `hooks` is not an object; not touching it",
+            path.display()
+        );
+    };
+
+    // Adopt: move every non-shim entry out, in the agent's own format.
+    let mut adopted_events = Vec::new();
+    let mut adopted_path = None;
+    if opts.adopt {
+        let mut moved = Map::new();
+        for (event, entries) in hooks.iter_mut() {
+            let Value::Array(list) = entries else {
+                continue;
+            };
+            let (shims, others): (Vec<Value>, Vec<Value>) = std::mem::take(list)
+                .into_iter()
+                .partition(|e| is_shim_entry(agent, e));
+            *list = shims;
+            if !others.is_empty() {
+                adopted_events.push(event.clone());
+                moved.insert(event.clone(), Value::Array(others));
+            }
+        }
+        hooks.retain(|_, v| !matches!(v, Value::Array(a) if a.is_empty()));
+        if !moved.is_empty() {
+            let target = agent::adopted_config(&copse_dir, agent);
+            let mut adopted_root = match std::fs::read(&target) {
+                Ok(b) => match serde_json::from_slice(&b) {
+                    Ok(Value::Object(o)) => o,
+                    _ => bail!("{} exists and is not a JSON object", target.display()),
+                },
+                Err(_) => Map::new(),
+            };
+            if agent == Agent::Cursor {
+                adopted_root.entry("version").or_insert(json!(1));
+            }
+            let slot = adopted_root
+                .entry("hooks")
+                .or_insert_with(|| Value::Object(Map::new()));
+            if let Value::Object(existing) = slot {
+                for (event, entries) in moved {
+                    let list = existing.entry(event).or_insert_with(|| json!([]));
+                    if let (Value::Array(list), Value::Array(new)) = (list, entries) {
+                        list.extend(new);
+                    }
+                }
+            }
+            write_atomic(
+                &target,
+                to_text(&Value::Object(adopted_root), "  ")?.as_bytes(),
+            )?;
+            adopted_path = Some(target);
+        }
+    }
+
+    let mut created_events = Vec::new();
+    for event in agent.served_events() {
+        let list = match hooks.get_mut(*event) {
+            Some(Value::Array(list)) => list,
+            Some(_) => bail!(
+                "{}: hooks.{event} is not an array; not touching it",
+                path.display()
+            ),
+            None => {
+                created_events.push((*event).to_string());
+                hooks.insert((*event).to_string(), json!([]));
+                match hooks.get_mut(*event) {
+                    Some(Value::Array(list)) => list,
+                    _ => bail!("internal error inserting hooks.{event}"),
+                }
+            }
+        };
+        if !list.iter().any(|e| is_shim_entry(agent, e)) {
+            list.push(entry(agent, &command));
+        }
+    }
+    let new_text = to_text(&Value::Object(root), &indent)?;
+    let unchanged = original.as_deref() == Some(new_text.as_bytes());
+    let scope = if opts.project.is_some() {
+        "project"
+    } else {
+        "user"
+    };
+    if unchanged && adopted_path.is_none() {
+        println!(
+            "copse-hooks shim already installed for {agent} in {}",
+            path.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
+    // Back up, then write.
+    let backup = match &original {
+        Some(bytes) => {
+            let stamp = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_millis())
+                .unwrap_or(0);
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "config".into());
+            let b = copse_dir
+                .join("backups")
+                .join(agent.as_str())
+                .join(format!("{stamp}-{scope}-{name}"));
+            write_atomic(&b, bytes)?;
+            Some(b)
+        }
+        None => None,
+    };
+    write_atomic(&path, new_text.as_bytes())?;
+    // A second install over our own: keep the first record (its original is the
+    // real one), refresh what was written.
+    let previous = manifest
+        .installed
+        .iter_mut()
+        .find(|i| i.agent == agent.as_str() && i.path == path);
+    match previous {
+        Some(p) => {
+            p.written_sha256 = sha256_hex(new_text.as_bytes());
+            p.created_events.extend(created_events);
+            if adopted_path.is_some() {
+                p.adopted = adopted_path.clone();
+                p.adopted_events.extend(adopted_events.clone());
+            }
+        }
+        None => manifest.installed.push(Installed {
+            agent: agent.as_str().to_string(),
+            scope: scope.to_string(),
+            path: path.clone(),
+            existed: original.is_some(),
+            backup,
+            written_sha256: sha256_hex(new_text.as_bytes()),
+            command: command.clone(),
+            created_hooks_key,
+            created_events,
+            adopted: adopted_path.clone(),
+            adopted_events: adopted_events.clone(),
+        }),
+    }
+    save_manifest(&copse_dir, &manifest)?;
+    // Installing the shim is the user's opt-in to hooks.
+    let settings_path = Settings::path_in(&copse_dir);
+    let mut settings = Settings::load(&settings_path).unwrap_or_default();
+    let enabled_now = !settings.cursor_hooks_enabled;
+    if enabled_now {
+        settings.cursor_hooks_enabled = true;
+        settings.save(&settings_path)?;
+    }
+    if global.json {
+        println!(
+            "{}",
+            json!({"agent": agent.as_str(), "scope": scope, "path": path, "events": agent.served_events(),
+                   "adopted": adopted_path, "adopted_events": adopted_events, "hooks_enabled": true})
+        );
+    } else {
+        println!(
+            "installed the copse-hooks shim for {agent} in {} ({} events)",
+            path.display(),
+            agent.served_events().len()
+        );
+        if let Some(a) = &adopted_path {
+            println!(
+                "adopted {agent} hooks ({}) into {}",
+                adopted_events.join(", "),
+                a.display()
+            );
+        }
+        if enabled_now {
+            println!("turned external hooks on ({})", settings_path.display());
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn parse_agent(name: &str) -> Result<Agent> {
+    Agent::parse(name).with_context(|| {
+        format!("unknown agent {name:?} (expected claude, gemini, codex or cursor)")
+    })
+}
+
+pub fn uninstall(global: &Global, agent: &str, project: bool) -> Result<ExitCode> {
+    let agent = parse_agent(agent)?;
+    let root = if project {
+        Some(project_root(global)?)
+    } else {
+        None
+    };
+    let copse_dir = copse_dir();
+    let path = config_path(agent, &home(), root.as_deref());
+    let mut manifest = load_manifest(&copse_dir)?;
+    let pos = manifest
+        .installed
+        .iter()
+        .position(|i| i.agent == agent.as_str() && i.path == path);
+    let record = pos.map(|p| manifest.installed.remove(p));
+    let current = match std::fs::read(&path) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("failed to read {}", path.display())),
+    };
+    let untouched = match (&record, &current) {
+        (Some(r), Some(cur)) => sha256_hex(cur) == r.written_sha256,
+        _ => false,
+    };
+    let how;
+    if let (true, Some(r)) = (untouched, &record) {
+        // Nothing changed since install: the original bytes come back.
+        match (&r.backup, r.existed) {
+            (Some(b), true) => {
+                let bytes = std::fs::read(b)
+                    .with_context(|| format!("backup {} is missing", b.display()))?;
+                write_atomic(&path, &bytes)?;
+            }
+            _ => {
+                std::fs::remove_file(&path)
+                    .with_context(|| format!("failed to remove {}", path.display()))?;
+            }
+        }
+        how = "restored";
+    } else if let Some(cur) = &current {
+        // Changed since: remove the shim entries (and what install created), and put
+        // adopted hooks back.
+        let text = String::from_utf8_lossy(cur).into_owned();
+        let mut rootv: Map<String, Value> = match serde_json::from_str(&text) {
+            Ok(Value::Object(o)) => o,
+            _ => bail!("{} is not a JSON object; not touching it", path.display()),
+        };
+        if let Some(Value::Object(hooks)) = rootv.get_mut("hooks") {
+            for (_, entries) in hooks.iter_mut() {
+                if let Value::Array(list) = entries {
+                    list.retain(|e| !is_shim_entry(agent, e));
+                }
+            }
+            if let Some(r) = &record {
+                if let Some(adopted) = &r.adopted
+                    && let Ok(b) = std::fs::read(adopted)
+                    && let Ok(Value::Object(a)) = serde_json::from_slice::<Value>(&b)
+                    && let Some(Value::Object(ah)) = a.get("hooks")
+                {
+                    for (event, entries) in ah {
+                        let slot = hooks.entry(event.clone()).or_insert_with(|| json!([]));
+                        if let (Value::Array(list), Value::Array(new)) = (slot, entries) {
+                            list.extend(new.iter().cloned());
+                        }
+                    }
+                }
+                for e in &r.created_events {
+                    if matches!(hooks.get(e), Some(Value::Array(a)) if a.is_empty()) {
+                        hooks.remove(e);
+                    }
+                }
+            }
+        }
+        if let Some(r) = &record
+            && r.created_hooks_key
+            && matches!(rootv.get("hooks"), Some(Value::Object(h)) if h.is_empty())
+        {
+            rootv.remove("hooks");
+        }
+        write_atomic(
+            &path,
+            to_text(&Value::Object(rootv), &indent_of(&text))?.as_bytes(),
+        )?;
+        how = "removed the shim entries from";
+    } else {
+        how = "nothing to remove from";
+    }
+    if let Some(r) = &record
+        && let Some(a) = &r.adopted
+    {
+        let _ = std::fs::remove_file(a);
+    }
+    save_manifest(&copse_dir, &manifest)?;
+    if global.json {
+        println!(
+            "{}",
+            json!({"agent": agent.as_str(), "path": path, "result": how})
+        );
+    } else {
+        println!("{how} {} ({agent})", path.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Per agent: where the shim is installed and which hooks were adopted.
+pub fn status() -> Vec<Installed> {
+    load_manifest(&copse_dir())
+        .map(|m| m.installed)
+        .unwrap_or_default()
+}
+
+/// The `list` lines for installed shims (nothing when none is installed).
+pub fn status_lines(installed: &[Installed]) -> Vec<String> {
+    installed
+        .iter()
+        .map(|i| {
+            let adopted = match &i.adopted {
+                Some(a) => format!(
+                    "; adopted {} into {}",
+                    i.adopted_events.join(", "),
+                    escape(&a.display().to_string())
+                ),
+                None => String::new(),
+            };
+            format!(
+                "{}: shim installed ({}) in {}{adopted}",
+                i.agent,
+                i.scope,
+                escape(&i.path.display().to_string())
+            )
+        })
+        .collect()
+}
+
+/// Text from a file or path, with control characters shown as escapes.
+fn escape(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_default().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,434 @@
+//! `copse-hooks shim` and `install` / `uninstall`: real shim processes, real hook
+//! processes, real agent config files in a temp home.
+
+use std::io::Write as _;
+use std::process::{Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::harness::{Env, redact};
+
+const SID: &str = "5f0c9a2e-0000-4000-8000-000000000001";
+
+fn enabled(env: &Env, extra: Value) {
+    let mut settings = json!({"cursorHooksEnabled": true, "sandboxWritablePaths": [env.root()]});
+    for (k, v) in extra.as_object().unwrap() {
+        settings[k] = v.clone();
+    }
+    env.write("copse/settings.json", &settings.to_string());
+}
+
+fn copse_hooks(env: &Env, hooks: Value) {
+    env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": hooks}).to_string(),
+    );
+}
+
+fn shim(env: &Env, agent: &str, payload: &str) -> Output {
+    let mut cmd = env.cmd().args(["shim", "--agent", agent]).cmd;
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn claude(event: &str, extra: Value) -> String {
+    let mut p = json!({"session_id": SID, "cwd": "/nonexistent", "hook_event_name": event});
+    for (k, v) in extra.as_object().unwrap() {
+        p[k] = v.clone();
+    }
+    p.to_string()
+}
+
+fn bash(command: &str) -> String {
+    claude(
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": command}}),
+    )
+}
+
+fn stdout_json(out: &Output) -> Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.trim().is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+const DENY_RM: &str =
+    r#"grep -q 'rm -rf' && printf '%s' '{"decision":"deny","agentMessage":"no rm -rf"}' || true"#;
+
+#[test]
+fn denies_and_allows_a_claude_shell_command() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": DENY_RM, "matcher": "^run_shell$"}]}),
+    );
+    let out = shim(&env, "claude", &bash("rm -rf /"));
+    assert_eq!(out.status.code(), Some(0));
+    let answer = stdout_json(&out);
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecisionReason"],
+        "no rm -rf"
+    );
+    let out = shim(&env, "claude", &bash("ls"));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty(), "no objection is no answer");
+    // Both runs are in the audit log under the agent's session id.
+    let log = env.cmd().args(["--json", "log"]).run().success().json();
+    let runs = log["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2);
+    assert!(runs.iter().all(|r| r["session_id"] == SID));
+}
+
+#[test]
+fn the_calling_agents_own_config_never_runs_but_another_agents_can() {
+    let env = Env::new();
+    let marker = env.root().join("claude-hook-ran");
+    env.write(
+        "home/.claude/settings.json",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command",
+            "command": format!("touch {}; echo 'claude-format deny' >&2; exit 2", marker.display())}]}]}})
+        .to_string(),
+    );
+    enabled(&env, json!({}));
+    // Claude runs its own settings itself: the shim must not run them again.
+    let out = shim(&env, "claude", &bash("ls"));
+    assert!(out.stdout.is_empty());
+    assert!(!marker.exists(), "the shim ran Claude's own hook");
+    // Gemini with `also: ["claude"]` honours the Claude-format hook.
+    enabled(&env, json!({"shim": {"gemini": {"also": ["claude"]}}}));
+    let gemini = json!({"session_id": SID, "cwd": "/nonexistent", "hook_event_name": "BeforeTool",
+        "tool_name": "run_shell_command", "tool_input": {"command": "ls"}})
+    .to_string();
+    let out = shim(&env, "gemini", &gemini);
+    let answer = stdout_json(&out);
+    assert_eq!(answer["decision"], "deny");
+    assert_eq!(answer["reason"], "claude-format deny");
+    assert!(marker.exists());
+}
+
+#[test]
+fn internal_errors_fail_closed_on_gated_events_and_are_recorded() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    let out = shim(&env, "claude", "this is not json");
+    assert_eq!(out.status.code(), Some(2));
+    let missing_tool = claude("PreToolUse", json!({}));
+    let out = shim(&env, "codex", &missing_tool);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("tool_name"));
+    // An observation with a bad payload is not blocked.
+    let out = shim(&env, "claude", &claude("PostToolUse", json!({})));
+    assert_eq!(out.status.code(), Some(0));
+    // Corrupt settings: a gated event fails closed.
+    env.write("copse/settings.json", "{corrupt");
+    let out = shim(
+        &env,
+        "gemini",
+        &json!({"session_id": SID, "hook_event_name": "BeforeAgent", "prompt": "hi"}).to_string(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let log = std::fs::read_to_string(env.copse_dir().join("shim-errors.log")).unwrap();
+    insta::assert_snapshot!(redact(&strip_times(&log), &env.root()));
+}
+
+fn strip_times(log: &str) -> String {
+    log.lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            v["at_ms"] = json!(0);
+            v.to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn follow_ups_come_back_at_stop_within_the_budget_across_processes() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    copse_hooks(
+        &env,
+        json!({"stop": [{"command": r#"printf '%s' '{"queueMessage":{"text":"run the tests"}}'"#}]}),
+    );
+    let stop = claude("Stop", json!({"stop_hook_active": false}));
+    let mut continued = 0;
+    for _ in 0..7 {
+        let out = shim(&env, "claude", &stop);
+        let answer = stdout_json(&out);
+        if answer["decision"] == "block" {
+            assert_eq!(answer["reason"], "run the tests");
+            continued += 1;
+        }
+    }
+    assert_eq!(continued, 5, "the continuation budget is 5 per human turn");
+    // A human prompt starts a new turn tree: the held follow-ups and the next come back.
+    shim(
+        &env,
+        "claude",
+        &claude("UserPromptSubmit", json!({"prompt": "go on"})),
+    );
+    let answer = stdout_json(&shim(&env, "claude", &stop));
+    assert_eq!(answer["decision"], "block");
+    assert!(answer["reason"].as_str().unwrap().contains("run the tests"));
+}
+
+#[test]
+fn session_start_environment_reaches_later_calls() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    copse_hooks(
+        &env,
+        json!({
+            "sessionStart": [{"command": r#"printf '%s' '{"sessionEnv":{"COPSE_E2E_MODE":"strict"}}'"#}],
+            "toolGate": [{"command": r#"[ "$COPSE_E2E_MODE" = strict ] && printf '%s' '{"decision":"deny","agentMessage":"strict mode"}' || true"#}]
+        }),
+    );
+    let out = shim(&env, "claude", &bash("ls"));
+    assert!(out.stdout.is_empty(), "no session env before sessionStart");
+    shim(
+        &env,
+        "claude",
+        &claude("SessionStart", json!({"source": "startup"})),
+    );
+    let answer = stdout_json(&shim(&env, "claude", &bash("ls")));
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecisionReason"],
+        "strict mode"
+    );
+    // Another session of the same agent does not see it.
+    let other = bash("ls").replace(SID, "another-session");
+    assert!(shim(&env, "claude", &other).stdout.is_empty());
+    // Session end drops the session's state.
+    let sessions = env.copse_dir().join("shim/sessions/claude");
+    let count = || std::fs::read_dir(&sessions).unwrap().count();
+    let before = count();
+    shim(
+        &env,
+        "claude",
+        &claude("SessionEnd", json!({"reason": "other"})),
+    );
+    assert_eq!(
+        count(),
+        before - 2,
+        "the session's state and lock file are gone"
+    );
+}
+
+#[test]
+fn cursor_payloads_from_the_golden_fixture_are_answered_in_cursors_format() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": r#"printf '%s' '{"decision":"deny","agentMessage":"no","userMessage":"blocked"}'"#}]}),
+    );
+    let golden: Value = serde_json::from_str(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../copse-hooks/tests/fixtures/wire-payloads.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap();
+    let mut payload = golden["cursor"]["toolGate/beforeShellExecution/shell"].clone();
+    payload["workspace_roots"] = json!([env.workspace()]);
+    let answer = stdout_json(&shim(&env, "cursor", &payload.to_string()));
+    assert_eq!(
+        answer,
+        json!({"permission": "deny", "user_message": "blocked", "agent_message": "no"})
+    );
+}
+
+fn claude_settings() -> &'static str {
+    // Four-space indentation and a key order that is not alphabetical.
+    "{\n    \"model\": \"opus\",\n    \"hooks\": {\n        \"PreToolUse\": [\n            {\n                \"matcher\": \"Bash\",\n                \"hooks\": [\n                    {\n                        \"type\": \"command\",\n                        \"command\": \"./guard.sh\"\n                    }\n                ]\n            }\n        ]\n    },\n    \"env\": {\n        \"A\": \"1\"\n    }\n}\n"
+}
+
+#[test]
+fn install_is_idempotent_keeps_the_file_and_uninstall_restores_it() {
+    let env = Env::new();
+    let path = env.write("home/.claude/settings.json", claude_settings());
+    let out = env
+        .cmd()
+        .args(["install", "--agent", "claude"])
+        .run()
+        .success();
+    insta::assert_snapshot!("install_claude", out.redacted());
+    let installed = std::fs::read_to_string(&path).unwrap();
+    let v: Value = serde_json::from_str(&installed).unwrap();
+    let keys: Vec<&String> = v.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["model", "hooks", "env"], "key order kept");
+    assert!(installed.contains("\n    \"model\""), "indentation kept");
+    let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 2, "the user's hook stays, the shim is added");
+    assert_eq!(v["hooks"].as_object().unwrap().len(), 12);
+    // Again: nothing changes.
+    env.cmd()
+        .args(["install", "--agent", "claude"])
+        .run()
+        .success();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), installed);
+    let list = env.cmd().args(["list"]).run().success();
+    let agents: String = list
+        .redacted()
+        .lines()
+        .skip_while(|l| *l != "Agents:")
+        .take_while(|l| !l.is_empty())
+        .map(|l| format!("{l}\n"))
+        .collect();
+    insta::assert_snapshot!("list_agents", agents);
+    let out = env
+        .cmd()
+        .args(["uninstall", "--agent", "claude"])
+        .run()
+        .success();
+    insta::assert_snapshot!("uninstall_claude", out.redacted());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), claude_settings());
+    assert!(
+        std::fs::read_dir(env.copse_dir().join("backups/claude"))
+            .unwrap()
+            .next()
+            .is_some(),
+        "a backup was made"
+    );
+}
+
+#[test]
+fn uninstall_after_other_changes_removes_only_the_shim() {
+    let env = Env::new();
+    let path = env.write(
+        "home/.gemini/settings.json",
+        "{\"ui\": {\"theme\": \"dark\"}}\n",
+    );
+    env.cmd()
+        .args(["install", "--agent", "gemini"])
+        .run()
+        .success();
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(
+        v["hooks"]["BeforeTool"][0]["hooks"][0]["name"],
+        "copse-hooks"
+    );
+    v["ui"]["theme"] = json!("light");
+    std::fs::write(&path, serde_json::to_string_pretty(&v).unwrap()).unwrap();
+    env.cmd()
+        .args(["uninstall", "--agent", "gemini"])
+        .run()
+        .success();
+    let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(after, json!({"ui": {"theme": "light"}}));
+}
+
+#[test]
+fn adopt_moves_hooks_out_and_uninstall_puts_them_back_byte_identical() {
+    let env = Env::new();
+    let original = "{\n  \"version\": 1,\n  \"hooks\": {\n    \"beforeShellExecution\": [\n      {\n        \"command\": \"./guard.sh\"\n      }\n    ]\n  }\n}\n";
+    let path = env.write("home/.cursor/hooks.json", original);
+    env.cmd()
+        .args(["install", "--agent", "cursor", "--adopt"])
+        .run()
+        .success();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(v["hooks"].get("beforeShellExecution").is_none());
+    assert!(
+        v["hooks"]["preToolUse"][0]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("shim --agent cursor")
+    );
+    let adopted = env.copse_dir().join("adopted/cursor/hooks.json");
+    let a: Value = serde_json::from_str(&std::fs::read_to_string(&adopted).unwrap()).unwrap();
+    assert_eq!(
+        a["hooks"]["beforeShellExecution"][0]["command"],
+        "./guard.sh"
+    );
+    let list = env.cmd().args(["--json", "list"]).run().success().json();
+    assert_eq!(
+        list["agents"][0]["adopted_events"],
+        json!(["beforeShellExecution"])
+    );
+    env.cmd()
+        .args(["uninstall", "--agent", "cursor"])
+        .run()
+        .success();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+    assert!(!adopted.exists());
+}
+
+#[test]
+fn gemini_hooks_can_be_adopted_and_read_by_another_agents_shim() {
+    let env = Env::new();
+    let marker = env.root().join("gemini-hook-ran");
+    let hook = format!(
+        "touch {}; echo 'gemini-format deny' >&2; exit 2",
+        marker.display()
+    );
+    let settings = json!({"hooks": {"BeforeTool": [{"matcher": "run_shell_command",
+        "hooks": [{"type": "command", "command": hook}]}]}});
+    let path = env.write("home/.gemini/settings.json", &settings.to_string());
+    enabled(&env, json!({"shim": {"claude": {"also": ["gemini"]}}}));
+    // Claude with `also: ["gemini"]` honours the Gemini-format hook.
+    let answer = stdout_json(&shim(&env, "claude", &bash("ls")));
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(marker.exists(), "the Gemini-format hook did not run");
+    std::fs::remove_file(&marker).unwrap();
+    // --adopt moves it under copse, where the Gemini shim runs it with its dialect.
+    env.cmd()
+        .args(["install", "--agent", "gemini", "--adopt"])
+        .run()
+        .success();
+    let v: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let before_tool = v["hooks"]["BeforeTool"].as_array().unwrap();
+    assert!(
+        before_tool
+            .iter()
+            .all(|e| e.to_string().contains("shim --agent gemini")),
+        "the adopted hook is still in Gemini's settings: {v}"
+    );
+    let adopted = env.copse_dir().join("adopted/gemini/settings.json");
+    let a: Value = serde_json::from_str(&std::fs::read_to_string(&adopted).unwrap()).unwrap();
+    assert_eq!(a["hooks"]["BeforeTool"][0]["matcher"], "run_shell_command");
+    let gemini = json!({"session_id": SID, "cwd": "/nonexistent", "hook_event_name": "BeforeTool",
+        "tool_name": "run_shell_command", "tool_input": {"command": "ls"}})
+    .to_string();
+    let answer = stdout_json(&shim(&env, "gemini", &gemini));
+    assert_eq!(answer["decision"], "deny");
+    assert_eq!(answer["reason"], "gemini-format deny");
+    assert!(marker.exists(), "the adopted Gemini hook did not run");
+}
+
+#[test]
+fn hooks_run_unless_explicitly_disabled() {
+    let env = Env::new();
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": DENY_RM, "matcher": "^run_shell$"}]}),
+    );
+    // No enablement key at all: the shim's registration is the opt-in.
+    env.write(
+        "copse/settings.json",
+        &json!({"sandboxWritablePaths": [env.root()]}).to_string(),
+    );
+    let answer = stdout_json(&shim(&env, "claude", &bash("rm -rf /")));
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    // `copse-hooks disable` turns them off in the agents too.
+    env.cmd().args(["disable"]).run().success();
+    let out = shim(&env, "claude", &bash("rm -rf /"));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+}

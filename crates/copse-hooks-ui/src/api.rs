@@ -1,0 +1,989 @@
+//! The routes: the page, its files, and the JSON API it reads.
+
+use std::collections::{BTreeMap, HashMap};
+use std::convert::Infallible;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use axum::Json;
+use axum::Router;
+use axum::extract::{Path as UrlPath, Query, State as St};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use copse_hooks::engine::TrustState;
+use copse_hooks::settings::{Settings, pin_of, project_config_candidates, sha256_hex};
+use copse_hooks::spine::{RunCursor, RunKind, RunQuery, RunRecord, Spine, SpineError};
+use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::EngineFactory;
+use crate::assets;
+
+/// The most runs one page may ask for.
+const MAX_LIMIT: usize = 500;
+/// The most runs a session timeline shows.
+const TIMELINE_LIMIT: usize = 5_000;
+/// The largest config file the source view shows.
+const SOURCE_CAP: u64 = 1024 * 1024;
+/// How often live updates look for new runs.
+const POLL: Duration = Duration::from_millis(1000);
+
+/// What the handlers share.
+pub(crate) struct State {
+    engine: EngineFactory,
+    token: String,
+    spine_path: OnceLock<PathBuf>,
+    spine: Mutex<Option<Arc<Spine>>>,
+}
+
+impl State {
+    pub(crate) fn new(engine: EngineFactory, token: String) -> State {
+        State {
+            engine,
+            token,
+            spine_path: OnceLock::new(),
+            spine: Mutex::new(None),
+        }
+    }
+
+    fn engine(&self) -> Result<Engine, ApiError> {
+        let engine = (self.engine)().map_err(ApiError::internal)?;
+        let _ = self
+            .spine_path
+            .set(engine.config().copse_dir.join("spine.db"));
+        Ok(engine)
+    }
+
+    fn spine_path(&self) -> Result<PathBuf, ApiError> {
+        match self.spine_path.get() {
+            Some(p) => Ok(p.clone()),
+            None => {
+                self.engine()?;
+                self.spine_path
+                    .get()
+                    .cloned()
+                    .ok_or_else(|| ApiError::internal("no audit store path"))
+            }
+        }
+    }
+
+    /// The audit store, opened read-only once it exists; `None` before anything was
+    /// recorded.
+    fn spine(&self) -> Result<Option<Arc<Spine>>, ApiError> {
+        let mut slot = self
+            .spine
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(s) = &*slot {
+            return Ok(Some(Arc::clone(s)));
+        }
+        match Spine::open_read_only(self.spine_path()?) {
+            Ok(s) => {
+                let s = Arc::new(s);
+                *slot = Some(Arc::clone(&s));
+                Ok(Some(s))
+            }
+            Err(SpineError::Missing { .. }) => Ok(None),
+            Err(e) => Err(ApiError::internal(e)),
+        }
+    }
+}
+
+/// An error answer: `{"error": message}` with a status.
+#[derive(Debug)]
+pub(crate) struct ApiError {
+    status: StatusCode,
+    message: String,
+}
+
+impl ApiError {
+    fn bad(message: impl std::fmt::Display) -> ApiError {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            message: message.to_string(),
+        }
+    }
+    fn internal(message: impl std::fmt::Display) -> ApiError {
+        ApiError {
+            status: StatusCode::INTERNAL_SERVER_ERROR,
+            message: message.to_string(),
+        }
+    }
+    fn status(status: StatusCode, message: impl std::fmt::Display) -> ApiError {
+        ApiError {
+            status,
+            message: message.to_string(),
+        }
+    }
+}
+
+impl From<SpineError> for ApiError {
+    fn from(e: SpineError) -> ApiError {
+        match e {
+            SpineError::InvalidFilter(_) => ApiError::bad(e),
+            e => ApiError::internal(e),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, Json(json!({"error": self.message}))).into_response()
+    }
+}
+
+type Answer = Result<Json<Value>, ApiError>;
+type Params = Query<HashMap<String, String>>;
+
+/// Runs blocking work (SQLite, discovery, a hook) off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(ApiError::internal)?
+}
+
+pub(crate) fn router(state: Arc<State>) -> Router {
+    Router::new()
+        .route("/", get(index))
+        .route("/assets/{name}", get(asset))
+        .route("/api/overview", get(overview))
+        .route("/api/sources", get(sources))
+        .route("/api/source", get(source_file))
+        .route("/api/filters", get(filters))
+        .route("/api/runs", get(runs))
+        .route("/api/runs/{id}", get(run_detail))
+        .route("/api/sessions", get(sessions))
+        .route("/api/sessions/{id}", get(session_timeline))
+        .route("/api/stats", get(stats))
+        .route("/api/events", get(events))
+        .route("/api/tester/payload", get(tester_payload))
+        .route("/api/tester/run", post(tester_run))
+        .route("/api/trust/preview", get(trust_preview))
+        .route("/api/trust", post(trust))
+        .route("/api/untrust", post(untrust))
+        .fallback(|| async { ApiError::status(StatusCode::NOT_FOUND, "no such page") })
+        .with_state(state)
+}
+
+async fn index(St(state): St<Arc<State>>) -> Response {
+    assets::index(&state.token)
+}
+
+async fn asset(UrlPath(name): UrlPath<String>) -> Response {
+    assets::asset(&name)
+}
+
+fn now_ms() -> u64 {
+    copse_hooks::spine::unix_ms(SystemTime::now())
+}
+
+/// `15m`, `2h`, `7d`, `30s` → milliseconds.
+fn parse_age(s: &str) -> Option<u64> {
+    let (num, unit) = s.split_at(s.find(|c: char| !c.is_ascii_digit())?);
+    let n: u64 = num.parse().ok()?;
+    let scale = match unit {
+        "s" => 1_000,
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        _ => return None,
+    };
+    n.checked_mul(scale)
+}
+
+/// A time bound: unix ms, or an age before now (`2h`).
+fn parse_time(name: &str, s: &str) -> Result<u64, ApiError> {
+    if let Ok(ms) = s.parse::<u64>() {
+        return Ok(ms);
+    }
+    parse_age(s)
+        .map(|age| now_ms().saturating_sub(age))
+        .ok_or_else(|| {
+            ApiError::bad(format!(
+                "`{name}` must be unix milliseconds or an age like 15m, 2h, 7d (got `{s}`)"
+            ))
+        })
+}
+
+/// `window=`: an age (`24h`) or `all`; the default is 24 hours.
+fn parse_window(p: &HashMap<String, String>) -> Result<(u64, u64), ApiError> {
+    let now = now_ms();
+    match p.get("window").map(String::as_str) {
+        None | Some("") => Ok((now.saturating_sub(86_400_000), now + 1)),
+        Some("all") => Ok((0, now + 1)),
+        Some(w) => parse_age(w)
+            .filter(|&a| a > 0)
+            .map(|age| (now.saturating_sub(age), now + 1))
+            .ok_or_else(|| {
+                ApiError::bad(format!(
+                    "`window` must be an age like 15m, 24h, 7d, or `all` (got `{w}`)"
+                ))
+            }),
+    }
+}
+
+fn parse_limit(p: &HashMap<String, String>, default: usize) -> Result<usize, ApiError> {
+    match p.get("limit") {
+        None => Ok(default),
+        Some(l) => match l.parse::<usize>() {
+            Ok(n) if (1..=MAX_LIMIT).contains(&n) => Ok(n),
+            _ => Err(ApiError::bad(format!(
+                "`limit` must be a whole number from 1 to {MAX_LIMIT} (got `{l}`)"
+            ))),
+        },
+    }
+}
+
+fn nonempty(p: &HashMap<String, String>, key: &str) -> Option<String> {
+    p.get(key).filter(|v| !v.is_empty()).cloned()
+}
+
+/// The agents the dialects stand for: the store records the dialect, and each
+/// dialect is one agent's hook format.
+fn dialect_of_agent(agent: &str) -> Option<&'static str> {
+    match agent {
+        "cursor" => Some("cursor"),
+        "claude" | "claude-code" | "claude_code" => Some("claude"),
+        "copse" => Some("copse"),
+        "gemini" | "gemini-cli" => Some("gemini"),
+        "codex" => Some("codex"),
+        _ => None,
+    }
+}
+
+fn run_query(p: &HashMap<String, String>) -> Result<RunQuery, ApiError> {
+    const KNOWN: [&str; 14] = [
+        "event", "outcome", "decision", "dialect", "agent", "failure", "session", "source",
+        "command", "kind", "since", "until", "after", "limit",
+    ];
+    if let Some(k) = p
+        .keys()
+        .find(|k| !KNOWN.contains(&k.as_str()) && *k != "token")
+    {
+        return Err(ApiError::bad(format!(
+            "unknown parameter `{k}` (known: {})",
+            KNOWN.join(", ")
+        )));
+    }
+    let mut dialect = nonempty(p, "dialect");
+    if let Some(agent) = nonempty(p, "agent") {
+        let d = dialect_of_agent(&agent).ok_or_else(|| {
+            ApiError::bad(format!(
+                "unknown agent `{agent}` (expected cursor, claude-code, copse, gemini or codex)"
+            ))
+        })?;
+        if dialect.as_deref().is_some_and(|x| x != d) {
+            return Err(ApiError::bad("`agent` and `dialect` disagree"));
+        }
+        dialect = Some(d.to_string());
+    }
+    let kind = match nonempty(p, "kind") {
+        None => None,
+        Some(k) => Some(RunKind::parse(&k).ok_or_else(|| {
+            ApiError::bad(format!(
+                "unknown kind `{k}` (expected run, dropped or suppressed)"
+            ))
+        })?),
+    };
+    let after = match nonempty(p, "after") {
+        None => None,
+        Some(a) => {
+            let parsed = a
+                .split_once(':')
+                .and_then(|(t, s)| Some((t.parse::<u64>().ok()?, s.parse::<i64>().ok()?)));
+            let (started_at, seq) = parsed.ok_or_else(|| {
+                ApiError::bad(format!(
+                    "`after` must be the `next` cursor of a previous page (got `{a}`)"
+                ))
+            })?;
+            Some(RunCursor { started_at, seq })
+        }
+    };
+    Ok(RunQuery {
+        event: nonempty(p, "event"),
+        outcome: nonempty(p, "outcome").or_else(|| nonempty(p, "decision")),
+        dialect,
+        failure: nonempty(p, "failure"),
+        session_id: nonempty(p, "session"),
+        source: nonempty(p, "source"),
+        command: nonempty(p, "command"),
+        kind,
+        since: nonempty(p, "since")
+            .map(|s| parse_time("since", &s))
+            .transpose()?,
+        until: nonempty(p, "until")
+            .map(|s| parse_time("until", &s))
+            .transpose()?,
+        after,
+        limit: Some(parse_limit(p, 50)?),
+    })
+}
+
+fn cursor_text(c: &RunCursor) -> String {
+    format!("{}:{}", c.started_at, c.seq)
+}
+
+async fn overview(St(state): St<Arc<State>>) -> Answer {
+    blocking(move || {
+        let engine = state.engine()?;
+        let spine = state.spine()?;
+        let latest = match &spine {
+            Some(s) => s.latest_seq()?,
+            None => 0,
+        };
+        let sandbox = engine.sandbox_status().map(|s| {
+            json!({
+                "enforced": s.enforcement.is_enforced(),
+                "enforcement": s.enforcement.to_string(),
+                "mechanism": s.mechanism,
+            })
+        });
+        Ok(Json(json!({
+            "version": env!("CARGO_PKG_VERSION"),
+            "workspaces": engine.workspace_roots().iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
+            "hooks_enabled": engine.config().hooks_enabled,
+            "copse_dir": engine.config().copse_dir.display().to_string(),
+            "spine": {
+                "path": state.spine_path()?.display().to_string(),
+                "exists": spine.is_some(),
+                "latest_seq": latest,
+            },
+            "sandbox": sandbox,
+        })))
+    })
+    .await
+}
+
+fn hook_json(h: &HookSummary) -> Value {
+    json!({
+        "dialect": h.dialect.as_str(),
+        "event": h.event,
+        "canonical_event": h.canonical.map(|c| c.name()),
+        "matcher": h.matcher,
+        "matcher_error": h.matcher_error,
+        "command": h.command,
+        "source": h.source.display().to_string(),
+        "scope": h.scope.as_str(),
+        "entry": h.entry,
+        "supported": h.supported,
+        "trusted": h.trusted,
+        "trust": h.trust.as_str(),
+        "enabled": h.enabled,
+        "active": h.active,
+        "sandboxed": h.sandboxed,
+        "fail_closed": h.fail_closed,
+        "policy": if h.fail_closed { "closed" } else { "open" },
+        "timeout_ms": h.timeout_ms,
+        "last_error": h.last_error,
+    })
+}
+
+/// What changed in each workspace's project configs since it was trusted.
+fn trust_changes(engine: &Engine) -> Vec<Value> {
+    let settings = Settings::load(&Settings::path_in(&engine.config().copse_dir)).ok();
+    engine
+        .workspace_roots()
+        .iter()
+        .map(|root| {
+            let entry = settings.as_ref().and_then(|s| {
+                s.trusted_workspaces
+                    .iter()
+                    .find(|t| std::fs::canonicalize(t.path()).ok().as_deref() == Some(root))
+            });
+            let configs: Vec<Value> = project_config_candidates(root)
+                .into_iter()
+                .map(|path| {
+                    let current = pin_of(&path).ok().flatten();
+                    let pinned = entry
+                        .and_then(|e| e.pins())
+                        .map(|pins| pins.get(&path).cloned().flatten());
+                    let change = match (&pinned, &current) {
+                        (None, _) => "not pinned",
+                        (Some(None), None) => "absent",
+                        (Some(None), Some(_)) => "added since trusted",
+                        (Some(Some(_)), None) => "removed since trusted",
+                        (Some(Some(a)), Some(b)) if a == b => "unchanged",
+                        (Some(Some(_)), Some(_)) => "changed since trusted",
+                    };
+                    json!({
+                        "path": path.display().to_string(),
+                        "exists": current.is_some(),
+                        "sha256": current,
+                        "pinned_sha256": pinned.flatten(),
+                        "change": change,
+                    })
+                })
+                .filter(|c| c["exists"] == true || c["pinned_sha256"].is_string())
+                .collect();
+            json!({
+                "root": root.display().to_string(),
+                "trusted": entry.is_some(),
+                "pinned": entry.is_some_and(|e| e.pins().is_some()),
+                "configs": configs,
+            })
+        })
+        .collect()
+}
+
+async fn sources(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
+    let (since, until) = parse_window(&p)?;
+    blocking(move || {
+        let engine = state.engine()?;
+        let spine = state.spine()?;
+        let listing = engine.list_with(spine.as_deref());
+        let stats = match &spine {
+            Some(s) => Some(s.window_stats(since, until, 1)?),
+            None => None,
+        };
+        let by_hook: HashMap<(&str, &str, &str), &copse_hooks::spine::HookStats> = stats
+            .iter()
+            .flat_map(|s| s.hooks.iter())
+            .map(|h| ((h.source.as_str(), h.event.as_str(), h.command.as_str()), h))
+            .collect();
+        let hooks: Vec<Value> = listing
+            .hooks
+            .iter()
+            .map(|h| {
+                let mut v = hook_json(h);
+                let source = h.source.to_string_lossy();
+                let s = by_hook.get(&(source.as_ref(), h.event.as_str(), h.command.as_str()));
+                v["stats"] = match s {
+                    Some(s) => json!({
+                        "runs": s.runs,
+                        "failures": s.failures,
+                        "denials": s.denials,
+                        "failure_rate": s.failures as f64 / s.runs.max(1) as f64,
+                        "p50_ms": s.p50_ms,
+                        "p95_ms": s.p95_ms,
+                        "max_ms": s.max_ms,
+                        "last_failure": s.last_failure,
+                    }),
+                    None => json!({"runs": 0, "failures": 0, "denials": 0, "failure_rate": 0.0,
+                        "p50_ms": null, "p95_ms": null, "max_ms": null, "last_failure": null}),
+                };
+                v
+            })
+            .collect();
+        Ok(Json(json!({
+            "window": {"since": since, "until": until},
+            "hooks_enabled": engine.config().hooks_enabled,
+            "hooks": hooks,
+            "warnings": warnings_json(&listing),
+            "workspaces": trust_changes(&engine),
+        })))
+    })
+    .await
+}
+
+fn warnings_json(listing: &Listing) -> Vec<Value> {
+    listing
+        .warnings
+        .iter()
+        .map(|w| {
+            json!({
+                "source": w.source.display().to_string(),
+                "scope": w.scope.as_str(),
+                "event": w.event,
+                "message": w.message,
+            })
+        })
+        .collect()
+}
+
+/// A config file the discovery knows (only those are shown).
+async fn source_file(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
+    let Some(path) = nonempty(&p, "path") else {
+        return Err(ApiError::bad("`path` is required"));
+    };
+    blocking(move || {
+        let engine = state.engine()?;
+        let listing = engine.list();
+        let known = listing
+            .hooks
+            .iter()
+            .map(|h| &h.source)
+            .chain(listing.warnings.iter().map(|w| &w.source))
+            .any(|s| s.as_os_str() == path.as_str());
+        if !known {
+            return Err(ApiError::status(
+                StatusCode::NOT_FOUND,
+                format!("{path} is not a hook config discovery knows"),
+            ));
+        }
+        let meta = std::fs::metadata(&path)
+            .map_err(|e| ApiError::status(StatusCode::NOT_FOUND, format!("{path}: {e}")))?;
+        if !meta.is_file() {
+            return Err(ApiError::bad(format!("{path} is not a regular file")));
+        }
+        if meta.len() > SOURCE_CAP {
+            return Err(ApiError::bad(format!(
+                "{path} is {} bytes, more than the {SOURCE_CAP} the page shows",
+                meta.len()
+            )));
+        }
+        let bytes = std::fs::read(&path).map_err(|e| ApiError::internal(format!("{path}: {e}")))?;
+        Ok(Json(json!({
+            "path": path,
+            "text": String::from_utf8_lossy(&bytes),
+        })))
+    })
+    .await
+}
+
+async fn filters(St(state): St<Arc<State>>) -> Answer {
+    blocking(move || {
+        let values = match state.spine()? {
+            Some(s) => serde_json::to_value(s.filter_values()?).map_err(ApiError::internal)?,
+            None => json!({"dialects": [], "events": [], "canonical": [], "failures": []}),
+        };
+        Ok(Json(values))
+    })
+    .await
+}
+
+async fn runs(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
+    let q = run_query(&p)?;
+    blocking(move || {
+        let Some(spine) = state.spine()? else {
+            return Ok(Json(json!({"runs": [], "next": null, "latest_seq": 0})));
+        };
+        let latest = spine.latest_seq()?;
+        let page = spine.page(&q)?;
+        Ok(Json(json!({
+            "runs": page.runs,
+            "next": page.next.as_ref().map(cursor_text),
+            "latest_seq": latest,
+        })))
+    })
+    .await
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn as_json(bytes: &[u8]) -> Value {
+    serde_json::from_slice::<Value>(bytes).unwrap_or(Value::Null)
+}
+
+fn record_json(r: &RunRecord) -> Value {
+    json!({
+        "run_id": r.run_id,
+        "kind": r.kind.as_str(),
+        "session_id": r.session_id,
+        "turn_id": r.turn_id,
+        "dialect": r.dialect,
+        "event": r.event,
+        "canonical_event": r.canonical,
+        "command": r.command,
+        "source": r.source,
+        "scope": r.scope,
+        "started_at": r.started_at,
+        "duration_ms": r.duration_ms,
+        "exit_code": r.exit_code,
+        "parse_ok": r.parse_ok,
+        "failure": r.failure,
+        "failure_message": r.failure_message,
+        "policy": r.policy,
+        "sandbox": r.sandbox,
+        "sandbox_blocked": r.sandbox.as_deref() == Some("blocked"),
+        "outcome": r.outcome,
+        "decision": r.decision,
+        "agent_message": r.agent_message,
+        "user_message": r.user_message,
+        "halt_reason": r.halt_reason,
+        "inject_context": r.inject_context,
+        "updated_input": r.updated_input.as_deref().and_then(|u| serde_json::from_str::<Value>(u).ok()),
+        "queued_message": r.queued_message,
+        "session_env": r.session_env,
+        "outcome_truncated": r.outcome_truncated,
+        "stdin": text(&r.stdin),
+        "stdout": text(&r.stdout),
+        "stderr": text(&r.stderr),
+        "stdin_json": as_json(&r.stdin),
+        "stdout_json": as_json(&r.stdout),
+        "stderr_json": as_json(&r.stderr),
+        "stdin_truncated": r.stdin_truncated,
+        "stdout_truncated": r.stdout_truncated,
+        "stderr_truncated": r.stderr_truncated,
+    })
+}
+
+async fn run_detail(St(state): St<Arc<State>>, UrlPath(id): UrlPath<String>) -> Answer {
+    blocking(move || {
+        let Some(spine) = state.spine()? else {
+            return Err(ApiError::status(
+                StatusCode::NOT_FOUND,
+                format!("no run {id}: nothing is recorded yet"),
+            ));
+        };
+        match spine.get(&id)? {
+            Some(r) => Ok(Json(record_json(&r))),
+            None => Err(ApiError::status(
+                StatusCode::NOT_FOUND,
+                format!("no run {id}"),
+            )),
+        }
+    })
+    .await
+}
+
+async fn sessions(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
+    let before = nonempty(&p, "before")
+        .map(|b| parse_time("before", &b))
+        .transpose()?;
+    let limit = parse_limit(&p, 20)?;
+    blocking(move || {
+        let Some(spine) = state.spine()? else {
+            return Ok(Json(json!({"sessions": []})));
+        };
+        Ok(Json(json!({"sessions": spine.sessions(before, limit)?})))
+    })
+    .await
+}
+
+async fn session_timeline(St(state): St<Arc<State>>, UrlPath(id): UrlPath<String>) -> Answer {
+    blocking(move || {
+        let Some(spine) = state.spine()? else {
+            return Err(ApiError::status(
+                StatusCode::NOT_FOUND,
+                "nothing is recorded yet",
+            ));
+        };
+        let runs = spine.session_runs(&id, TIMELINE_LIMIT)?;
+        if runs.is_empty() {
+            return Err(ApiError::status(
+                StatusCode::NOT_FOUND,
+                format!("no session {id}"),
+            ));
+        }
+        Ok(Json(json!({
+            "session_id": id,
+            "truncated": runs.len() == TIMELINE_LIMIT,
+            "runs": runs,
+        })))
+    })
+    .await
+}
+
+async fn stats(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
+    let (since, until) = parse_window(&p)?;
+    let buckets = match p.get("buckets") {
+        None => 48,
+        Some(b) => match b.parse::<usize>() {
+            Ok(n) if (1..=500).contains(&n) => n,
+            _ => {
+                return Err(ApiError::bad(format!(
+                    "`buckets` must be a whole number from 1 to 500 (got `{b}`)"
+                )));
+            }
+        },
+    };
+    blocking(move || {
+        let Some(spine) = state.spine()? else {
+            return Ok(Json(
+                json!({"since": since, "until": until, "runs": 0, "hooks": [], "timeline": [],
+                "latency_buckets": copse_hooks::spine::LATENCY_BUCKETS}),
+            ));
+        };
+        // An `all` window starts at the oldest run, not at 1970.
+        let since = if since == 0 {
+            spine.oldest_started()?.unwrap_or(since)
+        } else {
+            since
+        };
+        let mut v = serde_json::to_value(spine.window_stats(since, until, buckets)?)
+            .map_err(ApiError::internal)?;
+        v["latency_buckets"] = json!(copse_hooks::spine::LATENCY_BUCKETS);
+        Ok(Json(v))
+    })
+    .await
+}
+
+/// Server-sent events: `runs` with the newest row number whenever it grows.
+async fn events(
+    St(state): St<Arc<State>>,
+) -> Sse<impl futures_util::Stream<Item = Result<Event, Infallible>>> {
+    let stream = futures_util::stream::unfold((state, -1i64), |(state, last)| async move {
+        loop {
+            let s = Arc::clone(&state);
+            let seq = blocking(move || match s.spine()? {
+                Some(sp) => Ok(sp.latest_seq()?),
+                None => Ok(0),
+            })
+            .await
+            .unwrap_or(last);
+            if seq != last {
+                let event = Event::default()
+                    .event("runs")
+                    .data(json!({"latest_seq": seq}).to_string());
+                return Some((Ok(event), (state, seq)));
+            }
+            tokio::time::sleep(POLL).await;
+        }
+    });
+    Sse::new(stream).keep_alive(KeepAlive::default())
+}
+
+fn entry_param(p: &HashMap<String, String>) -> Result<usize, ApiError> {
+    match p.get("entry") {
+        None => Ok(1),
+        Some(e) => e
+            .parse::<usize>()
+            .ok()
+            .filter(|&n| n >= 1)
+            .ok_or_else(|| ApiError::bad(format!("`entry` must be 1 or more (got `{e}`)"))),
+    }
+}
+
+async fn tester_payload(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
+    let (Some(source), Some(event)) = (nonempty(&p, "source"), nonempty(&p, "event")) else {
+        return Err(ApiError::bad("`source` and `event` are required"));
+    };
+    let entry = entry_param(&p)?;
+    blocking(move || {
+        let engine = state.engine()?;
+        let payload = engine
+            .dry_run_payload(Path::new(&source), &event, entry)
+            .map_err(ApiError::bad)?;
+        Ok(Json(json!({"payload": payload})))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TestRequest {
+    source: String,
+    event: String,
+    #[serde(default = "one")]
+    entry: usize,
+    #[serde(default)]
+    payload: Option<String>,
+}
+
+fn one() -> usize {
+    1
+}
+
+/// The body of a POST, as JSON of type `T`, with a clear error otherwise.
+fn body<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes).map_err(|e| ApiError::bad(format!("invalid request body: {e}")))
+}
+
+async fn tester_run(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answer {
+    let req: TestRequest = body(&bytes)?;
+    if req.entry == 0 {
+        return Err(ApiError::bad("`entry` must be 1 or more"));
+    }
+    blocking(move || {
+        let engine = state.engine()?;
+        let source = std::fs::canonicalize(&req.source)
+            .map_err(|e| ApiError::bad(format!("{}: {e}", req.source)))?;
+        // The tester runs only what would be allowed to run: a project hook of an
+        // untrusted (or changed since trusted) workspace is refused, as the engine
+        // refuses it.
+        let listing = engine.list();
+        let declared = listing
+            .hooks
+            .iter()
+            .find(|h| h.source == source && h.event == req.event && h.entry == req.entry);
+        if let Some(h) = declared
+            && h.trust != TrustState::Trusted
+        {
+            return Err(ApiError::status(
+                StatusCode::FORBIDDEN,
+                format!(
+                    "{} is {}: trust the workspace before running its hooks",
+                    source.display(),
+                    if h.trust == TrustState::Changed {
+                        "changed since it was trusted"
+                    } else {
+                        "not trusted"
+                    }
+                ),
+            ));
+        }
+        let dry = engine
+            .dry_run(&source, &req.event, req.entry, req.payload.as_deref())
+            .map_err(ApiError::bad)?;
+        let mut v = serde_json::to_value(&dry).map_err(ApiError::internal)?;
+        v["stdout_json"] = as_json(dry.stdout.as_bytes());
+        v["stdin_json"] = as_json(dry.stdin.as_bytes());
+        // The verdict word, as the run list labels outcomes.
+        let verdict = match dry.summary.split(' ').next().unwrap_or("") {
+            "no" => "none",
+            word => word,
+        };
+        v["verdict"] = json!(verdict);
+        Ok(Json(v))
+    })
+    .await
+}
+
+/// The workspace named by `dir`: one of this page's roots (default: the first).
+fn workspace_root(engine: &Engine, dir: Option<&str>) -> Result<PathBuf, ApiError> {
+    let roots = engine.workspace_roots();
+    match dir {
+        None => roots
+            .first()
+            .cloned()
+            .ok_or_else(|| ApiError::bad("no workspace")),
+        Some(d) => {
+            let canon = std::fs::canonicalize(d).unwrap_or_else(|_| PathBuf::from(d));
+            roots.iter().find(|r| **r == canon).cloned().ok_or_else(|| {
+                ApiError::bad(format!(
+                    "{d} is not a workspace of this page (started for {})",
+                    roots
+                        .iter()
+                        .map(|r| r.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })
+        }
+    }
+}
+
+/// The project configs of a root and their hashes now; the fingerprint the
+/// confirmation must echo.
+fn pins(root: &Path) -> (BTreeMap<String, Option<String>>, String) {
+    let pins: BTreeMap<String, Option<String>> = project_config_candidates(root)
+        .into_iter()
+        .map(|p| {
+            let hash = pin_of(&p).ok().flatten();
+            (p.display().to_string(), hash)
+        })
+        .collect();
+    let fingerprint = sha256_hex(serde_json::to_string(&pins).unwrap_or_default().as_bytes());
+    (pins, fingerprint)
+}
+
+fn preview(engine: &Engine, root: &Path) -> Value {
+    let mut config = EngineConfig::from_process(vec![root.to_path_buf()]);
+    config.home = engine.config().home.clone();
+    config.copse_dir = engine.config().copse_dir.clone();
+    let listing = Engine::new(config.trust(root)).list();
+    let project: Vec<&HookSummary> = listing
+        .hooks
+        .iter()
+        .filter(|h| h.scope == Scope::Project)
+        .collect();
+    let (pins, fingerprint) = pins(root);
+    let trusted = engine
+        .list()
+        .hooks
+        .iter()
+        .filter(|h| h.scope == Scope::Project)
+        .all(|h| h.trust == TrustState::Trusted);
+    let settings = Settings::load(&Settings::path_in(&engine.config().copse_dir)).ok();
+    let in_settings = settings.is_some_and(|s| {
+        s.trusted_workspaces
+            .iter()
+            .any(|t| std::fs::canonicalize(t.path()).ok().as_deref() == Some(root))
+    });
+    json!({
+        "workspace": root.display().to_string(),
+        "trusted": in_settings,
+        "all_project_hooks_trusted": trusted && in_settings,
+        "hooks": project.iter().map(|h| hook_json(h)).collect::<Vec<_>>(),
+        "unsandboxed": project.iter().filter(|h| !h.sandboxed).map(|h| hook_json(h)).collect::<Vec<_>>(),
+        "warnings": warnings_json(&listing).into_iter().filter(|w| w["scope"] == "project").collect::<Vec<_>>(),
+        "configs": pins,
+        "fingerprint": fingerprint,
+    })
+}
+
+async fn trust_preview(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
+    blocking(move || {
+        let engine = state.engine()?;
+        let root = workspace_root(&engine, p.get("dir").map(String::as_str))?;
+        Ok(Json(preview(&engine, &root)))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TrustRequest {
+    #[serde(default)]
+    dir: Option<String>,
+    /// The preview's fingerprint: what the person confirmed.
+    fingerprint: String,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UntrustRequest {
+    #[serde(default)]
+    dir: Option<String>,
+    /// Must be `true`: the person confirmed.
+    confirm: bool,
+}
+
+fn load_settings(path: &Path) -> Result<Settings, ApiError> {
+    Settings::load(path).map_err(|e| {
+        ApiError::status(
+            StatusCode::CONFLICT,
+            format!("{e}; fix it (or run `copse-hooks trust` once) before changing trust here"),
+        )
+    })
+}
+
+async fn trust(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answer {
+    let req: TrustRequest = body(&bytes)?;
+    blocking(move || {
+        let engine = state.engine()?;
+        let root = workspace_root(&engine, req.dir.as_deref())?;
+        let (_, now) = pins(&root);
+        if now != req.fingerprint {
+            return Err(ApiError::status(
+                StatusCode::CONFLICT,
+                "the workspace's hook configs changed since the preview you confirmed: review it again",
+            ));
+        }
+        let path = Settings::path_in(&engine.config().copse_dir);
+        let mut settings = load_settings(&path)?;
+        let pinned = settings.trust(&root).map_err(|e| {
+            ApiError::internal(format!(
+                "failed to read the project hook configs of {}: {e}",
+                root.display()
+            ))
+        })?;
+        settings.save(&path).map_err(ApiError::internal)?;
+        let engine = state.engine()?;
+        Ok(Json(json!({
+            "trusted": root.display().to_string(),
+            "settings": path.display().to_string(),
+            "pinned": pinned.iter().map(|(p, h)| json!({"config": p.display().to_string(), "sha256": h})).collect::<Vec<_>>(),
+            "preview": preview(&engine, &root),
+        })))
+    })
+    .await
+}
+
+async fn untrust(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answer {
+    let req: UntrustRequest = body(&bytes)?;
+    if !req.confirm {
+        return Err(ApiError::bad("`confirm` must be true"));
+    }
+    blocking(move || {
+        let engine = state.engine()?;
+        let root = workspace_root(&engine, req.dir.as_deref())?;
+        let path = Settings::path_in(&engine.config().copse_dir);
+        let mut settings = load_settings(&path)?;
+        let removed = settings.untrust(&root);
+        settings.save(&path).map_err(ApiError::internal)?;
+        Ok(Json(json!({
+            "untrusted": root.display().to_string(),
+            "was_trusted": removed,
+        })))
+    })
+    .await
+}

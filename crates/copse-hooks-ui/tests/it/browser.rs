@@ -1,0 +1,455 @@
+//! The page in a real headless Chromium, driven over WebDriver (chromedriver).
+//!
+//! Skips with a message when Chromium or its driver is absent, unless
+//! `COPSE_UI_BROWSER_TESTS=required` (set by `.ci/run`) makes them mandatory.
+//! Screenshots of every page land in `target/ui-screenshots/`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{Value, json};
+
+use crate::support::{World, world};
+
+/// Debian's paths; `COPSE_UI_CHROMIUM` and `COPSE_UI_CHROMEDRIVER` override them.
+fn chromium() -> String {
+    std::env::var("COPSE_UI_CHROMIUM").unwrap_or_else(|_| "/usr/bin/chromium".into())
+}
+
+fn chromedriver() -> String {
+    std::env::var("COPSE_UI_CHROMEDRIVER").unwrap_or_else(|_| "/usr/bin/chromedriver".into())
+}
+
+/// The flags that keep Chromium off the network (this machine has none) and quiet.
+const FLAGS: [&str; 10] = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+];
+
+fn available() -> bool {
+    let (chromium, chromedriver) = (chromium(), chromedriver());
+    let present = Path::new(&chromium).exists() && Path::new(&chromedriver).exists();
+    if !present {
+        assert!(
+            std::env::var("COPSE_UI_BROWSER_TESTS").as_deref() != Ok("required"),
+            "COPSE_UI_BROWSER_TESTS=required but {chromium} or {chromedriver} is missing \
+             (apt-get install chromium chromium-driver)"
+        );
+        eprintln!(
+            "SKIPPED browser tests: {chromium} or {chromedriver} is not installed \
+             (apt-get install chromium chromium-driver; .ci/run installs them)"
+        );
+    }
+    present
+}
+
+fn screenshot_dir() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let dir = target.join("ui-screenshots");
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A WebDriver session on a chromedriver child process.
+struct Browser {
+    driver: tokio::process::Child,
+    http: reqwest::Client,
+    session: String,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    async fn start() -> Browser {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let driver = tokio::process::Command::new(chromedriver())
+            .arg(format!("--port={port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let http = reqwest::Client::new();
+        let base = format!("http://127.0.0.1:{port}");
+        let mut ready = false;
+        for _ in 0..300 {
+            if let Ok(r) = http.get(format!("{base}/status")).send().await
+                && let Ok(v) = r.json::<Value>().await
+                && v["value"]["ready"] == true
+            {
+                ready = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(ready, "chromedriver did not start");
+        let profile = tempfile::tempdir().unwrap();
+        let mut args: Vec<String> = FLAGS.iter().map(|s| s.to_string()).collect();
+        args.push(format!("--user-data-dir={}", profile.path().display()));
+        args.push("--window-size=1280,900".into());
+        let caps = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {"binary": chromium(), "args": args},
+        }}});
+        let res: Value = http
+            .post(format!("{base}/session"))
+            .json(&caps)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let session = res["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no WebDriver session: {res}"))
+            .to_string();
+        Browser {
+            driver,
+            http,
+            session: format!("{base}/session/{session}"),
+            _profile: profile,
+        }
+    }
+
+    async fn cmd(&self, method: reqwest::Method, path: &str, body: Value) -> Value {
+        let req = self
+            .http
+            .request(method.clone(), format!("{}{path}", self.session));
+        let req = if method == reqwest::Method::GET {
+            req
+        } else {
+            req.json(&body)
+        };
+        let v: Value = req.send().await.unwrap().json().await.unwrap();
+        if v["value"].get("error").is_some() {
+            panic!("WebDriver {path}: {}", v["value"]);
+        }
+        v["value"].clone()
+    }
+
+    async fn goto(&self, url: &str) {
+        self.cmd(reqwest::Method::POST, "/url", json!({"url": url}))
+            .await;
+    }
+
+    async fn js(&self, script: &str) -> Value {
+        self.cmd(
+            reqwest::Method::POST,
+            "/execute/sync",
+            json!({"script": script, "args": []}),
+        )
+        .await
+    }
+
+    /// Waits (bounded, to catch a hang) until `script` returns true.
+    async fn wait(&self, what: &str, script: &str) {
+        for _ in 0..300 {
+            if self.js(script).await == true {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        let body = self.js("return document.body.innerText").await;
+        panic!("timed out waiting for {what}; page text: {body}");
+    }
+
+    async fn ready(&self, page: &str) {
+        self.wait(
+            &format!("page {page}"),
+            &format!(
+                "return document.getElementById('main').getAttribute('data-ready') === '{page}'"
+            ),
+        )
+        .await;
+    }
+
+    async fn screenshot(&self, name: &str) {
+        let b64 = self
+            .cmd(reqwest::Method::GET, "/screenshot", Value::Null)
+            .await;
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(b64.as_str().unwrap())
+            .unwrap();
+        assert!(png.starts_with(b"\x89PNG"));
+        std::fs::write(screenshot_dir().join(format!("{name}.png")), png).unwrap();
+    }
+
+    async fn find(&self, css: &str) -> String {
+        let v = self
+            .cmd(
+                reqwest::Method::POST,
+                "/element",
+                json!({"using": "css selector", "value": css}),
+            )
+            .await;
+        v.as_object()
+            .and_then(|o| o.values().next())
+            .and_then(Value::as_str)
+            .unwrap()
+            .to_string()
+    }
+
+    async fn click(&self, css: &str) {
+        let id = self.find(css).await;
+        self.cmd(
+            reqwest::Method::POST,
+            &format!("/element/{id}/click"),
+            json!({}),
+        )
+        .await;
+    }
+
+    async fn keys(&self, css: &str, text: &str) {
+        let id = self.find(css).await;
+        self.cmd(
+            reqwest::Method::POST,
+            &format!("/element/{id}/value"),
+            json!({"text": text}),
+        )
+        .await;
+    }
+
+    async fn resize(&self, width: u32, height: u32) {
+        self.cmd(
+            reqwest::Method::POST,
+            "/window/rect",
+            json!({"width": width, "height": height}),
+        )
+        .await;
+    }
+
+    async fn quit(mut self) {
+        let _ = self.http.delete(&self.session).send().await;
+        let _ = self.driver.kill().await;
+    }
+}
+
+fn page(w: &World, hash: &str) -> String {
+    format!("{}/?token={}#/{hash}", w.base, w.token)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_page_in_chromium() {
+    if !available() {
+        return;
+    }
+    let w = world(true, 240).await;
+    let b = Browser::start().await;
+
+    // Sources: the seeded hooks, with their run counts.
+    b.goto(&page(&w, "sources")).await;
+    b.ready("sources").await;
+    let hooks = b
+        .js("return [...document.querySelectorAll('#sources-table tr[data-hook]')].map(r => r.dataset.hook)")
+        .await;
+    assert_eq!(hooks.as_array().unwrap().len(), 3, "{hooks}");
+    let text = b
+        .js("return document.getElementById('main').innerText")
+        .await;
+    let text = text.as_str().unwrap();
+    assert!(text.contains(".cursor/hooks/deny-rm.sh"), "{text}");
+    assert!(text.contains("fails open") && text.contains("sandboxed"));
+    b.screenshot("sources").await;
+
+    // Runs: the seeded runs, newest first.
+    b.goto(&page(&w, "runs")).await;
+    b.ready("runs").await;
+    let first = b
+        .js("return document.querySelector('#runs-table tbody tr').dataset.runId")
+        .await;
+    assert_eq!(first, "run-00239");
+    let rows = b
+        .js("return document.querySelectorAll('#runs-table tbody tr[data-run-id]').length")
+        .await;
+    assert_eq!(rows, 100);
+    b.screenshot("runs").await;
+
+    // A filter: only denials.
+    b.js("const s = document.getElementById('f-outcome'); s.value = 'deny'; s.dispatchEvent(new Event('change')); return true")
+        .await;
+    b.ready("runs").await;
+    b.wait(
+        "denied rows only",
+        "const rows = [...document.querySelectorAll('#runs-table tbody tr[data-run-id]')]; \
+         return location.hash.includes('outcome=deny') && rows.length === 24 && \
+         rows.every(r => r.querySelector('.badge.deny'))",
+    )
+    .await;
+    b.screenshot("runs-filtered").await;
+    // And a second filter, by agent.
+    b.js("const s = document.getElementById('f-agent'); s.value = 'claude'; s.dispatchEvent(new Event('change')); return true")
+        .await;
+    b.wait(
+        "denied claude rows",
+        "const rows = [...document.querySelectorAll('#runs-table tbody tr[data-run-id]')]; \
+         return location.hash.includes('agent=claude') && rows.length > 0 && \
+         rows.every(r => r.innerText.includes('claude'))",
+    )
+    .await;
+
+    // A run's detail opens from the keyboard.
+    let id = b
+        .js("const r = document.querySelector('#runs-table tbody tr[data-run-id]'); r.focus(); return r.dataset.runId")
+        .await;
+    b.keys("#runs-table tbody tr[data-run-id]", "\u{E007}")
+        .await;
+    b.ready("run").await;
+    let detail = b
+        .js("return document.getElementById('main').innerText")
+        .await;
+    let detail = detail.as_str().unwrap();
+    assert!(detail.contains(id.as_str().unwrap()), "{detail}");
+    assert!(detail.contains("rm -rf is not allowed here"));
+    let keys = b
+        .js("return document.querySelectorAll('[data-stream=stdout] .j-key').length")
+        .await;
+    assert!(
+        keys.as_u64().unwrap() >= 1,
+        "stdout not pretty-printed JSON"
+    );
+    b.screenshot("run-detail").await;
+    // The link to the hook's source file.
+    b.click("#run-source").await;
+    b.ready("source").await;
+    let src = b
+        .js("return document.getElementById('source-text').innerText")
+        .await;
+    assert!(src.as_str().unwrap().contains("PreToolUse"));
+    b.screenshot("source").await;
+
+    // Sessions and a timeline.
+    b.goto(&page(&w, "sessions")).await;
+    b.ready("sessions").await;
+    assert_eq!(
+        b.js("return document.querySelectorAll('[data-session]').length")
+            .await,
+        3
+    );
+    b.screenshot("sessions").await;
+    b.click("[data-session='session-1']").await;
+    b.ready("session").await;
+    assert_eq!(
+        b.js("return document.querySelectorAll('#timeline a.t-bar').length")
+            .await,
+        80
+    );
+    b.screenshot("session-timeline").await;
+
+    // Charts.
+    b.goto(&page(&w, "charts?window=1h")).await;
+    b.ready("charts").await;
+    let bars = b
+        .js("return document.querySelectorAll('#chart-timeline svg rect').length")
+        .await;
+    assert!(bars.as_u64().unwrap() >= 10, "{bars}");
+    assert_eq!(
+        b.js("return document.querySelectorAll('#chart-latency svg').length")
+            .await,
+        3
+    );
+    b.screenshot("charts").await;
+
+    // The tester runs a hook: the deny guard, with an edited payload.
+    b.goto(&page(&w, "tester")).await;
+    b.ready("tester").await;
+    b.js("const s = document.getElementById('tester-hook'); \
+          s.value = [...s.options].find(o => o.text.includes('deny-rm')).value; \
+          document.getElementById('tester-payload').value = ''; \
+          s.dispatchEvent(new Event('change')); return true")
+        .await;
+    b.wait(
+        "the payload",
+        "return document.getElementById('tester-payload').value.includes('hook_event_name')",
+    )
+    .await;
+    b.js(
+        "const t = document.getElementById('tester-payload'); const p = JSON.parse(t.value); \
+          p.command = 'rm -rf /'; t.value = JSON.stringify(p, null, 2); return true",
+    )
+    .await;
+    b.click("#tester-run").await;
+    b.wait(
+        "the verdict",
+        "return !!document.querySelector('#tester-result [data-verdict]')",
+    )
+    .await;
+    let verdict = b
+        .js("return document.querySelector('#tester-result [data-verdict]').dataset.verdict")
+        .await;
+    assert_eq!(verdict, "deny");
+    let summary = b
+        .js("return document.getElementById('tester-summary').innerText")
+        .await;
+    assert!(
+        summary
+            .as_str()
+            .unwrap()
+            .contains("rm -rf is not allowed here")
+    );
+    b.screenshot("tester").await;
+
+    // Trust: the preview of what trusting allows.
+    b.goto(&page(&w, "trust")).await;
+    b.ready("trust").await;
+    let t = b
+        .js("return document.getElementById('main').innerText")
+        .await;
+    assert!(
+        t.as_str()
+            .unwrap()
+            .contains("All of them run in the sandbox."),
+        "{t}"
+    );
+    b.click("[data-action=untrust]").await;
+    b.wait(
+        "the confirmation",
+        "return document.getElementById('confirm').open",
+    )
+    .await;
+    b.screenshot("trust-confirm").await;
+    b.click("#confirm-ok").await;
+    b.wait(
+        "untrusted",
+        "return document.body.innerText.includes('is no longer trusted')",
+    )
+    .await;
+    b.screenshot("trust").await;
+
+    // A narrow window still reads.
+    b.resize(420, 900).await;
+    b.goto(&page(&w, "runs")).await;
+    b.ready("runs").await;
+    let overflow = b
+        .js("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+        .await;
+    assert_eq!(
+        overflow, true,
+        "the page scrolls sideways in a narrow window"
+    );
+    b.screenshot("runs-narrow").await;
+
+    // Nothing was fetched from anywhere but this server.
+    let foreign = b
+        .js(&format!(
+            "return performance.getEntriesByType('resource').map(e => e.name)\
+             .filter(n => !n.startsWith('{}/'))",
+            w.base
+        ))
+        .await;
+    assert_eq!(foreign, json!([]));
+    b.quit().await;
+}

@@ -1,0 +1,242 @@
+//! A seeded world: a home, a copse dir, a trusted workspace with real hook scripts,
+//! an audit store with runs in three sessions, and a running server.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use copse_hooks::settings::Settings;
+use copse_hooks::spine::{Retention, RunKind, RunRecord, Spine, SpineOptions, unix_ms};
+use copse_hooks::{Engine, EngineConfig};
+use copse_hooks_ui::{Server, UiOptions};
+
+pub struct World {
+    _dir: tempfile::TempDir,
+    pub copse: PathBuf,
+    pub ws: PathBuf,
+    pub cursor_config: PathBuf,
+    pub claude_config: PathBuf,
+    pub base: String,
+    pub token: String,
+    pub port: u16,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for World {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+fn script(path: &Path, body: &str) {
+    write(path, &format!("#!/bin/sh\n{body}\n"));
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+pub const DENY_RM: &str = "hooks/deny-rm.sh";
+
+/// The engine the CLI's `list` would build for this world.
+pub fn engine_for(home: &Path, copse: &Path, ws: &Path) -> Engine {
+    let mut config = EngineConfig::from_process(vec![ws.to_path_buf()]);
+    config.home = home.to_path_buf();
+    config.copse_dir = copse.to_path_buf();
+    let settings = Settings::load(&Settings::path_in(copse)).unwrap_or_default();
+    config.hooks_enabled = settings.cursor_hooks_enabled;
+    config.trusted = settings.trusted_workspaces;
+    Engine::new(config)
+}
+
+/// Builds the world; `trusted` decides whether the workspace starts trusted.
+pub async fn world(trusted: bool, runs: usize) -> World {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let home = root.join("home");
+    let copse = root.join("copse");
+    let ws = root.join("ws");
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&copse).unwrap();
+    // A project Cursor config: a denying guard and an audit hook.
+    script(
+        &ws.join(".cursor").join(DENY_RM),
+        r#"input=$(cat)
+case "$input" in
+  *"rm -rf"*) echo '{"permission":"deny","agent_message":"rm -rf is not allowed here","user_message":"blocked rm -rf"}' ;;
+  *) echo '{"permission":"allow"}' ;;
+esac"#,
+    );
+    script(
+        &ws.join(".cursor/hooks/audit.sh"),
+        "cat >/dev/null\necho audited >&2\necho '{}'",
+    );
+    let cursor_config = ws.join(".cursor/hooks.json");
+    write(
+        &cursor_config,
+        r#"{
+  "version": 1,
+  "hooks": {
+    "beforeShellExecution": [
+      {"command": ".cursor/hooks/deny-rm.sh"},
+      {"command": ".cursor/hooks/audit.sh", "failClosed": false, "timeout": 5}
+    ]
+  }
+}
+"#,
+    );
+    // A user Claude Code config.
+    script(&home.join(".claude/log-tool.sh"), "cat >/dev/null\nexit 0");
+    let claude_config = home.join(".claude/settings.json");
+    write(
+        &claude_config,
+        &format!(
+            r#"{{"hooks": {{"PreToolUse": [{{"matcher": "Bash", "hooks": [{{"type": "command", "command": "{}"}}]}}]}}}}"#,
+            home.join(".claude/log-tool.sh").display()
+        ),
+    );
+    let settings_path = Settings::path_in(&copse);
+    let mut settings = Settings {
+        cursor_hooks_enabled: true,
+        ..Settings::default()
+    };
+    if trusted {
+        settings.trust(&ws).unwrap();
+    }
+    settings.save(&settings_path).unwrap();
+    if runs > 0 {
+        seed(
+            &copse.join("spine.db"),
+            &cursor_config,
+            &claude_config,
+            runs,
+        );
+    }
+
+    let (h, c, w) = (home.clone(), copse.clone(), ws.clone());
+    let engine: copse_hooks_ui::EngineFactory = Arc::new(move || Ok(engine_for(&h, &c, &w)));
+    let server = Server::bind(UiOptions { port: 0, engine }).await.unwrap();
+    let base = format!("http://{}", server.addr());
+    let token = server.token().to_string();
+    let port = server.addr().port();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    tokio::spawn(server.run_until(async move {
+        let _ = stopped.await;
+    }));
+    World {
+        _dir: dir,
+        copse,
+        ws,
+        cursor_config,
+        claude_config,
+        base,
+        token,
+        port,
+        stop: Some(stop),
+    }
+}
+
+/// Records `n` runs over the last hour in three sessions, through the real spine.
+pub fn seed(db: &Path, cursor: &Path, claude: &Path, n: usize) {
+    let options = SpineOptions {
+        retention: Retention {
+            max_runs: None,
+            max_age_days: None,
+            max_bytes: None,
+        },
+        ..SpineOptions::default()
+    };
+    let spine = Spine::try_open(db, options).unwrap();
+    let now = unix_ms(std::time::SystemTime::now());
+    let claude_cmd = claude
+        .parent()
+        .unwrap()
+        .join("log-tool.sh")
+        .display()
+        .to_string();
+    for i in 0..n {
+        let session = format!("session-{}", i % 3);
+        let started_at = now - 3_600_000 + (i as u64 * 3_600_000 / n as u64);
+        let (source, dialect, event, canonical, command) = match i % 4 {
+            0 | 1 => (
+                cursor,
+                "cursor",
+                "beforeShellExecution",
+                "toolGate",
+                ".cursor/hooks/deny-rm.sh",
+            ),
+            2 => (
+                cursor,
+                "cursor",
+                "beforeShellExecution",
+                "toolGate",
+                ".cursor/hooks/audit.sh",
+            ),
+            _ => (
+                claude,
+                "claude",
+                "PreToolUse",
+                "toolGate",
+                claude_cmd.as_str(),
+            ),
+        };
+        let (outcome, decision, failure) = match i % 10 {
+            3 => ("deny", Some("deny"), None),
+            7 => ("failed", None, Some("timeout")),
+            _ => ("allow", Some("allow"), None),
+        };
+        let stdout = if outcome == "deny" {
+            br#"{"permission":"deny","agent_message":"rm -rf is not allowed here"}"#.to_vec()
+        } else {
+            br#"{"permission":"allow"}"#.to_vec()
+        };
+        spine.record(RunRecord {
+            run_id: format!("run-{i:05}"),
+            session_id: session,
+            turn_id: format!("turn-{}", i / 12),
+            kind: if i == 5 {
+                RunKind::Dropped
+            } else {
+                RunKind::Run
+            },
+            dialect: dialect.into(),
+            event: event.into(),
+            canonical: canonical.into(),
+            command: command.into(),
+            source: source.to_string_lossy().into_owned(),
+            scope: if dialect == "claude" {
+                "user"
+            } else {
+                "project"
+            }
+            .into(),
+            started_at,
+            duration_ms: 3 + (i as u64 * 7) % 180,
+            exit_code: if failure.is_some() { None } else { Some(0) },
+            parse_ok: failure.is_none(),
+            failure: failure.map(Into::into),
+            failure_message: failure.map(|_| "timed out after 5s".to_string()),
+            policy: Some("closed".into()),
+            sandbox: Some(if i == 9 { "blocked" } else { "enforced" }.into()),
+            outcome: outcome.into(),
+            decision: decision.map(Into::into),
+            agent_message: (outcome == "deny").then(|| "rm -rf is not allowed here".into()),
+            stdin: format!(
+                r#"{{"hook_event_name":"{event}","command":"rm -rf /tmp/x{i}","cwd":"/w"}}"#
+            )
+            .into_bytes(),
+            stdout,
+            stderr: if i == 9 {
+                b"touch: cannot touch '/etc/x': Permission denied\n".to_vec()
+            } else {
+                Vec::new()
+            },
+            ..RunRecord::default()
+        });
+    }
+    spine.flush();
+}

@@ -1,0 +1,285 @@
+//! Cursor: its hook payloads in, its hook answers out.
+//!
+//! Cursor's CLI is not in any registry, so this side is tested with the payloads its
+//! docs publish (the golden fixtures). Tool gates answer `permission` (`allow` is
+//! always written: Cursor rejects a `preToolUse` answer without it), with
+//! `user_message` / `agent_message` on a deny; `beforeSubmitPrompt` answers
+//! `continue: false` with a `user_message`; `stop` and `subagentStop` hand queued
+//! follow-ups back as `followup_message`; `sessionStart` answers `additional_context`.
+
+use serde_json::{Map, Value, json};
+
+use super::{Answer, PayloadError, Reply, block_reason, blocks, join};
+use crate::dialect::cursor;
+use crate::event::{
+    CanonicalEvent, Compaction, EventPayload, FileEdit, ToolCall, ToolResult, tool,
+};
+use crate::outcome::Decision;
+
+/// The events the shim serves for Cursor (what `install` registers).
+pub const SERVED_EVENTS: &[&str] = &[
+    "sessionStart",
+    "beforeSubmitPrompt",
+    "preToolUse",
+    "postToolUse",
+    "postToolUseFailure",
+    "afterFileEdit",
+    "stop",
+    "subagentStart",
+    "subagentStop",
+    "preCompact",
+    "afterAgentResponse",
+    "afterAgentThought",
+    "sessionEnd",
+];
+
+/// Canonical tool ids by Cursor tool type, probed in order when reading a
+/// `preToolUse` payload back (the Cursor dialect's table, inverted).
+const KNOWN_TOOLS: [&str; 6] = [
+    tool::RUN_SHELL,
+    tool::READ_FILE,
+    tool::WRITE_FILE,
+    tool::DELETE_FILE,
+    tool::SEARCH_CODE,
+    tool::EXPLORE,
+];
+
+fn canonical_tool(name: &str) -> String {
+    if let Some(mcp) = name.strip_prefix("MCP:") {
+        return mcp.to_string();
+    }
+    KNOWN_TOOLS
+        .into_iter()
+        .find(|id| cursor::tool_type(id) == name)
+        .unwrap_or(name)
+        .to_string()
+}
+
+fn tool_input(v: Option<&Value>) -> Map<String, Value> {
+    match v {
+        Some(Value::Object(o)) => o.clone(),
+        // afterMCPExecution sends its input as a JSON string.
+        Some(Value::String(s)) => serde_json::from_str(s).unwrap_or_default(),
+        _ => Map::new(),
+    }
+}
+
+/// Reads a Cursor payload.
+pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload>, PayloadError> {
+    let Some(canonical) = cursor::canonical_for(wire) else {
+        return Ok(None);
+    };
+    let text = |k: &str| super::str_of(obj, k);
+    let missing = |field: &'static str| PayloadError::Field {
+        event: wire.to_string(),
+        field,
+    };
+    let event = match (canonical, wire) {
+        (CanonicalEvent::ToolGate, "beforeShellExecution") => {
+            let mut input = Map::new();
+            let command = obj
+                .get("command")
+                .and_then(Value::as_str)
+                .ok_or_else(|| missing("command"))?;
+            input.insert("command".into(), json!(command));
+            if let Some(cwd) = obj.get("cwd") {
+                input.insert("cwd".into(), cwd.clone());
+            }
+            EventPayload::ToolGate(ToolCall::new(tool::RUN_SHELL, input))
+        }
+        (CanonicalEvent::ToolGate, "beforeReadFile") => {
+            let mut input = Map::new();
+            input.insert("path".into(), json!(text("file_path")));
+            let mut call = ToolCall::new(tool::READ_FILE, input);
+            call.file_content = obj
+                .get("content")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            EventPayload::ToolGate(call)
+        }
+        (CanonicalEvent::ToolGate, "beforeMCPExecution") => {
+            let name = obj
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| missing("tool_name"))?;
+            EventPayload::ToolGate(ToolCall::new(name, tool_input(obj.get("tool_input"))))
+        }
+        (CanonicalEvent::ToolGate, _) => {
+            let name = obj
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| missing("tool_name"))?;
+            EventPayload::ToolGate(ToolCall::new(
+                canonical_tool(name),
+                tool_input(obj.get("tool_input")),
+            ))
+        }
+        (CanonicalEvent::AfterToolUse, "afterShellExecution") => {
+            let mut input = Map::new();
+            input.insert("command".into(), json!(text("command")));
+            EventPayload::AfterToolUse(ToolResult {
+                tool: tool::RUN_SHELL.into(),
+                input,
+                output: text("output"),
+                is_error: false,
+                duration_ms: obj.get("duration").and_then(Value::as_u64).unwrap_or(0),
+                response: None,
+                tool_call_id: String::new(),
+            })
+        }
+        (CanonicalEvent::AfterToolUse, "afterMCPExecution") => {
+            EventPayload::AfterToolUse(ToolResult {
+                tool: text("tool_name"),
+                input: tool_input(obj.get("tool_input")),
+                output: super::output_text(obj.get("result_json")),
+                is_error: false,
+                duration_ms: obj.get("duration").and_then(Value::as_u64).unwrap_or(0),
+                response: None,
+                tool_call_id: String::new(),
+            })
+        }
+        (CanonicalEvent::AfterToolUse, _) => {
+            let failed = wire == "postToolUseFailure";
+            EventPayload::AfterToolUse(ToolResult {
+                tool: canonical_tool(&text("tool_name")),
+                input: tool_input(obj.get("tool_input")),
+                output: if failed {
+                    text("error_message")
+                } else {
+                    super::output_text(obj.get("tool_output"))
+                },
+                is_error: failed,
+                duration_ms: obj.get("duration").and_then(Value::as_u64).unwrap_or(0),
+                tool_call_id: text("tool_use_id"),
+                response: None,
+            })
+        }
+        (CanonicalEvent::BeforeSubmitPrompt, _) => EventPayload::BeforeSubmitPrompt {
+            prompt: obj
+                .get("prompt")
+                .and_then(Value::as_str)
+                .ok_or_else(|| missing("prompt"))?
+                .to_string(),
+        },
+        (CanonicalEvent::AfterFileEdit, _) => EventPayload::AfterFileEdit {
+            file_path: text("file_path"),
+            edits: obj
+                .get("edits")
+                .and_then(Value::as_array)
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_object)
+                        .map(|e| FileEdit {
+                            old_string: super::str_of(e, "old_string"),
+                            new_string: super::str_of(e, "new_string"),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+        },
+        (CanonicalEvent::Stop, _) => EventPayload::Stop {
+            status: Some(text("status"))
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "completed".into()),
+        },
+        (CanonicalEvent::SubagentStart, _) => EventPayload::SubagentStart {
+            subagent_type: text("subagent_type"),
+        },
+        (CanonicalEvent::SubagentStop, _) => EventPayload::SubagentStop {
+            subagent_type: text("subagent_type"),
+            status: text("status"),
+        },
+        (CanonicalEvent::SessionStart, _) => EventPayload::SessionStart { first_turn: true },
+        (CanonicalEvent::SessionEnd, _) => EventPayload::SessionEnd {
+            reason: text("reason"),
+            duration_ms: obj.get("duration_ms").and_then(Value::as_u64).unwrap_or(0),
+        },
+        (CanonicalEvent::PreCompact, _) => {
+            let n = |k: &str| obj.get(k).and_then(Value::as_u64).unwrap_or(0);
+            EventPayload::PreCompact(Compaction {
+                trigger: text("trigger"),
+                context_usage_percent: obj
+                    .get("context_usage_percent")
+                    .and_then(Value::as_f64)
+                    .unwrap_or(0.0),
+                context_tokens: n("context_tokens"),
+                context_window_size: n("context_window_size"),
+                message_count: n("message_count"),
+                messages_to_compact: n("messages_to_compact"),
+                is_first_compaction: obj.get("is_first_compaction") == Some(&Value::Bool(true)),
+            })
+        }
+        (CanonicalEvent::AfterAgentResponse, _) => {
+            EventPayload::AfterAgentResponse { text: text("text") }
+        }
+        (CanonicalEvent::AfterAgentThought, _) => EventPayload::AfterAgentThought {
+            text: text("text"),
+            duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
+        },
+        // Cursor has neither event.
+        (CanonicalEvent::Notification | CanonicalEvent::PermissionRequest, _) => {
+            return Ok(None);
+        }
+    };
+    Ok(Some(event))
+}
+
+/// Writes a Cursor answer.
+pub fn answer(_wire: &str, event: &EventPayload, reply: &Reply) -> Answer {
+    let v = &reply.verdict;
+    let mut out = Map::new();
+    let user = super::system_message(reply);
+    match event {
+        EventPayload::ToolGate(_) | EventPayload::SubagentStart { .. } => {
+            let permission = if blocks(v) {
+                "deny"
+            } else if v.decision == Some(Decision::Ask) {
+                "ask"
+            } else {
+                "allow"
+            };
+            out.insert("permission".into(), json!(permission));
+            if blocks(v) {
+                let reason = block_reason(v, "this tool call");
+                out.insert(
+                    "user_message".into(),
+                    json!(user.clone().unwrap_or(reason.clone())),
+                );
+                out.insert(
+                    "agent_message".into(),
+                    json!(v.agent_message.clone().unwrap_or(reason)),
+                );
+            } else {
+                if let Some(u) = &user {
+                    out.insert("user_message".into(), json!(u));
+                }
+                if let Some(a) = &v.agent_message {
+                    out.insert("agent_message".into(), json!(a));
+                }
+                if let (EventPayload::ToolGate(_), Some(u)) = (event, &v.updated_input) {
+                    out.insert("updated_input".into(), Value::Object(u.clone()));
+                }
+            }
+        }
+        EventPayload::BeforeSubmitPrompt { .. } => {
+            if blocks(v) {
+                out.insert("continue".into(), json!(false));
+                out.insert("user_message".into(), json!(block_reason(v, "the prompt")));
+            } else {
+                out.insert("continue".into(), json!(true));
+            }
+        }
+        EventPayload::Stop { .. } | EventPayload::SubagentStop { .. } => {
+            if let Some(text) = join(reply.followups.iter().cloned().map(Some)) {
+                out.insert("followup_message".into(), json!(text));
+            }
+        }
+        EventPayload::SessionStart { .. } | EventPayload::AfterToolUse(_) => {
+            if let Some(c) = &v.inject_context {
+                out.insert("additional_context".into(), json!(c));
+            }
+        }
+        _ => {}
+    }
+    Answer::json(out)
+}

@@ -1,0 +1,521 @@
+//! The agent boundary: one agent's hook payload in, that agent's answer out.
+//!
+//! This is the inverse of a dialect. A dialect turns a canonical event into the stdin
+//! a vendor's hook expects and reads that hook's answer; an agent boundary reads the
+//! stdin the vendor's agent sends to *us* (the `copse-hooks shim` command registered
+//! as one of its hooks), turns it into a canonical event, and writes the merged
+//! verdict back in exactly the form that agent honours for that event.
+//!
+//! One file per agent: [`claude`], [`gemini`], [`codex`], [`cursor`]. Reading never
+//! fails on an event we do not serve (the answer is "nothing to say"), and every
+//! gated event has a block answer the shim falls back to on any internal error, so a
+//! failure of ours never becomes the agent's fail-open.
+
+pub mod claude;
+pub mod codex;
+pub mod cursor;
+pub mod gemini;
+pub mod shim;
+pub mod state;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value, json};
+
+use crate::dialect::{Dialect, Scope};
+use crate::discovery::ConfigLocation;
+use crate::event::{CanonicalEvent, EventPayload};
+use crate::outcome::{Decision, Verdict};
+
+/// An agent that can call `copse-hooks shim`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Agent {
+    /// Claude Code.
+    Claude,
+    /// Gemini CLI.
+    Gemini,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// Cursor.
+    Cursor,
+}
+
+impl Agent {
+    /// Every agent, in a stable order.
+    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Gemini, Agent::Codex, Agent::Cursor];
+
+    /// The lowercase name (`--agent NAME`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Gemini => "gemini",
+            Agent::Codex => "codex",
+            Agent::Cursor => "cursor",
+        }
+    }
+
+    /// Parses a lowercase name.
+    pub fn parse(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|a| a.as_str() == name)
+    }
+
+    /// The dialect that runs this agent's adopted hooks (its own).
+    pub fn adopted_dialect(self) -> Dialect {
+        match self {
+            Agent::Claude => Dialect::Claude,
+            Agent::Codex => Dialect::Codex,
+            Agent::Cursor => Dialect::Cursor,
+            Agent::Gemini => Dialect::Gemini,
+        }
+    }
+
+    /// The wire events the shim serves for this agent (what `install` registers).
+    pub fn served_events(self) -> &'static [&'static str] {
+        match self {
+            Agent::Claude => claude::SERVED_EVENTS,
+            Agent::Gemini => gemini::SERVED_EVENTS,
+            Agent::Codex => codex::SERVED_EVENTS,
+            Agent::Cursor => cursor::SERVED_EVENTS,
+        }
+    }
+}
+
+impl std::fmt::Display for Agent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Why a payload could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum PayloadError {
+    /// stdin is not JSON.
+    #[error("the payload is not JSON: {0}")]
+    NotJson(#[from] serde_json::Error),
+    /// stdin is JSON but not an object.
+    #[error("the payload is not a JSON object")]
+    NotObject,
+    /// The object has no `hook_event_name`.
+    #[error("the payload has no hook_event_name")]
+    NoEvent,
+    /// A field the event needs is missing or has the wrong type.
+    #[error("the {event} payload has no usable `{field}`")]
+    Field {
+        /// The wire event.
+        event: String,
+        /// The field.
+        field: &'static str,
+    },
+}
+
+/// One agent payload, read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Inbound {
+    /// The agent's event name (`PreToolUse`, `BeforeTool`, `beforeShellExecution`, …).
+    pub wire_event: String,
+    /// The canonical event and its payload; `None` for an event the shim does not
+    /// serve (it answers nothing).
+    pub event: Option<EventPayload>,
+    /// The agent's session id (empty when it sent none).
+    pub session_id: String,
+    /// The agent's turn id, when it sends one.
+    pub generation_id: Option<String>,
+    /// The payload's `cwd`.
+    pub cwd: Option<PathBuf>,
+    /// The payload's `workspace_roots` (Cursor).
+    pub workspace_roots: Vec<PathBuf>,
+    /// The agent says this stop comes from a continuation we asked for.
+    pub stop_hook_active: bool,
+}
+
+/// What the shim writes back: stdout, stderr and the exit code.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Answer {
+    /// The JSON (or nothing) for stdout.
+    pub stdout: String,
+    /// Text for stderr.
+    pub stderr: String,
+    /// The exit code.
+    pub exit_code: i32,
+}
+
+impl Answer {
+    /// Exit 0, nothing to say.
+    pub fn nothing() -> Answer {
+        Answer::default()
+    }
+
+    /// Exit 0 with a JSON object on stdout (nothing when the object is empty).
+    pub fn json(obj: Map<String, Value>) -> Answer {
+        if obj.is_empty() {
+            return Answer::nothing();
+        }
+        Answer {
+            stdout: format!("{}\n", Value::Object(obj)),
+            ..Answer::default()
+        }
+    }
+
+    /// Exit 2 with the reason on stderr: a block in every agent.
+    pub fn block(reason: &str) -> Answer {
+        Answer {
+            stdout: String::new(),
+            stderr: format!("{reason}\n"),
+            exit_code: 2,
+        }
+    }
+}
+
+/// What the engine decided, plus what the session hands back at a stop.
+#[derive(Debug, Clone, Default)]
+pub struct Reply {
+    /// The merged verdict (empty for observation events with nothing to say).
+    pub verdict: Verdict,
+    /// Follow-ups to hand back as the agent's own "continue" answer (stop events).
+    pub followups: Vec<String>,
+    /// One-time notices for the user.
+    pub notices: Vec<String>,
+}
+
+/// Reads an agent's payload.
+pub fn read(agent: Agent, payload: &[u8]) -> Result<Inbound, PayloadError> {
+    let value: Value = serde_json::from_slice(payload)?;
+    let Value::Object(obj) = value else {
+        return Err(PayloadError::NotObject);
+    };
+    let wire = obj
+        .get("hook_event_name")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .ok_or(PayloadError::NoEvent)?
+        .to_string();
+    let event = match agent {
+        Agent::Claude => claude::event(&wire, &obj)?,
+        Agent::Gemini => gemini::event(&wire, &obj)?,
+        Agent::Codex => codex::event(&wire, &obj)?,
+        Agent::Cursor => cursor::event(&wire, &obj)?,
+    };
+    let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
+    let session_id = match agent {
+        Agent::Cursor => text("conversation_id").or_else(|| text("session_id")),
+        _ => text("session_id"),
+    }
+    .unwrap_or_default();
+    let generation_id = match agent {
+        Agent::Claude => text("prompt_id"),
+        Agent::Codex => text("turn_id"),
+        Agent::Cursor => text("generation_id"),
+        Agent::Gemini => None,
+    }
+    .filter(|s| !s.is_empty());
+    let workspace_roots = obj
+        .get("workspace_roots")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(PathBuf::from)
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(Inbound {
+        wire_event: wire,
+        event,
+        session_id,
+        generation_id,
+        cwd: text("cwd").filter(|s| !s.is_empty()).map(PathBuf::from),
+        workspace_roots,
+        stop_hook_active: obj.get("stop_hook_active") == Some(&Value::Bool(true)),
+    })
+}
+
+/// Writes the reply in the agent's format for this event.
+pub fn answer(agent: Agent, inbound: &Inbound, reply: &Reply) -> Answer {
+    let Some(event) = &inbound.event else {
+        return Answer::nothing();
+    };
+    match agent {
+        Agent::Claude => claude::answer(&inbound.wire_event, event, reply),
+        Agent::Gemini => gemini::answer(&inbound.wire_event, event, reply),
+        Agent::Codex => codex::answer(&inbound.wire_event, event, reply),
+        Agent::Cursor => cursor::answer(&inbound.wire_event, event, reply),
+    }
+}
+
+/// Whether a failure on this wire event must block (the event is gated, or we could
+/// not even tell which event it was).
+pub fn must_block(agent: Agent, wire_event: Option<&str>) -> bool {
+    let Some(wire) = wire_event else {
+        return true;
+    };
+    let canonical = match agent {
+        Agent::Claude => claude::canonical_for(wire),
+        Agent::Gemini => gemini::canonical_for(wire),
+        Agent::Codex => codex::canonical_for(wire),
+        Agent::Cursor => crate::dialect::cursor::canonical_for(wire),
+    };
+    canonical.is_some_and(CanonicalEvent::is_gated)
+}
+
+/// The answer for an internal error: the agent's block on a gated (or unreadable)
+/// event, nothing on an observation.
+pub fn fail_closed(agent: Agent, wire_event: Option<&str>, reason: &str) -> Answer {
+    if must_block(agent, wire_event) {
+        Answer::block(&format!("copse-hooks shim: {reason} (failing closed)"))
+    } else {
+        Answer {
+            stderr: format!("copse-hooks shim: {reason}\n"),
+            ..Answer::default()
+        }
+    }
+}
+
+/// The workspace roots for one call: the agent's project-dir variable, else the
+/// payload's `workspace_roots`, else its `cwd`.
+pub fn workspace_roots(
+    agent: Agent,
+    inbound: &Inbound,
+    env: &dyn Fn(&str) -> Option<String>,
+) -> Vec<PathBuf> {
+    let var = match agent {
+        Agent::Claude | Agent::Codex => env("CLAUDE_PROJECT_DIR"),
+        Agent::Gemini => env("GEMINI_PROJECT_DIR").or_else(|| env("CLAUDE_PROJECT_DIR")),
+        Agent::Cursor => env("CURSOR_PROJECT_DIR"),
+    }
+    .filter(|v| !v.is_empty());
+    if let Some(v) = var {
+        return vec![PathBuf::from(v)];
+    }
+    if !inbound.workspace_roots.is_empty() {
+        return inbound.workspace_roots.clone();
+    }
+    inbound.cwd.iter().cloned().collect()
+}
+
+/// Where adopted hooks of an agent live (`$COPSE_DIR/adopted/<agent>/`).
+pub fn adopted_dir(copse_dir: &Path, agent: Agent) -> PathBuf {
+    copse_dir.join("adopted").join(agent.as_str())
+}
+
+/// The adopted config file of an agent, in that agent's own format.
+pub fn adopted_config(copse_dir: &Path, agent: Agent) -> PathBuf {
+    let name = match agent {
+        Agent::Claude | Agent::Gemini => "settings.json",
+        Agent::Codex | Agent::Cursor => "hooks.json",
+    };
+    adopted_dir(copse_dir, agent).join(name)
+}
+
+/// The agent-format config files (user then per-root project) of `agent` that a
+/// shim of another agent reads when settings say `"also": [agent]`.
+fn agent_locations(agent: Agent, home: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
+    let mut out = Vec::new();
+    match agent {
+        Agent::Cursor => {
+            out.push(ConfigLocation {
+                path: home.join(".cursor").join("hooks.json"),
+                dialect: Dialect::Cursor,
+                scope: Scope::User,
+                root: None,
+            });
+            for root in roots {
+                out.push(ConfigLocation {
+                    path: root.join(".cursor").join("hooks.json"),
+                    dialect: Dialect::Cursor,
+                    scope: Scope::Project,
+                    root: Some(root.clone()),
+                });
+            }
+        }
+        Agent::Claude => {
+            out.push(ConfigLocation {
+                path: home.join(".claude").join("settings.json"),
+                dialect: Dialect::Claude,
+                scope: Scope::User,
+                root: None,
+            });
+            for root in roots {
+                for file in ["settings.json", "settings.local.json"] {
+                    out.push(ConfigLocation {
+                        path: root.join(".claude").join(file),
+                        dialect: Dialect::Claude,
+                        scope: Scope::Project,
+                        root: Some(root.clone()),
+                    });
+                }
+            }
+        }
+        Agent::Gemini => {
+            out.push(ConfigLocation {
+                path: home.join(".gemini").join("settings.json"),
+                dialect: Dialect::Gemini,
+                scope: Scope::User,
+                root: None,
+            });
+            for root in roots {
+                out.push(ConfigLocation {
+                    path: root.join(".gemini").join("settings.json"),
+                    dialect: Dialect::Gemini,
+                    scope: Scope::Project,
+                    root: Some(root.clone()),
+                });
+            }
+        }
+        Agent::Codex => {
+            let codex_home = std::env::var_os("CODEX_HOME")
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+                .unwrap_or_else(|| home.join(".codex"));
+            for file in ["hooks.json", "config.toml"] {
+                out.push(ConfigLocation {
+                    path: codex_home.join(file),
+                    dialect: Dialect::Codex,
+                    scope: Scope::User,
+                    root: None,
+                });
+            }
+            for root in roots {
+                for file in ["hooks.json", "config.toml"] {
+                    out.push(ConfigLocation {
+                        path: root.join(".codex").join(file),
+                        dialect: Dialect::Codex,
+                        scope: Scope::Project,
+                        root: Some(root.clone()),
+                    });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The configs a shim for `agent` reads, in merge order: the user's Copse config,
+/// this agent's adopted hooks, the user configs of the `also` agents, then per root
+/// the `also` agents' project configs and the Copse project config. Never the calling
+/// agent's own config files (the agent runs those itself).
+pub fn locations(
+    agent: Agent,
+    home: &Path,
+    copse_dir: &Path,
+    roots: &[PathBuf],
+    also: &[Agent],
+) -> Vec<ConfigLocation> {
+    let mut out = vec![ConfigLocation {
+        path: copse_dir.join("hooks.json"),
+        dialect: Dialect::Copse,
+        scope: Scope::User,
+        root: None,
+    }];
+    out.push(ConfigLocation {
+        path: adopted_config(copse_dir, agent),
+        dialect: agent.adopted_dialect(),
+        scope: Scope::User,
+        root: None,
+    });
+    let also: Vec<Agent> = also.iter().copied().filter(|a| *a != agent).collect();
+    for a in &also {
+        out.extend(
+            agent_locations(*a, home, &[])
+                .into_iter()
+                .filter(|l| l.scope == Scope::User),
+        );
+    }
+    for root in roots {
+        for a in &also {
+            out.extend(
+                agent_locations(*a, home, std::slice::from_ref(root))
+                    .into_iter()
+                    .filter(|l| l.scope == Scope::Project),
+            );
+        }
+        out.push(ConfigLocation {
+            path: root.join(".copse").join("hooks.json"),
+            dialect: Dialect::Copse,
+            scope: Scope::Project,
+            root: Some(root.clone()),
+        });
+    }
+    out
+}
+
+/// Reads `"shim": {"<agent>": {"also": [...]}}` from the settings' extra keys.
+pub fn also_from_settings(settings: &Map<String, Value>, agent: Agent) -> Vec<Agent> {
+    settings
+        .get("shim")
+        .and_then(|s| s.get(agent.as_str()))
+        .and_then(|s| s.get("also"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .filter_map(Agent::parse)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+// Helpers shared by the per-agent files.
+
+pub(crate) fn str_of(obj: &Map<String, Value>, key: &str) -> String {
+    obj.get(key)
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_string()
+}
+
+pub(crate) fn obj_of(obj: &Map<String, Value>, key: &str) -> Map<String, Value> {
+    obj.get(key)
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+/// A tool response as text (strings as they are, anything else as JSON).
+pub(crate) fn output_text(v: Option<&Value>) -> String {
+    match v {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
+/// Joins the non-empty texts with a blank line.
+pub(crate) fn join(parts: impl IntoIterator<Item = Option<String>>) -> Option<String> {
+    let parts: Vec<String> = parts
+        .into_iter()
+        .flatten()
+        .filter(|s| !s.trim().is_empty())
+        .collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// The reason a blocking verdict gives (agent message, else user message, else a
+/// generic text naming the event).
+pub(crate) fn block_reason(verdict: &Verdict, what: &str) -> String {
+    if let Some(h) = &verdict.halt {
+        return h.reason.clone();
+    }
+    join([verdict.agent_message.clone(), verdict.user_message.clone()])
+        .unwrap_or_else(|| format!("{what} was blocked by a copse hook"))
+}
+
+/// Whether the verdict blocks (a deny or a halt).
+pub(crate) fn blocks(verdict: &Verdict) -> bool {
+    verdict.halt.is_some() || verdict.effective_decision() == Decision::Deny
+}
+
+/// `systemMessage` text: user messages and notices.
+pub(crate) fn system_message(reply: &Reply) -> Option<String> {
+    join(
+        std::iter::once(reply.verdict.user_message.clone())
+            .chain(reply.notices.iter().cloned().map(Some)),
+    )
+}
+
+/// A `{"hookSpecificOutput": {"hookEventName": E, ...}}` object.
+pub(crate) fn specific(wire: &str, fields: Map<String, Value>) -> Value {
+    let mut inner = Map::new();
+    inner.insert("hookEventName".into(), json!(wire));
+    inner.extend(fields);
+    Value::Object(inner)
+}

@@ -1,0 +1,449 @@
+//! Reading a Codex hook's exit code and answer, with Codex's own output schema
+//! (`codex-rs/hooks/src/engine/output_parser.rs`).
+//!
+//! Exit 0: empty stdout says nothing; a JSON object is checked against the event's
+//! schema and anything outside it is a failed hook; text that looks like JSON but is
+//! not is a failed hook; other plain text is added context on SessionStart and
+//! UserPromptSubmit and ignored elsewhere. Exit 2 blocks with stderr as the reason
+//! (a failed hook when stderr is empty). Any other exit, or a kill, is a failed
+//! hook. Codex lets a failed hook through; here the host policy decides.
+
+use serde_json::{Map, Value};
+
+use crate::dialect::{HookSpec, Interpretation, ProcessResult};
+use crate::event::EventPayload;
+use crate::outcome::{Decision, FailureKind, Halt, Outcome, QueueRequest};
+
+/// The events by how their answers are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wire {
+    PreToolUse,
+    UserPromptSubmit,
+    PostToolUse,
+    /// Stop and SubagentStop: a block is a continuation, held for a human.
+    Stop,
+    /// SessionStart and SubagentStart: context only.
+    Context,
+    /// SessionEnd, PreCompact, Interrupt: nothing to answer.
+    Observe,
+}
+
+impl Wire {
+    fn of(event: &str) -> Wire {
+        match event {
+            "PreToolUse" => Wire::PreToolUse,
+            "UserPromptSubmit" => Wire::UserPromptSubmit,
+            "PostToolUse" => Wire::PostToolUse,
+            "Stop" | "SubagentStop" => Wire::Stop,
+            "SessionStart" | "SubagentStart" => Wire::Context,
+            _ => Wire::Observe,
+        }
+    }
+}
+
+fn invalid(what: impl Into<String>) -> Interpretation {
+    Interpretation::failed(FailureKind::InvalidJson, what, false)
+}
+
+fn trimmed(v: Option<&Value>) -> Option<String> {
+    v.and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+}
+
+/// Checks that `key` is absent, null or of the expected JSON kind.
+fn typed(obj: &Map<String, Value>, key: &str, kind: &str) -> Result<(), String> {
+    let ok = matches!(
+        (obj.get(key), kind),
+        (None | Some(Value::Null), _)
+            | (Some(Value::String(_)), "string")
+            | (Some(Value::Bool(_)), "bool")
+            | (Some(Value::Object(_)), "object")
+    );
+    if ok {
+        Ok(())
+    } else {
+        Err(format!("\"{key}\" must be a {kind}"))
+    }
+}
+
+/// Checks a string field against the values Codex accepts.
+fn one_of(obj: &Map<String, Value>, key: &str, allowed: &[&str]) -> Result<(), String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(()),
+        Some(Value::String(s)) if allowed.contains(&s.as_str()) => Ok(()),
+        Some(other) => Err(format!(
+            "\"{key}\" {other} is not one of {}",
+            allowed.join(", ")
+        )),
+    }
+}
+
+/// The universal fields every Codex answer may carry.
+struct Universal {
+    continue_processing: bool,
+    stop_reason: Option<String>,
+    suppress_output: bool,
+    system_message: Option<String>,
+}
+
+/// Checks the answer's shape (what serde would refuse) and reads the universal
+/// fields.
+fn universal(kind: Wire, obj: &Map<String, Value>) -> Result<Universal, String> {
+    typed(obj, "continue", "bool")?;
+    typed(obj, "stopReason", "string")?;
+    typed(obj, "suppressOutput", "bool")?;
+    typed(obj, "systemMessage", "string")?;
+    typed(obj, "reason", "string")?;
+    typed(obj, "hookSpecificOutput", "object")?;
+    match kind {
+        Wire::PreToolUse => one_of(obj, "decision", &["approve", "block"])?,
+        Wire::UserPromptSubmit | Wire::PostToolUse | Wire::Stop => {
+            one_of(obj, "decision", &["block"])?;
+        }
+        Wire::Context | Wire::Observe => {}
+    }
+    if let Some(n) = obj.get("hookSpecificOutput").and_then(Value::as_object) {
+        typed(n, "additionalContext", "string")?;
+        typed(n, "hookEventName", "string")?;
+        if kind == Wire::PreToolUse {
+            one_of(n, "permissionDecision", &["allow", "deny", "ask"])?;
+            typed(n, "permissionDecisionReason", "string")?;
+        }
+    }
+    Ok(Universal {
+        continue_processing: obj.get("continue") != Some(&Value::Bool(false)),
+        stop_reason: trimmed(obj.get("stopReason")),
+        suppress_output: obj.get("suppressOutput") == Some(&Value::Bool(true)),
+        system_message: trimmed(obj.get("systemMessage")),
+    })
+}
+
+fn nested(obj: &Map<String, Value>) -> Option<&Map<String, Value>> {
+    obj.get("hookSpecificOutput").and_then(Value::as_object)
+}
+
+fn additional_context(obj: &Map<String, Value>) -> Option<String> {
+    nested(obj).and_then(|n| trimmed(n.get("additionalContext")))
+}
+
+fn blocks(obj: &Map<String, Value>) -> bool {
+    obj.get("decision").and_then(Value::as_str) == Some("block")
+}
+
+fn queue(text: Option<String>, held: bool) -> Option<QueueRequest> {
+    text.map(|text| QueueRequest {
+        text,
+        send_now: false,
+        held,
+    })
+}
+
+fn join(parts: impl IntoIterator<Item = Option<String>>) -> Option<String> {
+    let parts: Vec<String> = parts.into_iter().flatten().collect();
+    (!parts.is_empty()).then(|| parts.join("\n\n"))
+}
+
+/// A PreToolUse answer, as Codex's `parse_pre_tool_use` reads it.
+fn pre_tool_use(event: &EventPayload, obj: &Map<String, Value>, u: Universal) -> Interpretation {
+    if !u.continue_processing {
+        return invalid("PreToolUse hook returned unsupported continue:false");
+    }
+    if u.stop_reason.is_some() {
+        return invalid("PreToolUse hook returned unsupported stopReason");
+    }
+    if u.suppress_output {
+        return invalid("PreToolUse hook returned unsupported suppressOutput");
+    }
+    let n = nested(obj);
+    let permission = n
+        .and_then(|n| n.get("permissionDecision"))
+        .and_then(Value::as_str);
+    let permission_reason = n.and_then(|n| trimmed(n.get("permissionDecisionReason")));
+    let updated = n
+        .and_then(|n| n.get("updatedInput"))
+        .filter(|v| !v.is_null());
+    let specific = permission.is_some()
+        || n.is_some_and(|n| {
+            n.get("permissionDecisionReason")
+                .is_some_and(|v| !v.is_null())
+        })
+        || updated.is_some();
+    let mut outcome = Outcome {
+        user_message: u.system_message,
+        inject_context: additional_context(obj),
+        ..Outcome::default()
+    };
+    if specific {
+        if updated.is_some() && permission != Some("allow") {
+            return invalid(
+                "PreToolUse hook returned updatedInput without permissionDecision:allow",
+            );
+        }
+        match permission {
+            Some("allow") => {
+                let Some(update) = updated else {
+                    return invalid(
+                        "PreToolUse hook returned unsupported permissionDecision:allow",
+                    );
+                };
+                let EventPayload::ToolGate(call) = event else {
+                    return Interpretation::ok(outcome);
+                };
+                let Some(update) = update.as_object() else {
+                    return invalid(
+                        "PreToolUse hook returned an updatedInput that is not an object",
+                    );
+                };
+                match super::tool_name(&call.tool)
+                    .map(|(name, _)| name)
+                    .as_deref()
+                {
+                    // CLAUDE-REUSE: `{command}` maps back as Claude's Bash input does.
+                    Some("Bash") => {
+                        outcome.updated_input = Some(crate::dialect::claude::canonical_input(
+                            &call.tool,
+                            &call.input,
+                            update,
+                        ));
+                    }
+                    Some(name) if name.starts_with("mcp__") => {
+                        outcome.updated_input = Some(update.clone());
+                    }
+                    _ => {
+                        return invalid(
+                            "PreToolUse hook rewrote an apply_patch input, which copse-hooks cannot map back to the edit",
+                        );
+                    }
+                }
+            }
+            Some("ask") => {
+                return invalid("PreToolUse hook returned unsupported permissionDecision:ask");
+            }
+            Some("deny") => {
+                let Some(reason) = permission_reason else {
+                    return invalid(
+                        "PreToolUse hook returned permissionDecision:deny without a non-empty permissionDecisionReason",
+                    );
+                };
+                outcome.decision = Some(Decision::Deny);
+                outcome.agent_message = Some(reason);
+            }
+            _ => {
+                return invalid(
+                    "PreToolUse hook returned permissionDecisionReason without permissionDecision",
+                );
+            }
+        }
+        return Interpretation::ok(outcome);
+    }
+    let reason = trimmed(obj.get("reason"));
+    match obj.get("decision").and_then(Value::as_str) {
+        Some("approve") => invalid("PreToolUse hook returned unsupported decision:approve"),
+        Some("block") => match reason {
+            Some(r) => {
+                outcome.decision = Some(Decision::Deny);
+                outcome.agent_message = Some(r);
+                Interpretation::ok(outcome)
+            }
+            None => invalid("PreToolUse hook returned decision:block without a non-empty reason"),
+        },
+        _ if obj.get("reason").is_some_and(|v| !v.is_null()) => {
+            invalid("PreToolUse hook returned reason without decision")
+        }
+        _ => Interpretation::ok(outcome),
+    }
+}
+
+/// Exit 0 with a JSON object.
+fn respond(kind: Wire, event: &EventPayload, obj: &Map<String, Value>) -> Interpretation {
+    let u = match universal(kind, obj) {
+        Ok(u) => u,
+        Err(what) => {
+            return invalid(format!(
+                "printed JSON outside Codex's output schema ({what})"
+            ));
+        }
+    };
+    let reason = trimmed(obj.get("reason"));
+    let block_without_reason = blocks(obj) && reason.is_none();
+    let outcome = match kind {
+        Wire::PreToolUse => return pre_tool_use(event, obj, u),
+        Wire::UserPromptSubmit => {
+            if !u.continue_processing {
+                let why = u
+                    .stop_reason
+                    .unwrap_or_else(|| "Prompt stopped by a UserPromptSubmit hook.".to_string());
+                Outcome {
+                    halt: Some(Halt {
+                        reason: why.clone(),
+                    }),
+                    user_message: join([Some(why), u.system_message]),
+                    ..Outcome::default()
+                }
+            } else if block_without_reason {
+                return invalid(
+                    "UserPromptSubmit hook returned decision:block without a non-empty reason",
+                );
+            } else if blocks(obj) {
+                let why = reason.unwrap_or_default();
+                Outcome {
+                    halt: Some(Halt {
+                        reason: why.clone(),
+                    }),
+                    user_message: join([Some(why), u.system_message]),
+                    ..Outcome::default()
+                }
+            } else {
+                Outcome {
+                    inject_context: additional_context(obj),
+                    user_message: u.system_message,
+                    ..Outcome::default()
+                }
+            }
+        }
+        Wire::PostToolUse => {
+            if u.suppress_output {
+                return invalid("PostToolUse hook returned unsupported suppressOutput");
+            }
+            if block_without_reason {
+                return invalid(
+                    "PostToolUse hook returned decision:block without a non-empty reason",
+                );
+            }
+            if !blocks(obj)
+                && u.continue_processing
+                && obj.get("reason").is_some_and(|v| !v.is_null())
+            {
+                return invalid("PostToolUse hook returned reason without decision");
+            }
+            Outcome {
+                queue_message: queue(
+                    join([
+                        if blocks(obj) { reason } else { None },
+                        additional_context(obj),
+                    ]),
+                    false,
+                ),
+                user_message: u.system_message,
+                halt: (!u.continue_processing).then(|| Halt {
+                    reason: u
+                        .stop_reason
+                        .unwrap_or_else(|| "Stopped by a PostToolUse hook.".to_string()),
+                }),
+                ..Outcome::default()
+            }
+        }
+        Wire::Stop => {
+            if block_without_reason {
+                return invalid("Stop hook returned decision:block without a non-empty reason");
+            }
+            if !u.continue_processing {
+                Outcome {
+                    user_message: join([u.stop_reason, u.system_message]),
+                    ..Outcome::default()
+                }
+            } else {
+                Outcome {
+                    queue_message: queue(if blocks(obj) { reason } else { None }, true),
+                    user_message: u.system_message,
+                    ..Outcome::default()
+                }
+            }
+        }
+        Wire::Context => Outcome {
+            inject_context: additional_context(obj),
+            user_message: u.system_message,
+            ..Outcome::default()
+        },
+        Wire::Observe => Outcome {
+            user_message: u.system_message,
+            ..Outcome::default()
+        },
+    };
+    Interpretation::ok(outcome)
+}
+
+/// Exit 2 with a reason on stderr.
+fn exit_two(kind: Wire, reason: String) -> Interpretation {
+    let outcome = match kind {
+        Wire::PreToolUse => Outcome {
+            decision: Some(Decision::Deny),
+            agent_message: Some(reason),
+            ..Outcome::default()
+        },
+        Wire::UserPromptSubmit => Outcome {
+            halt: Some(Halt {
+                reason: reason.clone(),
+            }),
+            user_message: Some(reason),
+            ..Outcome::default()
+        },
+        Wire::PostToolUse => Outcome {
+            queue_message: queue(Some(reason), false),
+            ..Outcome::default()
+        },
+        Wire::Stop => Outcome {
+            queue_message: queue(Some(reason), true),
+            ..Outcome::default()
+        },
+        Wire::Context | Wire::Observe => {
+            return Interpretation::failed(
+                FailureKind::Exit,
+                format!("exited with code 2 on an event that cannot block ({reason})"),
+                true,
+            );
+        }
+    };
+    Interpretation::ok(outcome)
+}
+
+/// Reads one Codex hook run.
+pub fn interpret(hook: &HookSpec, event: &EventPayload, run: &ProcessResult<'_>) -> Interpretation {
+    let kind = Wire::of(&hook.event);
+    match run.exit_code {
+        Some(0) => {
+            let text = run.stdout_text();
+            if text.is_empty() {
+                return Interpretation::ok(Outcome::default());
+            }
+            match serde_json::from_str::<Value>(&text) {
+                Ok(Value::Object(obj)) => respond(kind, event, &obj),
+                _ if text.starts_with('{') || text.starts_with('[') => {
+                    invalid(format!("printed invalid {} JSON output", hook.event))
+                }
+                _ => {
+                    let context = matches!(kind, Wire::UserPromptSubmit | Wire::Context);
+                    Interpretation {
+                        outcome: Outcome {
+                            inject_context: context.then_some(text),
+                            ..Outcome::default()
+                        },
+                        parse_ok: false,
+                        failure: None,
+                    }
+                }
+            }
+        }
+        Some(2) => {
+            let stderr = run.stderr_text();
+            if stderr.is_empty() {
+                Interpretation::failed(
+                    FailureKind::Exit,
+                    format!(
+                        "exited with code 2 but did not write a blocking reason to stderr ({} needs one)",
+                        hook.event
+                    ),
+                    true,
+                )
+            } else {
+                exit_two(kind, stderr)
+            }
+        }
+        _ => {
+            let f = run.exit_failure();
+            Interpretation::failed(f.kind, f.message, true)
+        }
+    }
+}

@@ -1,0 +1,313 @@
+#!/usr/bin/env python3
+"""End-to-end: the copse-hooks shim inside real Claude Code, Gemini CLI and Codex.
+
+For each agent, in a fresh HOME, against the fake model server (fake_model.py):
+  1. `copse-hooks install --agent NAME [--adopt]` into the agent's own config;
+  2. a prompt blocked by a Copse-native hook never reaches the model;
+  3. a shell command denied by a Copse-native hook, and one denied by a hook in the
+     agent's own format (adopted; for Gemini, a Claude-format hook honoured through
+     `"shim": {"gemini": {"also": ["claude"]}}`), never runs;
+  4. an allowed command runs, and the after-tool and stop hooks are recorded in the
+     audit log under the agent's own session id;
+  5. context injected at session start reaches the model;
+  6. `copse-hooks uninstall` leaves the agent's config byte-identical.
+Blocked prompts exit 0 in every agent, so the checks look at what fired and what the
+model received, never at exit codes.
+
+Usage: e2e.py --bin target/debug/copse-hooks --agents-bin DIR [--only NAME ...]
+Standard library only.
+"""
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CTX = "CTX-MARKER-7d1f"
+TIMEOUT = 120
+
+COPSE_HOOKS = {
+    "version": 1,
+    "hooks": {
+        "toolGate": [{
+            "command": "grep -q copse-forbidden && printf '%s' '{\"decision\":\"deny\",\"agentMessage\":\"denied by a copse e2e hook\"}' || true",
+            "matcher": "^run_shell$",
+        }],
+        "beforeSubmitPrompt": [{
+            "command": "grep -q BLOCKME && printf '%s' '{\"haltRun\":{\"reason\":\"prompt blocked by a copse e2e hook\"}}' || true",
+        }],
+        "sessionStart": [{"command": "cat >/dev/null"}],
+        "afterToolUse": [{"command": "cat >/dev/null", "onFailure": "open"}],
+        "stop": [{"command": "cat >/dev/null", "onFailure": "open"}],
+    },
+}
+
+# A hook in Claude's (and Codex's) own format: denies by exit 2, and injects context at
+# session start.
+CLAUDE_FORMAT_HOOKS = {
+    "PreToolUse": [{"matcher": "Bash", "hooks": [{
+        "type": "command",
+        "command": "grep -q adopted-forbidden && { echo 'denied by an adopted hook' >&2; exit 2; } || true",
+    }]}],
+    "SessionStart": [{"hooks": [{
+        "type": "command",
+        "command": "printf '%s' '{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\",\"additionalContext\":\"" + CTX + "\"}}'",
+    }]}],
+}
+
+
+class Failure(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failure(what)
+    print(f"    ok: {what}")
+
+
+class Model:
+    def __init__(self, tmp):
+        self.log = tmp / "model.jsonl"
+        self.log.touch()
+        port_file = tmp / "model.port"
+        self.proc = subprocess.Popen(
+            [sys.executable, str(HERE / "fake_model.py"), "--port-file", str(port_file), "--log", str(self.log)])
+        deadline = time.time() + 20
+        while not port_file.exists():
+            if time.time() > deadline or self.proc.poll() is not None:
+                raise Failure("the fake model server did not start")
+            time.sleep(0.05)
+        self.port = int(port_file.read_text())
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def mark(self):
+        return len(self.log.read_text().splitlines())
+
+    def since(self, mark):
+        return [json.loads(l) for l in self.log.read_text().splitlines()[mark:]]
+
+    def stop(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+class Agent:
+    name = ""
+    adopt = True
+
+    def __init__(self, args, tmp, model):
+        self.args, self.tmp, self.model = args, tmp, model
+        self.home = tmp / "home"
+        self.proj = tmp / "proj"
+        self.copse = self.home / ".copse"
+        for d in (self.home, self.proj, self.copse, tmp / "tmp"):
+            d.mkdir(parents=True, exist_ok=True)
+        self.env = {
+            "HOME": str(self.home),
+            "COPSE_DIR": str(self.copse),
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "TMPDIR": str(tmp / "tmp"),
+            "LANG": "C.UTF-8",
+        }
+
+    def cli(self, *argv):
+        r = subprocess.run([self.args.bin, *argv], env=self.env, cwd=self.proj,
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode != 0:
+            raise Failure(f"copse-hooks {' '.join(argv)} failed: {r.stderr}")
+        return r.stdout
+
+    def runs(self):
+        out = self.cli("--json", "log", "--limit", "1000")
+        return json.loads(out)["runs"]
+
+    def prompt(self, text):
+        cmd, extra = self.command(text)
+        env = dict(self.env, **extra)
+        r = subprocess.run(cmd, env=env, cwd=self.proj, capture_output=True, text=True,
+                           timeout=TIMEOUT, stdin=subprocess.DEVNULL)
+        (self.tmp / "agent.log").open("a").write(
+            f"$ {cmd}\nrc={r.returncode}\n--- stdout\n{r.stdout}\n--- stderr\n{r.stderr}\n")
+        return r
+
+    def session_ids_in_home(self):
+        """Every file name and content under the agent's home dirs, for id lookups."""
+        return self.home
+
+    def id_known(self, sid):
+        for p in self.home.rglob("*"):
+            if p.is_file() and ".copse" not in p.parts:
+                if sid in p.name:
+                    return True
+                try:
+                    if p.stat().st_size < 5_000_000 and sid in p.read_text(errors="replace"):
+                        return True
+                except OSError:
+                    pass
+        return False
+
+
+class Claude(Agent):
+    name = "claude"
+
+    def setup(self):
+        self.config = self.home / ".claude" / "settings.json"
+        self.config.parent.mkdir(parents=True, exist_ok=True)
+        self.config.write_text(json.dumps({"env": {"DISABLE_AUTOUPDATER": "1"}, "hooks": CLAUDE_FORMAT_HOOKS}, indent=2) + "\n")
+
+    def command(self, text):
+        return ([str(self.args.agents_bin / "claude"), "-p", text, "--allowedTools", "Bash",
+                 "--output-format", "json"],
+                {"ANTHROPIC_API_KEY": "sk-ant-dummy", "ANTHROPIC_BASE_URL": self.model.url,
+                 "CLAUDE_CODE_MAX_RETRIES": "0", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+                 "CLAUDE_CODE_TMPDIR": str(self.tmp / "tmp"), "IS_SANDBOX": "1"})
+
+
+class Codex(Agent):
+    name = "codex"
+
+    def setup(self):
+        codex_home = self.home / ".codex"
+        codex_home.mkdir(parents=True, exist_ok=True)
+        (codex_home / "config.toml").write_text(
+            'model_provider = "mock"\nmodel = "mock-model"\n\n[model_providers.mock]\nname = "mock"\n'
+            f'base_url = "{self.model.url}/v1"\nenv_key = "OPENAI_API_KEY"\nwire_api = "responses"\n'
+            'request_max_retries = 0\nstream_max_retries = 0\nsupports_websockets = false\n')
+        self.config = codex_home / "hooks.json"
+        self.config.write_text(json.dumps({"hooks": CLAUDE_FORMAT_HOOKS}, indent=2) + "\n")
+
+    def command(self, text):
+        return ([str(self.args.agents_bin / "codex"), "exec", "--dangerously-bypass-hook-trust",
+                 "-s", "workspace-write", "--skip-git-repo-check", text],
+                {"OPENAI_API_KEY": "sk-dummy", "CODEX_HOME": str(self.home / ".codex")})
+
+
+class Gemini(Agent):
+    name = "gemini"
+    adopt = False  # no Gemini dialect on this branch: a Claude-format hook stands in
+
+    def setup(self):
+        self.config = self.home / ".gemini" / "settings.json"
+        self.config.parent.mkdir(parents=True, exist_ok=True)
+        self.config.write_text(json.dumps({
+            "general": {"retryFetchErrors": False, "maxAttempts": 1},
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+        }, indent=2) + "\n")
+        claude = self.home / ".claude" / "settings.json"
+        claude.parent.mkdir(parents=True, exist_ok=True)
+        claude.write_text(json.dumps({"hooks": CLAUDE_FORMAT_HOOKS}, indent=2) + "\n")
+        (self.copse / "settings.json").write_text(json.dumps({"shim": {"gemini": {"also": ["claude"]}}}))
+
+    def command(self, text):
+        return ([str(self.args.agents_bin / "gemini"), "-m", "gemini-2.5-flash", "-p", text, "--yolo"],
+                {"GEMINI_API_KEY": "dummy", "GOOGLE_GEMINI_BASE_URL": self.model.url,
+                 "GEMINI_CLI_TRUST_WORKSPACE": "true"})
+
+
+def model_calls(reqs):
+    return [r for r in reqs if any(k in r["path"] for k in ("/messages", "enerateContent", "/responses"))
+            and not r["path"].endswith("count_tokens")]
+
+
+def scenario(agent):
+    agent.setup()
+    (agent.copse / "hooks.json").write_text(json.dumps(COPSE_HOOKS, indent=2))
+    pristine = agent.config.read_bytes()
+
+    print("  install")
+    agent.cli("install", "--agent", agent.name, *(["--adopt"] if agent.adopt else []))
+    installed = json.loads(agent.config.read_text())
+    check(any("shim --agent " + agent.name in json.dumps(v) for v in installed["hooks"].values()),
+          "the shim is in the agent's config")
+    if agent.adopt:
+        check((agent.copse / "adopted" / agent.name).is_dir(), "the agent's hooks were adopted")
+        check(all("adopted-forbidden" not in json.dumps(v) for v in installed["hooks"].values()),
+              "only shim entries are left in the agent's config")
+
+    print("  blocked prompt")
+    mark = agent.model.mark()
+    agent.prompt("BLOCKME please say hello")
+    check(model_calls(agent.model.since(mark)) == [], "the model received nothing")
+    denies = [r for r in agent.runs() if r["canonical"] == "beforeSubmitPrompt" and r["outcome"] == "deny"]
+    check(len(denies) == 1, "the Copse prompt hook's deny is in the audit log")
+
+    for label, marker, who, reason in (
+            ("copse-denied", "copse-forbidden", "dialect copse", "denied by a copse e2e hook"),
+            ("adopted-denied", "adopted-forbidden", "dialect claude", "denied by an adopted hook")):
+        print(f"  denied command ({who})")
+        target = agent.proj / f"{label}.txt"
+        mark = agent.model.mark()
+        agent.prompt(f"RUN: echo hi > {label}.txt # {marker} END")
+        calls = model_calls(agent.model.since(mark))
+        check(len(calls) >= 2 and reason in json.dumps(calls[-1]["body"]),
+              "the model asked for the command and got the deny's reason back")
+        check(not target.exists(), f"{label}.txt never appeared")
+        check(any(r["outcome"] == "deny" and r["canonical"] == "toolGate" and marker in r["command"]
+                  for r in agent.runs()), "the deny is in the audit log")
+
+    print("  allowed command, after-tool and stop hooks, session-start context")
+    mark = agent.model.mark()
+    before = {r["run_id"] for r in agent.runs()}
+    agent.prompt("RUN: echo ok > allowed.txt END")
+    check((agent.proj / "allowed.txt").exists(), "the allowed command ran")
+    new = [r for r in agent.runs() if r["run_id"] not in before]
+    starts = [r for r in new if r["canonical"] == "sessionStart"]
+    check(len(starts) >= 1, "session start hooks ran")
+    sid = starts[0]["session_id"]
+    check(agent.id_known(sid), f"the audit log's session id {sid} is the agent's own")
+    check(any(r["canonical"] == "afterToolUse" and r["session_id"] == sid for r in new),
+          "the after-tool hook is recorded under that session id")
+    check(any(r["canonical"] == "stop" and r["session_id"] == sid for r in new),
+          "the stop hook is recorded under that session id")
+    check(any(CTX in json.dumps(c["body"]) for c in model_calls(agent.model.since(mark))),
+          "the session-start context reached the model")
+
+    print("  uninstall")
+    agent.cli("uninstall", "--agent", agent.name)
+    check(agent.config.read_bytes() == pristine, "the agent's config is byte-identical to before")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True, type=Path)
+    ap.add_argument("--agents-bin", required=True, type=Path)
+    ap.add_argument("--only", action="append")
+    ap.add_argument("--keep", action="store_true", help="keep the scratch directories")
+    args = ap.parse_args()
+    args.bin = args.bin.resolve()
+    failed = []
+    for cls in (Claude, Gemini, Codex):
+        if args.only and cls.name not in args.only:
+            continue
+        tmp = Path(tempfile.mkdtemp(prefix=f"copse-e2e-{cls.name}-"))
+        print(f"{cls.name} ({tmp})")
+        model = Model(tmp)
+        started = time.time()
+        try:
+            scenario(cls(args, tmp, model))
+            print(f"  PASS {cls.name} in {time.time() - started:.1f}s")
+        except (Failure, subprocess.TimeoutExpired) as e:
+            failed.append(cls.name)
+            print(f"  FAIL {cls.name}: {e}")
+            log = tmp / "agent.log"
+            if log.exists():
+                print(log.read_text()[-4000:])
+        finally:
+            model.stop()
+            if not args.keep and cls.name not in failed:
+                shutil.rmtree(tmp, ignore_errors=True)
+    if failed:
+        print(f"FAILED: {', '.join(failed)}")
+        sys.exit(1)
+    print("all agents passed")
+
+
+if __name__ == "__main__":
+    main()
