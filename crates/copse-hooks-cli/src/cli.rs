@@ -42,6 +42,17 @@ pub enum SandboxCommand {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum DaemonCommand {
+    /// Start the per-user daemon at $COPSE_DIR/daemon.sock (detached; logs to
+    /// $COPSE_DIR/daemon.log). Does nothing when one is running.
+    Start,
+    /// Stop the daemon (its in-flight hooks are killed, the audit store flushed).
+    Stop,
+    /// Say whether the daemon runs (exit 0) or not (exit 3).
+    Status,
+}
+
+#[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the tool gate for one tool call and print the verdict.
     Gate {
@@ -129,6 +140,21 @@ pub enum Command {
         /// One canonical event per line: {"event": NAME, ...fields}.
         file: PathBuf,
     },
+    /// Serve the engine over JSON-RPC 2.0, one message per line, on stdin/stdout (or a
+    /// Unix socket). See docs/host-api.md.
+    Serve {
+        /// Listen on this Unix socket instead of stdio.
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
+    },
+    /// Manage the per-user daemon (`serve` on $COPSE_DIR/daemon.sock).
+    Daemon {
+        #[command(subcommand)]
+        command: DaemonCommand,
+    },
+    /// Explain why hooks do or don't run: enablement, trust, config files, settings,
+    /// sandbox, audit store and each hook's most recent failure.
+    Doctor,
     /// Gate a handful of realistic tool calls through the example hooks.
     Demo {
         /// The example workspace (default: examples/workspace).
@@ -179,6 +205,13 @@ pub fn main() -> ExitCode {
         Command::Trust { dir } => commands::settings::trust(&cli.global, dir.as_deref()),
         Command::Untrust { dir } => commands::settings::untrust(&cli.global, dir.as_deref()),
         Command::Replay { file } => commands::replay::run(&cli.global, file),
+        Command::Serve { socket } => commands::serve::serve(&cli.global, socket.as_deref()),
+        Command::Daemon { command } => match command {
+            DaemonCommand::Start => commands::serve::daemon_start(&cli.global),
+            DaemonCommand::Stop => commands::serve::daemon_stop(&cli.global),
+            DaemonCommand::Status => commands::serve::daemon_status(&cli.global),
+        },
+        Command::Doctor => commands::doctor::run(&cli.global),
         Command::Demo { example } => commands::demo::run(&cli.global, example.as_deref()),
     };
     match result {

@@ -3,6 +3,7 @@
 
 mod cli;
 mod commands;
+mod host;
 mod output;
 mod time;
 mod workspace;

@@ -175,7 +175,8 @@ pub struct HookSummary {
     pub fail_closed: bool,
     /// Whether the hook runs in the sandbox (only the Copse dialect can opt out).
     pub sandboxed: bool,
-    /// The first failure recorded for this hook in the audit store's latest session.
+    /// The most recent failure recorded for this hook in the audit store, across
+    /// sessions (what `doctor` shows too).
     pub last_error: Option<String>,
     /// The timeout in milliseconds.
     pub timeout_ms: u64,
@@ -451,11 +452,16 @@ impl Engine {
         self.list_with(self.inner.spine.as_ref())
     }
 
-    /// [`Engine::list`], taking last errors from `spine` (the first failure recorded
-    /// for each hook in the store's latest session).
+    /// [`Engine::list`], taking last errors from `spine` (the most recent failure
+    /// recorded for each hook, across sessions).
     pub fn list_with(&self, spine: Option<&Spine>) -> Listing {
-        let failures = spine
-            .and_then(|s| s.latest_session().map(|session| s.first_failures(&session)))
+        let failures: std::collections::HashMap<(String, String, String), String> = spine
+            .map(|s| {
+                s.recent_failures()
+                    .into_iter()
+                    .map(|f| ((f.source, f.event, f.command), f.message))
+                    .collect()
+            })
             .unwrap_or_default();
         let configs = self.inner.registry.load(|_| true);
         let enabled = self.inner.config.hooks_enabled;

@@ -63,6 +63,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod cancel;
 pub mod dialect;
 pub mod discovery;
 pub mod dispatcher;
@@ -92,4 +93,4 @@ pub use event::{
 };
 pub use outcome::{Decision, FailureKind, HookRun, Outcome, RunOutcome, Verdict};
 pub use queue::{MessageOrigin, QueuedMessage};
-pub use session::{DroppedRun, Fired, Session};
+pub use session::{DroppedRun, Fired, QueueListener, Session};

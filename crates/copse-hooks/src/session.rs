@@ -85,6 +85,18 @@ struct State {
     /// configs), waiting for the host to take them.
     notices: Mutex<Vec<String>>,
     announced: Mutex<std::collections::HashSet<String>>,
+    /// Told about every message a hook queues (the server's `queue/message`).
+    listener: Mutex<Option<QueueListener>>,
+}
+
+/// A callback told about every message a hook queues, as it is queued.
+#[derive(Clone)]
+pub struct QueueListener(pub Arc<dyn Fn(&QueuedMessage) + Send + Sync>);
+
+impl std::fmt::Debug for QueueListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("QueueListener")
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -117,6 +129,7 @@ impl Session {
                 drops: Mutex::new(Vec::new()),
                 notices: Mutex::new(Vec::new()),
                 announced: Mutex::new(std::collections::HashSet::new()),
+                listener: Mutex::new(None),
             }),
         }
     }
@@ -210,12 +223,18 @@ impl Session {
         let runs: Vec<HookRun> = if selected.len() == 1 {
             selected.iter().map(|s| run_one(s, &input)).collect()
         } else {
+            let cancel = crate::cancel::CancelToken::current();
             std::thread::scope(|scope| {
                 let handles: Vec<_> = selected
                     .iter()
                     .map(|s| {
                         let input = &input;
-                        scope.spawn(move || run_one(s, input))
+                        let cancel = cancel.clone();
+                        // The host's cancellation follows the event into each hook's thread.
+                        scope.spawn(move || match cancel {
+                            Some(token) => token.enter(|| run_one(s, input)),
+                            None => run_one(s, input),
+                        })
                     })
                     .collect();
                 handles
@@ -293,7 +312,7 @@ impl Session {
         q: &crate::outcome::QueueRequest,
         epoch: u64,
     ) {
-        lock(&self.state.queue).push(QueuedMessage {
+        let message = QueuedMessage {
             text: q.text.clone(),
             send_now: q.send_now,
             held: q.held,
@@ -306,7 +325,21 @@ impl Session {
                 entry: hook.entry,
             },
             loop_limit: hook.loop_limit,
-        });
+        };
+        let queued = {
+            let mut queue = lock(&self.state.queue);
+            queue.push(message);
+            queue.items().last().cloned()
+        };
+        let listener = lock(&self.state.listener).clone();
+        if let (Some(listener), Some(queued)) = (listener, queued) {
+            (listener.0)(&queued);
+        }
+    }
+
+    /// Sets the callback told about every message a hook queues (replacing any).
+    pub fn set_queue_listener(&self, listener: Option<QueueListener>) {
+        *lock(&self.state.listener) = listener;
     }
 
     fn fire_detached(&self, event: EventPayload) -> Fired {

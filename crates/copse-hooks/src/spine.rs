@@ -42,7 +42,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-pub use query::{RunFilter, RunSummary};
+pub use query::{HookFailure, RunFilter, RunSummary};
 pub use record::{CAPTURE_CAP, RunKind, RunRecord, new_run_id, unix_ms};
 
 use writer::{Shared, Tuning, lock};
@@ -472,6 +472,12 @@ impl Spine {
     pub fn first_failures(&self, session_id: &str) -> HashMap<(String, String, String), String> {
         self.read(|conn| query::first_failures(conn, session_id))
             .unwrap_or_default()
+    }
+
+    /// The most recent failure of each hook across every session, newest first
+    /// (`doctor`, and `list`'s last error). Empty when the spine cannot be read.
+    pub fn recent_failures(&self) -> Vec<query::HookFailure> {
+        self.read(query::recent_failures).unwrap_or_default()
     }
 
     /// The session of the newest run; `None` when there is none or the spine cannot
