@@ -4,7 +4,8 @@ use std::io::IsTerminal;
 
 use copse_hooks::dialect::ConfigWarning;
 use copse_hooks::{HookRun, HookSummary, Listing, Verdict};
-use serde_json::{Value, json};
+use copse_hooks_wire::output as wire;
+use serde_json::Value;
 
 pub const RED: &str = "31";
 pub const GREEN: &str = "32";
@@ -38,81 +39,34 @@ pub fn millis(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// One run as JSON.
-pub fn run_json(run: &HookRun) -> Value {
-    json!({
-        "dialect": run.dialect.as_str(),
-        "event": run.event,
-        "canonical_event": run.canonical.name(),
-        "command": run.command,
-        "source": run.source.display().to_string(),
-        "scope": run.scope.as_str(),
-        "outcome": run.result.as_str(),
-        "failure": run.failure.as_ref().map(|f| f.kind.as_str()),
-        "failure_message": run.failure.as_ref().map(|f| f.message.clone()),
-        "exit_code": run.exit_code,
-        "parse_ok": run.parse_ok,
-        "sandbox": run.sandbox.as_str(),
-        "sandbox_blocked": run.sandbox == copse_hooks::outcome::SandboxState::Blocked,
-        "duration_ms": millis(run.duration),
-        "agent_message": run.outcome.agent_message,
-        "user_message": run.outcome.user_message,
-    })
+/// A typed output as a JSON value (serialising these plain structs cannot fail).
+fn value<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
-/// A verdict as JSON (the `gate --json` contract).
+/// One run as JSON.
+pub fn run_json(run: &HookRun) -> Value {
+    value(&wire::RunOutput::from(run))
+}
+
+/// A verdict as JSON (the `gate --json` contract, `schemas/output/gate.schema.json`).
 pub fn verdict_json(v: &Verdict) -> Value {
-    json!({
-        "decision": v.effective_decision().as_str(),
-        "agent_message": v.agent_message,
-        "user_message": v.user_message,
-        "updated_input": v.updated_input,
-        "inject_context": v.inject_context,
-        "halt": v.halt.as_ref().map(|h| json!({"reason": h.reason})),
-        "runs": v.runs.iter().map(run_json).collect::<Vec<_>>(),
-    })
+    value(&wire::GateOutput::from(v))
 }
 
 /// One discovered hook as JSON.
 pub fn hook_json(h: &HookSummary) -> Value {
-    json!({
-        "dialect": h.dialect.as_str(),
-        "event": h.event,
-        "canonical_event": h.canonical.map(|c| c.name()),
-        "matcher": h.matcher,
-        "matcher_error": h.matcher_error,
-        "command": h.command,
-        "source": h.source.display().to_string(),
-        "scope": h.scope.as_str(),
-        "entry": h.entry,
-        "supported": h.supported,
-        "trusted": h.trusted,
-        "trust": h.trust.as_str(),
-        "enabled": h.enabled,
-        "active": h.active,
-        "sandboxed": h.sandboxed,
-        "fail_closed": h.fail_closed,
-        "timeout_ms": h.timeout_ms,
-        "last_error": h.last_error,
-    })
+    value(&wire::HookOutput::from(h))
 }
 
 /// One config warning as JSON.
 pub fn warning_json(w: &ConfigWarning) -> Value {
-    json!({
-        "source": w.source.display().to_string(),
-        "scope": w.scope.as_str(),
-        "event": w.event,
-        "message": w.message,
-    })
+    value(&wire::WarningOutput::from(w))
 }
 
-/// A listing as JSON (the `list --json` contract).
+/// A listing as JSON (the `list --json` contract, `schemas/output/list.schema.json`).
 pub fn listing_json(l: &Listing) -> Value {
-    json!({
-        "hooks": l.hooks.iter().map(hook_json).collect::<Vec<_>>(),
-        "warnings": l.warnings.iter().map(warning_json).collect::<Vec<_>>(),
-    })
+    value(&wire::ListOutput::from(l))
 }
 
 /// The coloured decision word.

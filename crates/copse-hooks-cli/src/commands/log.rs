@@ -3,8 +3,9 @@
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use copse_hooks::spine::{RunFilter, RunRecord};
-use serde_json::{Value, json};
+use copse_hooks::spine::RunFilter;
+use copse_hooks_wire::output::{LogOutput, ShowOutput};
+use serde_json::Value;
 
 use crate::cli::Global;
 use crate::output::{self, paint};
@@ -42,7 +43,7 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
     };
     let Some(spine) = workspace::read_spine(&inv.engine)? else {
         if global.json {
-            println!("{}", json!({"runs": []}));
+            println!("{}", serde_json::to_string(&LogOutput::new(&[]))?);
         } else {
             println!(
                 "No hook runs recorded yet ({} does not exist).",
@@ -53,7 +54,7 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
     };
     let runs = spine.query(&filter)?;
     if global.json {
-        println!("{}", serde_json::to_string_pretty(&json!({"runs": runs}))?);
+        println!("{}", serde_json::to_string_pretty(&LogOutput::new(&runs))?);
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
@@ -98,43 +99,6 @@ fn pretty_json(bytes: &[u8]) -> String {
         .unwrap_or_else(|| text(bytes))
 }
 
-fn record_json(r: &RunRecord) -> Value {
-    json!({
-        "run_id": r.run_id,
-        "kind": r.kind.as_str(),
-        "session_id": r.session_id,
-        "turn_id": r.turn_id,
-        "dialect": r.dialect,
-        "event": r.event,
-        "canonical_event": r.canonical,
-        "command": r.command,
-        "source": r.source,
-        "scope": r.scope,
-        "started_at": r.started_at,
-        "duration_ms": r.duration_ms,
-        "exit_code": r.exit_code,
-        "parse_ok": r.parse_ok,
-        "failure": r.failure,
-        "failure_message": r.failure_message,
-        "policy": r.policy,
-        "sandbox": r.sandbox,
-        "outcome": r.outcome,
-        "decision": r.decision,
-        "agent_message": r.agent_message,
-        "user_message": r.user_message,
-        "halt_reason": r.halt_reason,
-        "inject_context": r.inject_context,
-        "updated_input": r.updated_input.as_deref().and_then(|u| serde_json::from_str::<Value>(u).ok()),
-        "queued_message": r.queued_message,
-        "stdin": text(&r.stdin),
-        "stdout": text(&r.stdout),
-        "stderr": text(&r.stderr),
-        "stdin_truncated": r.stdin_truncated,
-        "stdout_truncated": r.stdout_truncated,
-        "stderr_truncated": r.stderr_truncated,
-    })
-}
-
 pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
     let inv = workspace::engine(global)?;
     let path = inv.engine.config().copse_dir.join("spine.db");
@@ -148,7 +112,7 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
         bail!("no run {run_id} in {}", path.display());
     };
     if global.json {
-        println!("{}", serde_json::to_string_pretty(&record_json(&r))?);
+        println!("{}", serde_json::to_string_pretty(&ShowOutput::from(&r))?);
         return Ok(ExitCode::SUCCESS);
     }
     // The chips: event, exit or killed, duration, parse failed.

@@ -223,12 +223,11 @@ pub fn drive(session: &Session, lines: &[Line]) -> (Vec<Value>, Value) {
         let value = match &line.step {
             Step::Session(identity) => {
                 session.set_identity(identity.clone());
-                json!({"line": line.number, "event": "session", "detached": false})
+                json!({"version": copse_hooks_wire::OUTPUT_VERSION, "line": line.number, "event": "session", "detached": false})
             }
             Step::Event(event) => match session.fire(event.clone()) {
                 Fired::Verdict(v) => {
-                    let mut obj =
-                        json!({"line": line.number, "event": line.name, "detached": false});
+                    let mut obj = json!({"version": copse_hooks_wire::OUTPUT_VERSION, "line": line.number, "event": line.name, "detached": false});
                     merge_verdict(&mut obj, &v);
                     obj
                 }
@@ -236,6 +235,7 @@ pub fn drive(session: &Session, lines: &[Line]) -> (Vec<Value>, Value) {
                     dispatched,
                     dropped,
                 } => json!({
+                    "version": copse_hooks_wire::OUTPUT_VERSION,
                     "line": line.number,
                     "event": line.name,
                     "detached": true,

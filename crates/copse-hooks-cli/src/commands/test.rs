@@ -20,7 +20,10 @@ pub fn run(
     let inv = workspace::engine(global)?;
     let dry = inv.engine.dry_run(source, event, entry, payload)?;
     if global.json {
-        println!("{}", serde_json::to_string_pretty(&dry)?);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&copse_hooks_wire::output::TestOutput::from(&dry))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     println!(

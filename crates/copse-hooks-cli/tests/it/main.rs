@@ -10,4 +10,5 @@ mod lint;
 mod list;
 mod replay;
 mod sandbox;
+mod serve;
 mod trust;
