@@ -59,7 +59,7 @@ pub fn schemas() -> Vec<(String, serde_json::Value)> {
         ),
     ];
     for (method, params, result) in rpc::methods() {
-        let stem = method.replace('/', ".").replace('$', "");
+        let stem = method.trim_start_matches("$/").replace('/', ".");
         out.push((format!("rpc/{stem}.params.schema.json"), params));
         if let Some(result) = result {
             out.push((format!("rpc/{stem}.result.schema.json"), result));

@@ -5,6 +5,7 @@
 mod harness;
 
 mod audit;
+mod doctor;
 mod gate;
 mod lint;
 mod list;
