@@ -44,11 +44,6 @@ fn value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
-/// One run as JSON.
-pub fn run_json(run: &HookRun) -> Value {
-    value(&wire::RunOutput::from(run))
-}
-
 /// A verdict as JSON (the `gate --json` contract, `schemas/output/gate.schema.json`).
 pub fn verdict_json(v: &Verdict) -> Value {
     value(&wire::GateOutput::from(v))

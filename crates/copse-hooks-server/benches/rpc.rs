@@ -72,7 +72,9 @@ struct Rpc {
 impl Rpc {
     fn call(&mut self, method: &str, params: Value) -> Value {
         self.next += 1;
-        let mut msg = json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}).to_string();
+        let mut msg =
+            json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params})
+                .to_string();
         msg.push('\n');
         self.out.write_all(msg.as_bytes()).unwrap();
         self.line.clear();
@@ -169,8 +171,14 @@ fn main() {
     }
     let idle_rss = rss_kib(server.id());
 
-    println!("copse-hooks JSON-RPC benchmark (server pid {})\n", server.id());
-    println!("1. no matching hook ({} gates each, interleaved blocks)", NOMATCH_BLOCKS * NOMATCH_BLOCK);
+    println!(
+        "copse-hooks JSON-RPC benchmark (server pid {})\n",
+        server.id()
+    );
+    println!(
+        "1. no matching hook ({} gates each, interleaved blocks)",
+        NOMATCH_BLOCKS * NOMATCH_BLOCK
+    );
     let (mut api, mut local) = (Vec::new(), Vec::new());
     for _ in 0..NOMATCH_BLOCKS {
         for _ in 0..NOMATCH_BLOCK {
@@ -190,10 +198,17 @@ fn main() {
     println!(
         "  API / in-process throughput: {:.3}x   target >= 20,000/s and p99 < 1 ms: {}",
         api_rate / local_rate,
-        if api_rate >= 20_000.0 && api_p99 < Duration::from_millis(1) { "PASS" } else { "MISS" }
+        if api_rate >= 20_000.0 && api_p99 < Duration::from_millis(1) {
+            "PASS"
+        } else {
+            "MISS"
+        }
     );
 
-    println!("\n2. one trivial hook ({} gates each, interleaved blocks)", TRIVIAL_BLOCKS * TRIVIAL_BLOCK);
+    println!(
+        "\n2. one trivial hook ({} gates each, interleaved blocks)",
+        TRIVIAL_BLOCKS * TRIVIAL_BLOCK
+    );
     write_hooks(&dir, "git status");
     let (mut api, mut local) = (Vec::new(), Vec::new());
     for _ in 0..TRIVIAL_BLOCKS {

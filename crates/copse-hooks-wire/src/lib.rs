@@ -54,6 +54,10 @@ pub fn schemas() -> Vec<(String, serde_json::Value)> {
             schema_of::<output::ReplayLine>(),
         ),
         (
+            "output/replay-summary.schema.json".into(),
+            schema_of::<output::ReplaySummary>(),
+        ),
+        (
             "output/doctor.schema.json".into(),
             schema_of::<output::DoctorOutput>(),
         ),

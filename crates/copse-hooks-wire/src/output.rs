@@ -540,8 +540,7 @@ impl From<&DryRun> for TestOutput {
     }
 }
 
-/// One line of `replay --json` for an event (the final summary line is
-/// [`ReplaySummary`]).
+/// One line of `replay --json` for an event (the final line is a [`ReplaySummary`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ReplayLine {
     /// The shape's version.
@@ -561,6 +560,88 @@ pub struct ReplayLine {
     /// The verdict (blocking events only).
     #[serde(flatten)]
     pub verdict: Option<VerdictFields>,
+}
+
+/// The last line of `replay --json`: the queue, every run, every dropped run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplaySummary {
+    /// The shape's version.
+    pub version: u32,
+    /// The messages still queued, in arrival order.
+    pub queue: Vec<ReplayQueued>,
+    /// Every hook run of the session (blocking and detached).
+    pub runs: Vec<RunOutput>,
+    /// Detached runs dropped because the dispatcher was full.
+    pub dropped: Vec<DroppedOutput>,
+}
+
+/// A queued message in the replay summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayQueued {
+    /// The text.
+    pub text: String,
+    /// Whether it may be sent without waiting for the human.
+    pub send_now: bool,
+    /// Whether it waits for a human turn.
+    pub held: bool,
+    /// The turn tree it was produced in.
+    pub epoch: u64,
+    /// The hook that queued it.
+    pub origin: ReplayOrigin,
+}
+
+/// The hook that queued a message (replay summary).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayOrigin {
+    /// The dialect.
+    pub dialect: String,
+    /// The wire event.
+    pub event: String,
+    /// The command.
+    pub command: String,
+}
+
+impl From<&copse_hooks::QueuedMessage> for ReplayQueued {
+    fn from(m: &copse_hooks::QueuedMessage) -> Self {
+        ReplayQueued {
+            text: m.text.clone(),
+            send_now: m.send_now,
+            held: m.held,
+            epoch: m.epoch,
+            origin: ReplayOrigin {
+                dialect: m.origin.dialect.as_str().to_string(),
+                event: m.origin.event.clone(),
+                command: m.origin.command.clone(),
+            },
+        }
+    }
+}
+
+/// A dropped detached run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DroppedOutput {
+    /// The dialect.
+    pub dialect: String,
+    /// The wire event.
+    pub event: String,
+    /// The command.
+    pub command: String,
+    /// The config file.
+    pub source: String,
+    /// `user` or `project`.
+    pub scope: String,
+}
+
+impl From<&copse_hooks::DroppedRun> for DroppedOutput {
+    fn from(d: &copse_hooks::DroppedRun) -> Self {
+        DroppedOutput {
+            dialect: d.dialect.as_str().to_string(),
+            event: d.event.clone(),
+            command: d.command.clone(),
+            source: d.source.display().to_string(),
+            scope: d.scope.as_str().to_string(),
+        }
+    }
 }
 
 /// One queued message.

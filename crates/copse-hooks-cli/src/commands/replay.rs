@@ -247,27 +247,14 @@ pub fn drive(session: &Session, lines: &[Line]) -> (Vec<Value>, Value) {
         out.push(value);
     }
     session.wait_idle();
-    let summary = json!({
-        "queue": session.queue().iter().map(|m| json!({
-            "text": m.text,
-            "send_now": m.send_now,
-            "held": m.held,
-            "epoch": m.epoch,
-            "origin": {
-                "dialect": m.origin.dialect.as_str(),
-                "event": m.origin.event,
-                "command": m.origin.command,
-            },
-        })).collect::<Vec<_>>(),
-        "runs": session.runs().iter().map(output::run_json).collect::<Vec<_>>(),
-        "dropped": session.dropped().iter().map(|d| json!({
-            "dialect": d.dialect.as_str(),
-            "event": d.event,
-            "command": d.command,
-            "source": d.source.display().to_string(),
-            "scope": d.scope.as_str(),
-        })).collect::<Vec<_>>(),
-    });
+    let summary = serde_json::to_value(copse_hooks_wire::output::ReplaySummary {
+        version: copse_hooks_wire::OUTPUT_VERSION,
+        queue: session.queue().iter().map(Into::into).collect(),
+        runs: session.runs().iter().map(Into::into).collect(),
+        dropped: session.dropped().iter().map(Into::into).collect(),
+    })
+    // Serialising plain structs of strings and numbers cannot fail.
+    .unwrap_or(Value::Null);
     (out, summary)
 }
 
