@@ -127,6 +127,7 @@ pub fn hosted(
             settings_warning: (!warnings.is_empty()).then(|| warnings.join("; ")),
             enabled_source: enabled_source.to_owned(),
             values,
+            settings_stamp: None,
         },
         engine: inv.engine,
     })

@@ -63,6 +63,15 @@ pub struct HostContext {
     pub enabled_source: String,
     /// Every setting with its source.
     pub values: Vec<SettingValue>,
+    /// The settings file's identity when the engine was built (the server rebuilds a
+    /// cached engine when it changes).
+    pub settings_stamp: Option<(std::time::SystemTime, u64)>,
+}
+
+/// A file's modification time and length, when it exists.
+fn settings_stamp(path: &std::path::Path) -> Option<(std::time::SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
 }
 
 /// An engine and what the host knows about it.
@@ -165,11 +174,16 @@ impl Server {
     fn hosted(&self, params: &InitializeParams) -> Result<Hosted, String> {
         let key = serde_json::to_string(&(&params.workspace_roots, params.trusted, params.enabled))
             .unwrap_or_default();
-        if let Some(h) = lock(&self.engines).get(&key) {
+        if let Some(h) = lock(&self.engines).get(&key)
+            && h.context.settings_stamp == settings_stamp(&h.context.settings_path)
+        {
             return Ok(h.clone());
         }
-        let hosted = (self.config.factory)(params)?;
-        Ok(lock(&self.engines).entry(key).or_insert(hosted).clone())
+        // New roots, or the settings changed (enablement, trust): a fresh engine.
+        let mut hosted = (self.config.factory)(params)?;
+        hosted.context.settings_stamp = settings_stamp(&hosted.context.settings_path);
+        lock(&self.engines).insert(key, hosted.clone());
+        Ok(hosted)
     }
 
     /// Cancels every in-flight request of every connection and flushes every audit

@@ -211,6 +211,7 @@ pub fn start(exe: &Path, socket: &Path, log: &Path) -> Result<(Option<u32>, bool
         .arg("serve")
         .arg("--socket")
         .arg(socket)
+        .current_dir("/")
         .stdin(Stdio::null())
         .stdout(log_file)
         .stderr(err_file)

@@ -703,3 +703,44 @@ fn a_stale_socket_file_is_replaced_by_serve() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn a_running_server_sees_settings_changes_on_the_next_initialize() {
+    let env = Env::new();
+    setup(&env);
+    let sock = env.root().join("run/s.sock");
+    let mut cmd = env
+        .cmd()
+        .args([
+            std::ffi::OsStr::new("serve"),
+            std::ffi::OsStr::new("--socket"),
+            sock.as_os_str(),
+        ])
+        .cmd;
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + HANG;
+    while UnixStream::connect(&sock).is_err() {
+        assert!(Instant::now() < deadline, "serve never listened");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let gate = |c: &mut Client| {
+        c.ok("initialize", json!({"workspaceRoots": [env.workspace()]}));
+        let sid = c.open("c");
+        c.ok(
+            "hooks/toolGate",
+            json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "rm -rf x"}}),
+        )
+    };
+    // Hooks are off in the settings: nothing runs.
+    let v = gate(&mut connect(&sock));
+    assert_eq!(
+        (v["decision"].clone(), v["runs"].clone()),
+        (json!("allow"), json!([]))
+    );
+    env.cmd().args(["enable"]).run().success();
+    let v = gate(&mut connect(&sock));
+    assert_eq!(v["decision"], "deny", "{v}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
