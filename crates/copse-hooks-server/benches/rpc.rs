@@ -12,6 +12,9 @@
 //! 2. One trivial hook: mean per gate over the API / in process. Target <= 1.10x.
 //! 3. The server's resident memory idle (initialized, one session) and after 100,000
 //!    gates.
+//! 4. The design choice: the same no-hook round trip through a minimal tokio transport
+//!    (multi-threaded runtime, the gate on `spawn_blocking`, as the engine's blocking
+//!    path requires), against the threaded server.
 //!
 //! Misses are reported, never asserted. Linux only (reads /proc for RSS).
 
@@ -53,6 +56,87 @@ fn serve(dir: PathBuf, socket: PathBuf) -> ! {
     let bound = copse_hooks_server::socket::bind(&socket).unwrap();
     copse_hooks_server::socket::serve_socket(bound, ServerConfig::new(factory)).unwrap();
     std::process::exit(0)
+}
+
+/// The alternative design, only as far as the bench needs it: `initialize`,
+/// `session/open` and `hooks/toolGate` over a tokio transport.
+fn serve_tokio(dir: PathBuf, socket: PathBuf) -> ! {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async move {
+        let listener = tokio::net::UnixListener::bind(&socket).unwrap();
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            let engine = Engine::new(engine_config(&dir));
+            tokio::spawn(async move {
+                let (read, write) = stream.into_split();
+                let write = Arc::new(tokio::sync::Mutex::new(write));
+                let mut lines = tokio::io::BufReader::new(read).lines();
+                let session = Arc::new(std::sync::Mutex::new(None::<Session>));
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let msg: Value = serde_json::from_str(&line).unwrap();
+                    let (engine, session, write) =
+                        (engine.clone(), Arc::clone(&session), Arc::clone(&write));
+                    tokio::spawn(async move {
+                        let id = msg["id"].clone();
+                        let result = tokio::task::spawn_blocking(move || {
+                            match msg["method"].as_str().unwrap() {
+                                "session/open" => {
+                                    *session.lock().unwrap() =
+                                        Some(engine.session(SessionIdentity::new("bench")));
+                                    json!({"sessionId": "s1"})
+                                }
+                                "hooks/toolGate" => {
+                                    let s = session.lock().unwrap().clone().unwrap();
+                                    let input = msg["params"]["input"].as_object().unwrap().clone();
+                                    let v = s.gate_tool(ToolCall::new("run_shell", input));
+                                    serde_json::to_value(
+                                        copse_hooks_wire::output::VerdictFields::from(&v),
+                                    )
+                                    .unwrap()
+                                }
+                                _ => json!({}),
+                            }
+                        })
+                        .await
+                        .unwrap();
+                        let mut out =
+                            json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+                        out.push('\n');
+                        write.lock().await.write_all(out.as_bytes()).await.unwrap();
+                    });
+                }
+            });
+        }
+    })
+}
+
+fn start_server(dir: &Path, socket: &Path, tokio: bool) -> (std::process::Child, Rpc) {
+    let mut cmd = std::process::Command::new(std::env::current_exe().unwrap());
+    cmd.env("COPSE_BENCH_SERVE", dir)
+        .env("COPSE_BENCH_SOCKET", socket);
+    if tokio {
+        cmd.env("COPSE_BENCH_TOKIO", "1");
+    }
+    let server = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let stream = loop {
+        if let Ok(s) = UnixStream::connect(socket) {
+            break s;
+        }
+        assert!(Instant::now() < deadline, "the bench server never listened");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let rpc = Rpc {
+        input: BufReader::new(stream.try_clone().unwrap()),
+        out: stream,
+        next: 0,
+        line: String::new(),
+    };
+    (server, rpc)
 }
 
 fn write_hooks(dir: &Path, matcher: &str) {
@@ -128,6 +212,9 @@ fn main() {
         std::env::var_os("COPSE_BENCH_SERVE"),
         std::env::var_os("COPSE_BENCH_SOCKET"),
     ) {
+        if std::env::var_os("COPSE_BENCH_TOKIO").is_some() {
+            serve_tokio(PathBuf::from(dir), PathBuf::from(sock));
+        }
         serve(PathBuf::from(dir), PathBuf::from(sock));
     }
     let tmp = tempfile::tempdir().unwrap();
@@ -137,25 +224,7 @@ fn main() {
     }
     write_hooks(&dir, "^never-matches-this$");
     let socket = dir.join("run/bench.sock");
-    let mut server = std::process::Command::new(std::env::current_exe().unwrap())
-        .env("COPSE_BENCH_SERVE", &dir)
-        .env("COPSE_BENCH_SOCKET", &socket)
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let stream = loop {
-        if let Ok(s) = UnixStream::connect(&socket) {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "the bench server never listened");
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let mut rpc = Rpc {
-        input: BufReader::new(stream.try_clone().unwrap()),
-        out: stream,
-        next: 0,
-        line: String::new(),
-    };
+    let (mut server, mut rpc) = start_server(&dir, &socket, false);
     rpc.call("initialize", json!({"workspaceRoots": [dir.join("ws")]}));
     let sid = rpc.call("session/open", json!({"conversationId": "bench"}))["result"]["sessionId"]
         .as_str()
@@ -248,4 +317,43 @@ fn main() {
     );
     server.kill().unwrap();
     server.wait().unwrap();
+
+    println!("\n4. design: threads (ours) vs a tokio transport, no matching hook");
+    let tokio_socket = dir.join("run/tokio.sock");
+    let (mut tokio_server, mut trpc) = start_server(&dir, &tokio_socket, true);
+    let (mut server, mut rpc) = start_server(&dir, &dir.join("run/bench2.sock"), false);
+    rpc.call("initialize", json!({"workspaceRoots": [dir.join("ws")]}));
+    let sid = rpc.call("session/open", json!({}))["result"]["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    trpc.call("session/open", json!({}));
+    let (tparams, params) = (gate_params("s1"), gate_params(&sid));
+    for _ in 0..200 {
+        rpc.call("hooks/toolGate", params.clone());
+        trpc.call("hooks/toolGate", tparams.clone());
+    }
+    let (mut threads, mut tokio) = (Vec::new(), Vec::new());
+    for _ in 0..NOMATCH_BLOCKS {
+        for _ in 0..NOMATCH_BLOCK {
+            let t = Instant::now();
+            rpc.call("hooks/toolGate", params.clone());
+            threads.push(t.elapsed());
+        }
+        for _ in 0..NOMATCH_BLOCK {
+            let t = Instant::now();
+            trpc.call("hooks/toolGate", tparams.clone());
+            tokio.push(t.elapsed());
+        }
+    }
+    let (threads_rate, _, _) = summary("threads", threads);
+    let (tokio_rate, _, _) = summary("tokio", tokio);
+    println!(
+        "  threads / tokio throughput: {:.3}x",
+        threads_rate / tokio_rate
+    );
+    for child in [&mut server, &mut tokio_server] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
 }
