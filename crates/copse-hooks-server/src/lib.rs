@@ -22,9 +22,9 @@
 //!
 //! Why threads and not tokio: the engine's blocking path (spawn, poll, wait) is
 //! synchronous and runs on the calling thread, so an async runtime would hand every
-//! request to `spawn_blocking` anyway; a reader thread plus a pool that keeps its
-//! threads warm measured the same or better on the round trip (see the `rpc` bench and
-//! `docs/host-api.md`), with no runtime dependency.
+//! request to `spawn_blocking` anyway. Measured (the `rpc` bench, section 4), a tokio
+//! transport built that way was half as fast on the no-hook round trip with a 7x worse
+//! p99; see `docs/host-api.md`.
 
 pub mod doctor;
 pub mod framing;
