@@ -203,10 +203,15 @@ impl Server {
     }
 
     /// Serves one connection until the client closes it or sends `exit`.
+    ///
+    /// When the input ends, requests still running are answered as long as the client
+    /// is still there to read them; `peer_gone` says when it is not (its end of the
+    /// output closed), and then they are cancelled at once, their hooks killed.
     pub fn serve_connection(
         self: &Arc<Self>,
         input: impl Read,
         output: impl Write + Send + 'static,
+        peer_gone: impl Fn() -> bool,
     ) -> ConnectionEnd {
         let id = self.next();
         let conn = Arc::new(Conn {
@@ -235,7 +240,7 @@ impl Server {
                 }
             }
         };
-        conn.close();
+        conn.close(&peer_gone);
         lock(&self.connections).remove(&id);
         end
     }
@@ -307,14 +312,34 @@ impl Conn {
         }
     }
 
-    /// The client went away: cancel its blocking events (killing their hooks), close
-    /// its sessions, flush the audit store.
-    fn close(&self) {
-        lock(&self.state).closed = true;
-        self.cancel_all();
-        self.wait_idle();
+    /// The input ended: finish what is running while the client can still read the
+    /// answers, cancel it (killing the hooks) as soon as it cannot; then close the
+    /// sessions and flush the audit store.
+    fn close(&self, peer_gone: &dyn Fn() -> bool) {
+        let gone = {
+            let mut st = lock(&self.state);
+            st.closed = true;
+            loop {
+                if st.running == 0 {
+                    break false;
+                }
+                if peer_gone() {
+                    break true;
+                }
+                st = self
+                    .idle
+                    .wait_timeout(st, std::time::Duration::from_millis(20))
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|p| p.into_inner().0);
+            }
+        };
+        if gone {
+            self.cancel_all();
+            self.wait_idle();
+        }
         let (sessions, hosted) = {
             let mut st = lock(&self.state);
+            st.closed = true;
             (std::mem::take(&mut st.sessions), st.hosted.clone())
         };
         for session in sessions.values() {
@@ -330,5 +355,24 @@ impl Conn {
 /// Serves one client on stdin/stdout until stdin closes or `exit` arrives.
 pub fn serve_stdio(config: ServerConfig) -> ConnectionEnd {
     let server = Server::new(config);
-    server.serve_connection(std::io::stdin(), std::io::stdout())
+    server.serve_connection(std::io::stdin(), std::io::stdout(), || {
+        hung_up(&std::io::stdout())
+    })
+}
+
+/// Whether the reader of `fd` went away (a pipe's read end closed: `POLLERR`; a
+/// socket's peer closed: `POLLHUP`). A half-closed peer that still reads is not gone.
+pub fn hung_up(fd: &impl std::os::fd::AsFd) -> bool {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let mut fds = [PollFd::new(fd, PollFlags::empty())];
+    let zero = Timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    match poll(&mut fds, Some(&zero)) {
+        Ok(_) => fds[0]
+            .revents()
+            .intersects(PollFlags::ERR | PollFlags::HUP | PollFlags::NVAL),
+        Err(_) => true,
+    }
 }

@@ -132,7 +132,8 @@ pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerErro
                 let Ok(output) = stream.try_clone() else {
                     return;
                 };
-                let end = server.serve_connection(&stream, output);
+                let probe = &stream;
+                let end = server.serve_connection(&stream, output, || crate::hung_up(probe));
                 if let ConnectionEnd::Exit { .. } = end {
                     let _ = stream.shutdown(std::net::Shutdown::Both);
                 }

@@ -744,3 +744,30 @@ fn a_running_server_sees_settings_changes_on_the_next_initialize() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn stdin_closing_still_answers_what_is_running_while_stdout_is_read() {
+    let env = Env::new();
+    setup(&env);
+    let mut s = serve(&env);
+    s.client.initialize(&env, false);
+    let sid = s.client.open("c");
+    let slow = s.client.start(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "slow"}}),
+    );
+    let fast = s.client.start(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "rm -rf a"}}),
+    );
+    wait_for_file(&env.root().join("hook.pid"));
+    // The client closes stdin (a script piping requests in) but still reads stdout.
+    drop(std::mem::replace(
+        &mut s.client.writer,
+        Box::new(std::io::sink()),
+    ));
+    std::fs::write(env.root().join("go"), "").unwrap();
+    assert_eq!(s.client.wait(fast)["result"]["decision"], "deny");
+    assert_eq!(s.client.wait(slow)["result"]["decision"], "allow");
+    assert!(wait_exit(&mut s.child).success());
+}
