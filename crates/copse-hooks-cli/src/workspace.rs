@@ -83,30 +83,10 @@ pub fn read_spine(engine: &copse_hooks::Engine) -> Result<Option<copse_hooks::sp
     }
 }
 
-/// Prints the audit store's warning, if any, on stderr.
-pub fn warn_spine(engine: &copse_hooks::Engine) {
-    if let Some(w) = engine.spine_warning() {
-        eprintln!(
-            "{}: audit store: {w}",
-            crate::output::paint("warning", crate::output::YELLOW, true)
-        );
-    }
-}
-
-/// Prints a session's notices (first project-hook runs, changed configs) on stderr.
-pub fn print_notices(session: &copse_hooks::Session) {
-    for n in session.take_notices() {
-        eprintln!(
-            "{}: {n}",
-            crate::output::paint("note", crate::output::YELLOW, true)
-        );
-    }
-}
-
 /// Prints the settings warning, if any, on stderr.
 pub fn warn_settings(inv: &Invocation) {
     if let Some(w) = &inv.settings_warning {
-        eprintln!(
+        errln!(
             "{}: {w}",
             crate::output::paint("warning", crate::output::YELLOW, true)
         );

@@ -75,6 +75,7 @@ pub mod gate;
 pub mod jsonpos;
 pub mod lint;
 pub mod matcher;
+pub mod notice;
 pub mod outcome;
 pub mod queue;
 mod runner;
@@ -90,6 +91,7 @@ pub use engine::{Engine, EngineConfig, HookSummary, Listing};
 pub use event::{
     CanonicalEvent, EventPayload, ModelIdentity, ModelParam, SessionIdentity, ToolCall,
 };
+pub use notice::{Notice, NoticeKind};
 pub use outcome::{Decision, FailureKind, HookRun, Outcome, RunOutcome, Verdict};
 pub use queue::{MessageOrigin, QueuedMessage};
 pub use session::{DroppedRun, Fired, Session};

@@ -20,10 +20,10 @@ pub fn run(
     let inv = workspace::engine(global)?;
     let dry = inv.engine.dry_run(source, event, entry, payload)?;
     if global.json {
-        println!("{}", serde_json::to_string_pretty(&dry)?);
+        outln!("{}", serde_json::to_string_pretty(&dry)?);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{} {} {}[{}] {}",
         paint("hook", output::BOLD, false),
         dry.dialect.as_str(),
@@ -31,7 +31,7 @@ pub fn run(
         entry,
         dry.command
     );
-    println!(
+    outln!(
         "  {}",
         paint(
             &format!(
@@ -54,7 +54,7 @@ pub fn run(
     } else {
         "response did not parse"
     };
-    println!(
+    outln!(
         "{} {exit} · {} ms · {parsed}",
         paint("result", output::BOLD, false),
         dry.duration_ms
@@ -68,7 +68,7 @@ pub fn run(
         "deny" | "failed" => output::RED,
         _ => output::DIM,
     };
-    println!(
+    outln!(
         "{} {}",
         paint("outcome", output::BOLD, false),
         paint(&dry.summary, code, false)
@@ -85,15 +85,15 @@ fn pretty(text: &str) -> String {
 
 fn section(name: &str, body: &str) {
     if body.trim().is_empty() {
-        println!(
+        outln!(
             "{} {}",
             paint(name, output::BOLD, false),
             paint("(empty)", output::DIM, false)
         );
         return;
     }
-    println!("{}", paint(name, output::BOLD, false));
+    outln!("{}", paint(name, output::BOLD, false));
     for line in body.trim_end().lines() {
-        println!("  {line}");
+        outln!("  {line}");
     }
 }

@@ -1,0 +1,100 @@
+//! Notices: why hooks did or did not run, on stderr and in `--json` (`notices`).
+
+use copse_hooks::{Engine, Notice, NoticeKind, Verdict};
+use serde_json::{Value, json};
+
+use crate::output::{self, clean, paint};
+
+/// A notice made by the CLI itself (not the engine).
+pub fn cli(kind: &'static str, message: String, hint: Option<String>) -> Value {
+    json!({"kind": kind, "message": message, "hint": hint, "source": Value::Null})
+}
+
+/// One engine notice as JSON.
+pub fn to_json(n: &Notice) -> Value {
+    json!({
+        "kind": n.kind.as_str(),
+        "message": n.message,
+        "hint": n.hint,
+        "source": n.source.as_ref().map(|p| p.display().to_string()),
+    })
+}
+
+/// Prints JSON notices on stderr, escaped, one line each plus a hint line.
+pub fn print(notices: &[Value]) {
+    for n in notices {
+        let kind = n["kind"].as_str().unwrap_or("note");
+        let word = match kind {
+            "hook_failed"
+            | "config_changed"
+            | "workspace_untrusted"
+            | "hooks_off"
+            | "recursion_guard"
+            | "config_warning"
+            | "timeout_units"
+            | "sandbox_unenforced" => paint("warning", output::YELLOW, true),
+            _ => paint("note", output::DIM, true),
+        };
+        errln!(
+            "{word}[{kind}]: {}",
+            clean(n["message"].as_str().unwrap_or(""))
+        );
+        if let Some(h) = n["hint"].as_str() {
+            errln!("  {} {}", paint("hint:", output::BOLD, true), clean(h));
+        }
+    }
+}
+
+/// Everything that explains a verdict: the engine's reasons before the runs, the
+/// session's notices, then one per failed run.
+pub fn for_verdict(
+    engine: &Engine,
+    before: &[Notice],
+    session: &[Notice],
+    verdict: &Verdict,
+) -> Vec<Value> {
+    let mut out: Vec<Value> = before.iter().map(to_json).collect();
+    out.extend(
+        session
+            .iter()
+            .filter(|n| n.kind != NoticeKind::FirstRun || !verdict.runs.is_empty())
+            .map(to_json),
+    );
+    out.extend(
+        verdict
+            .runs
+            .iter()
+            .filter_map(|r| engine.explain_run(r))
+            .map(|n| to_json(&n)),
+    );
+    out
+}
+
+/// After the audit store flushed: every warning it raised and, when records were
+/// lost, exactly how many and why. Printed on stderr and returned for `--json`.
+pub fn spine_report(engine: &Engine) -> Vec<Value> {
+    let mut out = Vec::new();
+    let warnings = engine.spine_warnings();
+    for w in &warnings {
+        out.push(cli("audit_store", w.clone(), None));
+    }
+    if let Some(spine) = engine.spine() {
+        let lost = spine.stats().dropped;
+        if lost > 0 {
+            let reason = warnings
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "the audit store's queue was full".to_string());
+            out.push(cli(
+                "records_lost",
+                format!(
+                    "{lost} hook run record{} of this command {} not recorded: {reason}",
+                    if lost == 1 { "" } else { "s" },
+                    if lost == 1 { "was" } else { "were" }
+                ),
+                Some("`copse-hooks doctor` shows the audit store's state".to_string()),
+            ));
+        }
+    }
+    out
+}
