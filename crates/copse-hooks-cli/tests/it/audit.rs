@@ -113,7 +113,7 @@ fn every_outcome_is_recorded_and_queryable() {
             .contains("\"command\":\"rm -rf x\"")
     );
     let missing = env.cmd().args(["show", "r0-nope"]).run();
-    assert_eq!(missing.out.status.code(), Some(1));
+    assert_eq!(missing.out.status.code(), Some(2));
     assert!(
         missing.stderr().contains("no run r0-nope"),
         "{}",
