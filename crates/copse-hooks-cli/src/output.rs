@@ -228,6 +228,7 @@ pub fn warning_json(w: &ConfigWarning) -> Value {
         "source": w.source.display().to_string(),
         "scope": w.scope.as_str(),
         "event": w.event,
+        "level": copse_hooks::lint::level_of(&w.message).as_str(),
         "message": w.message,
     })
 }
@@ -237,6 +238,7 @@ pub fn listing_json(l: &Listing) -> Value {
     json!({
         "hooks": l.hooks.iter().map(hook_json).collect::<Vec<_>>(),
         "warnings": l.warnings.iter().map(warning_json).collect::<Vec<_>>(),
+        "version": 1,
     })
 }
 

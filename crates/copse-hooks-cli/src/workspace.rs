@@ -57,7 +57,7 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
     }
     let recording = settings.spine != Some(false);
     config.require_sandbox = settings.require_sandbox;
-    config.sandbox_writable = settings.sandbox_writable_paths.clone();
+    config.sandbox_writable = writable_paths(&settings, &config.home, &settings_path);
     adjust(&mut config);
     if !recording {
         config.spine_path = None;
@@ -66,6 +66,31 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
         engine: Engine::new(config),
         settings_warning,
     })
+}
+
+/// `sandboxWritablePaths` with `~` expanded; a directory that does not exist (yet)
+/// is kept (it may be created later) with a warning on stderr.
+fn writable_paths(
+    settings: &Settings,
+    home: &std::path::Path,
+    file: &std::path::Path,
+) -> Vec<PathBuf> {
+    settings
+        .sandbox_writable_paths
+        .iter()
+        .map(|p| {
+            let expanded = copse_hooks::lint::expand_home(p, home);
+            if !expanded.is_dir() {
+                errln!(
+                    "{}: sandboxWritablePaths in {}: {} does not exist: hooks cannot write there until it does",
+                    crate::output::paint("warning", crate::output::YELLOW, true),
+                    file.display(),
+                    crate::output::clean(&expanded.display().to_string())
+                );
+            }
+            expanded
+        })
+        .collect()
 }
 
 /// Turns on recording in the audit store (`$COPSE_DIR/spine.db`).

@@ -30,20 +30,21 @@ pub fn run(global: &Global, paths: &[PathBuf], deny_warnings: bool) -> Result<Ex
                 })).collect::<Vec<_>>(),
                 "errors": errors,
                 "warnings": warnings,
+                "version": 1,
             }))?
         );
     } else {
         for p in &report.problems {
             let at = match (p.line, p.column) {
-                (Some(l), Some(c)) => format!("{}:{l}:{c}", workspace::display_path(&p.file)),
-                (Some(l), None) => format!("{}:{l}", workspace::display_path(&p.file)),
-                _ => workspace::display_path(&p.file),
+                (Some(l), Some(c)) => format!("{}:{l}:{c}", output::path(&p.file)),
+                (Some(l), None) => format!("{}:{l}", output::path(&p.file)),
+                _ => output::path(&p.file),
             };
             let level = match p.level {
                 Level::Error => paint("error", output::RED, false),
                 Level::Warning => paint("warning", output::YELLOW, false),
             };
-            outln!("{at}: {level}: {}", p.message);
+            outln!("{at}: {level}: {}", output::clean(&p.message));
         }
         let files = report.files.len();
         if report.problems.is_empty() {

@@ -163,12 +163,15 @@ fn print_human(l: &Listing, enabled: bool) {
     }
     if !l.warnings.is_empty() {
         outln!();
-        outln!("{}", paint("Warnings:", output::BOLD, false));
+        outln!("{}", paint("Config problems:", output::BOLD, false));
         for w in &l.warnings {
             outln!(
                 "  {}: {}: {}",
                 output::path(&w.source),
-                paint("warning", output::YELLOW, false),
+                match copse_hooks::lint::level_of(&w.message) {
+                    copse_hooks::lint::Level::Error => paint("error", output::RED, false),
+                    copse_hooks::lint::Level::Warning => paint("warning", output::YELLOW, false),
+                },
                 clean(&w.message)
             );
         }

@@ -27,9 +27,9 @@ pub fn run(
         "{} {} {}[{}] {}",
         paint("hook", output::BOLD, false),
         dry.dialect.as_str(),
-        dry.event,
+        output::clean(&dry.event),
         entry,
-        dry.command
+        output::clean(&dry.command)
     );
     outln!(
         "  {}",
@@ -71,7 +71,7 @@ pub fn run(
     outln!(
         "{} {}",
         paint("outcome", output::BOLD, false),
-        paint(&dry.summary, code, false)
+        paint(&output::clean(&dry.summary), code, false)
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -93,7 +93,7 @@ fn section(name: &str, body: &str) {
         return;
     }
     outln!("{}", paint(name, output::BOLD, false));
-    for line in body.trim_end().lines() {
+    for line in output::clean_block(body.trim_end()).lines() {
         outln!("  {line}");
     }
 }
