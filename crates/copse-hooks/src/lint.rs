@@ -433,8 +433,20 @@ impl Engine {
     }
 }
 
+/// The dialect a config path implies, when its place says so.
+pub(crate) fn dialect_of_path(path: &Path) -> Option<Dialect> {
+    let name = path.file_name()?.to_str()?;
+    let dir = path.parent()?.file_name()?.to_str()?;
+    match (dir, name) {
+        (".cursor", "hooks.json") => Some(Dialect::Cursor),
+        (".claude", _) => Some(Dialect::Claude),
+        _ if name == "hooks.json" => Some(Dialect::Copse),
+        _ => None,
+    }
+}
+
 /// The event names a dialect knows (for did-you-mean).
-fn known_events(dialect: Dialect) -> Vec<&'static str> {
+pub(crate) fn known_events(dialect: Dialect) -> Vec<&'static str> {
     match dialect {
         Dialect::Cursor => crate::dialect::cursor::PUBLISHED_EVENTS.to_vec(),
         Dialect::Claude => crate::dialect::claude::PUBLISHED_EVENTS.to_vec(),

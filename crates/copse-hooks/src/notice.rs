@@ -143,10 +143,10 @@ impl Engine {
                     Notice::new(
                         NoticeKind::TimeoutUnits,
                         format!(
-                            "{} {}[{}] has a timeout of {secs} s ({} min): timeouts are in seconds",
+                            "{}[{}] `{}` has a timeout of {secs} s ({} min): timeouts are in seconds",
                             h.event,
-                            h.command,
                             h.entry,
+                            h.command,
                             secs / 60
                         ),
                     )
@@ -176,32 +176,50 @@ impl Engine {
             );
         }
         for w in &listing.warnings {
-            notices.push(
-                Notice::new(NoticeKind::ConfigWarning, w.message.clone()).source(w.source.clone()),
-            );
+            let mut n =
+                Notice::new(NoticeKind::ConfigWarning, w.message.clone()).source(w.source.clone());
+            if let Some(event) = w.event.as_deref().filter(|_| w.message.starts_with("Unknown"))
+                && let Some(dialect) = listing
+                    .hooks
+                    .iter()
+                    .find(|h| h.source == w.source)
+                    .map(|h| h.dialect)
+                    .or_else(|| crate::lint::dialect_of_path(&w.source))
+                && let Some(near) =
+                    crate::lint::did_you_mean(event, crate::lint::known_events(dialect))
+            {
+                n = n.hint(format!("did you mean \"{near}\"?"));
+            }
+            notices.push(n);
         }
         notices
     }
 
     /// For a failed run: its failure, its first stderr line, and a hint when the cause
     /// is recognisable. `None` for a run that did not fail.
+    ///
+    /// A run that exited non-zero because the sandbox refused a write counts as
+    /// failed here even when its dialect reads the exit as a decision (Cursor and
+    /// Claude Code read exit 2 as "deny"): the shell exits 2 when a redirection fails.
     pub fn explain_run(&self, run: &HookRun) -> Option<Notice> {
-        let failure = run.failure.as_ref()?;
         let stderr = String::from_utf8_lossy(&run.stderr);
+        let sandboxed = matches!(run.sandbox, SandboxState::Blocked | SandboxState::Enforced);
+        let refused = stderr
+            .lines()
+            .find(|l| is_write_refusal(l))
+            .filter(|_| sandboxed && run.exit_code != Some(126) && run.exit_code != Some(0));
+        let what = match (&run.failure, run.exit_code) {
+            (Some(f), _) => format!("{}: {}", f.kind.as_str(), f.message),
+            (None, Some(code)) if refused.is_some() => format!("exit {code}"),
+            _ => return None,
+        };
         let first = stderr.lines().map(str::trim).find(|l| !l.is_empty());
-        let mut message = format!(
-            "hook `{}` failed ({}: {})",
-            run.command,
-            failure.kind.as_str(),
-            failure.message
-        );
+        let mut message = format!("hook `{}` failed ({what})", run.command);
         if let Some(line) = first {
             message.push_str(&format!("; stderr: {line}"));
         }
         let mut notice = Notice::new(NoticeKind::HookFailed, message).source(run.source.clone());
-        let sandboxed = matches!(run.sandbox, SandboxState::Blocked | SandboxState::Enforced);
-        let refused = stderr.lines().find(|l| is_write_refusal(l));
-        if let Some(line) = refused.filter(|_| sandboxed) {
+        if let Some(line) = refused {
             let settings = crate::settings::Settings::path_in(&self.config().copse_dir);
             let hint = match refused_path(line) {
                 Some(path) => format!(
@@ -216,7 +234,7 @@ impl Engine {
                 ),
             };
             notice = notice.hint(hint);
-        } else if failure.kind == FailureKind::Sandbox {
+        } else if run.failure.as_ref().is_some_and(|f| f.kind == FailureKind::Sandbox) {
             notice = notice.hint(
                 "see `copse-hooks sandbox check` for what this machine enforces, and `copse-hooks show` for the run",
             );
