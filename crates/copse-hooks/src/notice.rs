@@ -178,7 +178,10 @@ impl Engine {
         for w in &listing.warnings {
             let mut n =
                 Notice::new(NoticeKind::ConfigWarning, w.message.clone()).source(w.source.clone());
-            if let Some(event) = w.event.as_deref().filter(|_| w.message.starts_with("Unknown"))
+            if let Some(event) = w
+                .event
+                .as_deref()
+                .filter(|_| w.message.starts_with("Unknown"))
                 && let Some(dialect) = listing
                     .hooks
                     .iter()
@@ -234,7 +237,11 @@ impl Engine {
                 ),
             };
             notice = notice.hint(hint);
-        } else if run.failure.as_ref().is_some_and(|f| f.kind == FailureKind::Sandbox) {
+        } else if run
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.kind == FailureKind::Sandbox)
+        {
             notice = notice.hint(
                 "see `copse-hooks sandbox check` for what this machine enforces, and `copse-hooks show` for the run",
             );

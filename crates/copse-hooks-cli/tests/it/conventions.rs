@@ -18,7 +18,14 @@ fn code(env: &Env, args: &[&str]) -> Option<i32> {
 #[test]
 fn gate_exit_code_maps_the_decision() {
     let env = Env::new();
-    let gate = ["--enable", "gate", "run_shell", "--input", r#"{"command":"ls"}"#, "--exit-code"];
+    let gate = [
+        "--enable",
+        "gate",
+        "run_shell",
+        "--input",
+        r#"{"command":"ls"}"#,
+        "--exit-code",
+    ];
     decide(&env, "allow");
     assert_eq!(code(&env, &gate), Some(0));
     decide(&env, "deny");
@@ -28,9 +35,21 @@ fn gate_exit_code_maps_the_decision() {
     // Without --exit-code a deny still exits 0.
     assert_eq!(code(&env, &gate[..5]), Some(0));
     // Usage and input errors exit 2, never 1 (a deny).
-    assert_eq!(code(&env, &["gate", "run_shell", "--input", "{nope", "--exit-code"]), Some(2));
+    assert_eq!(
+        code(
+            &env,
+            &["gate", "run_shell", "--input", "{nope", "--exit-code"]
+        ),
+        Some(2)
+    );
     assert_eq!(code(&env, &["gate", "--exit-code"]), Some(2));
-    assert_eq!(code(&env, &["--workspace", "/nonexistent", "gate", "x", "--input", "{}"]), Some(2));
+    assert_eq!(
+        code(
+            &env,
+            &["--workspace", "/nonexistent", "gate", "x", "--input", "{}"]
+        ),
+        Some(2)
+    );
 }
 
 #[test]
@@ -55,10 +74,20 @@ fn input_from_stdin_and_from_a_file() {
         .success()
         .json();
     assert_eq!(v["decision"], "allow", "{v}");
-    let r = env.cmd().args(["gate", "run_shell", "--input", "@/nonexistent.json"]).run();
+    let r = env
+        .cmd()
+        .args(["gate", "run_shell", "--input", "@/nonexistent.json"])
+        .run();
     assert_eq!(r.out.status.code(), Some(2));
-    assert!(r.stderr().contains("--input @/nonexistent.json"), "{}", r.stderr());
-    let r = env.cmd().args(["gate", "run_shell", "--input", "@/dev"]).run();
+    assert!(
+        r.stderr().contains("--input @/nonexistent.json"),
+        "{}",
+        r.stderr()
+    );
+    let r = env
+        .cmd()
+        .args(["gate", "run_shell", "--input", "@/dev"])
+        .run();
     assert!(r.stderr().contains("not a regular file"), "{}", r.stderr());
 }
 
@@ -70,7 +99,10 @@ fn broken_pipes_end_quietly_on_every_command() {
         "s.jsonl",
         "{\"event\":\"toolGate\",\"tool\":\"run_shell\",\"input\":{\"command\":\"ls\"}}\n",
     );
-    env.cmd().args(["--enable", "gate", "run_shell", "--input", "{}"]).run().success();
+    env.cmd()
+        .args(["--enable", "gate", "run_shell", "--input", "{}"])
+        .run()
+        .success();
     let replay = replay.display().to_string();
     let commands: Vec<Vec<&str>> = vec![
         vec!["--enable", "gate", "run_shell", "--input", "{}"],
@@ -109,11 +141,18 @@ fn completions_and_man_page() {
     for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
         let r = env.cmd().args(["completions", shell]).run().success();
         assert!(r.stdout().contains("copse-hooks"), "{shell}");
-        assert!(r.stdout().contains("exit-code"), "{shell}: flags are completed");
+        assert!(
+            r.stdout().contains("exit-code"),
+            "{shell}: flags are completed"
+        );
     }
     assert_eq!(code(&env, &["completions", "tcsh"]), Some(2));
     let man = env.cmd().args(["man"]).run().success();
-    assert!(man.stdout().starts_with(".ie") || man.stdout().contains(".TH copse-hooks"), "{}", man.stdout());
+    assert!(
+        man.stdout().starts_with(".ie") || man.stdout().contains(".TH copse-hooks"),
+        "{}",
+        man.stdout()
+    );
     let help = env.cmd().args(["gate", "--help"]).run().success();
     assert!(help.stdout().contains("Examples:"), "{}", help.stdout());
 }
@@ -124,7 +163,11 @@ fn color_always_never_and_no_color() {
     decide(&env, "deny");
     let gate = ["--enable", "gate", "run_shell", "--input", "{}"];
     let always = env.cmd().args(["--color", "always"]).args(gate).run();
-    assert!(always.stdout().contains("\u{1b}[31mdeny"), "{:?}", always.stdout());
+    assert!(
+        always.stdout().contains("\u{1b}[31mdeny"),
+        "{:?}",
+        always.stdout()
+    );
     let never = env.cmd().args(["--color", "never"]).args(gate).run();
     assert!(!never.stdout().contains('\u{1b}'));
     // Not a terminal and NO_COLOR set (the harness): plain.
@@ -134,7 +177,13 @@ fn color_always_never_and_no_color() {
 }
 
 fn log_ids(env: &Env, args: &[&str]) -> Vec<String> {
-    let v: Value = env.cmd().args(["--json", "log"]).args(args).run().success().json();
+    let v: Value = env
+        .cmd()
+        .args(["--json", "log"])
+        .args(args)
+        .run()
+        .success()
+        .json();
     v["runs"]
         .as_array()
         .unwrap()
@@ -148,15 +197,28 @@ fn log_and_show_conventions() {
     let env = Env::new();
     decide(&env, "deny");
     for _ in 0..3 {
-        env.cmd().args(["--enable", "gate", "run_shell", "--input", "{}"]).run().success();
+        env.cmd()
+            .args(["--enable", "gate", "run_shell", "--input", "{}"])
+            .run()
+            .success();
     }
     assert_eq!(log_ids(&env, &["-n", "2"]).len(), 2);
     assert_eq!(log_ids(&env, &["--limit", "1"]).len(), 1);
     let newest = &log_ids(&env, &["-n", "1"])[0];
-    let last: Value = env.cmd().args(["--json", "show", "last"]).run().success().json();
+    let last: Value = env
+        .cmd()
+        .args(["--json", "show", "last"])
+        .run()
+        .success()
+        .json();
     assert_eq!(&last["run_id"], newest);
     let prefix = &newest[..newest.len() - 2];
-    let by_prefix: Value = env.cmd().args(["--json", "show", prefix]).run().success().json();
+    let by_prefix: Value = env
+        .cmd()
+        .args(["--json", "show", prefix])
+        .run()
+        .success()
+        .json();
     assert_eq!(&by_prefix["run_id"], newest);
     let missing = env.cmd().args(["show", "zz-no-such-run"]).run();
     assert_eq!(missing.out.status.code(), Some(2));
@@ -164,7 +226,12 @@ fn log_and_show_conventions() {
     // Filter values are checked by clap.
     let vim = env.cmd().args(["log", "--dialect", "vim"]).run();
     assert_eq!(vim.out.status.code(), Some(2));
-    assert!(vim.stderr().contains("possible values: cursor, claude, copse"), "{}", vim.stderr());
+    assert!(
+        vim.stderr()
+            .contains("possible values: cursor, claude, copse"),
+        "{}",
+        vim.stderr()
+    );
     assert_eq!(code(&env, &["log", "--decision", "maybe"]), Some(2));
     // --since is strict.
     let bad = env.cmd().args(["log", "--since", "2026-02-31"]).run();
@@ -188,16 +255,33 @@ fn replay_rejects_wrong_types_with_the_line_number() {
     let r = env.cmd().args(["replay"]).arg(&file).run();
     assert_eq!(r.out.status.code(), Some(2));
     assert!(r.stderr().contains("bad.jsonl:3"), "{}", r.stderr());
-    assert!(r.stderr().contains("\"status\" must be a string, got 5"), "{}", r.stderr());
-    assert!(r.stdout().is_empty(), "nothing runs before the file is valid");
+    assert!(
+        r.stderr().contains("\"status\" must be a string, got 5"),
+        "{}",
+        r.stderr()
+    );
+    assert!(
+        r.stdout().is_empty(),
+        "nothing runs before the file is valid"
+    );
     for (line, what) in [
-        ("{\"event\":\"afterToolUse\",\"tool\":\"run_shell\",\"is_error\":\"yes\"}", "\"is_error\" must be true or false"),
-        ("{\"event\":\"preCompact\",\"context_usage_percent\":\"80\"}", "\"context_usage_percent\" must be a number"),
+        (
+            "{\"event\":\"afterToolUse\",\"tool\":\"run_shell\",\"is_error\":\"yes\"}",
+            "\"is_error\" must be true or false",
+        ),
+        (
+            "{\"event\":\"preCompact\",\"context_usage_percent\":\"80\"}",
+            "\"context_usage_percent\" must be a number",
+        ),
         ("{\"event\":5}", "\"event\" must be a string"),
     ] {
         let file = env.write("bad2.jsonl", line);
         let r = env.cmd().args(["replay"]).arg(&file).run();
-        assert!(r.stderr().contains("bad2.jsonl:1") && r.stderr().contains(what), "{}", r.stderr());
+        assert!(
+            r.stderr().contains("bad2.jsonl:1") && r.stderr().contains(what),
+            "{}",
+            r.stderr()
+        );
     }
 }
 
@@ -215,7 +299,11 @@ fn replay_streams_each_line_as_it_completes() {
         "s.jsonl",
         "{\"event\":\"toolGate\",\"tool\":\"run_shell\",\"input\":{\"command\":\"first\"}}\n{\"event\":\"toolGate\",\"tool\":\"run_shell\",\"input\":{\"command\":\"second\"}}\n",
     );
-    let mut cmd = env.cmd().args(["--enable", "--json", "replay"]).arg(&file).cmd;
+    let mut cmd = env
+        .cmd()
+        .args(["--enable", "--json", "replay"])
+        .arg(&file)
+        .cmd;
     cmd.stdout(std::process::Stdio::piped());
     let mut child = cmd.spawn().unwrap();
     let mut out = std::io::BufReader::new(child.stdout.take().unwrap());

@@ -136,7 +136,12 @@ impl Cmd {
         let mut child = self.cmd.spawn().unwrap();
         drop(child.stdout.take());
         let mut err = String::new();
-        child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
         (child.wait().unwrap(), err)
     }
     /// `gate TOOL --input JSON --json` with hooks enabled.

@@ -5,11 +5,11 @@
 mod harness;
 
 mod audit;
+mod conventions;
 mod gate;
 mod lint;
 mod list;
 mod notices;
-mod conventions;
 mod readme;
 mod replay;
 mod sandbox;

@@ -26,7 +26,13 @@ fn human(env: &Env, extra: &[&str]) -> Run {
 fn json_gate(env: &Env, extra: &[&str]) -> Value {
     env.cmd()
         .args(extra)
-        .args(["--json", "gate", "run_shell", "--input", r#"{"command":"ls"}"#])
+        .args([
+            "--json",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
         .run()
         .success()
         .json()
@@ -48,7 +54,13 @@ fn recursion_guard_is_explained() {
     let r = env
         .cmd()
         .env("COPSE_HOOK_DEPTH", "1")
-        .args(["--enable", "gate", "run_shell", "--input", r#"{"command":"ls"}"#])
+        .args([
+            "--enable",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
         .run()
         .success();
     insta::assert_snapshot!("notice_recursion_guard", r.redacted());
@@ -67,8 +79,16 @@ fn untrusted_workspace_says_what_trusting_would_run() {
     env.project_cursor(r#"{"hooks":{"beforeShellExecution":[{"command":"./guard.sh"}]}}"#);
     let v = json_gate(&env, &["--enable"]);
     assert_eq!(kinds(&v), ["workspace_untrusted"]);
-    assert!(v["notices"][0]["message"].as_str().unwrap().contains("./guard.sh"));
-    insta::assert_snapshot!("notice_workspace_untrusted", human(&env, &["--enable"]).redacted());
+    assert!(
+        v["notices"][0]["message"]
+            .as_str()
+            .unwrap()
+            .contains("./guard.sh")
+    );
+    insta::assert_snapshot!(
+        "notice_workspace_untrusted",
+        human(&env, &["--enable"]).redacted()
+    );
 }
 
 #[test]
@@ -85,7 +105,10 @@ fn changed_config_and_first_run_are_explained() {
     );
     let v = json_gate(&env, &["--enable"]);
     assert_eq!(kinds(&v), ["config_changed"], "{v}");
-    insta::assert_snapshot!("notice_config_changed", human(&env, &["--enable"]).redacted());
+    insta::assert_snapshot!(
+        "notice_config_changed",
+        human(&env, &["--enable"]).redacted()
+    );
 }
 
 #[test]
@@ -96,7 +119,10 @@ fn config_warnings_and_timeout_units() {
     );
     let v = json_gate(&env, &["--enable"]);
     assert_eq!(kinds(&v), ["timeout_units", "config_warning"], "{v}");
-    insta::assert_snapshot!("notice_config_warning", human(&env, &["--enable"]).redacted());
+    insta::assert_snapshot!(
+        "notice_config_warning",
+        human(&env, &["--enable"]).redacted()
+    );
 }
 
 #[test]
@@ -105,7 +131,10 @@ fn failed_runs_give_their_stderr_and_a_hint() {
     // Not executable: exit 126 suggests chmod +x.
     env.write("home/.cursor/noexec.sh", "#!/bin/sh\necho nope\n");
     // Exits 1 with a message on stderr.
-    env.script("home/.cursor/fail.sh", "cat >/dev/null; echo 'boom: config missing' >&2; exit 1");
+    env.script(
+        "home/.cursor/fail.sh",
+        "cat >/dev/null; echo 'boom: config missing' >&2; exit 1",
+    );
     env.user_cursor(&format!(
         r#"{{"hooks":{{"beforeShellExecution":[{{"command":"{}"}},{{"command":"{}"}}]}}}}"#,
         env.home().join(".cursor/noexec.sh").display(),
@@ -113,8 +142,19 @@ fn failed_runs_give_their_stderr_and_a_hint() {
     ));
     let v = json_gate(&env, &["--enable"]);
     assert_eq!(kinds(&v), ["hook_failed", "hook_failed"], "{v}");
-    assert!(v["notices"][0]["hint"].as_str().unwrap().contains("chmod +x"), "{v}");
-    assert!(v["notices"][1]["message"].as_str().unwrap().contains("boom: config missing"));
+    assert!(
+        v["notices"][0]["hint"]
+            .as_str()
+            .unwrap()
+            .contains("chmod +x"),
+        "{v}"
+    );
+    assert!(
+        v["notices"][1]["message"]
+            .as_str()
+            .unwrap()
+            .contains("boom: config missing")
+    );
     insta::assert_snapshot!("notice_hook_failed", human(&env, &["--enable"]).redacted());
 }
 
@@ -129,12 +169,21 @@ fn a_sandbox_write_refusal_names_the_path_and_the_setting() {
     std::fs::create_dir_all(env.home().join("hook-logs")).unwrap();
     env.script(
         "ws/.cursor/log.sh",
-        &format!("cat >/dev/null; echo x >> {}/hook-logs/a.log", env.home().display()),
+        &format!(
+            "cat >/dev/null; echo x >> {}/hook-logs/a.log",
+            env.home().display()
+        ),
     );
     env.project_cursor(r#"{"hooks":{"beforeShellExecution":[{"command":".cursor/log.sh"}]}}"#);
     let v = env
         .cmd()
-        .args(["--json", "gate", "run_shell", "--input", r#"{"command":"ls"}"#])
+        .args([
+            "--json",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
         .run()
         .success()
         .json();
@@ -158,11 +207,20 @@ fn a_sandbox_write_refusal_names_the_path_and_the_setting() {
 #[test]
 fn vendor_tool_names_are_aliases_with_a_note() {
     let env = Env::new();
-    env.user_cursor(r#"{"hooks":{"beforeShellExecution":[{"command":"printf '{\"permission\":\"deny\"}'"}]}}"#);
+    env.user_cursor(
+        r#"{"hooks":{"beforeShellExecution":[{"command":"printf '{\"permission\":\"deny\"}'"}]}}"#,
+    );
     for name in ["Bash", "Shell", "run_shell_command", "shell"] {
         let v = env
             .cmd()
-            .args(["--enable", "--json", "gate", name, "--input", r#"{"command":"ls"}"#])
+            .args([
+                "--enable",
+                "--json",
+                "gate",
+                name,
+                "--input",
+                r#"{"command":"ls"}"#,
+            ])
             .run()
             .success()
             .json();
@@ -172,9 +230,19 @@ fn vendor_tool_names_are_aliases_with_a_note() {
     env.write("ws/a.txt", "hello");
     let r = env
         .cmd()
-        .args(["--enable", "gate", "Read", "--input", r#"{"file_path":"a.txt"}"#])
+        .args([
+            "--enable",
+            "gate",
+            "Read",
+            "--input",
+            r#"{"file_path":"a.txt"}"#,
+        ])
         .run();
-    assert!(r.stderr().contains("Read is Claude Code's name"), "{}", r.stderr());
+    assert!(
+        r.stderr().contains("Read is Claude Code's name"),
+        "{}",
+        r.stderr()
+    );
     let r = env
         .cmd()
         .args(["--enable", "gate", "rnu_shell", "--input", "{}"])
@@ -186,8 +254,16 @@ fn vendor_tool_names_are_aliases_with_a_note() {
 #[test]
 fn replay_carries_notices_too() {
     let env = Env::new();
-    let file = env.write("s.jsonl", "{\"event\":\"toolGate\",\"tool\":\"run_shell\",\"input\":{\"command\":\"ls\"}}\n");
-    let r = env.cmd().args(["--json", "replay"]).arg(&file).run().success();
+    let file = env.write(
+        "s.jsonl",
+        "{\"event\":\"toolGate\",\"tool\":\"run_shell\",\"input\":{\"command\":\"ls\"}}\n",
+    );
+    let r = env
+        .cmd()
+        .args(["--json", "replay"])
+        .arg(&file)
+        .run()
+        .success();
     let last: Value = serde_json::from_str(r.stdout().lines().last().unwrap()).unwrap();
     assert_eq!(kinds(&last), ["hooks_off"]);
     assert!(r.stderr().contains("warning[hooks_off]"));
@@ -206,10 +282,24 @@ fn hostile_text_is_escaped_everywhere() {
         env.cmd().args(["list", "--untrusted-preview"]).run(),
         env.cmd().args(["lint"]).run(),
         env.cmd()
-            .args(["--enable", "--trust", "gate", "run_shell", "--input", r#"{"command":"ls"}"#])
+            .args([
+                "--enable",
+                "--trust",
+                "gate",
+                "run_shell",
+                "--input",
+                r#"{"command":"ls"}"#,
+            ])
             .run(),
         env.cmd()
-            .args(["--enable", "--trust", "gate", "run_shell", "--input", "{\"command\":\"\u{1b}[2J\"}"])
+            .args([
+                "--enable",
+                "--trust",
+                "gate",
+                "run_shell",
+                "--input",
+                "{\"command\":\"\u{1b}[2J\"}",
+            ])
             .run(),
     ];
     for r in &outputs {
@@ -218,7 +308,10 @@ fn hostile_text_is_escaped_everywhere() {
         assert!(!all.contains('\u{202e}'), "raw bidi override in:\n{all}");
     }
     assert!(outputs[0].stdout().contains("terminal control characters"));
-    assert!(outputs[1].stdout().contains("OUTSIDE the sandbox") || outputs[1].stdout().contains("run in the sandbox"));
+    assert!(
+        outputs[1].stdout().contains("OUTSIDE the sandbox")
+            || outputs[1].stdout().contains("run in the sandbox")
+    );
     assert!(outputs[1].stdout().contains("terminal control characters"));
     assert!(outputs[2].stdout().contains("terminal control characters"));
     insta::assert_snapshot!("hostile_list", outputs[0].redacted());

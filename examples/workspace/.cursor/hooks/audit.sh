@@ -1,7 +1,7 @@
 #!/bin/sh
 # beforeShellExecution and afterFileEdit: append every shell command and every edited
-# file to an audit log. Fails open ("failClosed": false) so a full disk never blocks
-# the agent.
+# file to an audit log ($AUDIT_LOG, default audit.log beside this script). Fails open
+# ("failClosed": false) so a full disk never blocks the agent.
 payload=$(cat)
 . "$(dirname "$0")/lib.sh"
 case "$(json_string hook_event_name)" in
@@ -9,4 +9,4 @@ case "$(json_string hook_event_name)" in
   *) what="shell $(json_string command)" ;;
 esac
 printf '%s\t%s\t%s\n' "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(json_string conversation_id)" "$what" \
-  >> "$(dirname "$0")/audit.log"
+  >> "${AUDIT_LOG:-$(dirname "$0")/audit.log}"
