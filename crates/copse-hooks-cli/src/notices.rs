@@ -35,8 +35,14 @@ pub fn print(notices: &[Value]) {
             | "sandbox_unenforced" => paint("warning", output::YELLOW, true),
             _ => paint("note", output::DIM, true),
         };
+        let at = match (kind, n["source"].as_str()) {
+            ("config_warning" | "timeout_units", Some(source)) => {
+                format!("{}: ", output::path(std::path::Path::new(source)))
+            }
+            _ => String::new(),
+        };
         errln!(
-            "{word}[{kind}]: {}",
+            "{word}[{kind}]: {at}{}",
             clean(n["message"].as_str().unwrap_or(""))
         );
         if let Some(h) = n["hint"].as_str() {

@@ -294,6 +294,7 @@ impl Engine {
                 && message.starts_with("Unknown")
                 && !message.contains("did you mean")
                 && let Some(near) = did_you_mean(e, known_events(dialect))
+                && !message.contains(&format!("\"{near}\""))
             {
                 message.push_str(&format!(" — did you mean \"{near}\"?"));
             }
@@ -562,7 +563,9 @@ fn lint_entries(
             }
             for (path, obj) in handlers {
                 for k in obj.keys() {
-                    if entry_keys(dialect).contains(&k.as_str()) {
+                    // A nested `hooks` list outside Claude is the Claude shape, which
+                    // the dialect's own warning already explains.
+                    if entry_keys(dialect).contains(&k.as_str()) || k == "hooks" {
                         continue;
                     }
                     let mut at = path.clone();

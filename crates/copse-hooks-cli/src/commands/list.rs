@@ -219,6 +219,7 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
                 "hooks": hooks,
                 "unsandboxed": uns,
                 "warnings": warnings,
+                "version": 1,
             }))?
         );
         return Ok(ExitCode::SUCCESS);

@@ -46,7 +46,7 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
     };
     let Some(spine) = workspace::read_spine(&inv.engine)? else {
         if global.json {
-            outln!("{}", json!({"runs": []}));
+            outln!("{}", json!({"runs": [], "version": 1}));
         } else {
             outln!(
                 "No hook runs recorded yet ({} does not exist).",
@@ -57,7 +57,10 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
     };
     let runs = spine.query(&filter)?;
     if global.json {
-        outln!("{}", serde_json::to_string_pretty(&json!({"runs": runs}))?);
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&json!({"runs": runs, "version": 1}))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
@@ -136,6 +139,7 @@ fn record_json(r: &RunRecord) -> Value {
         "stdin_truncated": r.stdin_truncated,
         "stdout_truncated": r.stdout_truncated,
         "stderr_truncated": r.stderr_truncated,
+        "version": 1,
     })
 }
 

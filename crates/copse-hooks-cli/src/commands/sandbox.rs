@@ -40,6 +40,7 @@ pub fn check(global: &Global) -> Result<ExitCode> {
                 "detection": status.detection.to_string(),
                 "self_test_passed": passed,
                 "checks": checks,
+                "version": 1,
             }))?
         );
     } else {

@@ -54,7 +54,7 @@ pub fn enable(global: &Global, on: bool) -> Result<ExitCode> {
     if global.json {
         outln!(
             "{}",
-            json!({"enabled": on, "settings": path.display().to_string()})
+            json!({"enabled": on, "settings": path.display().to_string(), "version": 1})
         );
     } else {
         let word = if on { "on" } else { "off" };
@@ -104,6 +104,7 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
                 "settings": path.display().to_string(),
                 "pinned": pins.iter().map(|(p, h)| json!({"config": p.display().to_string(), "sha256": h})).collect::<Vec<_>>(),
                 "hooks": hooks.iter().map(|h| json!({"dialect": h.dialect.as_str(), "event": h.event, "command": h.command, "source": h.source.display().to_string(), "sandboxed": h.sandboxed})).collect::<Vec<_>>(),
+                "version": 1,
             }))?
         );
         return Ok(ExitCode::SUCCESS);
@@ -152,7 +153,7 @@ pub fn untrust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     if global.json {
         outln!(
             "{}",
-            json!({"untrusted": root.display().to_string(), "was_trusted": removed})
+            json!({"untrusted": root.display().to_string(), "was_trusted": removed, "version": 1})
         );
     } else if removed {
         outln!("{} is no longer trusted.", root.display());
