@@ -79,21 +79,17 @@ pub fn write_err(args: std::fmt::Arguments<'_>) {
 }
 
 /// `println!` that ends quietly on a broken pipe.
-
 macro_rules! outln {
     () => { $crate::output::write_out(format_args!(""), true) };
     ($($t:tt)*) => { $crate::output::write_out(format_args!($($t)*), true) };
 }
 
 /// `print!` that ends quietly on a broken pipe.
-#[allow(unused_macros)]
-
 macro_rules! out {
     ($($t:tt)*) => { $crate::output::write_out(format_args!($($t)*), false) };
 }
 
 /// `eprintln!` that never panics.
-
 macro_rules! errln {
     ($($t:tt)*) => { $crate::output::write_err(format_args!($($t)*)) };
 }

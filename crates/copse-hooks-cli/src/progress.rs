@@ -26,18 +26,13 @@ pub fn start(what: &str) -> Progress {
         let started = Instant::now();
         let mut shown = false;
         let mut wait = Duration::from_secs(1);
-        loop {
-            match rx.recv_timeout(wait) {
-                Err(RecvTimeoutError::Timeout) => {
-                    let secs = started.elapsed().as_secs();
-                    let mut err = std::io::stderr().lock();
-                    let _ = write!(err, "\r\x1b[2K{what}: waiting for hooks… {secs}s");
-                    let _ = err.flush();
-                    shown = true;
-                    wait = Duration::from_millis(500);
-                }
-                _ => break,
-            }
+        while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(wait) {
+            let secs = started.elapsed().as_secs();
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K{what}: waiting for hooks… {secs}s");
+            let _ = err.flush();
+            shown = true;
+            wait = Duration::from_millis(500);
         }
         if shown {
             let mut err = std::io::stderr().lock();
