@@ -131,6 +131,10 @@ accepted as aliases of canonical tools, with a note.")]
         /// Exit with the decision: allow 0, deny 1, ask 3 (errors stay 2).
         #[arg(long)]
         exit_code: bool,
+        /// The conversation this call belongs to: gates with the same id are one
+        /// session (recorded together; the first-run note shows once per session).
+        #[arg(long, value_name = "ID")]
+        session: Option<String>,
     },
     /// Show every discovered hook (the Sources panel) and every config warning.
     List {
@@ -260,12 +264,14 @@ pub fn main() -> ExitCode {
             tool,
             input,
             exit_code,
+            session,
         } => commands::gate::run(
             &cli.global,
             &commands::gate::GateArgs {
                 tool,
                 input,
                 exit_code: *exit_code,
+                session: session.as_deref(),
             },
         ),
         Command::List { untrusted_preview } => commands::list::run(&cli.global, *untrusted_preview),

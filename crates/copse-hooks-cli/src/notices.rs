@@ -32,7 +32,9 @@ pub fn print(notices: &[Value]) {
             | "recursion_guard"
             | "config_warning"
             | "timeout_units"
-            | "sandbox_unenforced" => paint("warning", output::YELLOW, true),
+            | "sandbox_unenforced"
+            | "audit_store"
+            | "records_lost" => paint("warning", output::YELLOW, true),
             _ => paint("note", output::DIM, true),
         };
         let at = match (kind, n["source"].as_str()) {

@@ -52,6 +52,7 @@ pub struct GateArgs<'a> {
     pub tool: &'a str,
     pub input: &'a str,
     pub exit_code: bool,
+    pub session: Option<&'a str>,
 }
 
 /// The most `--input -` / `--input @FILE` reads (a tool input is small).
@@ -131,14 +132,34 @@ pub fn run(global: &Global, args: &GateArgs<'_>) -> Result<ExitCode> {
     let (tool, input, mut notes) = canonical_tool(args.tool, &input);
     let call = tool_call(&tool, &input, inv.engine.workspace_roots())?;
     let before = inv.engine.explain(copse_hooks::CanonicalEvent::ToolGate);
-    let session = inv.engine.session(SessionIdentity::new(""));
+    let session = inv
+        .engine
+        .session(SessionIdentity::new(args.session.unwrap_or("")));
+    let seen = args
+        .session
+        .map(|id| hooks_already_run(&inv.engine, id))
+        .unwrap_or_default();
     let progress = crate::progress::start(&format!("gating {tool}"));
     let verdict = session.gate_tool(call);
     drop(progress);
+    // The first-run note shows once per session: not again for a hook this session
+    // already ran in an earlier `gate --session ID`.
+    let session_notices: Vec<copse_hooks::Notice> = session
+        .take_notices()
+        .into_iter()
+        .filter(|n| {
+            n.kind != copse_hooks::NoticeKind::FirstRun
+                || !verdict.runs.iter().any(|r| {
+                    n.source.as_deref() == Some(r.source.as_path())
+                        && n.message.contains(&format!("`{}`", r.command))
+                        && seen.contains(&(r.source.display().to_string(), r.command.clone()))
+                })
+        })
+        .collect();
     notes.extend(notices::for_verdict(
         &inv.engine,
         &before,
-        &session.take_notices(),
+        &session_notices,
         &verdict,
     ));
     // The verdict first: a slow or locked audit store never delays it.
@@ -162,6 +183,24 @@ pub fn run(global: &Global, args: &GateArgs<'_>) -> Result<ExitCode> {
         copse_hooks::Decision::Deny => 1,
         copse_hooks::Decision::Ask => 3,
     }))
+}
+
+/// The (source, command) of every hook already recorded in session `id`.
+fn hooks_already_run(
+    engine: &copse_hooks::Engine,
+    id: &str,
+) -> std::collections::HashSet<(String, String)> {
+    let Ok(Some(spine)) = workspace::read_spine(engine) else {
+        return Default::default();
+    };
+    spine
+        .query(&copse_hooks::spine::RunFilter {
+            session_id: Some(id.to_string()),
+            limit: Some(10_000),
+            ..Default::default()
+        })
+        .map(|runs| runs.into_iter().map(|r| (r.source, r.command)).collect())
+        .unwrap_or_default()
 }
 
 fn print_human(tool: &str, v: &Verdict) {

@@ -342,3 +342,62 @@ fn workspace_option_names_the_root_to_trust() {
         .json();
     assert_eq!(v["was_trusted"], true);
 }
+
+#[test]
+fn a_file_size_limit_neither_kills_the_gate_nor_hides_lost_records() {
+    let env = Env::new();
+    decide(&env, "deny");
+    let script = format!(
+        "ulimit -f 0; exec {} --enable gate run_shell --input '{{}}'",
+        env!("CARGO_BIN_EXE_copse-hooks")
+    );
+    let out = std::process::Command::new("sh")
+        .args(["-c", &script])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.home())
+        .env("COPSE_DIR", env.copse_dir())
+        .env("NO_COLOR", "1")
+        .current_dir(env.workspace())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "SIGXFSZ must not kill it:\n{stderr}"
+    );
+    assert!(stdout.starts_with("deny run_shell"), "{stdout}");
+    assert!(
+        stderr
+            .contains("warning[records_lost]: 1 hook run record of this command was not recorded"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn gate_sessions_show_the_first_run_note_once() {
+    let env = Env::new();
+    env.script("ws/.cursor/ok.sh", "cat >/dev/null");
+    env.project_cursor(r#"{"hooks":{"beforeShellExecution":[{"command":".cursor/ok.sh"}]}}"#);
+    let gate = |session: &str| {
+        env.cmd()
+            .args([
+                "--enable",
+                "--trust",
+                "gate",
+                "run_shell",
+                "--input",
+                "{}",
+                "--session",
+                session,
+            ])
+            .run()
+            .success()
+            .stderr()
+    };
+    assert!(gate("conv-1").contains("first run in this session"));
+    assert!(!gate("conv-1").contains("first run in this session"));
+    assert!(gate("conv-2").contains("first run in this session"));
+}
