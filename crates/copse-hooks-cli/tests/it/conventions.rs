@@ -401,3 +401,62 @@ fn gate_sessions_show_the_first_run_note_once() {
     assert!(!gate("conv-1").contains("first run in this session"));
     assert!(gate("conv-2").contains("first run in this session"));
 }
+
+#[test]
+fn a_slow_hook_shows_a_progress_line_on_a_terminal() {
+    // `script` gives the command a pseudo-terminal. The hook sleeps 1.5 s, so the
+    // progress line (after 1 s) must have appeared, whatever the machine's speed.
+    if std::process::Command::new("script")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    }
+    let env = Env::new();
+    env.user_cursor(
+        r#"{"hooks":{"beforeShellExecution":[{"command":"cat >/dev/null; sleep 1.5"}]}}"#,
+    );
+    let line = format!(
+        "{} --enable gate run_shell --input '{{}}'",
+        env!("CARGO_BIN_EXE_copse-hooks")
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", env.home())
+        .env("COPSE_DIR", env.copse_dir())
+        .env("NO_COLOR", "1")
+        .env("TERM", "dumb")
+        .current_dir(env.workspace())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(
+        text.contains("gating run_shell: waiting for hooks… 1s"),
+        "{text:?}"
+    );
+    assert!(text.contains("allow run_shell (1 hook"), "{text:?}");
+}
+
+#[test]
+fn help_snapshots() {
+    let env = Env::new();
+    let r = env
+        .cmd()
+        .args(["--help"])
+        .env("COLUMNS", "100")
+        .run()
+        .success();
+    insta::assert_snapshot!("help", r.stdout());
+    let r = env
+        .cmd()
+        .args(["gate", "--help"])
+        .env("COLUMNS", "100")
+        .run()
+        .success();
+    insta::assert_snapshot!("help_gate", r.stdout());
+}
