@@ -287,7 +287,7 @@ pub fn stream(
         if json_out {
             outln!("{}", serde_json::to_string(&v)?);
         } else {
-            print_line(&line, &v);
+            print_line(&line, &v, &roots);
         }
         if output::stdout_closed() {
             bail!(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
@@ -373,7 +373,7 @@ pub fn finish(summary: &Value, json_out: bool) -> Result<()> {
 }
 
 /// One transcript line (and its messages).
-fn print_line(line: &Line, v: &Value) {
+fn print_line(line: &Line, v: &Value, roots: &[PathBuf]) {
     let head = format!("{:>3}  {:<20}", line.number, clean(&line.name));
     let detail = match &line.step {
         Step::Session(id) => clean(&format!(
@@ -384,7 +384,7 @@ fn print_line(line: &Line, v: &Value) {
                 .map(|m| format!(", model {}", m.model))
                 .unwrap_or_default()
         )),
-        Step::Event(e) => clean(&describe(e)),
+        Step::Event(e) => clean(&describe(e, roots)),
     };
     if v["detached"] == true {
         outln!(
@@ -463,7 +463,7 @@ fn print_summary(summary: &Value) {
     outln!("Runs: {} ({failed} failed, {dropped} dropped)", runs.len());
 }
 
-fn describe(e: &EventPayload) -> String {
+fn describe(e: &EventPayload, roots: &[PathBuf]) -> String {
     let short = |s: &str| {
         let s = s.replace('\n', " ");
         if s.chars().count() > 50 {
@@ -487,7 +487,14 @@ fn describe(e: &EventPayload) -> String {
         EventPayload::AfterToolUse(r) => {
             format!("{}{}", r.tool, if r.is_error { " (failed)" } else { "" })
         }
-        EventPayload::AfterFileEdit { file_path, .. } => short(file_path),
+        EventPayload::AfterFileEdit { file_path, .. } => {
+            let path = Path::new(file_path);
+            let shown = roots
+                .iter()
+                .find_map(|r| path.strip_prefix(r).ok())
+                .unwrap_or(path);
+            short(&shown.display().to_string())
+        }
         EventPayload::Stop { status } => status.clone(),
         EventPayload::SubagentStart { subagent_type } => subagent_type.clone(),
         EventPayload::SubagentStop {

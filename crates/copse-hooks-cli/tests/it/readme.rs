@@ -311,3 +311,51 @@ fn audit_hook_records_commands_and_edits() {
         "{text}"
     );
 }
+
+/// Replaces the demo's random temp-dir suffix and ISO timestamps with fixed text.
+fn redact_demo(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("copse-hooks-demo-") {
+        let end = i + "copse-hooks-demo-".len();
+        out.push_str(&rest[..end]);
+        out.push_str("XXXXXX");
+        rest = &rest[(end + 6).min(rest.len())..];
+    }
+    out.push_str(rest);
+    // 2026-12-02T18:21:42Z
+    let chars: Vec<char> = out.chars().collect();
+    let mut done = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let window: String = chars[i..(i + 20).min(chars.len())].iter().collect();
+        let is_stamp = window.len() == 20
+            && window.chars().enumerate().all(|(j, c)| match j {
+                4 | 7 => c == '-',
+                10 => c == 'T',
+                13 | 16 => c == ':',
+                19 => c == 'Z',
+                _ => c.is_ascii_digit(),
+            });
+        if is_stamp {
+            done.push_str("[TIME]");
+            i += 20;
+        } else {
+            done.push(chars[i]);
+            i += 1;
+        }
+    }
+    done
+}
+
+#[test]
+fn demo_output_snapshot() {
+    let env = Env::new();
+    let r = env
+        .cmd()
+        .args(["demo"])
+        .env("TMPDIR", env.root())
+        .run()
+        .success();
+    insta::assert_snapshot!("demo_human", redact_demo(&r.redacted()));
+}
