@@ -459,6 +459,59 @@ pub(crate) fn known_events(dialect: Dialect) -> Vec<&'static str> {
     }
 }
 
+/// The tool names a matcher of this dialect and event is compared with, when its
+/// subject is a tool name.
+fn matcher_tools(dialect: Dialect, event: &str) -> Option<&'static [&'static str]> {
+    match (dialect, event) {
+        (Dialect::Cursor, "preToolUse" | "postToolUse" | "postToolUseFailure") => {
+            Some(&["Shell", "Read", "Write", "Delete", "Grep", "Task"])
+        }
+        (
+            Dialect::Claude,
+            "PreToolUse" | "PostToolUse" | "PostToolUseFailure" | "PermissionRequest",
+        ) => Some(&[
+            "Bash",
+            "Read",
+            "Write",
+            "Edit",
+            "MultiEdit",
+            "Grep",
+            "Glob",
+            "LS",
+            "Task",
+            "Agent",
+            "WebFetch",
+            "WebSearch",
+            "NotebookEdit",
+            "NotebookRead",
+            "TodoWrite",
+            "ExitPlanMode",
+        ]),
+        (Dialect::Copse, "toolGate" | "afterToolUse") => Some(&[
+            "run_shell",
+            "run_background",
+            "read_file",
+            "list_dir",
+            "read_staged_diff",
+            "read_terminal",
+            "read_skill",
+            "write_file",
+            "str_replace",
+            "rename_file",
+            "make_directory",
+            "delete_file",
+            "search_code",
+            "find_files",
+            "search_codebase",
+            "semantic_search",
+            "explore",
+            "investigate_ci",
+            "delegate_step",
+        ]),
+        _ => None,
+    }
+}
+
 /// The keys a hook entry of a dialect takes.
 fn entry_keys(dialect: Dialect) -> &'static [&'static str] {
     match dialect {
@@ -541,6 +594,37 @@ fn lint_entries(
         };
         for (i, entry) in entries.iter().enumerate() {
             let base = vec![key("hooks"), key(event), Step::Index(i)];
+            if let Some(m) = entry.get("matcher").and_then(Value::as_str)
+                && let Some(tools) = matcher_tools(dialect, event)
+            {
+                for alt in m.split('|') {
+                    let word = alt.trim().trim_start_matches('^').trim_end_matches('$');
+                    let plain = !word.is_empty()
+                        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    if !plain || tools.contains(&word) || word.starts_with("mcp__") {
+                        continue;
+                    }
+                    if let Some(near) = did_you_mean(word, tools.iter().copied()) {
+                        let mut at = base.clone();
+                        at.push(key("matcher"));
+                        let pos = positions.get(&at).or_else(|| positions.nearest(&base));
+                        problem(
+                            pos.map(|p| p.0),
+                            pos.map(|p| p.1),
+                            Level::Warning,
+                            format!(
+                                "\"{event}\" {} {}: matcher \"{word}\" names no tool — did you mean \"{near}\"?",
+                                if dialect == Dialect::Claude {
+                                    "group"
+                                } else {
+                                    "entry"
+                                },
+                                i + 1
+                            ),
+                        );
+                    }
+                }
+            }
             let mut handlers: Vec<(Vec<Step>, &serde_json::Map<String, Value>)> = Vec::new();
             match (dialect, entry.as_object()) {
                 (Dialect::Claude, Some(group)) => {
