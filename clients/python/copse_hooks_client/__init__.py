@@ -69,6 +69,16 @@ class Verdict(TypedDict, total=False):
     inject_context: Optional[str]
     halt: Optional[Dict[str, str]]
     runs: List[RunRecord]
+    notices: List["Notice"]
+
+
+class Notice(TypedDict, total=False):
+    """Why hooks did or did not run, or what a failed run said (``kind`` is stable)."""
+
+    kind: str
+    message: str
+    hint: Optional[str]
+    source: Optional[str]
 
 
 class QueuedMessage(TypedDict, total=False):

@@ -70,6 +70,16 @@ export interface Verdict {
   inject_context: string | null;
   halt: { reason: string } | null;
   runs: RunRecord[];
+  /** Why hooks did or did not run, and what each failed run said. */
+  notices: Notice[];
+}
+
+/** A notice: `kind` is stable (`hooks_off`, `workspace_untrusted`, `hook_failed`, ...). */
+export interface Notice {
+  kind: string;
+  message: string;
+  hint: string | null;
+  source: string | null;
 }
 
 /** The answer to an observation event, given at once. */

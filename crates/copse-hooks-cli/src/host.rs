@@ -43,6 +43,7 @@ pub fn hosted(
         trust: trusted == Some(true),
         enable: enabled == Some(true),
         json: true,
+        color: crate::output::ColorWhen::Never,
     };
     let inv = workspace::engine_with(&global, |c| {
         workspace::record(c);

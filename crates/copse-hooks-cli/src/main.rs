@@ -1,11 +1,15 @@
 //! The `copse-hooks` command. All behaviour lives in the `copse-hooks` engine crate;
 //! this binary parses arguments, builds an engine and formats results.
 
+#[macro_use]
+mod output;
 mod cli;
 mod commands;
 mod host;
-mod output;
+mod notices;
+mod progress;
 mod time;
+mod tools;
 mod workspace;
 
 fn main() -> std::process::ExitCode {

@@ -57,7 +57,7 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
     }
     let recording = settings.spine != Some(false);
     config.require_sandbox = settings.require_sandbox;
-    config.sandbox_writable = settings.sandbox_writable_paths.clone();
+    config.sandbox_writable = writable_paths(&settings, &config.home, &settings_path);
     adjust(&mut config);
     if !recording {
         config.spine_path = None;
@@ -66,6 +66,31 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
         engine: Engine::new(config),
         settings_warning,
     })
+}
+
+/// `sandboxWritablePaths` with `~` expanded; a directory that does not exist (yet)
+/// is kept (it may be created later) with a warning on stderr.
+fn writable_paths(
+    settings: &Settings,
+    home: &std::path::Path,
+    file: &std::path::Path,
+) -> Vec<PathBuf> {
+    settings
+        .sandbox_writable_paths
+        .iter()
+        .map(|p| {
+            let expanded = copse_hooks::lint::expand_home(p, home);
+            if !expanded.is_dir() {
+                errln!(
+                    "{}: sandboxWritablePaths in {}: {} does not exist: hooks cannot write there until it does",
+                    crate::output::paint("warning", crate::output::YELLOW, true),
+                    file.display(),
+                    crate::output::clean(&expanded.display().to_string())
+                );
+            }
+            expanded
+        })
+        .collect()
 }
 
 /// Turns on recording in the audit store (`$COPSE_DIR/spine.db`).
@@ -83,30 +108,10 @@ pub fn read_spine(engine: &copse_hooks::Engine) -> Result<Option<copse_hooks::sp
     }
 }
 
-/// Prints the audit store's warning, if any, on stderr.
-pub fn warn_spine(engine: &copse_hooks::Engine) {
-    if let Some(w) = engine.spine_warning() {
-        eprintln!(
-            "{}: audit store: {w}",
-            crate::output::paint("warning", crate::output::YELLOW, true)
-        );
-    }
-}
-
-/// Prints a session's notices (first project-hook runs, changed configs) on stderr.
-pub fn print_notices(session: &copse_hooks::Session) {
-    for n in session.take_notices() {
-        eprintln!(
-            "{}: {n}",
-            crate::output::paint("note", crate::output::YELLOW, true)
-        );
-    }
-}
-
 /// Prints the settings warning, if any, on stderr.
 pub fn warn_settings(inv: &Invocation) {
     if let Some(w) = &inv.settings_warning {
-        eprintln!(
+        errln!(
             "{}: {w}",
             crate::output::paint("warning", crate::output::YELLOW, true)
         );

@@ -11,7 +11,7 @@ use copse_hooks::{
 };
 use copse_hooks_wire::PROTOCOL_VERSION;
 use copse_hooks_wire::output::{
-    ListOutput, LogOutput, QueuedOutput, ShowOutput, TestOutput, VerdictFields,
+    ListOutput, LogOutput, NoticeOutput, QueuedOutput, ShowOutput, TestOutput, VerdictFields,
 };
 use copse_hooks_wire::rpc::{self, codes};
 use serde::de::DeserializeOwned;
@@ -481,12 +481,26 @@ fn fire(conn: &Arc<Conn>, event: CanonicalEvent, params: Option<Value>) -> RpcRe
     let hosted = hosted(conn)?;
     let (session_id, payload) = payload(event, params, hosted.engine.workspace_roots())?;
     let session = session(conn, &session_id)?;
+    let before = hosted.engine.explain(event);
     let fired = session.fire(payload);
     match fired {
-        Fired::Verdict(v) => to_value(&rpc::VerdictResult {
-            detached: false,
-            verdict: VerdictFields::from(&v),
-        }),
+        Fired::Verdict(v) => {
+            // As `gate --json`: the engine's reasons, the session's notices, then
+            // one per failed run.
+            let mut notices: Vec<NoticeOutput> = before.iter().map(NoticeOutput::from).collect();
+            notices.extend(session.take_notices().iter().map(NoticeOutput::from));
+            notices.extend(
+                v.runs
+                    .iter()
+                    .filter_map(|r| hosted.engine.explain_run(r))
+                    .map(|n| NoticeOutput::from(&n)),
+            );
+            to_value(&rpc::VerdictResult {
+                detached: false,
+                verdict: VerdictFields::from(&v),
+                notices,
+            })
+        }
         Fired::Detached {
             dispatched,
             dropped,

@@ -7,7 +7,7 @@ use copse_hooks::dialect::ConfigWarning;
 use copse_hooks::dryrun::DryRun;
 use copse_hooks::outcome::SandboxState;
 use copse_hooks::spine::{RunRecord, RunSummary};
-use copse_hooks::{HookRun, HookSummary, Listing, Verdict};
+use copse_hooks::{HookRun, HookSummary, Listing, Notice, Verdict};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -120,6 +120,42 @@ impl From<&Verdict> for VerdictFields {
     }
 }
 
+/// A notice: why hooks did or did not run, beside a verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NoticeOutput {
+    /// The stable snake_case kind (`hooks_off`, `hook_failed`, `records_lost`, ...).
+    pub kind: String,
+    /// One line for people (may quote config or hook text: escape before printing).
+    pub message: String,
+    /// What to do, when there is something to do.
+    pub hint: Option<String>,
+    /// The config file concerned, when there is one.
+    pub source: Option<String>,
+}
+
+impl NoticeOutput {
+    /// A notice made outside the engine (by the CLI or the server).
+    pub fn new(kind: &str, message: impl Into<String>, hint: Option<String>) -> NoticeOutput {
+        NoticeOutput {
+            kind: kind.to_string(),
+            message: message.into(),
+            hint,
+            source: None,
+        }
+    }
+}
+
+impl From<&Notice> for NoticeOutput {
+    fn from(n: &Notice) -> Self {
+        NoticeOutput {
+            kind: n.kind.as_str().to_string(),
+            message: n.message.clone(),
+            hint: n.hint.clone(),
+            source: n.source.as_ref().map(|p| p.display().to_string()),
+        }
+    }
+}
+
 /// `gate --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GateOutput {
@@ -128,6 +164,9 @@ pub struct GateOutput {
     /// The verdict.
     #[serde(flatten)]
     pub verdict: VerdictFields,
+    /// Why hooks did or did not run, and what failed.
+    #[serde(default)]
+    pub notices: Vec<NoticeOutput>,
 }
 
 impl From<&Verdict> for GateOutput {
@@ -135,6 +174,7 @@ impl From<&Verdict> for GateOutput {
         GateOutput {
             version: OUTPUT_VERSION,
             verdict: VerdictFields::from(v),
+            notices: Vec::new(),
         }
     }
 }
@@ -214,6 +254,8 @@ pub struct WarningOutput {
     pub scope: String,
     /// The event the problem is under.
     pub event: Option<String>,
+    /// `error` or `warning`.
+    pub level: String,
     /// What is wrong and what was done about it.
     pub message: String,
 }
@@ -224,6 +266,7 @@ impl From<&ConfigWarning> for WarningOutput {
             source: w.source.display().to_string(),
             scope: w.scope.as_str().to_string(),
             event: w.event.clone(),
+            level: copse_hooks::lint::level_of(&w.message).as_str().to_string(),
             message: w.message.clone(),
         }
     }
@@ -573,6 +616,9 @@ pub struct ReplaySummary {
     pub runs: Vec<RunOutput>,
     /// Detached runs dropped because the dispatcher was full.
     pub dropped: Vec<DroppedOutput>,
+    /// Why hooks did or did not run, and what failed.
+    #[serde(default)]
+    pub notices: Vec<NoticeOutput>,
 }
 
 /// A queued message in the replay summary.

@@ -10,7 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::output::{
-    DoctorOutput, ListOutput, LogOutput, QueuedOutput, ShowOutput, TestOutput, VerdictFields,
+    DoctorOutput, ListOutput, LogOutput, NoticeOutput, QueuedOutput, ShowOutput, TestOutput,
+    VerdictFields,
 };
 
 /// JSON-RPC error codes used by the server.
@@ -387,6 +388,9 @@ pub struct VerdictResult {
     /// The verdict.
     #[serde(flatten)]
     pub verdict: VerdictFields,
+    /// Why hooks did or did not run, and what failed (as in `gate --json`).
+    #[serde(default)]
+    pub notices: Vec<NoticeOutput>,
 }
 
 /// The answer to an observation event, given at once.

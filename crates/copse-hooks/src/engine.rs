@@ -439,6 +439,16 @@ impl Engine {
         })
     }
 
+    /// Every audit-store warning (the open failure, then each runtime one not taken
+    /// yet), in order: a host reports them all.
+    pub fn spine_warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.inner.spine_warning.iter().cloned().collect();
+        if let Some(s) = &self.inner.spine {
+            out.extend(s.take_warnings().into_iter().map(|w| w.to_string()));
+        }
+        out
+    }
+
     /// Commits everything recorded so far (call before the host exits).
     pub fn flush_spine(&self) {
         if let Some(s) = &self.inner.spine {

@@ -22,6 +22,7 @@ use crate::dispatcher::{Dispatched, Dispatcher};
 use crate::engine::{Engine, Selected};
 use crate::event::{CanonicalEvent, EventPayload, SessionIdentity, ToolCall};
 use crate::gate;
+use crate::notice::{Notice, NoticeKind};
 use crate::outcome::{HookRun, Verdict};
 use crate::queue::{MessageOrigin, MessageQueue, QueuedMessage};
 use crate::runner::{self, RunInput};
@@ -83,7 +84,7 @@ struct State {
     drops: Mutex<Vec<DroppedRun>>,
     /// Things the user should hear about once (first project-hook runs, changed
     /// configs), waiting for the host to take them.
-    notices: Mutex<Vec<String>>,
+    notices: Mutex<Vec<crate::notice::Notice>>,
     announced: Mutex<std::collections::HashSet<String>>,
     /// Told about every message a hook queues (the server's `queue/message`).
     listener: Mutex<Option<QueueListener>>,
@@ -287,7 +288,11 @@ impl Session {
                 .unwrap_or_default();
             self.notice_once(
                 "sandbox-unenforced".to_string(),
-                format!("the OS sandbox is not enforced on this machine ({reason}): hooks run unsandboxed"),
+                Notice::new(
+                    NoticeKind::SandboxUnenforced,
+                    format!("the OS sandbox is not enforced on this machine ({reason}): hooks run unsandboxed"),
+                )
+                .hint("`copse-hooks sandbox check` shows what this kernel supports"),
             );
         }
         if let Some(spine) = self.engine.spine() {
@@ -433,10 +438,15 @@ impl Session {
         for path in changed {
             self.notice_once(
                 format!("changed:{}", path.display()),
-                format!(
-                    "{} changed since the workspace was trusted: its hooks do not run until you trust it again (copse-hooks trust)",
-                    path.display()
-                ),
+                Notice::new(
+                    NoticeKind::ConfigChanged,
+                    format!(
+                        "{} changed since the workspace was trusted: its hooks do not run",
+                        path.display()
+                    ),
+                )
+                .hint("review it, then trust the workspace again (`copse-hooks trust DIR`)")
+                .source(path.clone()),
             );
         }
         for s in &selected {
@@ -444,25 +454,29 @@ impl Session {
             if hook.scope == Scope::Project {
                 self.notice_once(
                     format!("project:{}\0{}", hook.source.display(), hook.command),
-                    format!(
-                        "running project hook `{}` from {} (first run in this session)",
-                        hook.command,
-                        hook.source.display()
-                    ),
+                    Notice::new(
+                        NoticeKind::FirstRun,
+                        format!(
+                            "running project hook `{}` from {} (first run in this session)",
+                            hook.command,
+                            hook.source.display()
+                        ),
+                    )
+                    .source(hook.source.clone()),
                 );
             }
         }
         selected
     }
 
-    fn notice_once(&self, key: String, text: String) {
+    fn notice_once(&self, key: String, notice: Notice) {
         if lock(&self.state.announced).insert(key) {
-            lock(&self.state.notices).push(text);
+            lock(&self.state.notices).push(notice);
         }
     }
 
     /// Takes the notices the user should see (each is produced once per session).
-    pub fn take_notices(&self) -> Vec<String> {
+    pub fn take_notices(&self) -> Vec<Notice> {
         std::mem::take(&mut *lock(&self.state.notices))
     }
 

@@ -437,6 +437,14 @@ impl Spine {
         self.shared.as_ref().and_then(|s| s.take_warning())
     }
 
+    /// Every warning raised while recording and not taken yet, in order.
+    pub fn take_warnings(&self) -> Vec<SpineWarning> {
+        self.shared
+            .as_ref()
+            .map(|s| s.take_warnings())
+            .unwrap_or_default()
+    }
+
     /// Counters since open.
     pub fn stats(&self) -> SpineStats {
         let own = self.dropped.load(Ordering::Relaxed);

@@ -7,7 +7,7 @@ use copse_hooks_wire::output::DoctorOutput;
 
 use crate::cli::Global;
 use crate::host::{self, Origin};
-use crate::output::{self, paint};
+use crate::output::{self, clean, paint};
 
 pub fn run(global: &Global) -> Result<ExitCode> {
     let roots = if global.workspaces.is_empty() {
@@ -23,51 +23,37 @@ pub fn run(global: &Global) -> Result<ExitCode> {
     )?;
     let report = copse_hooks_server::doctor::report(&hosted);
     if global.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_human(&report);
     }
     Ok(ExitCode::SUCCESS)
 }
 
-/// Escapes control characters so nothing from a config or a hook can drive the
-/// terminal.
-fn esc(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_default().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
-}
-
 fn heading(text: &str) {
-    println!("{}", paint(text, output::BOLD, false));
+    outln!("{}", paint(text, output::BOLD, false));
 }
 
 fn print_human(r: &DoctorOutput) {
     heading("Hooks");
     if r.enablement.enabled {
-        println!("  enabled (from {})", r.enablement.source);
+        outln!("  enabled (from {})", clean(&r.enablement.source));
     } else {
-        println!(
+        outln!(
             "  {} (from {}): turn them on with `copse-hooks enable`",
             paint("OFF", output::YELLOW, false),
             r.enablement.source
         );
     }
     if r.recursion_guard {
-        println!(
+        outln!(
             "  {}: this process runs inside a hook, so no hook runs here",
             paint("recursion guard", output::YELLOW, false)
         );
     }
     heading("Workspace roots");
     for root in &r.roots {
-        println!("  {:<9} {}", root.trust, esc(&root.path));
+        outln!("  {:<9} {}", root.trust, clean(&root.path));
     }
     heading("Config files searched");
     for c in &r.configs {
@@ -76,25 +62,25 @@ fn print_human(r: &DoctorOutput) {
         } else {
             c.status.clone()
         };
-        println!(
+        outln!(
             "  {:<7} {:<7} {} {}",
             c.dialect,
             c.scope,
-            esc(&c.path),
-            paint(&format!("({})", esc(&detail)), output::DIM, false)
+            clean(&c.path),
+            paint(&format!("({})", clean(&detail)), output::DIM, false)
         );
         for w in &c.warnings {
-            println!(
+            outln!(
                 "          {}: {}",
                 paint("warning", output::YELLOW, false),
-                esc(w)
+                clean(w)
             );
         }
     }
     heading("Settings");
-    println!(
+    outln!(
         "  {} {}",
-        esc(&r.settings.path),
+        clean(&r.settings.path),
         if r.settings.exists {
             ""
         } else {
@@ -102,21 +88,25 @@ fn print_human(r: &DoctorOutput) {
         }
     );
     for v in &r.settings.values {
-        println!(
+        outln!(
             "  {:<21} {} {}",
             v.key,
-            esc(&v.value.to_string()),
+            clean(&v.value.to_string()),
             paint(&format!("({})", v.source), output::DIM, false)
         );
     }
     for w in &r.settings.warnings {
-        println!("  {}: {}", paint("warning", output::YELLOW, false), esc(w));
+        outln!(
+            "  {}: {}",
+            paint("warning", output::YELLOW, false),
+            clean(w)
+        );
     }
     heading("Sandbox");
     if !r.sandbox.on {
-        println!("  off");
+        outln!("  off");
     } else {
-        println!(
+        outln!(
             "  {} {}{}",
             r.sandbox.mechanism.as_deref().unwrap_or("none"),
             if r.sandbox.enforced {
@@ -124,19 +114,19 @@ fn print_human(r: &DoctorOutput) {
             } else {
                 "NOT enforced: "
             },
-            esc(r.sandbox.enforcement.as_deref().unwrap_or(""))
+            clean(r.sandbox.enforcement.as_deref().unwrap_or(""))
         );
         if r.sandbox.required {
-            println!("  required (requireSandbox): unenforced runs fail");
+            outln!("  required (requireSandbox): unenforced runs fail");
         }
         for p in &r.sandbox.writable_paths {
-            println!("  writable: {}", esc(p));
+            outln!("  writable: {}", clean(p));
         }
     }
     heading("Audit store");
-    println!(
+    outln!(
         "  {} ({}{})",
-        esc(&r.audit.path),
+        clean(&r.audit.path),
         if r.audit.recording {
             "recording"
         } else {
@@ -145,24 +135,28 @@ fn print_human(r: &DoctorOutput) {
         if r.audit.exists { "" } else { ", no runs yet" }
     );
     if let Some(w) = &r.audit.warning {
-        println!("  {}: {}", paint("warning", output::YELLOW, false), esc(w));
+        outln!(
+            "  {}: {}",
+            paint("warning", output::YELLOW, false),
+            clean(w)
+        );
     }
     heading("Most recent failure of each hook");
     if r.recent_failures.is_empty() {
-        println!("  none recorded");
+        outln!("  none recorded");
     }
     for f in &r.recent_failures {
-        println!(
+        outln!(
             "  {} {} {}",
             paint(&f.run_id, output::DIM, false),
-            esc(&f.event),
-            esc(&f.command)
+            clean(&f.event),
+            clean(&f.command)
         );
-        println!(
+        outln!(
             "      {} {}",
-            esc(&f.message),
+            clean(&f.message),
             paint(
-                &format!("({})", crate::time::format_utc(f.at)),
+                &format!("({})", crate::time::format_time(f.at, true)),
                 output::DIM,
                 false
             )

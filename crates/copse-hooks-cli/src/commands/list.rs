@@ -7,7 +7,7 @@ use copse_hooks::engine::TrustState;
 use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
 
 use crate::cli::Global;
-use crate::output::{self, paint};
+use crate::output::{self, clean, paint};
 use crate::workspace;
 
 pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
@@ -17,7 +17,7 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         return preview(global, &inv.engine);
     }
     let spine = workspace::read_spine(&inv.engine).unwrap_or_else(|e| {
-        eprintln!(
+        errln!(
             "{}: audit store: {e}",
             paint("warning", output::YELLOW, true)
         );
@@ -25,7 +25,7 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
     });
     let listing = inv.engine.list_with(spine.as_ref());
     if global.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&output::listing_json(&listing))?
         );
@@ -33,12 +33,12 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         print_human(&listing, inv.engine.config().hooks_enabled);
         match inv.engine.sandbox_status() {
             Some(s) if s.enforcement.is_enforced() => {
-                println!(
+                outln!(
                     "\n{}",
                     paint(&format!("Sandbox: {}", s.enforcement), output::DIM, false)
                 );
             }
-            Some(s) => println!(
+            Some(s) => outln!(
                 "\n{}",
                 paint(
                     &format!(
@@ -85,7 +85,7 @@ pub fn status(h: &HookSummary) -> String {
 
 fn print_human(l: &Listing, enabled: bool) {
     if !enabled {
-        println!(
+        outln!(
             "{}",
             paint(
                 "External hooks are off: nothing below runs (turn on with --enable, or cursorHooksEnabled in settings).",
@@ -95,15 +95,15 @@ fn print_human(l: &Listing, enabled: bool) {
         );
     }
     if l.hooks.is_empty() {
-        println!("No hooks declared.");
+        outln!("No hooks declared.");
     }
     let mut current: Option<&std::path::Path> = None;
     for h in &l.hooks {
         if current != Some(h.source.as_path()) {
             current = Some(h.source.as_path());
-            println!(
+            outln!(
                 "{} {}",
-                paint(&workspace::display_path(&h.source), output::BOLD, false),
+                paint(&output::path(&h.source), output::BOLD, false),
                 paint(
                     &format!("({} {})", h.dialect.as_str(), h.scope.as_str()),
                     output::DIM,
@@ -114,15 +114,30 @@ fn print_human(l: &Listing, enabled: bool) {
         let matcher = h
             .matcher
             .as_deref()
-            .map(|m| format!(" matcher {m:?}"))
+            .map(|m| format!(" matcher \"{}\"", clean(m)))
             .unwrap_or_default();
-        println!("  {}[{}]{matcher}  {}", h.event, h.entry, h.command);
+        outln!(
+            "  {}[{}]{matcher}  {}",
+            clean(&h.event),
+            h.entry,
+            clean(&h.command)
+        );
+        if output::has_hostile_chars(&h.command) {
+            outln!(
+                "      {}",
+                paint(
+                    "warning: this command contains terminal control characters or bidi marks (shown escaped)",
+                    output::RED,
+                    false
+                )
+            );
+        }
         let policy = if h.fail_closed {
             "fails closed"
         } else {
             "fails open"
         };
-        println!(
+        outln!(
             "      {} {}",
             status(h),
             paint(
@@ -140,21 +155,24 @@ fn print_human(l: &Listing, enabled: bool) {
             )
         );
         if let Some(e) = &h.last_error {
-            println!(
+            outln!(
                 "      {}",
-                paint(&format!("last error: {e}"), output::RED, false)
+                paint(&format!("last error: {}", clean(e)), output::RED, false)
             );
         }
     }
     if !l.warnings.is_empty() {
-        println!();
-        println!("{}", paint("Warnings:", output::BOLD, false));
+        outln!();
+        outln!("{}", paint("Config problems:", output::BOLD, false));
         for w in &l.warnings {
-            println!(
+            outln!(
                 "  {}: {}: {}",
-                workspace::display_path(&w.source),
-                paint("warning", output::YELLOW, false),
-                w.message
+                output::path(&w.source),
+                match copse_hooks::lint::level_of(&w.message) {
+                    copse_hooks::lint::Level::Error => paint("error", output::RED, false),
+                    copse_hooks::lint::Level::Warning => paint("warning", output::YELLOW, false),
+                },
+                clean(&w.message)
             );
         }
     }
@@ -194,26 +212,27 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
             .filter(|w| w.scope == Scope::Project)
             .map(output::warning_json)
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "workspaces": roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
                 "hooks": hooks,
                 "unsandboxed": uns,
                 "warnings": warnings,
+                "version": 1,
             }))?
         );
         return Ok(ExitCode::SUCCESS);
     }
     if project.is_empty() {
-        println!("Trusting would allow no project hooks: none are declared.");
+        outln!("Trusting would allow no project hooks: none are declared.");
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "Trusting {} would allow these project hooks to run:",
         roots
             .iter()
-            .map(|r| r.display().to_string())
+            .map(|r| clean(&r.display().to_string()))
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -223,17 +242,22 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
         } else {
             " (recognised, unsupported: never runs)"
         };
-        println!(
-            "  {} {}: {}{supported}",
+        let hostile = if output::has_hostile_chars(&h.command) {
+            " (contains terminal control characters, shown escaped)"
+        } else {
+            ""
+        };
+        outln!(
+            "  {} {}: {}{supported}{hostile}",
             h.dialect.as_str(),
-            h.event,
-            h.command
+            clean(&h.event),
+            clean(&h.command)
         );
     }
     if unsandboxed.is_empty() {
-        println!("All of them run in the sandbox.");
+        outln!("All of them run in the sandbox.");
     } else {
-        println!(
+        outln!(
             "{}",
             paint(
                 "These run OUTSIDE the sandbox, with your full authority:",
@@ -242,7 +266,12 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
             )
         );
         for h in &unsandboxed {
-            println!("  {} {}: {}", h.dialect.as_str(), h.event, h.command);
+            outln!(
+                "  {} {}: {}",
+                h.dialect.as_str(),
+                clean(&h.event),
+                clean(&h.command)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -9,7 +9,8 @@ use serde_json::Value;
 
 use crate::cli::Global;
 use crate::output::{self, paint};
-use crate::time::{format_utc, parse_since};
+use crate::output::{clean, clean_block};
+use crate::time::{format_time, parse_since};
 use crate::workspace;
 
 /// The `log` filters.
@@ -20,6 +21,7 @@ pub struct LogArgs {
     pub failed: bool,
     pub since: Option<String>,
     pub limit: usize,
+    pub utc: bool,
 }
 
 fn now_ms() -> u64 {
@@ -29,7 +31,9 @@ fn now_ms() -> u64 {
 pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
     let inv = workspace::engine(global)?;
     let since = match &args.since {
-        Some(s) => Some(parse_since(s, now_ms()).map_err(anyhow::Error::msg)?),
+        Some(s) => Some(
+            parse_since(s, now_ms(), &jiff::tz::TimeZone::system()).map_err(anyhow::Error::msg)?,
+        ),
         None => None,
     };
     let filter = RunFilter {
@@ -43,9 +47,9 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
     };
     let Some(spine) = workspace::read_spine(&inv.engine)? else {
         if global.json {
-            println!("{}", serde_json::to_string(&LogOutput::new(&[]))?);
+            outln!("{}", serde_json::to_string(&LogOutput::new(&[]))?);
         } else {
-            println!(
+            outln!(
                 "No hook runs recorded yet ({} does not exist).",
                 inv.engine.config().copse_dir.join("spine.db").display()
             );
@@ -54,11 +58,11 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
     };
     let runs = spine.query(&filter)?;
     if global.json {
-        println!("{}", serde_json::to_string_pretty(&LogOutput::new(&runs))?);
+        outln!("{}", serde_json::to_string_pretty(&LogOutput::new(&runs))?);
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
-        println!("No recorded hook runs match.");
+        outln!("No recorded hook runs match.");
         return Ok(ExitCode::SUCCESS);
     }
     for r in &runs {
@@ -68,18 +72,18 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
             (None, None) if r.kind.as_str() == "dropped" => "dropped".to_string(),
             (None, None) => "killed".to_string(),
         };
-        println!(
-            "{} {} {:<7} {} {} {}",
+        outln!(
+            "{} {} {} {} {} {}",
             paint(&r.run_id, output::DIM, false),
-            format_utc(r.started_at),
-            output::decision_word(&r.outcome),
-            paint(&r.event, output::BOLD, false),
-            r.command,
+            format_time(r.started_at, args.utc),
+            output::decision_padded(&clean(&r.outcome), 7),
+            paint(&clean(&r.event), output::BOLD, false),
+            clean(&r.command),
             paint(
-                &format!(
+                &clean(&format!(
                     "[{} {} · {status} · {} ms]",
                     r.dialect, r.scope, r.duration_ms
-                ),
+                )),
                 output::DIM,
                 false
             )
@@ -99,24 +103,66 @@ fn pretty_json(bytes: &[u8]) -> String {
         .unwrap_or_else(|| text(bytes))
 }
 
-pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
+/// Resolves `last`, an exact id or a unique prefix to a run id.
+fn resolve(
+    spine: &copse_hooks::spine::Spine,
+    wanted: &str,
+    path: &std::path::Path,
+) -> Result<String> {
+    if wanted == "last" {
+        let latest = spine.query(&RunFilter {
+            limit: Some(1),
+            ..RunFilter::default()
+        })?;
+        return match latest.into_iter().next() {
+            Some(r) => Ok(r.run_id),
+            None => bail!("no run recorded yet in {}", path.display()),
+        };
+    }
+    if spine.get(wanted)?.is_some() {
+        return Ok(wanted.to_string());
+    }
+    let all = spine.query(&RunFilter {
+        limit: Some(usize::MAX / 2),
+        ..RunFilter::default()
+    })?;
+    let matches: Vec<&str> = all
+        .iter()
+        .map(|r| r.run_id.as_str())
+        .filter(|id| id.starts_with(wanted))
+        .collect();
+    match matches[..] {
+        [one] => Ok(one.to_string()),
+        [] => bail!("no run {} in {}", clean(wanted), path.display()),
+        _ => bail!(
+            "run id prefix {} is ambiguous: {} runs match ({}…)",
+            clean(wanted),
+            matches.len(),
+            matches[..matches.len().min(3)].join(", ")
+        ),
+    }
+}
+
+pub fn show(global: &Global, run_id: &str, utc: bool) -> Result<ExitCode> {
     let inv = workspace::engine(global)?;
     let path = inv.engine.config().copse_dir.join("spine.db");
     let Some(spine) = workspace::read_spine(&inv.engine)? else {
         bail!(
-            "no run {run_id}: nothing is recorded yet ({} does not exist)",
+            "no run {}: nothing is recorded yet ({} does not exist)",
+            clean(run_id),
             path.display()
         );
     };
-    let Some(r) = spine.get(run_id)? else {
-        bail!("no run {run_id} in {}", path.display());
+    let id = resolve(&spine, run_id, &path)?;
+    let Some(r) = spine.get(&id)? else {
+        bail!("no run {} in {}", clean(run_id), path.display());
     };
     if global.json {
-        println!("{}", serde_json::to_string_pretty(&ShowOutput::from(&r))?);
+        outln!("{}", serde_json::to_string_pretty(&ShowOutput::from(&r))?);
         return Ok(ExitCode::SUCCESS);
     }
     // The chips: event, exit or killed, duration, parse failed.
-    let mut chips = vec![r.event.clone()];
+    let mut chips = vec![clean(&r.event)];
     chips.push(match r.exit_code {
         Some(c) => format!("exit {c}"),
         None => "killed".to_string(),
@@ -126,9 +172,9 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
         chips.push("parse failed".to_string());
     }
     if let Some(s) = r.sandbox.as_deref().filter(|s| !s.is_empty()) {
-        chips.push(format!("sandbox {s}"));
+        chips.push(format!("sandbox {}", clean(s)));
     }
-    println!(
+    outln!(
         "{} {}",
         paint(&r.run_id, output::BOLD, false),
         chips
@@ -137,20 +183,20 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    println!(
+    outln!(
         "  {} {} · {} {} · {}",
-        r.dialect,
-        r.scope,
-        r.command,
-        paint(&format!("({})", r.source), output::DIM, false),
-        format_utc(r.started_at)
+        clean(&r.dialect),
+        clean(&r.scope),
+        clean(&r.command),
+        paint(&format!("({})", clean(&r.source)), output::DIM, false),
+        format_time(r.started_at, utc)
     );
-    println!(
+    outln!(
         "  outcome {}{}",
         output::decision_word(&r.outcome),
         r.failure_message
             .as_deref()
-            .map(|m| format!(" — {m}"))
+            .map(|m| format!(" — {}", clean(m)))
             .unwrap_or_default()
     );
     let or_dash = |s: &str| {
@@ -160,16 +206,16 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
             s.to_string()
         }
     };
-    println!(
+    outln!(
         "  session {} · turn {}",
-        or_dash(&r.session_id),
-        or_dash(&r.turn_id)
+        clean(&or_dash(&r.session_id)),
+        clean(&or_dash(&r.turn_id))
     );
     let section = |name: &str, body: &str, truncated: bool| {
         if body.trim().is_empty() {
             return;
         }
-        println!(
+        outln!(
             "\n{}{}",
             paint(name, output::BOLD, false),
             if truncated {
@@ -178,8 +224,8 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
                 String::new()
             }
         );
-        for line in body.trim_end().lines() {
-            println!("  {line}");
+        for line in clean_block(body.trim_end()).lines() {
+            outln!("  {line}");
         }
     };
     section("stdin", &pretty_json(&r.stdin), r.stdin_truncated);
@@ -204,7 +250,7 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
         }
     }
     if !any && r.stdout.is_empty() && r.stderr.is_empty() && r.stdin.is_empty() {
-        println!("\nNothing was captured for this run (an abstaining hook, or a dropped run).");
+        outln!("\nNothing was captured for this run (an abstaining hook, or a dropped run).");
     }
     section("stdout", &text(&r.stdout), r.stdout_truncated);
     section("stderr", &text(&r.stderr), r.stderr_truncated);

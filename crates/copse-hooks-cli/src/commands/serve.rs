@@ -38,10 +38,10 @@ pub fn serve(_global: &Global, socket_path: Option<&Path>) -> Result<ExitCode> {
         }
         Some(path) => {
             let bound = socket::bind(path)?;
-            eprintln!(
+            errln!(
                 "copse-hooks {} serving on {} (pid {})",
                 env!("CARGO_PKG_VERSION"),
-                path.display(),
+                crate::output::path(path),
                 std::process::id()
             );
             socket::serve_socket(bound, config())?;
@@ -57,18 +57,21 @@ pub fn daemon_start(global: &Global) -> Result<ExitCode> {
     let (pid, started) = socket::start(&exe, &path, &log)?;
     let pid = pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into());
     if global.json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"running": true, "started": started, "pid": pid, "socket": path.display().to_string(), "log": log.display().to_string()})
         );
     } else if started {
-        println!(
+        outln!(
             "daemon started (pid {pid}) on {}; log: {}",
-            path.display(),
-            log.display()
+            crate::output::path(&path),
+            crate::output::path(&log)
         );
     } else {
-        println!("daemon already running (pid {pid}) on {}", path.display());
+        outln!(
+            "daemon already running (pid {pid}) on {}",
+            crate::output::path(&path)
+        );
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -77,9 +80,9 @@ pub fn daemon_stop(global: &Global) -> Result<ExitCode> {
     let path = daemon_socket();
     let pid = socket::stop(&path)?;
     if global.json {
-        println!("{}", serde_json::json!({"running": false, "stopped": pid}));
+        outln!("{}", serde_json::json!({"running": false, "stopped": pid}));
     } else {
-        println!(
+        outln!(
             "daemon stopped (pid {})",
             pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
         );
@@ -96,22 +99,25 @@ pub fn daemon_status(global: &Global) -> Result<ExitCode> {
         DaemonStatus::Stopped => ("stopped", None, 3),
     };
     if global.json {
-        println!(
+        outln!(
             "{}",
             serde_json::json!({"status": word, "pid": pid, "socket": path.display().to_string()})
         );
     } else {
         match status {
-            DaemonStatus::Running { pid } => println!(
+            DaemonStatus::Running { pid } => outln!(
                 "running (pid {}) on {}",
                 pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into()),
-                path.display()
+                crate::output::path(&path)
             ),
-            DaemonStatus::Stale => println!(
+            DaemonStatus::Stale => outln!(
                 "not running: {} is a stale socket (the next start replaces it)",
-                path.display()
+                crate::output::path(&path)
             ),
-            DaemonStatus::Stopped => println!("not running ({} does not exist)", path.display()),
+            DaemonStatus::Stopped => outln!(
+                "not running ({} does not exist)",
+                crate::output::path(&path)
+            ),
         }
     }
     Ok(ExitCode::from(code))

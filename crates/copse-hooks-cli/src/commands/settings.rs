@@ -34,7 +34,7 @@ fn load_for_update(path: &Path) -> Result<Settings> {
                     path.display()
                 )
             })?;
-            eprintln!(
+            errln!(
                 "{}: settings file {} was corrupt; moved it to {} and started from the defaults",
                 paint("warning", output::YELLOW, true),
                 path.display(),
@@ -52,27 +52,33 @@ pub fn enable(global: &Global, on: bool) -> Result<ExitCode> {
     s.cursor_hooks_enabled = on;
     s.save(&path)?;
     if global.json {
-        println!(
+        outln!(
             "{}",
-            json!({"enabled": on, "settings": path.display().to_string()})
+            json!({"enabled": on, "settings": path.display().to_string(), "version": 1})
         );
     } else {
         let word = if on { "on" } else { "off" };
-        println!("External hooks are now {word} ({}).", path.display());
+        outln!("External hooks are now {word} ({}).", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn root_arg(dir: Option<&Path>) -> Result<PathBuf> {
-    let dir = match dir {
-        Some(d) => d.to_path_buf(),
-        None => std::env::current_dir().context("failed to read the current directory")?,
+/// The workspace a `trust`/`untrust` means: DIR, else the `--workspace` root, else
+/// the current directory.
+fn root_arg(global: &Global, dir: Option<&Path>) -> Result<PathBuf> {
+    let dir = match (dir, global.workspaces.as_slice()) {
+        (Some(d), _) => d.to_path_buf(),
+        (None, [one]) => one.clone(),
+        (None, []) => std::env::current_dir().context("failed to read the current directory")?,
+        (None, _) => anyhow::bail!(
+            "several --workspace roots given: name the one to (un)trust, e.g. `copse-hooks trust DIR`"
+        ),
     };
     std::fs::canonicalize(&dir).with_context(|| format!("workspace {} not found", dir.display()))
 }
 
 pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
-    let root = root_arg(dir)?;
+    let root = root_arg(global, dir)?;
     let path = settings_path();
     let mut s = load_for_update(&path)?;
     let pins = s.trust(&root).with_context(|| {
@@ -91,38 +97,43 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
         .filter(|h| h.scope == copse_hooks::Scope::Project)
         .collect();
     if global.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "trusted": root.display().to_string(),
                 "settings": path.display().to_string(),
                 "pinned": pins.iter().map(|(p, h)| json!({"config": p.display().to_string(), "sha256": h})).collect::<Vec<_>>(),
                 "hooks": hooks.iter().map(|h| json!({"dialect": h.dialect.as_str(), "event": h.event, "command": h.command, "source": h.source.display().to_string(), "sandboxed": h.sandboxed})).collect::<Vec<_>>(),
+                "version": 1,
             }))?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("Trusted {} ({}).", root.display(), path.display());
+    outln!("Trusted {} ({}).", root.display(), path.display());
     for (config, hash) in &pins {
         if let Some(hash) = hash {
-            println!("  pinned {} (sha256 {})", config.display(), &hash[..12]);
-        }
-    }
-    if hooks.is_empty() {
-        println!("It declares no project hooks.");
-    } else {
-        println!("These project hooks may now run:");
-        for h in &hooks {
-            let sandbox = if h.sandboxed { "" } else { "  (UNSANDBOXED)" };
-            println!(
-                "  {} {}: {}{sandbox}",
-                h.dialect.as_str(),
-                h.event,
-                h.command
+            outln!(
+                "  pinned {} (sha256 {})",
+                output::path(config),
+                hash.get(..12).unwrap_or(hash)
             );
         }
     }
-    println!(
+    if hooks.is_empty() {
+        outln!("It declares no project hooks.");
+    } else {
+        outln!("These project hooks may now run:");
+        for h in &hooks {
+            let sandbox = if h.sandboxed { "" } else { "  (UNSANDBOXED)" };
+            outln!(
+                "  {} {}: {}{sandbox}",
+                h.dialect.as_str(),
+                output::clean(&h.event),
+                output::clean(&h.command)
+            );
+        }
+    }
+    outln!(
         "{}",
         paint(
             "If any of these files changes, its hooks stop running until you trust the workspace again.",
@@ -134,20 +145,20 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
 }
 
 pub fn untrust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
-    let root = root_arg(dir)?;
+    let root = root_arg(global, dir)?;
     let path = settings_path();
     let mut s = load_for_update(&path)?;
     let removed = s.untrust(&root);
     s.save(&path)?;
     if global.json {
-        println!(
+        outln!(
             "{}",
-            json!({"untrusted": root.display().to_string(), "was_trusted": removed})
+            json!({"untrusted": root.display().to_string(), "was_trusted": removed, "version": 1})
         );
     } else if removed {
-        println!("{} is no longer trusted.", root.display());
+        outln!("{} is no longer trusted.", root.display());
     } else {
-        println!("{} was not trusted.", root.display());
+        outln!("{} was not trusted.", root.display());
     }
     Ok(ExitCode::SUCCESS)
 }

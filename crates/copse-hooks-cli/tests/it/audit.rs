@@ -77,7 +77,7 @@ fn every_outcome_is_recorded_and_queryable() {
     assert_eq!(log(&env, &["--since", "1d"]).len(), 6);
     assert_eq!(log(&env, &["--since", "2999-01-01"]).len(), 0);
     let bad = env.cmd().args(["log", "--since", "yesterday"]).run();
-    assert_eq!(bad.out.status.code(), Some(1));
+    assert_eq!(bad.out.status.code(), Some(2));
 
     // `show` prints the chips and sections.
     let deny = &log(&env, &["--decision", "deny"])[0];
@@ -113,7 +113,7 @@ fn every_outcome_is_recorded_and_queryable() {
             .contains("\"command\":\"rm -rf x\"")
     );
     let missing = env.cmd().args(["show", "r0-nope"]).run();
-    assert_eq!(missing.out.status.code(), Some(1));
+    assert_eq!(missing.out.status.code(), Some(2));
     assert!(
         missing.stderr().contains("no run r0-nope"),
         "{}",

@@ -5,10 +5,13 @@
 mod harness;
 
 mod audit;
+mod conventions;
 mod doctor;
 mod gate;
 mod lint;
 mod list;
+mod notices;
+mod readme;
 mod replay;
 mod sandbox;
 mod serve;

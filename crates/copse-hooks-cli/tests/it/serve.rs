@@ -771,3 +771,43 @@ fn stdin_closing_still_answers_what_is_running_while_stdout_is_read() {
     assert_eq!(s.client.wait(slow)["result"]["decision"], "allow");
     assert!(wait_exit(&mut s.child).success());
 }
+
+#[test]
+fn a_gate_verdict_carries_its_notices_as_gate_json_does() {
+    let env = Env::new();
+    let broken = env.script(
+        "home/.cursor/broken.sh",
+        "cat >/dev/null\necho 'cannot open /etc/x: Permission denied' >&2\nexit 1",
+    );
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [
+            {"command": broken.display().to_string()}
+        ]}})
+        .to_string(),
+    );
+    let mut s = serve(&env);
+    let c = &mut s.client;
+    c.initialize(&env, false);
+    let sid = c.open("conv-n");
+    let v = c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    assert_eq!(v["runs"][0]["outcome"], "failed", "{v:#}");
+    let notices = v["notices"].as_array().unwrap();
+    let failed = notices
+        .iter()
+        .find(|n| n["kind"] == "hook_failed")
+        .unwrap_or_else(|| panic!("no hook_failed notice: {v:#}"));
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("Permission denied"),
+        "{failed:#}"
+    );
+    assert!(failed["source"].as_str().unwrap().ends_with("hooks.json"));
+    assert_eq!(c.ok("shutdown", json!(null)), Value::Null);
+    c.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert!(wait_exit(&mut s.child).success());
+}
