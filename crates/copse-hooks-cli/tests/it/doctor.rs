@@ -118,3 +118,36 @@ fn doctor_says_hooks_are_off() {
         out.stdout()
     );
 }
+
+#[test]
+fn doctor_escapes_hostile_text_and_honours_color() {
+    let env = Env::new();
+    let fail = env.script("home/.cursor/fail.sh", "cat >/dev/null; exit 1");
+    // The command carries an escape sequence (in a shell comment), an event name
+    // another one and a bidi override.
+    let command = format!("{} # \u{1b}]0;pwned\u{7}", fail.display());
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {
+            "beforeShellExecution": [{"command": command}],
+            "boom\u{1b}[2J\u{202e}gone": [{"command": "true"}],
+        }})
+        .to_string(),
+    );
+    env.cmd()
+        .gate("run_shell", r#"{"command": "ls"}"#)
+        .success();
+    for color in ["never", "always"] {
+        let out = env
+            .cmd()
+            .args(["--enable", "--color", color, "doctor"])
+            .run()
+            .success();
+        let stdout = out.stdout();
+        assert!(stdout.contains("boom\\x1b[2J\\u{202e}gone"), "{stdout}");
+        assert!(stdout.contains("# \\x1b]0;pwned\\x07"), "{stdout}");
+        assert!(!stdout.contains("\u{1b}[2J") && !stdout.contains('\u{202e}'));
+        assert!(!stdout.contains("\u{1b}]0;"));
+        // Colours only when asked for: the escapes left are the CLI's own styles.
+        assert_eq!(stdout.contains('\u{1b}'), color == "always", "{stdout}");
+    }
+}
