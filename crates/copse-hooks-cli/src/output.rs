@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use copse_hooks::dialect::ConfigWarning;
-use copse_hooks::{HookRun, HookSummary, Listing, Verdict};
+use copse_hooks::{HookRun, HookSummary, Listing};
 use copse_hooks_wire::output as wire;
 use serde_json::Value;
 use std::io::Write as _;
@@ -163,12 +163,6 @@ pub fn millis(d: std::time::Duration) -> u64 {
 /// A typed output as a JSON value (serialising these plain structs cannot fail).
 fn value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-/// A verdict's fields as JSON (merged into each `replay --json` line; `gate --json`
-/// is [`wire::GateOutput`], `schemas/output/gate.schema.json`).
-pub fn verdict_json(v: &Verdict) -> Value {
-    value(&wire::VerdictFields::from(v))
 }
 
 /// One discovered hook as JSON.

@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use copse_hooks::event::{Compaction, FileEdit, ToolResult};
-use copse_hooks::{EventPayload, Fired, ModelIdentity, Session, SessionIdentity, Verdict};
+use copse_hooks::{EventPayload, Fired, ModelIdentity, Session, SessionIdentity};
 use copse_hooks_wire::OUTPUT_VERSION;
-use copse_hooks_wire::output::{NoticeOutput, ReplaySummary};
-use serde_json::{Map, Value, json};
+use copse_hooks_wire::output::{NoticeOutput, ReplayLine, ReplaySummary, VerdictFields};
+use serde_json::{Map, Value};
 
 use crate::cli::Global;
 use crate::commands::gate::tool_call;
@@ -240,32 +240,35 @@ pub fn validate(path: &Path, roots: &[PathBuf]) -> Result<()> {
     for_each_line(path, roots, |_| Ok(()))
 }
 
-/// Fires one line through a session: its result as a JSON object.
-fn fire(session: &Session, line: &Line) -> Value {
+/// Fires one line through a session: its result as one `replay --json` line.
+fn fire(session: &Session, line: &Line) -> ReplayLine {
+    let mut out = ReplayLine {
+        version: OUTPUT_VERSION,
+        line: line.number,
+        event: line.name.clone(),
+        detached: false,
+        dispatched: None,
+        dropped: None,
+        verdict: None,
+    };
     match &line.step {
         Step::Session(identity) => {
             session.set_identity(identity.clone());
-            json!({"version": OUTPUT_VERSION, "line": line.number, "event": "session", "detached": false})
+            out.event = "session".to_string();
         }
         Step::Event(event) => match session.fire(event.clone()) {
-            Fired::Verdict(v) => {
-                let mut obj = json!({"version": OUTPUT_VERSION, "line": line.number, "event": line.name, "detached": false});
-                merge_verdict(&mut obj, &v);
-                obj
-            }
+            Fired::Verdict(v) => out.verdict = Some(VerdictFields::from(&v)),
             Fired::Detached {
                 dispatched,
                 dropped,
-            } => json!({
-                "version": OUTPUT_VERSION,
-                "line": line.number,
-                "event": line.name,
-                "detached": true,
-                "dispatched": dispatched,
-                "dropped": dropped,
-            }),
+            } => {
+                out.detached = true;
+                out.dispatched = Some(dispatched);
+                out.dropped = Some(dropped);
+            }
         },
     }
+    out
 }
 
 /// Streams a validated replay file through a session: each line's result is
@@ -286,11 +289,11 @@ pub fn stream(
         {
             events.push(e.event());
         }
-        let v = fire(session, &line);
+        let typed = fire(session, &line);
         if json_out {
-            outln!("{}", serde_json::to_string(&v)?);
+            outln!("{}", serde_json::to_string(&typed)?);
         } else {
-            print_line(&line, &v, &roots);
+            print_line(&line, &serde_json::to_value(&typed)?, &roots);
         }
         if output::stdout_closed() {
             bail!(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
@@ -322,12 +325,6 @@ pub fn stream(
         dropped: session.dropped().iter().map(Into::into).collect(),
         notices,
     })
-}
-
-fn merge_verdict(obj: &mut Value, v: &Verdict) {
-    if let (Value::Object(target), Value::Object(src)) = (obj, output::verdict_json(v)) {
-        target.extend(src);
-    }
 }
 
 pub fn run(global: &Global, file: &Path) -> Result<ExitCode> {
