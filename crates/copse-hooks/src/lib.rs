@@ -1,9 +1,9 @@
 //! # copse-hooks
 //!
 //! A hooks runtime for AI coding agents. An agent host embeds this engine to honour
-//! the hooks its users registered — Cursor `hooks.json` today, Claude Code and the
-//! native Copse format through the same seams — exactly as the vendors define them,
-//! safely and fast.
+//! the hooks its users registered — Cursor `hooks.json`, Claude Code `settings.json`
+//! hooks and the native Copse format, through the same seams — exactly as the vendors
+//! define them, safely and fast.
 //!
 //! ## Theory of operation
 //!
@@ -63,6 +63,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod cancel;
 pub mod dialect;
 pub mod discovery;
 pub mod dispatcher;
@@ -76,6 +77,7 @@ pub mod gate;
 pub mod jsonpos;
 pub mod lint;
 pub mod matcher;
+pub mod notice;
 pub mod outcome;
 pub mod private;
 pub mod queue;
@@ -93,6 +95,12 @@ pub use engine::{Engine, EngineConfig, HookSummary, Listing};
 pub use event::{
     CanonicalEvent, EventPayload, ModelIdentity, ModelParam, SessionIdentity, ToolCall,
 };
+pub use notice::{Notice, NoticeKind};
 pub use outcome::{Decision, FailureKind, HookRun, Outcome, RunOutcome, Verdict};
 pub use queue::{MessageOrigin, QueuedMessage};
-pub use session::{DroppedRun, Fired, Session};
+pub use session::{DroppedRun, Fired, QueueListener, Session};
+
+/// The README's embedding snippet, compiled as a doctest so it cannot rot.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

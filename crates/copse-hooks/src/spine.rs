@@ -43,13 +43,14 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-pub use query::{RunFilter, RunSummary};
+pub use query::{HookFailure, RunFilter, RunSummary};
 
 /// Environment variable read by [`crate::Engine::new`]: the audit store's flush interval
 /// in milliseconds, so a test can hold records in the writer's queue (e.g. to prove the
 /// CLI's signal handling commits them). Only in builds with the `test-seams` feature.
 #[cfg(feature = "test-seams")]
 pub const FLUSH_INTERVAL_VAR: &str = "COPSE_HOOKS_SPINE_FLUSH_MS";
+
 pub use record::{CAPTURE_CAP, RunKind, RunRecord, new_run_id, unix_ms};
 
 use writer::{Shared, Tuning, lock};
@@ -501,6 +502,14 @@ impl Spine {
         self.shared.as_ref().and_then(|s| s.take_warning())
     }
 
+    /// Every warning raised while recording and not taken yet, in order.
+    pub fn take_warnings(&self) -> Vec<SpineWarning> {
+        self.shared
+            .as_ref()
+            .map(|s| s.take_warnings())
+            .unwrap_or_default()
+    }
+
     /// Counters since open.
     pub fn stats(&self) -> SpineStats {
         let own = self.dropped.load(Ordering::Relaxed);
@@ -536,6 +545,12 @@ impl Spine {
     pub fn first_failures(&self, session_id: &str) -> HashMap<(String, String, String), String> {
         self.read(|conn| query::first_failures(conn, session_id))
             .unwrap_or_default()
+    }
+
+    /// The most recent failure of each hook across every session, newest first
+    /// (`doctor`, and `list`'s last error). Empty when the spine cannot be read.
+    pub fn recent_failures(&self) -> Vec<query::HookFailure> {
+        self.read(query::recent_failures).unwrap_or_default()
     }
 
     /// The session of the newest run; `None` when there is none or the spine cannot

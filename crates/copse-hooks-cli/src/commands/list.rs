@@ -7,7 +7,7 @@ use copse_hooks::engine::TrustState;
 use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
 
 use crate::cli::Global;
-use crate::output::{self, paint};
+use crate::output::{self, clean, paint};
 use crate::workspace;
 
 pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
@@ -17,7 +17,7 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         return preview(global, &inv.engine);
     }
     let spine = workspace::read_spine(&inv.engine).unwrap_or_else(|e| {
-        eprintln!(
+        errln!(
             "{}: audit store: {e}",
             paint("warning", output::YELLOW, true)
         );
@@ -25,7 +25,7 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
     });
     let listing = inv.engine.list_with(spine.as_ref());
     if global.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&output::listing_json(&listing))?
         );
@@ -34,12 +34,12 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         let status = inv.engine.sandbox_status();
         match status.clone() {
             Some(s) if s.enforcement.is_enforced() => {
-                println!(
+                outln!(
                     "\n{}",
                     paint(&format!("Sandbox: {}", s.enforcement), output::DIM, false)
                 );
             }
-            Some(s) => println!(
+            Some(s) => outln!(
                 "\n{}",
                 paint(
                     &format!(
@@ -59,10 +59,13 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
             .flat_map(|s| &s.layers)
             .filter(|l| !l.enforced)
         {
-            println!(
+            outln!(
                 "{}",
                 paint(
-                    &format!("NOT enforced here: {} ({})", layer.name, layer.detail),
+                    &output::clean(&format!(
+                        "NOT enforced here: {} ({})",
+                        layer.name, layer.detail
+                    )),
                     output::YELLOW,
                     false
                 )
@@ -102,7 +105,7 @@ pub fn status(h: &HookSummary) -> String {
 
 fn print_human(l: &Listing, enabled: bool) {
     if !enabled {
-        println!(
+        outln!(
             "{}",
             paint(
                 "External hooks are off: nothing below runs (turn on with --enable, or cursorHooksEnabled in settings).",
@@ -112,15 +115,15 @@ fn print_human(l: &Listing, enabled: bool) {
         );
     }
     if l.hooks.is_empty() {
-        println!("No hooks declared.");
+        outln!("No hooks declared.");
     }
     let mut current: Option<&std::path::Path> = None;
     for h in &l.hooks {
         if current != Some(h.source.as_path()) {
             current = Some(h.source.as_path());
-            println!(
+            outln!(
                 "{} {}",
-                paint(&workspace::display_path(&h.source), output::BOLD, false),
+                paint(&output::path(&h.source), output::BOLD, false),
                 paint(
                     &format!("({} {})", h.dialect.as_str(), h.scope.as_str()),
                     output::DIM,
@@ -131,15 +134,30 @@ fn print_human(l: &Listing, enabled: bool) {
         let matcher = h
             .matcher
             .as_deref()
-            .map(|m| format!(" matcher {m:?}"))
+            .map(|m| format!(" matcher \"{}\"", clean(m)))
             .unwrap_or_default();
-        println!("  {}[{}]{matcher}  {}", h.event, h.entry, h.command);
+        outln!(
+            "  {}[{}]{matcher}  {}",
+            clean(&h.event),
+            h.entry,
+            clean(&h.command)
+        );
+        if output::has_hostile_chars(&h.command) {
+            outln!(
+                "      {}",
+                paint(
+                    "warning: this command contains terminal control characters or bidi marks (shown escaped)",
+                    output::RED,
+                    false
+                )
+            );
+        }
         let policy = if h.fail_closed {
             "fails closed"
         } else {
             "fails open"
         };
-        println!(
+        outln!(
             "      {} {}",
             status(h),
             paint(
@@ -158,21 +176,24 @@ fn print_human(l: &Listing, enabled: bool) {
         );
         print_scripts(h);
         if let Some(e) = &h.last_error {
-            println!(
+            outln!(
                 "      {}",
-                paint(&format!("last error: {e}"), output::RED, false)
+                paint(&format!("last error: {}", clean(e)), output::RED, false)
             );
         }
     }
     if !l.warnings.is_empty() {
-        println!();
-        println!("{}", paint("Warnings:", output::BOLD, false));
+        outln!();
+        outln!("{}", paint("Config problems:", output::BOLD, false));
         for w in &l.warnings {
-            println!(
+            outln!(
                 "  {}: {}: {}",
-                workspace::display_path(&w.source),
-                paint("warning", output::YELLOW, false),
-                w.message
+                output::path(&w.source),
+                match copse_hooks::lint::level_of(&w.message) {
+                    copse_hooks::lint::Level::Error => paint("error", output::RED, false),
+                    copse_hooks::lint::Level::Warning => paint("warning", output::YELLOW, false),
+                },
+                clean(&w.message)
             );
         }
     }
@@ -212,13 +233,14 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
             .filter(|w| w.scope == Scope::Project)
             .map(output::warning_json)
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "workspaces": roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
                 "hooks": hooks,
                 "unsandboxed": uns,
                 "warnings": warnings,
+                "version": 1,
             }))?
         );
         return Ok(ExitCode::SUCCESS);
@@ -229,22 +251,22 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
         .iter()
         .filter(|w| w.scope == Scope::Project)
     {
-        eprintln!(
+        errln!(
             "{}: {}: {}",
             paint("warning", output::YELLOW, true),
-            workspace::display_path(&w.source),
-            w.message
+            output::clean(&workspace::display_path(&w.source)),
+            output::clean(&w.message)
         );
     }
     if project.is_empty() {
-        println!("Trusting would allow no project hooks: none are declared.");
+        outln!("Trusting would allow no project hooks: none are declared.");
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "Trusting {} would allow these project hooks to run:",
         roots
             .iter()
-            .map(|r| r.display().to_string())
+            .map(|r| clean(&r.display().to_string()))
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -254,18 +276,23 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
         } else {
             " (recognised, unsupported: never runs)"
         };
-        println!(
-            "  {} {}: {}{supported}",
+        let hostile = if output::has_hostile_chars(&h.command) {
+            " (contains terminal control characters, shown escaped)"
+        } else {
+            ""
+        };
+        outln!(
+            "  {} {}: {}{supported}{hostile}",
             h.dialect.as_str(),
-            h.event,
-            h.command
+            clean(&h.event),
+            clean(&h.command)
         );
         print_scripts(h);
     }
     if unsandboxed.is_empty() {
-        println!("All of them run in the sandbox.");
+        outln!("All of them run in the sandbox.");
     } else {
-        println!(
+        outln!(
             "{}",
             paint(
                 "These run OUTSIDE the sandbox, with your full authority:",
@@ -274,7 +301,12 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
             )
         );
         for h in &unsandboxed {
-            println!("  {} {}: {}", h.dialect.as_str(), h.event, h.command);
+            outln!(
+                "  {} {}: {}",
+                h.dialect.as_str(),
+                clean(&h.event),
+                clean(&h.command)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -291,14 +323,14 @@ fn print_scripts(h: &copse_hooks::HookSummary) {
         let state = match (&s.sha256, s.state) {
             (None, _) => format!("{word}; missing or unreadable"),
             (Some(h), copse_hooks::engine::ScriptState::Unpinned) => {
-                format!("{word}; sha256 {}", &h[..12])
+                format!("{word}; sha256 {}", h.get(..12).unwrap_or(h))
             }
-            (Some(h), _) => format!("{word}, sha256 {}", &h[..12]),
+            (Some(h), _) => format!("{word}, sha256 {}", h.get(..12).unwrap_or(h)),
         };
-        println!(
+        outln!(
             "      {}",
             paint(
-                &format!("script {} ({state})", s.path.display()),
+                &output::clean(&format!("script {} ({state})", s.path.display())),
                 colour,
                 false
             )

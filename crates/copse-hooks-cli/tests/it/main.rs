@@ -5,13 +5,18 @@
 mod harness;
 
 mod audit;
+mod conventions;
+mod doctor;
 mod fault_injection;
 mod gate;
 mod host_kill;
 mod hostile;
 mod lint;
 mod list;
+mod notices;
 mod protect;
+mod readme;
 mod replay;
 mod sandbox;
+mod serve;
 mod trust;
