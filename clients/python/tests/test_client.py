@@ -36,7 +36,7 @@ class Workspace:
             json.dump({"sandboxWritablePaths": [self.root]}, f)
         slow = self.script(
             "slow.sh",
-            f"cat >/dev/null\necho $$ > {self.root}/hook.pid\n"
+            f"cat >/dev/null\nread p _ </proc/self/stat; echo $p > {self.root}/hook.pid\n"
             f"while [ ! -e {self.root}/go ]; do sleep 0.02; done\necho '{{}}'",
         )
         deny = self.script("deny.sh", "cat >/dev/null\necho '{\"permission\":\"deny\",\"agent_message\":\"no force push\"}'")

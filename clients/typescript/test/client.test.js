@@ -26,7 +26,7 @@ function workspace() {
     chmodSync(p, 0o755);
     return p;
   };
-  const slow = script("slow.sh", `cat >/dev/null\necho $$ > ${root}/hook.pid\nwhile [ ! -e ${root}/go ]; do sleep 0.02; done\necho '{}'`);
+  const slow = script("slow.sh", `cat >/dev/null\nread p _ </proc/self/stat; echo $p > ${root}/hook.pid\nwhile [ ! -e ${root}/go ]; do sleep 0.02; done\necho '{}'`);
   const deny = script("deny.sh", `cat >/dev/null\necho '{"permission":"deny","agent_message":"no force push"}'`);
   const follow = script("follow.sh", `cat >/dev/null\necho '{"followup_message":"now run the tests"}'`);
   writeFileSync(
