@@ -3,13 +3,37 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 
 use crate::commands;
+use crate::output::ColorWhen;
+
+const AFTER_HELP: &str = "\
+Examples:
+  copse-hooks demo                                   gate an example session through example hooks
+  copse-hooks --workspace examples/workspace --enable --trust \\
+      gate run_shell --input '{\"command\": \"rm -rf /\"}'
+  echo '{\"path\": \"a.txt\"}' | copse-hooks --enable gate read_file --input -
+  copse-hooks list                                   every hook, and why it would not run
+  copse-hooks lint .cursor/hooks.json                check a config (any dialect)
+  copse-hooks log --failed --since 1d                what failed today
+  copse-hooks show last                              the latest run in detail
+
+Hooks are off until `copse-hooks enable`; project hooks run only in trusted workspaces
+(`copse-hooks trust DIR`). Settings live in $COPSE_DIR/settings.json (default ~/.copse).
+Docs: docs/why-didnt-my-hook-run.md, docs/cli.md, docs/settings.md.";
 
 /// Run, inspect and test agent hooks (Cursor, Claude Code, Copse).
 #[derive(Debug, Parser)]
-#[command(name = "copse-hooks", version, about, long_about = None)]
+#[command(
+    name = "copse-hooks",
+    version,
+    about,
+    long_about = "Run, inspect and test agent hooks: the scripts Cursor, Claude Code and Copse \
+spawn at points in an agent's loop. copse-hooks honours them as their vendors define them, \
+in a sandbox, and explains every verdict.",
+    after_long_help = AFTER_HELP
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
@@ -32,6 +56,55 @@ pub struct Global {
     /// Print machine-readable JSON.
     #[arg(long, global = true)]
     pub json: bool,
+    /// When to colour output (`auto` honours NO_COLOR and terminals).
+    #[arg(long, global = true, value_enum, default_value_t = ColorWhen::Auto, value_name = "WHEN")]
+    pub color: ColorWhen,
+}
+
+/// `log --decision`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DecisionFilter {
+    Allow,
+    Ask,
+    Deny,
+    /// The hook abstained.
+    None,
+    /// The run failed.
+    Failed,
+}
+
+impl DecisionFilter {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionFilter::Allow => "allow",
+            DecisionFilter::Ask => "ask",
+            DecisionFilter::Deny => "deny",
+            DecisionFilter::None => "none",
+            DecisionFilter::Failed => "failed",
+        }
+    }
+}
+
+/// `log --dialect`: one variant per dialect (add a line here with a new dialect).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DialectFilter {
+    Cursor,
+    Claude,
+    Copse,
+    Gemini,
+    Codex,
+}
+
+impl DialectFilter {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DialectFilter::Cursor => "cursor",
+            DialectFilter::Claude => "claude",
+            DialectFilter::Copse => "copse",
+            DialectFilter::Gemini => "gemini",
+            DialectFilter::Codex => "codex",
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -42,22 +115,47 @@ pub enum SandboxCommand {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum DaemonCommand {
+    /// Start the per-user daemon at $COPSE_DIR/daemon.sock (detached; logs to
+    /// $COPSE_DIR/daemon.log). Does nothing when one is running.
+    Start,
+    /// Stop the daemon (its in-flight hooks are killed, the audit store flushed).
+    Stop,
+    /// Say whether the daemon runs (exit 0) or not (exit 3).
+    Status,
+}
+
+#[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the tool gate for one tool call and print the verdict.
+    #[command(after_long_help = "\
+Examples:
+  copse-hooks --enable gate run_shell --input '{\"command\": \"git push --force\"}'
+  copse-hooks --enable gate read_file --input @call.json
+  echo '{\"command\": \"ls\"}' | copse-hooks --enable gate Bash --input - --exit-code
+
+With --exit-code: allow 0, deny 1, ask 3; usage and config errors exit 2.
+Vendor tool names (Bash, Read, Write, Edit, Grep, Shell, run_shell_command, …) are
+accepted as aliases of canonical tools, with a note.")]
     Gate {
         /// The canonical tool id: `run_shell`, `read_file`, `write_file`, `mcp__<server>__<tool>`, …
         tool: String,
-        /// The tool input as a JSON object.
-        #[arg(long, value_name = "JSON")]
+        /// The tool input: a JSON object, `-` to read it from stdin, or `@FILE`.
+        #[arg(long, value_name = "JSON|-|@FILE")]
         input: String,
         /// The host's id for this tool call (hooks see it as `tool_use_id`); one is
         /// generated when absent.
         #[arg(long, value_name = "ID")]
         tool_use_id: Option<String>,
-        /// The session as the host knows it, like a replay `session` line:
+        /// Exit with the decision: allow 0, deny 1, ask 3 (errors stay 2).
+        #[arg(long)]
+        exit_code: bool,
+        /// The conversation this call belongs to: an id (gates with the same id are one
+        /// session, recorded together; the first-run note shows once per session), or the
+        /// session as the host knows it, as JSON like a replay `session` line:
         /// {conversation_id, generation_id, model, transcript_path, permission_mode,
         /// host_version, user_email, …}.
-        #[arg(long, value_name = "JSON")]
+        #[arg(long, value_name = "ID|JSON")]
         session: Option<String>,
     },
     /// Show every discovered hook (the Sources panel) and every config warning.
@@ -93,26 +191,38 @@ pub enum Command {
         /// Only this event (wire name like beforeShellExecution, or canonical like toolGate).
         #[arg(long)]
         event: Option<String>,
-        /// Only this outcome: allow, ask, deny, none or failed.
-        #[arg(long)]
-        decision: Option<String>,
-        /// Only this dialect: cursor, claude, copse, gemini or codex.
-        #[arg(long)]
-        dialect: Option<String>,
+        /// Only this outcome.
+        #[arg(long, value_enum)]
+        decision: Option<DecisionFilter>,
+        /// Only this dialect.
+        #[arg(long, value_enum)]
+        dialect: Option<DialectFilter>,
         /// Only runs that failed.
         #[arg(long)]
         failed: bool,
-        /// Only runs since: unix ms, an age (30m, 2h, 7d) or a UTC date (2026-12-01T08:30).
+        /// Only runs since: unix ms, an age (30m, 2h, 7d), a local date or time
+        /// (2026-12-01, 2026-12-01T08:30) or an RFC 3339 instant (2026-12-01T08:30Z).
         #[arg(long)]
         since: Option<String>,
         /// At most this many runs.
-        #[arg(long, default_value_t = 50)]
+        #[arg(
+            short = 'n',
+            long = "limit",
+            visible_alias = "max-count",
+            default_value_t = 50
+        )]
         limit: usize,
+        /// Print times in UTC instead of local time.
+        #[arg(long)]
+        utc: bool,
     },
     /// Show one recorded run in detail.
     Show {
-        /// The run id (from `log`).
+        /// The run id (from `log`), a unique prefix of one, or `last`.
         run_id: String,
+        /// Print times in UTC instead of local time.
+        #[arg(long)]
+        utc: bool,
     },
     /// The OS sandbox hooks run in.
     Sandbox {
@@ -123,12 +233,14 @@ pub enum Command {
     Enable,
     /// Turn external hooks off (settings).
     Disable,
-    /// Trust a workspace (default: the current directory), pinning its hook configs.
+    /// Trust a workspace (default: the --workspace root, else the current directory),
+    /// pinning its hook configs.
     Trust {
         /// The workspace root.
         dir: Option<PathBuf>,
     },
-    /// Stop trusting a workspace (default: the current directory).
+    /// Stop trusting a workspace (default: the --workspace root, else the current
+    /// directory).
     Untrust {
         /// The workspace root.
         dir: Option<PathBuf>,
@@ -174,28 +286,80 @@ pub enum Command {
         #[arg(long)]
         project: bool,
     },
+    /// Serve the engine over JSON-RPC 2.0, one message per line, on stdin/stdout (or a
+    /// Unix socket). See docs/host-api.md.
+    Serve {
+        /// Listen on this Unix socket instead of stdio.
+        #[arg(long, value_name = "PATH")]
+        socket: Option<PathBuf>,
+    },
+    /// Manage the per-user daemon (`serve` on $COPSE_DIR/daemon.sock).
+    Daemon {
+        #[command(subcommand)]
+        command: DaemonCommand,
+    },
+    /// Explain why hooks do or don't run: enablement, trust, config files, settings,
+    /// sandbox, audit store and each hook's most recent failure.
+    Doctor,
     /// Gate a handful of realistic tool calls through the example hooks.
+    ///
+    /// The example workspace is built into the binary and written to a temporary
+    /// directory, so this works from anywhere, installed or not.
     Demo {
-        /// The example workspace (default: examples/workspace).
+        /// Use this example workspace instead of the built-in one.
         #[arg(long, value_name = "DIR")]
         example: Option<PathBuf>,
     },
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff) on stdout.
+    Man,
 }
 
+/// The clap command (for completions and the man page).
+pub fn command() -> clap::Command {
+    Cli::command()
+}
+
+/// Exit status for errors: usage (clap) and config errors alike, never 1 (a deny
+/// under `gate --exit-code`).
+const ERROR_EXIT: u8 = 2;
+
 pub fn main() -> ExitCode {
+    ignore_sigxfsz();
     let cli = Cli::parse();
+    // Signals end a run (hooks killed, audit store flushed) — except in a socket server,
+    // which handles TERM/INT itself (cancel in-flight requests, remove the socket).
+    #[cfg(unix)]
+    if !matches!(
+        cli.command,
+        Command::Serve { socket: Some(_) }
+            | Command::Daemon {
+                command: DaemonCommand::Start
+            }
+    ) {
+        crate::signals::install();
+    }
+    crate::output::init_color(cli.global.color);
     let result = match &cli.command {
         Command::Gate {
             tool,
             input,
             tool_use_id,
+            exit_code,
             session,
         } => commands::gate::run(
             &cli.global,
-            tool,
-            input,
-            tool_use_id.as_deref(),
-            session.as_deref(),
+            &commands::gate::GateArgs {
+                tool,
+                input,
+                exit_code: *exit_code,
+                session: session.as_deref(),
+                tool_use_id: tool_use_id.as_deref(),
+            },
         ),
         Command::List { untrusted_preview } => commands::list::run(&cli.global, *untrusted_preview),
         Command::Test {
@@ -215,18 +379,20 @@ pub fn main() -> ExitCode {
             failed,
             since,
             limit,
+            utc,
         } => commands::log::log(
             &cli.global,
             &commands::log::LogArgs {
                 event: event.clone(),
-                decision: decision.clone(),
-                dialect: dialect.clone(),
+                decision: decision.map(|d| d.as_str().to_string()),
+                dialect: dialect.map(|d| d.as_str().to_string()),
                 failed: *failed,
                 since: since.clone(),
                 limit: *limit,
+                utc: *utc,
             },
         ),
-        Command::Show { run_id } => commands::log::show(&cli.global, run_id),
+        Command::Show { run_id, utc } => commands::log::show(&cli.global, run_id, *utc),
         Command::Sandbox {
             command: SandboxCommand::Check,
         } => commands::sandbox::check(&cli.global),
@@ -250,27 +416,52 @@ pub fn main() -> ExitCode {
         Command::Uninstall { agent, project } => {
             commands::install::uninstall(&cli.global, agent, *project)
         }
+        Command::Serve { socket } => commands::serve::serve(&cli.global, socket.as_deref()),
+        Command::Daemon { command } => match command {
+            DaemonCommand::Start => commands::serve::daemon_start(&cli.global),
+            DaemonCommand::Stop => commands::serve::daemon_stop(&cli.global),
+            DaemonCommand::Status => commands::serve::daemon_status(&cli.global),
+        },
+        Command::Doctor => commands::doctor::run(&cli.global),
         Command::Demo { example } => commands::demo::run(&cli.global, example.as_deref()),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(*shell, &mut command(), "copse-hooks", &mut out);
+            out!("{}", String::from_utf8_lossy(&out));
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => man(),
     };
     match result {
         Ok(code) => code,
         Err(err) => {
-            if is_broken_pipe(&err) {
+            if is_broken_pipe(&err) || crate::output::stdout_closed() {
                 return ExitCode::SUCCESS;
             }
-            eprintln!(
-                "{}: {err:#}",
-                crate::output::paint("error", crate::output::RED, true)
+            errln!(
+                "{}: {}",
+                crate::output::paint("error", crate::output::RED, true),
+                crate::output::clean(&format!("{err:#}"))
             );
-            // A malformed canonical tool input is a usage error (exit 2).
-            if err
-                .chain()
-                .any(|e| e.is::<copse_hooks::event::ToolInputError>())
-            {
-                return ExitCode::from(2);
-            }
-            ExitCode::from(1)
+            ExitCode::from(ERROR_EXIT)
         }
+    }
+}
+
+fn man() -> anyhow::Result<ExitCode> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(command()).render(&mut out)?;
+    out!("{}", String::from_utf8_lossy(&out));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `ulimit -f` must not kill the gate before it prints its verdict: with SIGXFSZ
+/// ignored, an oversized write fails with EFBIG instead (reported, not fatal).
+fn ignore_sigxfsz() {
+    // SAFETY: sets a signal's disposition to SIG_IGN at start-up, before any thread
+    // exists; no handler code runs.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
     }
 }
 

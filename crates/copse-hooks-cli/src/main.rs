@@ -1,17 +1,20 @@
 //! The `copse-hooks` command. All behaviour lives in the `copse-hooks` engine crate;
 //! this binary parses arguments, builds an engine and formats results.
 
+#[macro_use]
+mod output;
 mod cli;
 mod commands;
-mod output;
+mod host;
+mod notices;
+mod progress;
 #[cfg(unix)]
 mod signals;
 mod time;
+mod tools;
 mod workspace;
 
 fn main() -> std::process::ExitCode {
-    #[cfg(unix)]
-    signals::install();
     let code = cli::main();
     #[cfg(unix)]
     signals::hold_if_terminating();

@@ -1,10 +1,13 @@
 //! Formatting: JSON shapes (a stable contract) and coloured human output.
 
-use std::io::IsTerminal;
+use std::fmt::Write as _;
 
 use copse_hooks::dialect::ConfigWarning;
-use copse_hooks::{HookRun, HookSummary, Listing, Verdict};
-use serde_json::{Value, json};
+use copse_hooks::{HookRun, HookSummary, Listing};
+use copse_hooks_wire::output as wire;
+use serde_json::Value;
+use std::io::Write as _;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 pub const RED: &str = "31";
 pub const GREEN: &str = "32";
@@ -12,25 +15,144 @@ pub const YELLOW: &str = "33";
 pub const DIM: &str = "2";
 pub const BOLD: &str = "1";
 
-/// Whether to colour output on stdout (or stderr when `stderr` is set).
-pub fn colour_enabled(stderr: bool) -> bool {
-    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
-        return false;
+/// `--color`: when to colour output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// Colour when the stream is a terminal and `NO_COLOR` is unset.
+    Auto,
+    /// Always colour.
+    Always,
+    /// Never colour.
+    Never,
+}
+
+/// Applies `--color` to every stream this process writes (anstream strips the
+/// styles when colour is off; `auto` honours `NO_COLOR`, `CLICOLOR_FORCE` and TTYs).
+pub fn init_color(when: ColorWhen) {
+    let choice = match when {
+        ColorWhen::Auto => anstream::ColorChoice::Auto,
+        ColorWhen::Always => anstream::ColorChoice::Always,
+        ColorWhen::Never => anstream::ColorChoice::Never,
+    };
+    choice.write_global();
+}
+
+/// Wraps `text` in a style; the output stream decides whether it shows.
+pub fn paint(text: &str, code: &str, _stderr: bool) -> String {
+    format!("\x1b[{code}m{text}\x1b[0m")
+}
+
+static STDOUT_CLOSED: AtomicBool = AtomicBool::new(false);
+
+/// Whether stdout's reader went away (a broken pipe): later output is dropped and the
+/// command ends quietly.
+pub fn stdout_closed() -> bool {
+    STDOUT_CLOSED.load(Ordering::Relaxed)
+}
+
+/// Writes one formatted line to stdout. A broken pipe (`copse-hooks log | head`) is
+/// remembered and ends the output quietly; any other write error (a full disk,
+/// `ulimit -f`) is reported once on stderr.
+pub fn write_out(args: std::fmt::Arguments<'_>, newline: bool) {
+    if stdout_closed() {
+        return;
     }
-    if stderr {
-        std::io::stderr().is_terminal()
+    let mut out = anstream::stdout().lock();
+    let result = if newline {
+        writeln!(out, "{args}")
     } else {
-        std::io::stdout().is_terminal()
+        write!(out, "{args}")
+    }
+    .and_then(|()| out.flush());
+    if let Err(e) = result {
+        STDOUT_CLOSED.store(true, Ordering::Relaxed);
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            write_err(format_args!("error: failed to write the output: {e}"));
+        }
     }
 }
 
-/// Wraps `text` in an ANSI colour when colour is on.
-pub fn paint(text: &str, code: &str, stderr: bool) -> String {
-    if colour_enabled(stderr) {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_string()
+/// Writes one formatted line to stderr (errors writing stderr are ignored: there is
+/// nowhere left to report them).
+pub fn write_err(args: std::fmt::Arguments<'_>) {
+    let mut err = anstream::stderr().lock();
+    let _ = writeln!(err, "{args}");
+}
+
+/// `println!` that ends quietly on a broken pipe.
+macro_rules! outln {
+    () => { $crate::output::write_out(format_args!(""), true) };
+    ($($t:tt)*) => { $crate::output::write_out(format_args!($($t)*), true) };
+}
+
+/// `print!` that ends quietly on a broken pipe.
+macro_rules! out {
+    ($($t:tt)*) => { $crate::output::write_out(format_args!($($t)*), false) };
+}
+
+/// `eprintln!` that never panics.
+macro_rules! errln {
+    ($($t:tt)*) => { $crate::output::write_err(format_args!($($t)*)) };
+}
+
+/// Whether `c` must not reach a terminal raw: C0 and C1 controls (ESC, CSI, BEL,
+/// backspace, carriage return…), DEL, bidirectional overrides and isolates, and the
+/// invisible marks that reorder or hide text.
+fn is_unsafe_char(c: char) -> bool {
+    c.is_control()
+        || matches!(c,
+            '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{2028}' | '\u{2029}'
+            | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
+/// Escapes text that came from a config, a hook or a payload before it reaches a
+/// terminal: controls and bidi marks become visible `\x1b` / `\u{202e}` escapes, so
+/// a hostile command can neither clear the screen nor hide or reorder a warning.
+/// Newlines are escaped too: one field stays one line.
+pub fn clean(text: &str) -> String {
+    clean_with(text, false)
+}
+
+/// [`clean`] for a multi-line block (stdout, stderr, payloads): keeps `\n` and tabs.
+pub fn clean_block(text: &str) -> String {
+    clean_with(text, true)
+}
+
+fn clean_with(text: &str, keep_lines: bool) -> String {
+    if !text.chars().any(is_unsafe_char) {
+        return text.to_string();
     }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' | '\t' if keep_lines => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if is_unsafe_char(c) => {
+                let n = u32::from(c);
+                if n < 0x100 {
+                    let _ = write!(out, "\\x{n:02x}");
+                } else {
+                    let _ = write!(out, "\\u{{{n:04x}}}");
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Whether `text` holds terminal control sequences or bidi marks (tabs and newlines
+/// aside): `lint` and `list` flag such commands.
+pub fn has_hostile_chars(text: &str) -> bool {
+    text.chars()
+        .any(|c| c != '\n' && c != '\t' && is_unsafe_char(c))
+}
+
+/// A path for display, escaped.
+pub fn path(p: &std::path::Path) -> String {
+    clean(&crate::workspace::display_path(p))
 }
 
 /// Milliseconds, rounded, as in JSON.
@@ -38,87 +160,30 @@ pub fn millis(d: std::time::Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// One run as JSON.
-pub fn run_json(run: &HookRun) -> Value {
-    json!({
-        "dialect": run.dialect.as_str(),
-        "event": run.event,
-        "canonical_event": run.canonical.name(),
-        "command": run.command,
-        "source": run.source.display().to_string(),
-        "scope": run.scope.as_str(),
-        "outcome": run.result.as_str(),
-        "failure": run.failure.as_ref().map(|f| f.kind.as_str()),
-        "failure_message": run.failure.as_ref().map(|f| f.message.clone()),
-        "exit_code": run.exit_code,
-        "parse_ok": run.parse_ok,
-        "sandbox": run.sandbox.as_str(),
-        "sandbox_blocked": run.sandbox == copse_hooks::outcome::SandboxState::Blocked,
-        "leaked": run.leaked,
-        "duration_ms": millis(run.duration),
-        "agent_message": run.outcome.agent_message,
-        "user_message": run.outcome.user_message,
-    })
-}
-
-/// A verdict as JSON (the `gate --json` contract).
-pub fn verdict_json(v: &Verdict) -> Value {
-    json!({
-        "decision": v.effective_decision().as_str(),
-        "agent_message": v.agent_message,
-        "user_message": v.user_message,
-        "updated_input": v.updated_input,
-        "input_replaced": v.input_replaced,
-        "inject_context": v.inject_context,
-        "tool_env_script": v.tool_env_script,
-        "halt": v.halt.as_ref().map(|h| json!({"reason": h.reason})),
-        "runs": v.runs.iter().map(run_json).collect::<Vec<_>>(),
-    })
+/// A typed output as a JSON value (serialising these plain structs cannot fail).
+fn value<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
 /// One discovered hook as JSON.
 pub fn hook_json(h: &HookSummary) -> Value {
-    json!({
-        "dialect": h.dialect.as_str(),
-        "event": h.event,
-        "canonical_event": h.canonical.map(|c| c.name()),
-        "matcher": h.matcher,
-        "matcher_error": h.matcher_error,
-        "command": h.command,
-        "source": h.source.display().to_string(),
-        "scope": h.scope.as_str(),
-        "entry": h.entry,
-        "supported": h.supported,
-        "trusted": h.trusted,
-        "trust": h.trust.as_str(),
-        "enabled": h.enabled,
-        "active": h.active,
-        "sandboxed": h.sandboxed,
-        "fail_closed": h.fail_closed,
-        "timeout_ms": h.timeout_ms,
-        "last_error": h.last_error,
-        "scripts": h.scripts,
-    })
+    value(&wire::HookOutput::from(h))
 }
 
 /// One config warning as JSON.
 pub fn warning_json(w: &ConfigWarning) -> Value {
-    json!({
-        "source": w.source.display().to_string(),
-        "scope": w.scope.as_str(),
-        "event": w.event,
-        "message": w.message,
-    })
+    value(&wire::WarningOutput::from(w))
 }
 
-/// A listing as JSON (the `list --json` contract).
+/// A listing as JSON (the `list --json` contract, `schemas/output/list.schema.json`).
 pub fn listing_json(l: &Listing) -> Value {
-    json!({
-        "hooks": l.hooks.iter().map(hook_json).collect::<Vec<_>>(),
-        "warnings": l.warnings.iter().map(warning_json).collect::<Vec<_>>(),
-        "failure_policy": l.failure_policy,
-        "auto_continue_follow_ups": l.auto_continue_follow_ups,
-    })
+    value(&wire::ListOutput::from(l))
+}
+
+/// The coloured decision word, padded to `width` (padding outside the styles).
+pub fn decision_padded(decision: &str, width: usize) -> String {
+    let pad = width.saturating_sub(decision.chars().count());
+    format!("{}{}", decision_word(decision), " ".repeat(pad))
 }
 
 /// The coloured decision word.
@@ -136,15 +201,15 @@ pub fn decision_word(decision: &str) -> String {
 pub fn run_lines(run: &HookRun) -> Vec<String> {
     let mut lines = Vec::new();
     let status = match (&run.failure, run.exit_code) {
-        (Some(f), _) => format!("{} ({})", f.kind.as_str(), f.message),
+        (Some(f), _) => format!("{} ({})", f.kind.as_str(), clean(&f.message)),
         (None, Some(code)) => format!("exit {code}"),
         (None, None) => "killed".to_string(),
     };
     lines.push(format!(
-        "  {:<7} {} {} {}",
-        decision_word(run.result.as_str()),
-        paint(&run.event, BOLD, false),
-        run.command,
+        "  {} {} {} {}",
+        decision_padded(run.result.as_str(), 7),
+        paint(&clean(&run.event), BOLD, false),
+        clean(&run.command),
         paint(
             &format!(
                 "[{} {} · {} · {} ms]",
@@ -159,7 +224,7 @@ pub fn run_lines(run: &HookRun) -> Vec<String> {
     ));
     lines.push(format!(
         "          {}",
-        paint(&crate::workspace::display_path(&run.source), DIM, false)
+        paint(&path(&run.source), DIM, false)
     ));
     lines
 }

@@ -64,10 +64,10 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
     let recording = settings.spine != Some(false);
     config.require_sandbox = settings.require_sandbox;
     config.redact_secrets = settings.redact_secrets != Some(false);
-    config.sandbox_writable = settings.sandbox_writable_paths.clone();
     config.sandbox_allowed_sockets = settings.sandbox_allowed_sockets.clone();
     config.failure_policy = settings.failure_policy.clone();
     config.auto_continue_follow_ups = settings.auto_continue_follow_ups;
+    config.sandbox_writable = writable_paths(&settings, &config.home, &settings_path);
     adjust(&mut config);
     if !recording {
         config.spine_path = None;
@@ -80,6 +80,31 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
         settings_warning,
         settings_warnings,
     })
+}
+
+/// `sandboxWritablePaths` with `~` expanded; a directory that does not exist (yet)
+/// is kept (it may be created later) with a warning on stderr.
+fn writable_paths(
+    settings: &Settings,
+    home: &std::path::Path,
+    file: &std::path::Path,
+) -> Vec<PathBuf> {
+    settings
+        .sandbox_writable_paths
+        .iter()
+        .map(|p| {
+            let expanded = copse_hooks::lint::expand_home(p, home);
+            if !expanded.is_dir() {
+                errln!(
+                    "{}: sandboxWritablePaths in {}: {} does not exist: hooks cannot write there until it does",
+                    crate::output::paint("warning", crate::output::YELLOW, true),
+                    file.display(),
+                    crate::output::clean(&expanded.display().to_string())
+                );
+            }
+            expanded
+        })
+        .collect()
 }
 
 /// Turns on recording in the audit store (`$COPSE_DIR/spine.db`).
@@ -97,59 +122,25 @@ pub fn read_spine(engine: &copse_hooks::Engine) -> Result<Option<copse_hooks::sp
     }
 }
 
-/// Prints the audit store's warning, if any, on stderr (and its open notices).
-pub fn warn_spine(engine: &copse_hooks::Engine) {
-    if let Some(spine) = engine.spine() {
-        for n in spine.take_notices() {
-            eprintln!(
-                "{}: {n}",
-                crate::output::paint("note", crate::output::YELLOW, true)
-            );
-        }
-    }
-    if let Some(w) = engine.spine_warning() {
-        eprintln!(
-            "{}: audit store: {w}",
-            crate::output::paint("warning", crate::output::YELLOW, true)
-        );
-    }
-}
-
-/// Prints a session's notices (first project-hook runs, changed configs) on stderr.
-pub fn print_notices(session: &copse_hooks::Session) {
-    for n in session.take_notices() {
-        eprintln!(
-            "{}: {n}",
-            crate::output::paint("note", crate::output::YELLOW, true)
-        );
-    }
-}
-
 /// Prints the settings warnings, if any, on stderr.
 pub fn warn_settings(inv: &Invocation) {
     for w in inv.settings_warning.iter().chain(&inv.settings_warnings) {
-        eprintln!(
-            "{}: {w}",
-            crate::output::paint("warning", crate::output::YELLOW, true)
+        errln!(
+            "{}: {}",
+            crate::output::paint("warning", crate::output::YELLOW, true),
+            crate::output::clean(w)
         );
     }
 }
 
-/// Prints one line per config problem the session's latest event met, on stderr,
-/// and returns them (for `--json`'s `warnings`).
-pub fn print_config_problems(session: &copse_hooks::Session) -> Vec<String> {
-    let lines: Vec<String> = session
+/// The config problems the session's latest event met, one `file: message` line
+/// each (for `--json`'s `warnings`; stderr shows them as `config_warning` notices).
+pub fn config_problems(session: &copse_hooks::Session) -> Vec<String> {
+    session
         .config_problems()
         .iter()
         .map(|w| format!("{}: {}", w.source.display(), w.message))
-        .collect();
-    for l in &lines {
-        eprintln!(
-            "{}: {l}",
-            crate::output::paint("warning", crate::output::YELLOW, true)
-        );
-    }
-    lines
+        .collect()
 }
 
 /// A path shown relative to the current directory when it is inside it.

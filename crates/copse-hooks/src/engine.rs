@@ -223,7 +223,8 @@ pub struct HookSummary {
     pub fail_closed: bool,
     /// Whether the hook runs in the sandbox (only the Copse dialect can opt out).
     pub sandboxed: bool,
-    /// The first failure recorded for this hook in the audit store's latest session.
+    /// The most recent failure recorded for this hook in the audit store, across
+    /// sessions (what `doctor` shows too).
     pub last_error: Option<String>,
     /// The timeout in milliseconds.
     pub timeout_ms: u64,
@@ -778,6 +779,16 @@ impl Engine {
         })
     }
 
+    /// Every audit-store warning (the open failure, then each runtime one not taken
+    /// yet), in order: a host reports them all.
+    pub fn spine_warnings(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.inner.spine_warning.iter().cloned().collect();
+        if let Some(s) = &self.inner.spine {
+            out.extend(s.take_warnings().into_iter().map(|w| w.to_string()));
+        }
+        out
+    }
+
     /// Commits everything recorded so far (call before the host exits).
     pub fn flush_spine(&self) {
         if let Some(s) = &self.inner.spine {
@@ -791,11 +802,16 @@ impl Engine {
         self.list_with(self.inner.spine.as_ref())
     }
 
-    /// [`Engine::list`], taking last errors from `spine` (the first failure recorded
-    /// for each hook in the store's latest session).
+    /// [`Engine::list`], taking last errors from `spine` (the most recent failure
+    /// recorded for each hook, across sessions).
     pub fn list_with(&self, spine: Option<&Spine>) -> Listing {
-        let failures = spine
-            .and_then(|s| s.latest_session().map(|session| s.first_failures(&session)))
+        let failures: std::collections::HashMap<(String, String, String), String> = spine
+            .map(|s| {
+                s.recent_failures()
+                    .into_iter()
+                    .map(|f| ((f.source, f.event, f.command), f.message))
+                    .collect()
+            })
             .unwrap_or_default();
         let mut configs = self.inner.registry.load(|_| true);
         let plugins = self.plugin_configs(&configs);

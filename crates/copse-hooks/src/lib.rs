@@ -1,9 +1,9 @@
 //! # copse-hooks
 //!
 //! A hooks runtime for AI coding agents. An agent host embeds this engine to honour
-//! the hooks its users registered — Cursor `hooks.json` today, Claude Code and the
-//! native Copse format through the same seams — exactly as the vendors define them,
-//! safely and fast.
+//! the hooks its users registered — Cursor `hooks.json`, Claude Code `settings.json`
+//! hooks and the native Copse format, through the same seams — exactly as the vendors
+//! define them, safely and fast.
 //!
 //! ## Theory of operation
 //!
@@ -64,6 +64,7 @@
 //! ```
 
 pub mod agent;
+pub mod cancel;
 pub mod dialect;
 pub mod discovery;
 pub mod dispatcher;
@@ -77,6 +78,7 @@ pub mod gate;
 pub mod jsonpos;
 pub mod lint;
 pub mod matcher;
+pub mod notice;
 pub mod outcome;
 pub mod private;
 pub mod queue;
@@ -95,6 +97,12 @@ pub use event::{
     CanonicalEvent, EventPayload, HostIdentity, McpServer, ModelIdentity, ModelParam,
     SessionIdentity, ToolCall,
 };
+pub use notice::{Notice, NoticeKind};
 pub use outcome::{Decision, FailureKind, HookRun, Outcome, RunOutcome, Verdict};
 pub use queue::{MessageOrigin, QueuedMessage};
-pub use session::{DroppedRun, Fired, Session};
+pub use session::{DroppedRun, Fired, QueueListener, Session};
+
+/// The README's embedding snippet, compiled as a doctest so it cannot rot.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

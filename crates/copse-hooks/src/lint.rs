@@ -2,8 +2,11 @@
 //!
 //! The dialect adapters already explain what is wrong with a config (their parse
 //! warnings); lint adds a level, a `line:column`, and the checks only an author
-//! wants: a timeout that looks like milliseconds, and a hook script that does not
-//! exist or is not executable.
+//! wants: a timeout that looks like milliseconds, a hook script that does not exist
+//! or is not executable, an event or key that is one typo away from a real one
+//! ("did you mean"), another dialect's key (`failClosed` in a Copse file), and a
+//! command holding terminal control sequences. A copse-hooks settings file is linted
+//! as one (known keys and their types).
 
 use std::path::{Path, PathBuf};
 
@@ -199,14 +202,18 @@ fn hook_number(message: &str) -> Option<usize> {
 }
 
 fn entry_number(message: &str) -> Option<usize> {
-    let rest = message.split("entry ").nth(1)?;
+    let rest = message
+        .split("entry ")
+        .nth(1)
+        .or_else(|| message.split("group ").nth(1))?;
     rest.split(|c: char| !c.is_ascii_digit())
         .next()?
         .parse()
         .ok()
 }
 
-fn level_of(message: &str) -> Level {
+/// The level of a config warning's message: the one `lint` and `list` both show.
+pub fn level_of(message: &str) -> Level {
     let errors = [
         "file ignored",
         "Unknown",
@@ -341,17 +348,36 @@ impl Engine {
                 }
             }
         };
+        if is_settings_file(file, &doc, &self.config().copse_dir) {
+            lint_settings(
+                &doc,
+                &self.config().home,
+                &Positions::scan(&text),
+                &mut problem,
+            );
+            return Some(Dialect::Copse);
+        }
         let dialect = detect_dialect(file, &doc, &self.config().copse_dir);
         let canonical_file = std::fs::canonicalize(file).unwrap_or_else(|_| file.to_path_buf());
         let (scope, root) = match crate::dryrun::classify(self, &canonical_file) {
             Some((_, scope, root)) => (scope, root),
-            None => (
-                Scope::Project,
-                canonical_file
-                    .parent()
-                    .and_then(Path::parent)
-                    .map(Path::to_path_buf),
-            ),
+            // Outside the usual places: a file in a dot-directory (`x/.cursor/…`)
+            // is a project config of `x`; any other is read like a user config
+            // (`$COPSE_DIR/hooks.json`), its commands running from its own directory.
+            None if canonical_file
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|d| d.to_string_lossy().starts_with('.')) =>
+            {
+                (
+                    Scope::Project,
+                    canonical_file
+                        .parent()
+                        .and_then(Path::parent)
+                        .map(Path::to_path_buf),
+                )
+            }
+            None => (Scope::User, None),
         };
         let adapter = discovery::adapter(dialect);
         let parsed = adapter.parse(&text, &canonical_file, scope, root.as_deref());
@@ -393,7 +419,15 @@ impl Engine {
             } else {
                 positions.nearest(&path)
             };
-            let message = w.message.replace(&canonical_file.display().to_string(), "");
+            let mut message = w.message.replace(&canonical_file.display().to_string(), "");
+            if let Some(e) = &w.event
+                && message.starts_with("Unknown")
+                && !message.contains("did you mean")
+                && let Some(near) = did_you_mean(e, known_events(dialect))
+                && !message.contains(&format!("\"{near}\""))
+            {
+                message.push_str(&format!(" — did you mean \"{near}\"?"));
+            }
             problem(
                 pos.map(|p| p.0),
                 pos.map(|p| p.1),
@@ -452,6 +486,7 @@ impl Engine {
                 }
             }
         }
+        lint_entries(dialect, &doc, &positions, &mut problem);
         // Scripts that do not exist or cannot be executed.
         let roots: Vec<PathBuf> = root.clone().into_iter().collect();
         let session = crate::event::SessionIdentity::default();
@@ -537,6 +572,447 @@ impl Engine {
                         ),
                     );
                 }
+            }
+        }
+    }
+}
+
+/// The dialect a config path implies, when its place says so.
+pub(crate) fn dialect_of_path(path: &Path) -> Option<Dialect> {
+    let name = path.file_name()?.to_str()?;
+    let dir = path.parent()?.file_name()?.to_str()?;
+    match (dir, name) {
+        (".cursor", "hooks.json") => Some(Dialect::Cursor),
+        (".claude", _) => Some(Dialect::Claude),
+        _ if name == "hooks.json" => Some(Dialect::Copse),
+        _ => None,
+    }
+}
+
+/// The event names a dialect knows (for did-you-mean).
+pub(crate) fn known_events(dialect: Dialect) -> Vec<&'static str> {
+    match dialect {
+        Dialect::Cursor => crate::dialect::cursor::PUBLISHED_EVENTS.to_vec(),
+        Dialect::Claude => crate::dialect::claude::PUBLISHED_EVENTS.to_vec(),
+        Dialect::Gemini => crate::dialect::gemini::PUBLISHED_EVENTS.to_vec(),
+        Dialect::Codex => crate::dialect::codex::PUBLISHED_EVENTS.to_vec(),
+        Dialect::Copse => crate::event::CanonicalEvent::ALL
+            .iter()
+            .map(|e| e.name())
+            .chain(crate::dialect::copse::UNWIRED_EVENTS)
+            .collect(),
+    }
+}
+
+/// The tool names a matcher of this dialect and event is compared with, when its
+/// subject is a tool name.
+fn matcher_tools(dialect: Dialect, event: &str) -> Option<&'static [&'static str]> {
+    match (dialect, event) {
+        (Dialect::Cursor, "preToolUse" | "postToolUse" | "postToolUseFailure") => {
+            Some(&["Shell", "Read", "Write", "Delete", "Grep", "Task"])
+        }
+        (
+            Dialect::Claude,
+            "PreToolUse" | "PostToolUse" | "PostToolUseFailure" | "PermissionRequest",
+        ) => Some(&[
+            "Bash",
+            "Read",
+            "Write",
+            "Edit",
+            "MultiEdit",
+            "Grep",
+            "Glob",
+            "LS",
+            "Task",
+            "Agent",
+            "WebFetch",
+            "WebSearch",
+            "NotebookEdit",
+            "NotebookRead",
+            "TodoWrite",
+            "ExitPlanMode",
+        ]),
+        (Dialect::Copse, "toolGate" | "afterToolUse") => Some(&[
+            "run_shell",
+            "run_background",
+            "read_file",
+            "list_dir",
+            "read_staged_diff",
+            "read_terminal",
+            "read_skill",
+            "write_file",
+            "str_replace",
+            "rename_file",
+            "make_directory",
+            "delete_file",
+            "search_code",
+            "find_files",
+            "search_codebase",
+            "semantic_search",
+            "explore",
+            "investigate_ci",
+            "delegate_step",
+        ]),
+        _ => None,
+    }
+}
+
+/// The keys a hook entry of a dialect takes.
+fn entry_keys(dialect: Dialect) -> &'static [&'static str] {
+    match dialect {
+        Dialect::Cursor => &[
+            "command",
+            "matcher",
+            "timeout",
+            "failClosed",
+            "glob",
+            "type",
+        ],
+        Dialect::Claude => &[
+            "type",
+            "command",
+            "timeout",
+            "async",
+            "statusMessage",
+            "once",
+        ],
+        Dialect::Copse => &[
+            "command",
+            "matcher",
+            "glob",
+            "onFailure",
+            "sandbox",
+            "network",
+            "async",
+            "loop_limit",
+            "timeout",
+        ],
+        // Gemini: `{type, command, name?, timeout?, description?}`.
+        Dialect::Gemini => &[
+            "matcher",
+            "sequential",
+            "hooks",
+            "type",
+            "command",
+            "name",
+            "timeout",
+            "description",
+        ],
+        // Codex reads Claude-shaped handlers.
+        Dialect::Codex => &[
+            "matcher",
+            "hooks",
+            "type",
+            "command",
+            "timeout",
+            "async",
+            "statusMessage",
+        ],
+    }
+}
+
+/// The closest candidate to `word` when it is one typo (or a case slip) away.
+pub fn did_you_mean<'a>(
+    word: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let lower = word.to_ascii_lowercase();
+    candidates
+        .into_iter()
+        .filter(|c| *c != word)
+        .map(|c| {
+            (
+                strsim::damerau_levenshtein(&lower, &c.to_ascii_lowercase()),
+                c,
+            )
+        })
+        .filter(|(d, c)| *d <= (c.len() / 4).clamp(1, 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+/// Whether text holds terminal control characters or bidi marks (tab and newline
+/// aside): such a command can hide itself or a warning when printed.
+pub fn has_control_chars(text: &str) -> bool {
+    text.chars().any(|c| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    })
+}
+
+type ProblemSink<'a> = dyn FnMut(Option<usize>, Option<usize>, Level, String) + 'a;
+
+/// Entry-level checks on the raw document: unknown keys (with did-you-mean and the
+/// other dialects' spellings) and commands with terminal control characters.
+fn lint_entries(
+    dialect: Dialect,
+    doc: &Value,
+    positions: &Positions,
+    problem: &mut ProblemSink<'_>,
+) {
+    let key = |s: &str| Step::Key(s.to_string());
+    let Some(hooks) = doc.get("hooks").and_then(Value::as_object) else {
+        return;
+    };
+    for (event, entries) in hooks {
+        let Some(entries) = entries.as_array() else {
+            continue;
+        };
+        for (i, entry) in entries.iter().enumerate() {
+            let base = vec![key("hooks"), key(event), Step::Index(i)];
+            if let Some(m) = entry.get("matcher").and_then(Value::as_str)
+                && let Some(tools) = matcher_tools(dialect, event)
+            {
+                for alt in m.split('|') {
+                    let word = alt.trim().trim_start_matches('^').trim_end_matches('$');
+                    let plain = !word.is_empty()
+                        && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+                    if !plain || tools.contains(&word) || word.starts_with("mcp__") {
+                        continue;
+                    }
+                    if let Some(near) = did_you_mean(word, tools.iter().copied()) {
+                        let mut at = base.clone();
+                        at.push(key("matcher"));
+                        let pos = positions.get(&at).or_else(|| positions.nearest(&base));
+                        problem(
+                            pos.map(|p| p.0),
+                            pos.map(|p| p.1),
+                            Level::Warning,
+                            format!(
+                                "\"{event}\" {} {}: matcher \"{word}\" names no tool — did you mean \"{near}\"?",
+                                if dialect == Dialect::Claude {
+                                    "group"
+                                } else {
+                                    "entry"
+                                },
+                                i + 1
+                            ),
+                        );
+                    }
+                }
+            }
+            let mut handlers: Vec<(Vec<Step>, &serde_json::Map<String, Value>)> = Vec::new();
+            match (dialect, entry.as_object()) {
+                (Dialect::Claude, Some(group)) => {
+                    for (j, h) in group
+                        .get("hooks")
+                        .and_then(Value::as_array)
+                        .into_iter()
+                        .flatten()
+                        .enumerate()
+                    {
+                        if let Some(h) = h.as_object() {
+                            let mut path = base.clone();
+                            path.extend([key("hooks"), Step::Index(j)]);
+                            handlers.push((path, h));
+                        }
+                    }
+                }
+                (_, Some(obj)) => handlers.push((base.clone(), obj)),
+                _ => {}
+            }
+            for (path, obj) in handlers {
+                for k in obj.keys() {
+                    // A nested `hooks` list outside Claude is the Claude shape, which
+                    // the dialect's own warning already explains.
+                    if entry_keys(dialect).contains(&k.as_str()) || k == "hooks" {
+                        continue;
+                    }
+                    let mut at = path.clone();
+                    at.push(key(k));
+                    let pos = positions.get(&at).or_else(|| positions.nearest(&path));
+                    let hint = match (dialect, k.as_str()) {
+                        (Dialect::Copse, "failClosed") => " — Copse files say \"onFailure\": \"open\" or \"closed\" (failClosed is Cursor's key)".to_string(),
+                        (Dialect::Copse, "loopLimit") => " — did you mean \"loop_limit\"?".to_string(),
+                        (Dialect::Cursor, "onFailure") => " — Cursor files say \"failClosed\": true or false (onFailure is the Copse key)".to_string(),
+                        _ => did_you_mean(k, entry_keys(dialect).iter().copied())
+                            .map(|m| format!(" — did you mean \"{m}\"?"))
+                            .unwrap_or_default(),
+                    };
+                    let level = if dialect == Dialect::Copse {
+                        Level::Error
+                    } else {
+                        Level::Warning
+                    };
+                    problem(
+                        pos.map(|p| p.0),
+                        pos.map(|p| p.1),
+                        level,
+                        format!(
+                            "\"{event}\" entry {}: unknown key \"{k}\" is ignored{hint}",
+                            i + 1
+                        ),
+                    );
+                }
+                if let Some(cmd) = obj.get("command").and_then(Value::as_str)
+                    && has_control_chars(cmd)
+                {
+                    let mut at = path.clone();
+                    at.push(key("command"));
+                    let pos = positions.get(&at).or_else(|| positions.nearest(&path));
+                    problem(
+                        pos.map(|p| p.0),
+                        pos.map(|p| p.1),
+                        Level::Error,
+                        format!(
+                            "\"{event}\" entry {}: the command contains terminal control characters or bidi marks (escape sequences can hide what it does when printed)",
+                            i + 1
+                        ),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// `~` and `~/…` expanded against `home`; any other path unchanged.
+pub fn expand_home(path: &Path, home: &Path) -> PathBuf {
+    match path.strip_prefix("~") {
+        Ok(rest) => home.join(rest),
+        Err(_) => path.to_path_buf(),
+    }
+}
+
+/// The settings keys and the JSON type each takes.
+const SETTINGS_KEYS: &[(&str, &str)] = &[
+    ("cursorHooksEnabled", "boolean"),
+    ("trustedWorkspaces", "array"),
+    ("requireSandbox", "boolean"),
+    ("sandboxWritablePaths", "array"),
+    ("spine", "boolean"),
+    ("retention", "object"),
+    ("$schema", "string"),
+];
+
+/// Whether a file is a copse-hooks settings file rather than a hooks config.
+fn is_settings_file(path: &Path, doc: &Value, copse_dir: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let in_claude = path
+        .parent()
+        .and_then(|p| p.file_name())
+        .is_some_and(|d| d == ".claude");
+    if name != "settings.json" || in_claude {
+        return false;
+    }
+    if path.parent() == Some(copse_dir) {
+        return true;
+    }
+    doc.as_object().is_some_and(|o| {
+        !o.contains_key("hooks")
+            && o.keys().any(|k| {
+                SETTINGS_KEYS.iter().any(|(s, _)| s == k)
+                    || did_you_mean(k, SETTINGS_KEYS.iter().map(|(s, _)| *s)).is_some()
+            })
+    })
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Lints a settings file: unknown keys (with did-you-mean), wrong types, and
+/// writable paths that do not exist.
+fn lint_settings(doc: &Value, home: &Path, positions: &Positions, problem: &mut ProblemSink<'_>) {
+    let Some(obj) = doc.as_object() else {
+        problem(
+            Some(1),
+            Some(1),
+            Level::Error,
+            "a settings file must be a JSON object".to_string(),
+        );
+        return;
+    };
+    let at = |path: &[Step]| {
+        positions
+            .get(path)
+            .map(|p| (Some(p.0), Some(p.1)))
+            .unwrap_or((None, None))
+    };
+    for (k, v) in obj {
+        let (line, column) = at(&[Step::Key(k.clone())]);
+        match SETTINGS_KEYS.iter().find(|(name, _)| name == k) {
+            None => {
+                let hint = did_you_mean(k, SETTINGS_KEYS.iter().map(|(s, _)| *s))
+                    .map(|m| format!(" — did you mean \"{m}\"?"))
+                    .unwrap_or_default();
+                problem(
+                    line,
+                    column,
+                    Level::Warning,
+                    format!("unknown settings key \"{k}\" is ignored{hint}"),
+                );
+            }
+            Some((_, ty)) if json_type(v) != *ty => problem(
+                line,
+                column,
+                Level::Error,
+                format!("\"{k}\" must be a JSON {ty}, got {}", json_type(v)),
+            ),
+            Some(_) => {}
+        }
+    }
+    if let Some(retention) = obj.get("retention").and_then(Value::as_object) {
+        for (k, v) in retention {
+            let (line, column) = at(&[Step::Key("retention".into()), Step::Key(k.clone())]);
+            if !["maxRuns", "maxAgeDays"].contains(&k.as_str()) {
+                let hint = did_you_mean(k, ["maxRuns", "maxAgeDays"])
+                    .map(|m| format!(" — did you mean \"{m}\"?"))
+                    .unwrap_or_default();
+                problem(
+                    line,
+                    column,
+                    Level::Warning,
+                    format!("unknown retention key \"{k}\" is ignored{hint}"),
+                );
+            } else if !v.is_u64() {
+                problem(
+                    line,
+                    column,
+                    Level::Error,
+                    format!("\"retention.{k}\" must be a non-negative integer"),
+                );
+            }
+        }
+    }
+    if let Some(paths) = obj.get("sandboxWritablePaths").and_then(Value::as_array) {
+        for (i, p) in paths.iter().enumerate() {
+            let (line, column) = at(&[Step::Key("sandboxWritablePaths".into()), Step::Index(i)]);
+            let Some(text) = p.as_str() else {
+                problem(
+                    line,
+                    column,
+                    Level::Error,
+                    format!("sandboxWritablePaths[{i}] must be a string path"),
+                );
+                continue;
+            };
+            let expanded = expand_home(Path::new(text), home);
+            if !expanded.is_absolute() {
+                problem(
+                    line,
+                    column,
+                    Level::Error,
+                    format!(
+                        "sandboxWritablePaths[{i}] {text:?} must be absolute (or start with ~/)"
+                    ),
+                );
+            } else if !expanded.is_dir() {
+                problem(
+                    line,
+                    column,
+                    Level::Warning,
+                    format!(
+                        "sandboxWritablePaths[{i}] {text:?}: {} does not exist (yet): hooks cannot write there until it does",
+                        expanded.display()
+                    ),
+                );
             }
         }
     }

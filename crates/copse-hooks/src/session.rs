@@ -25,6 +25,7 @@ use crate::dispatcher::{Dispatched, Dispatcher};
 use crate::engine::{Engine, Selected};
 use crate::event::{CanonicalEvent, EventPayload, SessionIdentity, ToolCall};
 use crate::gate;
+use crate::notice::{Notice, NoticeKind};
 use crate::outcome::{HookRun, Verdict};
 use crate::queue::{MessageOrigin, MessageQueue, QueuedMessage};
 use crate::runner::{self, RunInput};
@@ -94,10 +95,22 @@ struct State {
     drops: Mutex<Vec<DroppedRun>>,
     /// Things the user should hear about once (first project-hook runs, changed
     /// configs), waiting for the host to take them.
-    notices: Mutex<Vec<String>>,
+    notices: Mutex<Vec<crate::notice::Notice>>,
     announced: Mutex<std::collections::HashSet<String>>,
     /// The config problems seen by the latest event fired.
     problems: Mutex<Vec<crate::dialect::ConfigWarning>>,
+    /// Told about every message a hook queues (the server's `queue/message`).
+    listener: Mutex<Option<QueueListener>>,
+}
+
+/// A callback told about every message a hook queues, as it is queued.
+#[derive(Clone)]
+pub struct QueueListener(pub Arc<dyn Fn(&QueuedMessage) + Send + Sync>);
+
+impl std::fmt::Debug for QueueListener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("QueueListener")
+    }
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -133,6 +146,7 @@ impl Session {
                 notices: Mutex::new(Vec::new()),
                 announced: Mutex::new(std::collections::HashSet::new()),
                 problems: Mutex::new(Vec::new()),
+                listener: Mutex::new(None),
             }),
         }
     }
@@ -275,7 +289,6 @@ impl Session {
     /// `async` are dispatched detached and do not contribute to it).
     pub fn fire_blocking(&self, event: &EventPayload) -> Verdict {
         if !self.engine.hooks_active() {
-            self.note_recursion_guard();
             return Verdict::default();
         }
         let identity = self.identity();
@@ -377,7 +390,11 @@ impl Session {
                 .unwrap_or_default();
             self.notice_once(
                 "sandbox-unenforced".to_string(),
-                format!("the OS sandbox is not enforced on this machine ({reason}): hooks run unsandboxed"),
+                Notice::new(
+                    NoticeKind::SandboxUnenforced,
+                    format!("the OS sandbox is not enforced on this machine ({reason}): hooks run unsandboxed"),
+                )
+                .hint("`copse-hooks sandbox check` shows what this kernel supports"),
             );
         }
         if let Some(spine) = self.engine.spine() {
@@ -402,7 +419,7 @@ impl Session {
         q: &crate::outcome::QueueRequest,
         epoch: u64,
     ) {
-        lock(&self.state.queue).push(QueuedMessage {
+        let message = QueuedMessage {
             text: q.text.clone(),
             send_now: q.send_now,
             // Stop follow-ups wait for a human unless the host lets them continue
@@ -417,12 +434,25 @@ impl Session {
                 entry: hook.entry,
             },
             loop_limit: hook.loop_limit,
-        });
+        };
+        let queued = {
+            let mut queue = lock(&self.state.queue);
+            queue.push(message);
+            queue.items().last().cloned()
+        };
+        let listener = lock(&self.state.listener).clone();
+        if let (Some(listener), Some(queued)) = (listener, queued) {
+            (listener.0)(&queued);
+        }
+    }
+
+    /// Sets the callback told about every message a hook queues (replacing any).
+    pub fn set_queue_listener(&self, listener: Option<QueueListener>) {
+        *lock(&self.state.listener) = listener;
     }
 
     fn fire_detached(&self, event: EventPayload) -> Fired {
         if !self.engine.hooks_active() {
-            self.note_recursion_guard();
             return Fired::Detached {
                 dispatched: 0,
                 dropped: 0,
@@ -508,10 +538,15 @@ impl Session {
         for path in changed {
             self.notice_once(
                 format!("changed:{}", path.display()),
-                format!(
-                    "{} changed since the workspace was trusted: its hooks do not run until you trust it again (copse-hooks trust)",
-                    path.display()
-                ),
+                Notice::new(
+                    NoticeKind::ConfigChanged,
+                    format!(
+                        "{} changed since the workspace was trusted: its hooks do not run",
+                        path.display()
+                    ),
+                )
+                .hint("review it, then trust the workspace again (`copse-hooks trust DIR`)")
+                .source(path.clone()),
             );
         }
         for s in &selected {
@@ -519,35 +554,24 @@ impl Session {
             if hook.scope == Scope::Project {
                 self.notice_once(
                     format!("project:{}\0{}", hook.source.display(), hook.command),
-                    format!(
-                        "running project hook `{}` from {} (first run in this session)",
-                        hook.command,
-                        hook.source.display()
-                    ),
+                    Notice::new(
+                        NoticeKind::FirstRun,
+                        format!(
+                            "running project hook `{}` from {} (first run in this session)",
+                            hook.command,
+                            hook.source.display()
+                        ),
+                    )
+                    .source(hook.source.clone()),
                 );
             }
         }
         selected
     }
 
-    /// Says once per session that hooks were skipped because this process runs
-    /// inside a hook (`COPSE_HOOK_DEPTH`), when hooks are otherwise on.
-    fn note_recursion_guard(&self) {
-        if self.engine.config().hooks_enabled && self.engine.recursion_guard_tripped() {
-            self.notice_once(
-                "recursion-guard".to_string(),
-                format!(
-                    "hooks skipped: this process runs inside a hook ({}={}), and hooks never run from a hook",
-                    crate::env::DEPTH_VAR,
-                    self.engine.hook_depth()
-                ),
-            );
-        }
-    }
-
-    fn notice_once(&self, key: String, text: String) {
+    fn notice_once(&self, key: String, notice: Notice) {
         if lock(&self.state.announced).insert(key) {
-            lock(&self.state.notices).push(text);
+            lock(&self.state.notices).push(notice);
         }
     }
 
@@ -559,7 +583,7 @@ impl Session {
     }
 
     /// Takes the notices the user should see (each is produced once per session).
-    pub fn take_notices(&self) -> Vec<String> {
+    pub fn take_notices(&self) -> Vec<Notice> {
         std::mem::take(&mut *lock(&self.state.notices))
     }
 
@@ -829,10 +853,13 @@ fn run_capped(selected: &[&Selected], input: &RunInput<'_>, event: &EventPayload
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<HookRun>>> = selected.iter().map(|_| Mutex::new(None)).collect();
     let workers = selected.len().min(concurrency_cap());
+    // The host's cancellation follows the event into each worker thread.
+    let cancel = crate::cancel::CancelToken::current();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let (next, slots) = (&next, &slots);
-            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
+            let cancel = cancel.clone();
+            let work = move || {
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let (Some(s), Some(slot)) = (selected.get(i), slots.get(i)) else {
@@ -846,6 +873,10 @@ fn run_capped(selected: &[&Selected], input: &RunInput<'_>, event: &EventPayload
                     });
                     *lock(slot) = Some(run);
                 }
+            };
+            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || match cancel {
+                Some(token) => token.enter(work),
+                None => work(),
             });
             // Out of threads: the workers already started take the rest.
             if spawned.is_err() {

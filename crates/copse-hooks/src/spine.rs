@@ -49,8 +49,8 @@ use rusqlite::{Connection, OpenFlags};
 #[cfg(feature = "test-seams")]
 pub const FLUSH_INTERVAL_VAR: &str = "COPSE_HOOKS_SPINE_FLUSH_MS";
 pub use query::{
-    FailureSummary, FilterValues, HookStats, LATENCY_BUCKETS, RunCursor, RunFilter, RunPage,
-    RunQuery, RunSummary, SessionSummary, TimeBucket, WindowStats,
+    FailureSummary, FilterValues, HookFailure, HookStats, LATENCY_BUCKETS, RunCursor, RunFilter,
+    RunPage, RunQuery, RunSummary, SessionSummary, TimeBucket, WindowStats,
 };
 pub use record::{CAPTURE_CAP, RunKind, RunRecord, new_run_id, unix_ms};
 
@@ -503,6 +503,14 @@ impl Spine {
         self.shared.as_ref().and_then(|s| s.take_warning())
     }
 
+    /// Every warning raised while recording and not taken yet, in order.
+    pub fn take_warnings(&self) -> Vec<SpineWarning> {
+        self.shared
+            .as_ref()
+            .map(|s| s.take_warnings())
+            .unwrap_or_default()
+    }
+
     /// Counters since open.
     pub fn stats(&self) -> SpineStats {
         let own = self.dropped.load(Ordering::Relaxed);
@@ -538,6 +546,12 @@ impl Spine {
     pub fn first_failures(&self, session_id: &str) -> HashMap<(String, String, String), String> {
         self.read(|conn| query::first_failures(conn, session_id))
             .unwrap_or_default()
+    }
+
+    /// The most recent failure of each hook across every session, newest first
+    /// (`doctor`, and `list`'s last error). Empty when the spine cannot be read.
+    pub fn recent_failures(&self) -> Vec<query::HookFailure> {
+        self.read(query::recent_failures).unwrap_or_default()
     }
 
     /// The session of the newest run; `None` when there is none or the spine cannot

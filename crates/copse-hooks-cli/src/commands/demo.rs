@@ -2,6 +2,10 @@
 //! (`examples/workspace/session.jsonl`) through the example workspace's Cursor hooks —
 //! the whole loop: session start, prompts, tool gates, tool results, edits, subagents,
 //! stop — and shows each verdict with its reason, then the message queue.
+//!
+//! The example workspace is built into the binary and written to a temporary
+//! directory, so the demo works from any directory and after `cargo install`, and
+//! writes nothing anywhere else.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -13,70 +17,146 @@ use crate::cli::Global;
 use crate::commands::replay;
 use crate::output::{self, paint};
 
-fn default_example() -> PathBuf {
-    let local = PathBuf::from("examples/workspace");
-    if local.is_dir() {
-        return local;
+/// One embedded file: its path in the workspace, its content, whether executable.
+type Embedded = (&'static str, &'static str, bool);
+
+macro_rules! example {
+    ($path:literal, $exec:literal) => {
+        (
+            $path,
+            include_str!(concat!("../../../../examples/workspace/", $path)),
+            $exec,
+        )
+    };
+}
+
+/// The example workspace (`examples/workspace`), as built into the binary.
+const EXAMPLE: &[Embedded] = &[
+    example!(".cursor/hooks.json", false),
+    example!(".cursor/hooks/.gitignore", false),
+    example!(".cursor/hooks/lib.sh", false),
+    example!(".cursor/hooks/ask-force-push.sh", true),
+    example!(".cursor/hooks/audit.sh", true),
+    example!(".cursor/hooks/block-dangerous.sh", true),
+    example!(".cursor/hooks/deny-private-keys.sh", true),
+    example!(".cursor/hooks/no-secrets-in-prompt.sh", true),
+    example!(".cursor/hooks/protect-git-dir.sh", true),
+    example!(".cursor/hooks/session-env.sh", true),
+    example!(".cursor/hooks/stop-followup.sh", true),
+    example!(".cursor/hooks/subagent-guard.sh", true),
+    example!(".cursor/hooks/test-reminder.sh", true),
+    example!("config/deploy_key.pem", false),
+    example!("session.jsonl", false),
+    example!("src/main.rs", false),
+];
+
+/// Writes the embedded example workspace under `dir`.
+fn write_example(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
+    for (path, text, exec) in EXAMPLE {
+        let target = dir.join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("failed to create {}", parent.display()))?;
+        }
+        std::fs::write(&target, text)
+            .with_context(|| format!("failed to write {}", target.display()))?;
+        if *exec {
+            std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o755))
+                .with_context(|| format!("failed to make {} executable", target.display()))?;
+        }
     }
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/workspace")
+    Ok(())
 }
 
 pub fn run(global: &Global, example: Option<&Path>) -> Result<ExitCode> {
-    let root = example
-        .map(Path::to_path_buf)
-        .unwrap_or_else(default_example);
-    let root = std::fs::canonicalize(&root)
-        .with_context(|| format!("example workspace {} not found", root.display()))?;
-    // Self-contained: the example workspace is trusted and hooks are on for this
-    // invocation only, and an empty home keeps the user's own hooks out of it.
-    let home = tempdir_for_demo()?;
-    let engine = Engine::new(
-        EngineConfig::from_process(vec![root.clone()])
-            .home(&home)
-            .enabled(true)
-            .trust(&root)
-            .keep_runs(),
-    );
+    // Everything lives in one temporary directory, removed at the end: the example
+    // workspace (unless --example names one), an empty home and an empty COPSE_DIR,
+    // so neither the user's own hooks nor their settings take part.
+    let tmp = tempfile::Builder::new()
+        .prefix("copse-hooks-demo-")
+        .tempdir()
+        .context("failed to create a temporary directory for the demo")?;
+    let root: PathBuf = match example {
+        Some(dir) => std::fs::canonicalize(dir)
+            .with_context(|| format!("example workspace {} not found", dir.display()))?,
+        None => {
+            let ws = tmp.path().join("workspace");
+            write_example(&ws)?;
+            std::fs::canonicalize(&ws).context("failed to resolve the demo workspace")?
+        }
+    };
+    let home = tmp.path().join("home");
+    let copse_dir = tmp.path().join("copse");
+    std::fs::create_dir_all(&home).context("failed to create the demo home")?;
+    std::fs::create_dir_all(&copse_dir).context("failed to create the demo COPSE_DIR")?;
+    let mut config = EngineConfig::from_process(vec![root.clone()])
+        .home(&home)
+        .enabled(true)
+        .trust(&root)
+        .keep_runs();
+    config.copse_dir = copse_dir;
+    let engine = Engine::new(config);
     let file = root.join("session.jsonl");
-    let lines = replay::parse(&file, std::slice::from_ref(&root))?;
+    replay::validate(&file, std::slice::from_ref(&root))?;
     let session = engine.session(SessionIdentity::new("demo"));
     if !global.json {
-        println!(
+        let shown = if example.is_some() {
+            file.display().to_string()
+        } else {
+            "the example session (examples/workspace/session.jsonl)".to_string()
+        };
+        outln!(
             "{}\n",
             paint(
-                &format!(
-                    "Replaying {} through {}",
-                    file.display(),
-                    root.join(".cursor/hooks.json").display()
-                ),
+                &output::clean(&format!(
+                    "Replaying {shown} through the example Cursor hooks (.cursor/hooks.json)"
+                )),
                 output::BOLD,
                 false
             )
         );
     }
-    let (per_line, summary) = replay::drive(&session, &lines);
-    let _ = std::fs::remove_dir_all(&home);
-    if global.json {
-        for v in &per_line {
-            println!("{}", serde_json::to_string(v)?);
-        }
-        println!("{}", serde_json::to_string(&summary)?);
-    } else {
-        replay::print_transcript(&lines, &per_line, &summary);
-        let log = root.join(".cursor/hooks/audit.log");
-        if log.exists() {
-            println!(
-                "The audit hook logged shell commands and edits to {}",
-                log.display()
+    let mut summary = replay::stream(&engine, &session, &file, global.json)?;
+    // The demo trusts its own example workspace: "first run" notes are noise here.
+    summary.notices.retain(|n| n.kind != "first_run");
+    replay::finish(&summary, global.json)?;
+    if !global.json {
+        let log = root.join("audit.log");
+        if let Ok(text) = std::fs::read_to_string(&log) {
+            outln!(
+                "\nThe audit hook logged {} shell command(s) and edit(s):",
+                text.lines().count()
             );
+            for line in text.lines() {
+                let fields: Vec<&str> = line.splitn(3, '\t').collect();
+                outln!("  {}", output::clean(fields.last().copied().unwrap_or("")));
+            }
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn tempdir_for_demo() -> Result<PathBuf> {
-    let home = std::env::temp_dir().join(format!("copse-hooks-demo-home-{}", std::process::id()));
-    std::fs::create_dir_all(&home)
-        .with_context(|| format!("failed to create {}", home.display()))?;
-    Ok(home)
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_example_file_is_embedded() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/workspace");
+        let mut on_disk = Vec::new();
+        let mut stack = vec![std::path::PathBuf::from(dir)];
+        while let Some(d) = stack.pop() {
+            for e in std::fs::read_dir(&d).unwrap() {
+                let p = e.unwrap().path();
+                if p.is_dir() {
+                    stack.push(p);
+                } else if p.file_name().is_some_and(|n| n != "audit.log") {
+                    on_disk.push(p.strip_prefix(dir).unwrap().display().to_string());
+                }
+            }
+        }
+        on_disk.sort();
+        let mut embedded: Vec<String> = super::EXAMPLE.iter().map(|e| e.0.to_string()).collect();
+        embedded.sort();
+        assert_eq!(on_disk, embedded);
+    }
 }

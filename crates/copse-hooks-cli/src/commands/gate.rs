@@ -7,8 +7,10 @@ use copse_hooks::{SessionIdentity, ToolCall, Verdict};
 use serde_json::{Map, Value};
 
 use crate::cli::Global;
-use crate::output::{self, paint};
+use crate::output::{self, clean, paint};
 use crate::workspace;
+use crate::{notices, tools};
+use copse_hooks_wire::output::NoticeOutput;
 
 /// Parses the tool input and, for `read_file`, reads the file's content.
 pub fn tool_call(tool: &str, input: &str, roots: &[std::path::PathBuf]) -> Result<ToolCall> {
@@ -60,51 +62,167 @@ fn read_content(input: &Map<String, Value>, roots: &[std::path::PathBuf]) -> Res
     Ok(String::from_utf8_lossy(&bytes).into_owned())
 }
 
-pub fn run(
-    global: &Global,
-    tool: &str,
-    input: &str,
-    tool_use_id: Option<&str>,
-    session: Option<&str>,
-) -> Result<ExitCode> {
-    let identity = match session {
-        None => SessionIdentity::new(""),
-        Some(text) => {
-            let value: Value = serde_json::from_str(text)
-                .with_context(|| format!("--session is not valid JSON: {text}"))?;
-            let Value::Object(obj) = value else {
-                bail!("--session must be a JSON object, got: {text}");
-            };
-            crate::commands::replay::session_identity(&obj).context("--session")?
+/// The `gate` options.
+pub struct GateArgs<'a> {
+    pub tool: &'a str,
+    pub input: &'a str,
+    pub exit_code: bool,
+    /// A conversation id, or a JSON session identity like a replay `session` line.
+    pub session: Option<&'a str>,
+    /// The host's id for this tool call (generated when absent).
+    pub tool_use_id: Option<&'a str>,
+}
+
+/// The most `--input -` / `--input @FILE` reads (a tool input is small).
+const MAX_INPUT: u64 = 16 * 1024 * 1024;
+
+/// `--input`: JSON text, `-` for stdin, or `@FILE`.
+pub fn read_input(input: &str) -> Result<String> {
+    use std::io::Read as _;
+    let (what, reader): (String, Box<dyn std::io::Read>) = if input == "-" {
+        ("stdin".to_string(), Box::new(std::io::stdin()))
+    } else if let Some(file) = input.strip_prefix('@') {
+        let meta = std::fs::metadata(file)
+            .with_context(|| format!("--input @{file}: cannot read {file}"))?;
+        if !meta.is_file() {
+            bail!("--input @{file}: {file} is not a regular file");
         }
+        let f = std::fs::File::open(file)
+            .with_context(|| format!("--input @{file}: cannot read {file}"))?;
+        (file.to_string(), Box::new(f))
+    } else {
+        return Ok(input.to_string());
     };
+    let mut text = String::new();
+    reader
+        .take(MAX_INPUT + 1)
+        .read_to_string(&mut text)
+        .with_context(|| format!("--input: failed to read {what}"))?;
+    if text.len() as u64 > MAX_INPUT {
+        bail!("--input: {what} is larger than {MAX_INPUT} bytes");
+    }
+    Ok(text)
+}
+
+/// A vendor tool name mapped to its canonical id (with a note), Claude-style
+/// `file_path` renamed to `path`, and a did-you-mean for an unknown tool.
+fn canonical_tool(tool: &str, input: &str) -> (String, String, Vec<NoticeOutput>) {
+    let mut notes = Vec::new();
+    if let Some((canonical, vendor)) = tools::alias(tool) {
+        notes.push(notices::cli(
+            "tool_alias",
+            format!(
+                "{tool} is {vendor}'s name for the canonical tool {canonical}: gating {canonical}"
+            ),
+            None,
+        ));
+        let mut input = input.to_string();
+        if let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(&input)
+            && !map.contains_key("path")
+            && let Some(p) = map.remove("file_path")
+        {
+            map.insert("path".to_string(), p);
+            input = Value::Object(map).to_string();
+        }
+        return (canonical.to_string(), input, notes);
+    }
+    if !tools::is_canonical(tool) {
+        let candidates = tools::CANONICAL_TOOLS
+            .iter()
+            .copied()
+            .chain(tools::VENDOR_ALIASES.iter().map(|(n, _, _)| *n));
+        let hint = tools::did_you_mean(tool, candidates)
+            .map(|m| format!("did you mean {m}?"))
+            .or_else(|| Some("canonical tools are listed in docs/tools.md".to_string()));
+        notes.push(notices::cli(
+            "unknown_tool",
+            format!("{tool} is not a canonical tool: hooks that match on tool names may not see it as you expect"),
+            hint,
+        ));
+    }
+    (tool.to_string(), input.to_string(), notes)
+}
+
+pub fn run(global: &Global, args: &GateArgs<'_>) -> Result<ExitCode> {
     let inv = workspace::engine_with(global, workspace::record)?;
     workspace::warn_settings(&inv);
-    let mut call = tool_call(tool, input, inv.engine.workspace_roots())?;
-    if let Some(id) = tool_use_id {
+    let input = read_input(args.input)?;
+    let (tool, input, mut notes) = canonical_tool(args.tool, &input);
+    let mut call = tool_call(&tool, &input, inv.engine.workspace_roots())?;
+    if let Some(id) = args.tool_use_id {
         call = call.with_tool_use_id(id);
     }
+    let identity = session_identity(args.session)?;
+    let before = inv.engine.explain(copse_hooks::CanonicalEvent::ToolGate);
+    let seen = args
+        .session
+        .map(|_| hooks_already_run(&inv.engine, &identity.conversation_id))
+        .unwrap_or_default();
     let session = inv.engine.session(identity);
+    let progress = crate::progress::start(&format!("gating {tool}"));
+
     let verdict = session.gate_tool(call);
-    let problems = workspace::print_config_problems(&session);
-    workspace::print_notices(&session);
-    inv.engine.flush_spine();
-    workspace::warn_spine(&inv.engine);
+    drop(progress);
+    // The first-run note shows once per session: not again for a hook this session
+    // already ran in an earlier `gate --session ID`.
+    let session_notices: Vec<copse_hooks::Notice> = session
+        .take_notices()
+        .into_iter()
+        .filter(|n| {
+            n.kind != copse_hooks::NoticeKind::FirstRun
+                || !verdict.runs.iter().any(|r| {
+                    n.source.as_deref() == Some(r.source.as_path())
+                        && n.message.contains(&format!("`{}`", r.command))
+                        && seen.contains(&(r.source.display().to_string(), r.command.clone()))
+                })
+        })
+        .collect();
+    notes.extend(notices::for_verdict(
+        &inv.engine,
+        &before,
+        &session_notices,
+        &verdict,
+    ));
+    // The verdict first: a slow or locked audit store never delays it.
     if global.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&{
-                let mut v = output::verdict_json(&verdict);
-                if let Some(obj) = v.as_object_mut() {
-                    obj.insert("warnings".into(), serde_json::json!(problems));
-                }
-                v
-            })?
-        );
+        let mut v = copse_hooks_wire::output::GateOutput::from(&verdict);
+        v.notices = notes.clone();
+        // Printed on stderr as the `config_warning` notices; carried here too.
+        v.warnings = workspace::config_problems(&session);
+        outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        print_human(tool, &verdict);
+        print_human(&tool, &verdict);
     }
-    Ok(ExitCode::SUCCESS)
+    notices::print(&notes);
+    inv.engine.flush_spine();
+    notices::print(&notices::spine_report(&inv.engine));
+    if !args.exit_code {
+        return Ok(ExitCode::SUCCESS);
+    }
+    Ok(ExitCode::from(match verdict.effective_decision() {
+        _ if verdict.halt.is_some() => 1,
+        copse_hooks::Decision::Allow => 0,
+        copse_hooks::Decision::Deny => 1,
+        copse_hooks::Decision::Ask => 3,
+    }))
+}
+
+/// The (source, command) of every hook already recorded in session `id`.
+fn hooks_already_run(
+    engine: &copse_hooks::Engine,
+    id: &str,
+) -> std::collections::HashSet<(String, String)> {
+    let Ok(Some(spine)) = workspace::read_spine(engine) else {
+        return Default::default();
+    };
+    spine
+        .query(&copse_hooks::spine::RunFilter {
+            session_id: Some(id.to_string()),
+            limit: Some(10_000),
+            ..Default::default()
+        })
+        .map(|runs| runs.into_iter().map(|r| (r.source, r.command)).collect())
+        .unwrap_or_default()
 }
 
 fn print_human(tool: &str, v: &Verdict) {
@@ -116,28 +234,51 @@ fn print_human(tool: &str, v: &Verdict) {
         .max()
         .unwrap_or(0);
     let hooks = match v.runs.len() {
-        0 => "no hook matched".to_string(),
+        0 => "no hook ran".to_string(),
         1 => format!("1 hook, {total} ms"),
         n => format!("{n} hooks, {total} ms"),
     };
-    println!(
+    outln!(
         "{} {} {}",
         output::decision_word(decision),
-        paint(tool, output::BOLD, false),
+        paint(&clean(tool), output::BOLD, false),
         paint(&format!("({hooks})"), output::DIM, false)
     );
     if let Some(m) = &v.agent_message {
-        println!("  agent message: {m}");
+        outln!("  agent message: {}", clean(m));
     }
     if let Some(m) = &v.user_message {
-        println!("  user message:  {m}");
+        outln!("  user message:  {}", clean(m));
     }
     if let Some(u) = &v.updated_input {
-        println!("  updated input: {}", Value::Object(u.clone()));
+        outln!(
+            "  updated input: {}",
+            clean(&Value::Object(u.clone()).to_string())
+        );
+    }
+    if let Some(h) = &v.halt {
+        outln!("  halted: {}", clean(&h.reason));
     }
     for run in &v.runs {
         for line in output::run_lines(run) {
-            println!("{line}");
+            outln!("{line}");
         }
+    }
+}
+
+/// `--session`: a conversation id, or (starting with `{`) the session as the host knows
+/// it, like a replay `session` line.
+fn session_identity(session: Option<&str>) -> Result<SessionIdentity> {
+    match session {
+        None => Ok(SessionIdentity::new("")),
+        Some(text) if text.trim_start().starts_with('{') => {
+            let value: Value = serde_json::from_str(text)
+                .with_context(|| format!("--session is not valid JSON: {}", clean(text)))?;
+            let Value::Object(obj) = value else {
+                bail!("--session must be a JSON object or an id");
+            };
+            crate::commands::replay::session_identity(&obj).context("--session")
+        }
+        Some(id) => Ok(SessionIdentity::new(id)),
     }
 }

@@ -17,7 +17,7 @@ pub fn run(global: &Global, paths: &[PathBuf], deny_warnings: bool) -> Result<Ex
     let errors = report.count(Level::Error);
     let warnings = report.count(Level::Warning);
     if global.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "files": report.files.iter().map(|(f, d)| json!({"file": f.display().to_string(), "dialect": d.as_str()})).collect::<Vec<_>>(),
@@ -30,30 +30,31 @@ pub fn run(global: &Global, paths: &[PathBuf], deny_warnings: bool) -> Result<Ex
                 })).collect::<Vec<_>>(),
                 "errors": errors,
                 "warnings": warnings,
+                "version": 1,
             }))?
         );
     } else {
         for p in &report.problems {
             let at = match (p.line, p.column) {
-                (Some(l), Some(c)) => format!("{}:{l}:{c}", workspace::display_path(&p.file)),
-                (Some(l), None) => format!("{}:{l}", workspace::display_path(&p.file)),
-                _ => workspace::display_path(&p.file),
+                (Some(l), Some(c)) => format!("{}:{l}:{c}", output::path(&p.file)),
+                (Some(l), None) => format!("{}:{l}", output::path(&p.file)),
+                _ => output::path(&p.file),
             };
             let level = match p.level {
                 Level::Error => paint("error", output::RED, false),
                 Level::Warning => paint("warning", output::YELLOW, false),
             };
-            println!("{at}: {level}: {}", p.message);
+            outln!("{at}: {level}: {}", output::clean(&p.message));
         }
         let files = report.files.len();
         if report.problems.is_empty() {
-            println!(
+            outln!(
                 "{} ({files} config file{} checked)",
                 paint("no problems", output::GREEN, false),
                 if files == 1 { "" } else { "s" }
             );
         } else {
-            println!("{errors} error(s), {warnings} warning(s) in {files} config file(s)");
+            outln!("{errors} error(s), {warnings} warning(s) in {files} config file(s)");
         }
     }
     let failed = errors > 0 || (deny_warnings && warnings > 0);

@@ -7,7 +7,7 @@ use copse_hooks::engine::TrustState;
 use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
 
 use crate::cli::Global;
-use crate::output::{self, paint};
+use crate::output::{self, clean, paint};
 use crate::workspace;
 
 pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
@@ -17,7 +17,7 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         return preview(global, &inv.engine);
     }
     let spine = workspace::read_spine(&inv.engine).unwrap_or_else(|e| {
-        eprintln!(
+        errln!(
             "{}: audit store: {e}",
             paint("warning", output::YELLOW, true)
         );
@@ -26,17 +26,17 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
     let listing = inv.engine.list_with(spine.as_ref());
     let installed = super::install::status();
     if global.json {
-        let mut value = output::listing_json(&listing);
+        let mut value = serde_json::to_value(output::listing_json(&listing))?;
         if !installed.is_empty()
             && let Some(obj) = value.as_object_mut()
         {
             obj.insert("agents".into(), serde_json::to_value(&installed)?);
         }
-        println!("{}", serde_json::to_string_pretty(&value)?);
+        outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
         print_human(&listing, inv.engine.config().hooks_enabled);
         if listing.auto_continue_follow_ups {
-            println!(
+            outln!(
                 "\n{}",
                 paint(
                     "Stop follow-ups continue automatically within the continuation budget (settings autoContinueFollowUps)",
@@ -54,10 +54,10 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
                         copse_hooks::outcome::FailurePolicy::Open => "open",
                         copse_hooks::outcome::FailurePolicy::Closed => "closed",
                     };
-                    format!("{} fails {word}", dialect.escape_debug())
+                    format!("{} fails {word}", output::clean(dialect))
                 })
                 .collect();
-            println!(
+            outln!(
                 "\n{}",
                 paint(
                     &format!(
@@ -71,20 +71,20 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
         }
         let lines = super::install::status_lines(&installed);
         if !lines.is_empty() {
-            println!("\nAgents:");
+            outln!("\nAgents:");
             for l in lines {
-                println!("  {l}");
+                outln!("  {l}");
             }
         }
         let status = inv.engine.sandbox_status();
         match status.clone() {
             Some(s) if s.enforcement.is_enforced() => {
-                println!(
+                outln!(
                     "\n{}",
                     paint(&format!("Sandbox: {}", s.enforcement), output::DIM, false)
                 );
             }
-            Some(s) => println!(
+            Some(s) => outln!(
                 "\n{}",
                 paint(
                     &format!(
@@ -104,10 +104,13 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
             .flat_map(|s| &s.layers)
             .filter(|l| !l.enforced)
         {
-            println!(
+            outln!(
                 "{}",
                 paint(
-                    &format!("NOT enforced here: {} ({})", layer.name, layer.detail),
+                    &output::clean(&format!(
+                        "NOT enforced here: {} ({})",
+                        layer.name, layer.detail
+                    )),
                     output::YELLOW,
                     false
                 )
@@ -147,7 +150,7 @@ pub fn status(h: &HookSummary) -> String {
 
 fn print_human(l: &Listing, enabled: bool) {
     if !enabled {
-        println!(
+        outln!(
             "{}",
             paint(
                 "External hooks are off: nothing below runs (turn on with --enable, or cursorHooksEnabled in settings).",
@@ -157,15 +160,15 @@ fn print_human(l: &Listing, enabled: bool) {
         );
     }
     if l.hooks.is_empty() {
-        println!("No hooks declared.");
+        outln!("No hooks declared.");
     }
     let mut current: Option<&std::path::Path> = None;
     for h in &l.hooks {
         if current != Some(h.source.as_path()) {
             current = Some(h.source.as_path());
-            println!(
+            outln!(
                 "{} {}",
-                paint(&workspace::display_path(&h.source), output::BOLD, false),
+                paint(&output::path(&h.source), output::BOLD, false),
                 paint(
                     &format!("({} {})", h.dialect.as_str(), h.scope.as_str()),
                     output::DIM,
@@ -176,15 +179,30 @@ fn print_human(l: &Listing, enabled: bool) {
         let matcher = h
             .matcher
             .as_deref()
-            .map(|m| format!(" matcher {m:?}"))
+            .map(|m| format!(" matcher \"{}\"", clean(m)))
             .unwrap_or_default();
-        println!("  {}[{}]{matcher}  {}", h.event, h.entry, h.command);
+        outln!(
+            "  {}[{}]{matcher}  {}",
+            clean(&h.event),
+            h.entry,
+            clean(&h.command)
+        );
+        if output::has_hostile_chars(&h.command) {
+            outln!(
+                "      {}",
+                paint(
+                    "warning: this command contains terminal control characters or bidi marks (shown escaped)",
+                    output::RED,
+                    false
+                )
+            );
+        }
         let policy = if h.fail_closed {
             "fails closed"
         } else {
             "fails open"
         };
-        println!(
+        outln!(
             "      {} {}",
             status(h),
             paint(
@@ -203,21 +221,24 @@ fn print_human(l: &Listing, enabled: bool) {
         );
         print_scripts(h);
         if let Some(e) = &h.last_error {
-            println!(
+            outln!(
                 "      {}",
-                paint(&format!("last error: {e}"), output::RED, false)
+                paint(&format!("last error: {}", clean(e)), output::RED, false)
             );
         }
     }
     if !l.warnings.is_empty() {
-        println!();
-        println!("{}", paint("Warnings:", output::BOLD, false));
+        outln!();
+        outln!("{}", paint("Config problems:", output::BOLD, false));
         for w in &l.warnings {
-            println!(
+            outln!(
                 "  {}: {}: {}",
-                workspace::display_path(&w.source),
-                paint("warning", output::YELLOW, false),
-                w.message
+                output::path(&w.source),
+                match copse_hooks::lint::level_of(&w.message) {
+                    copse_hooks::lint::Level::Error => paint("error", output::RED, false),
+                    copse_hooks::lint::Level::Warning => paint("warning", output::YELLOW, false),
+                },
+                clean(&w.message)
             );
         }
     }
@@ -257,13 +278,14 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
             .filter(|w| w.scope == Scope::Project)
             .map(output::warning_json)
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&serde_json::json!({
                 "workspaces": roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
                 "hooks": hooks,
                 "unsandboxed": uns,
                 "warnings": warnings,
+                "version": 1,
             }))?
         );
         return Ok(ExitCode::SUCCESS);
@@ -274,22 +296,22 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
         .iter()
         .filter(|w| w.scope == Scope::Project)
     {
-        eprintln!(
+        errln!(
             "{}: {}: {}",
             paint("warning", output::YELLOW, true),
-            workspace::display_path(&w.source),
-            w.message
+            output::clean(&workspace::display_path(&w.source)),
+            output::clean(&w.message)
         );
     }
     if project.is_empty() {
-        println!("Trusting would allow no project hooks: none are declared.");
+        outln!("Trusting would allow no project hooks: none are declared.");
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "Trusting {} would allow these project hooks to run:",
         roots
             .iter()
-            .map(|r| r.display().to_string())
+            .map(|r| clean(&r.display().to_string()))
             .collect::<Vec<_>>()
             .join(", ")
     );
@@ -299,18 +321,23 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
         } else {
             " (recognised, unsupported: never runs)"
         };
-        println!(
-            "  {} {}: {}{supported}",
+        let hostile = if output::has_hostile_chars(&h.command) {
+            " (contains terminal control characters, shown escaped)"
+        } else {
+            ""
+        };
+        outln!(
+            "  {} {}: {}{supported}{hostile}",
             h.dialect.as_str(),
-            h.event,
-            h.command
+            clean(&h.event),
+            clean(&h.command)
         );
         print_scripts(h);
     }
     if unsandboxed.is_empty() {
-        println!("All of them run in the sandbox.");
+        outln!("All of them run in the sandbox.");
     } else {
-        println!(
+        outln!(
             "{}",
             paint(
                 "These run OUTSIDE the sandbox, with your full authority:",
@@ -319,7 +346,12 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
             )
         );
         for h in &unsandboxed {
-            println!("  {} {}: {}", h.dialect.as_str(), h.event, h.command);
+            outln!(
+                "  {} {}: {}",
+                h.dialect.as_str(),
+                clean(&h.event),
+                clean(&h.command)
+            );
         }
     }
     Ok(ExitCode::SUCCESS)
@@ -336,14 +368,14 @@ fn print_scripts(h: &copse_hooks::HookSummary) {
         let state = match (&s.sha256, s.state) {
             (None, _) => format!("{word}; missing or unreadable"),
             (Some(h), copse_hooks::engine::ScriptState::Unpinned) => {
-                format!("{word}; sha256 {}", &h[..12])
+                format!("{word}; sha256 {}", h.get(..12).unwrap_or(h))
             }
-            (Some(h), _) => format!("{word}, sha256 {}", &h[..12]),
+            (Some(h), _) => format!("{word}, sha256 {}", h.get(..12).unwrap_or(h)),
         };
-        println!(
+        outln!(
             "      {}",
             paint(
-                &format!("script {} ({state})", s.path.display()),
+                &output::clean(&format!("script {} ({state})", s.path.display())),
                 colour,
                 false
             )

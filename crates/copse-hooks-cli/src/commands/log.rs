@@ -3,12 +3,14 @@
 use std::process::ExitCode;
 
 use anyhow::{Result, bail};
-use copse_hooks::spine::{RunFilter, RunRecord};
-use serde_json::{Value, json};
+use copse_hooks::spine::RunFilter;
+use copse_hooks_wire::output::{LogOutput, ShowOutput};
+use serde_json::Value;
 
 use crate::cli::Global;
 use crate::output::{self, paint};
-use crate::time::{format_utc, parse_since};
+use crate::output::{clean, clean_block};
+use crate::time::{format_time, parse_since};
 use crate::workspace;
 
 /// The `log` filters.
@@ -19,6 +21,7 @@ pub struct LogArgs {
     pub failed: bool,
     pub since: Option<String>,
     pub limit: usize,
+    pub utc: bool,
 }
 
 fn now_ms() -> u64 {
@@ -28,7 +31,9 @@ fn now_ms() -> u64 {
 pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
     let inv = workspace::engine(global)?;
     let since = match &args.since {
-        Some(s) => Some(parse_since(s, now_ms()).map_err(anyhow::Error::msg)?),
+        Some(s) => Some(
+            parse_since(s, now_ms(), &jiff::tz::TimeZone::system()).map_err(anyhow::Error::msg)?,
+        ),
         None => None,
     };
     if let Some(d) = &args.dialect
@@ -50,9 +55,9 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
     };
     let Some(spine) = workspace::read_spine(&inv.engine)? else {
         if global.json {
-            println!("{}", json!({"runs": []}));
+            outln!("{}", serde_json::to_string(&LogOutput::new(&[]))?);
         } else {
-            println!(
+            outln!(
                 "No hook runs recorded yet ({} does not exist).",
                 inv.engine.config().copse_dir.join("spine.db").display()
             );
@@ -61,11 +66,11 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
     };
     let runs = spine.query(&filter)?;
     if global.json {
-        println!("{}", serde_json::to_string_pretty(&json!({"runs": runs}))?);
+        outln!("{}", serde_json::to_string_pretty(&LogOutput::new(&runs))?);
         return Ok(ExitCode::SUCCESS);
     }
     if runs.is_empty() {
-        println!("No recorded hook runs match.");
+        outln!("No recorded hook runs match.");
         return Ok(ExitCode::SUCCESS);
     }
     for r in &runs {
@@ -81,18 +86,18 @@ pub fn log(global: &Global, args: &LogArgs) -> Result<ExitCode> {
         } else {
             status
         };
-        println!(
-            "{} {} {:<7} {} {} {}",
+        outln!(
+            "{} {} {} {} {} {}",
             paint(&r.run_id, output::DIM, false),
-            format_utc(r.started_at),
-            output::decision_word(&r.outcome),
-            paint(&r.event, output::BOLD, false),
-            r.command,
+            format_time(r.started_at, args.utc),
+            output::decision_padded(&clean(&r.outcome), 7),
+            paint(&clean(&r.event), output::BOLD, false),
+            clean(&r.command),
             paint(
-                &format!(
+                &clean(&format!(
                     "[{} {} · {status} · {} ms]",
                     r.dialect, r.scope, r.duration_ms
-                ),
+                )),
                 output::DIM,
                 false
             )
@@ -112,62 +117,66 @@ fn pretty_json(bytes: &[u8]) -> String {
         .unwrap_or_else(|| text(bytes))
 }
 
-fn record_json(r: &RunRecord) -> Value {
-    json!({
-        "run_id": r.run_id,
-        "kind": r.kind.as_str(),
-        "session_id": r.session_id,
-        "turn_id": r.turn_id,
-        "dialect": r.dialect,
-        "event": r.event,
-        "canonical_event": r.canonical,
-        "command": r.command,
-        "source": r.source,
-        "scope": r.scope,
-        "started_at": r.started_at,
-        "duration_ms": r.duration_ms,
-        "exit_code": r.exit_code,
-        "parse_ok": r.parse_ok,
-        "failure": r.failure,
-        "failure_message": r.failure_message,
-        "policy": r.policy,
-        "sandbox": r.sandbox,
-        "outcome": r.outcome,
-        "decision": r.decision,
-        "agent_message": r.agent_message,
-        "user_message": r.user_message,
-        "halt_reason": r.halt_reason,
-        "inject_context": r.inject_context,
-        "updated_input": r.updated_input.as_deref().and_then(|u| serde_json::from_str::<Value>(u).ok()),
-        "queued_message": r.queued_message,
-        "stdin": text(&r.stdin),
-        "stdout": text(&r.stdout),
-        "stderr": text(&r.stderr),
-        "stdin_truncated": r.stdin_truncated,
-        "stdout_truncated": r.stdout_truncated,
-        "stderr_truncated": r.stderr_truncated,
-        "leaked": r.leaked,
-    })
+/// Resolves `last`, an exact id or a unique prefix to a run id.
+fn resolve(
+    spine: &copse_hooks::spine::Spine,
+    wanted: &str,
+    path: &std::path::Path,
+) -> Result<String> {
+    if wanted == "last" {
+        let latest = spine.query(&RunFilter {
+            limit: Some(1),
+            ..RunFilter::default()
+        })?;
+        return match latest.into_iter().next() {
+            Some(r) => Ok(r.run_id),
+            None => bail!("no run recorded yet in {}", path.display()),
+        };
+    }
+    if spine.get(wanted)?.is_some() {
+        return Ok(wanted.to_string());
+    }
+    let all = spine.query(&RunFilter {
+        limit: Some(usize::MAX / 2),
+        ..RunFilter::default()
+    })?;
+    let matches: Vec<&str> = all
+        .iter()
+        .map(|r| r.run_id.as_str())
+        .filter(|id| id.starts_with(wanted))
+        .collect();
+    match matches[..] {
+        [one] => Ok(one.to_string()),
+        [] => bail!("no run {} in {}", clean(wanted), path.display()),
+        _ => bail!(
+            "run id prefix {} is ambiguous: {} runs match ({}…)",
+            clean(wanted),
+            matches.len(),
+            matches[..matches.len().min(3)].join(", ")
+        ),
+    }
 }
 
-pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
+pub fn show(global: &Global, run_id: &str, utc: bool) -> Result<ExitCode> {
     let inv = workspace::engine(global)?;
     let path = inv.engine.config().copse_dir.join("spine.db");
     let Some(spine) = workspace::read_spine(&inv.engine)? else {
         bail!(
-            "no run {run_id}: nothing is recorded yet ({} does not exist)",
+            "no run {}: nothing is recorded yet ({} does not exist)",
+            clean(run_id),
             path.display()
         );
     };
-    let Some(r) = spine.get(run_id)? else {
-        bail!("no run {run_id} in {}", path.display());
+    let id = resolve(&spine, run_id, &path)?;
+    let Some(r) = spine.get(&id)? else {
+        bail!("no run {} in {}", clean(run_id), path.display());
     };
     if global.json {
-        println!("{}", serde_json::to_string_pretty(&record_json(&r))?);
+        outln!("{}", serde_json::to_string_pretty(&ShowOutput::from(&r))?);
         return Ok(ExitCode::SUCCESS);
     }
     // The chips: event, exit or killed, duration, parse failed.
-    let mut chips = vec![r.event.clone()];
+    let mut chips = vec![clean(&r.event)];
     chips.push(match r.exit_code {
         Some(c) => format!("exit {c}"),
         None => "killed".to_string(),
@@ -177,12 +186,12 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
         chips.push("parse failed".to_string());
     }
     if let Some(s) = r.sandbox.as_deref().filter(|s| !s.is_empty()) {
-        chips.push(format!("sandbox {s}"));
+        chips.push(format!("sandbox {}", clean(s)));
     }
     if r.leaked {
         chips.push("leaked: a process escaped its group and was killed".to_string());
     }
-    println!(
+    outln!(
         "{} {}",
         paint(&r.run_id, output::BOLD, false),
         chips
@@ -191,20 +200,20 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(" ")
     );
-    println!(
+    outln!(
         "  {} {} · {} {} · {}",
-        r.dialect,
-        r.scope,
-        r.command,
-        paint(&format!("({})", r.source), output::DIM, false),
-        format_utc(r.started_at)
+        clean(&r.dialect),
+        clean(&r.scope),
+        clean(&r.command),
+        paint(&format!("({})", clean(&r.source)), output::DIM, false),
+        format_time(r.started_at, utc)
     );
-    println!(
+    outln!(
         "  outcome {}{}",
         output::decision_word(&r.outcome),
         r.failure_message
             .as_deref()
-            .map(|m| format!(" — {m}"))
+            .map(|m| format!(" — {}", clean(m)))
             .unwrap_or_default()
     );
     let or_dash = |s: &str| {
@@ -214,16 +223,16 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
             s.to_string()
         }
     };
-    println!(
+    outln!(
         "  session {} · turn {}",
-        or_dash(&r.session_id),
-        or_dash(&r.turn_id)
+        clean(&or_dash(&r.session_id)),
+        clean(&or_dash(&r.turn_id))
     );
     let section = |name: &str, body: &str, truncated: bool| {
         if body.trim().is_empty() {
             return;
         }
-        println!(
+        outln!(
             "\n{}{}",
             paint(name, output::BOLD, false),
             if truncated {
@@ -232,8 +241,8 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
                 String::new()
             }
         );
-        for line in body.trim_end().lines() {
-            println!("  {line}");
+        for line in clean_block(body.trim_end()).lines() {
+            outln!("  {line}");
         }
     };
     section("stdin", &pretty_json(&r.stdin), r.stdin_truncated);
@@ -258,7 +267,7 @@ pub fn show(global: &Global, run_id: &str) -> Result<ExitCode> {
         }
     }
     if !any && r.stdout.is_empty() && r.stderr.is_empty() && r.stdin.is_empty() {
-        println!("\nNothing was captured for this run (an abstaining hook, or a dropped run).");
+        outln!("\nNothing was captured for this run (an abstaining hook, or a dropped run).");
     }
     section("stdout", &text(&r.stdout), r.stdout_truncated);
     section("stderr", &text(&r.stderr), r.stderr_truncated);

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod demo;
+pub mod doctor;
 pub mod gate;
 pub mod install;
 pub mod lint;
@@ -8,6 +9,7 @@ pub mod list;
 pub mod log;
 pub mod replay;
 pub mod sandbox;
+pub mod serve;
 pub mod settings;
 pub mod shim;
 pub mod test;

@@ -1,19 +1,21 @@
 //! `copse-hooks replay FILE.jsonl`: drive a whole session, one canonical event per
 //! line, and print each event's outcome, then the queue and every run.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, anyhow, bail};
 use copse_hooks::event::{Compaction, FileEdit, McpServer, ToolResult};
-use copse_hooks::{
-    EventPayload, Fired, HostIdentity, ModelIdentity, Session, SessionIdentity, Verdict,
+use copse_hooks::{EventPayload, Fired, HostIdentity, ModelIdentity, Session, SessionIdentity};
+use copse_hooks_wire::OUTPUT_VERSION;
+use copse_hooks_wire::output::{
+    HaltOutput, NoticeOutput, ReplayLine, ReplaySummary, VerdictFields,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::cli::Global;
 use crate::commands::gate::tool_call;
-use crate::output::{self, paint};
+use crate::output::{self, clean, paint};
 use crate::workspace;
 
 /// One parsed input line.
@@ -52,6 +54,31 @@ fn u64_field(obj: &Map<String, Value>, key: &str) -> Result<u64> {
         Some(v) => v
             .as_u64()
             .ok_or_else(|| anyhow!("\"{key}\" must be a non-negative integer, got {v}")),
+    }
+}
+
+fn opt_str(obj: &Map<String, Value>, key: &str, default: &str) -> Result<String> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(default.to_string()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(other) => bail!("\"{key}\" must be a string, got {other}"),
+    }
+}
+
+fn opt_bool(obj: &Map<String, Value>, key: &str, default: bool) -> Result<bool> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(default),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(other) => bail!("\"{key}\" must be true or false, got {other}"),
+    }
+}
+
+fn opt_f64(obj: &Map<String, Value>, key: &str) -> Result<f64> {
+    match obj.get(key) {
+        None | Some(Value::Null) => Ok(0.0),
+        Some(v) => v
+            .as_f64()
+            .ok_or_else(|| anyhow!("\"{key}\" must be a number, got {v}")),
     }
 }
 
@@ -127,10 +154,7 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
                 tool: required_str(obj, "tool")?,
                 input: object_field(obj, "input")?,
                 output,
-                is_error: obj
-                    .get("is_error")
-                    .and_then(Value::as_bool)
-                    .unwrap_or(false),
+                is_error: opt_bool(obj, "is_error", false)?,
                 duration_ms: u64_field(obj, "duration_ms")?,
                 tool_call_id: match str_field(obj, "tool_call_id")? {
                     id if id.is_empty() => str_field(obj, "tool_use_id")?,
@@ -160,62 +184,40 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
             },
         },
         "stop" => EventPayload::Stop {
-            status: obj
-                .get("status")
-                .and_then(Value::as_str)
-                .unwrap_or("completed")
-                .to_string(),
+            status: opt_str(obj, "status", "completed")?,
         },
         "subagentStart" => EventPayload::SubagentStart {
             subagent_type: required_str(obj, "subagent_type")?,
         },
         "subagentStop" => EventPayload::SubagentStop {
             subagent_type: required_str(obj, "subagent_type")?,
-            status: obj
-                .get("status")
-                .and_then(Value::as_str)
-                .unwrap_or("completed")
-                .to_string(),
+            status: opt_str(obj, "status", "completed")?,
         },
         "sessionStart" => EventPayload::SessionStart {
-            first_turn: obj
-                .get("first_turn")
-                .and_then(Value::as_bool)
-                .unwrap_or(true),
+            first_turn: opt_bool(obj, "first_turn", true)?,
         },
         "sessionEnd" => EventPayload::SessionEnd {
-            reason: obj
-                .get("reason")
-                .and_then(Value::as_str)
-                .unwrap_or("completed")
-                .to_string(),
+            reason: opt_str(obj, "reason", "completed")?,
             duration_ms: u64_field(obj, "duration_ms")?,
         },
         "preCompact" => EventPayload::PreCompact(Compaction {
-            trigger: obj
-                .get("trigger")
-                .and_then(Value::as_str)
-                .unwrap_or("auto")
-                .to_string(),
-            context_usage_percent: obj
-                .get("context_usage_percent")
-                .and_then(Value::as_f64)
-                .unwrap_or(0.0),
+            trigger: opt_str(obj, "trigger", "auto")?,
+            context_usage_percent: opt_f64(obj, "context_usage_percent")?,
             context_tokens: u64_field(obj, "context_tokens")?,
             context_window_size: u64_field(obj, "context_window_size")?,
             message_count: u64_field(obj, "message_count")?,
             messages_to_compact: u64_field(obj, "messages_to_compact")?,
-            is_first_compaction: obj
-                .get("is_first_compaction")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
+            is_first_compaction: opt_bool(obj, "is_first_compaction", false)?,
         }),
         "afterAgentResponse" => EventPayload::AfterAgentResponse {
             text: str_field(obj, "text")?,
         },
         "afterAgentThought" => EventPayload::AfterAgentThought {
             text: str_field(obj, "text")?,
-            duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
+            duration_ms: match obj.get("duration_ms") {
+                None | Some(Value::Null) => None,
+                Some(_) => Some(u64_field(obj, "duration_ms")?),
+            },
         },
         other => bail!(
             "unknown event \"{other}\" (expected session, beforeSubmitPrompt, toolGate, afterToolUse, afterFileEdit, stop, subagentStart, subagentStop, sessionStart, sessionEnd, preCompact, afterAgentResponse, afterAgentThought, notification or permissionRequest)"
@@ -224,99 +226,148 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
     Ok(Step::Event(event))
 }
 
-/// Parses a whole replay file before anything runs, so a bad line costs nothing.
-pub fn parse(path: &Path, roots: &[std::path::PathBuf]) -> Result<Vec<Line>> {
-    let text = std::fs::read_to_string(path)
+/// Parses one raw line (`None` for blank and `//` comment lines).
+fn parse_line(raw: &str, number: usize, path: &Path, roots: &[PathBuf]) -> Result<Option<Line>> {
+    let trimmed = raw.trim();
+    if trimmed.is_empty() || trimmed.starts_with("//") {
+        return Ok(None);
+    }
+    let at = || format!("{}:{number}", path.display());
+    let value: Value =
+        serde_json::from_str(trimmed).with_context(|| format!("{}: not valid JSON", at()))?;
+    let Value::Object(obj) = value else {
+        bail!(
+            "{}: each line must be a JSON object {{\"event\": NAME, ...}}",
+            at()
+        );
+    };
+    let name = match obj.get("event") {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => bail!("{}: \"event\" must be a string, got {other}", at()),
+        None => bail!("{}: missing \"event\"", at()),
+    };
+    let step = parse_step(&obj, &name, roots).with_context(at)?;
+    Ok(Some(Line { number, name, step }))
+}
+
+/// Reads a replay file line by line, calling `each` with every parsed line: memory
+/// stays bounded whatever the file's length.
+fn for_each_line(
+    path: &Path,
+    roots: &[PathBuf],
+    mut each: impl FnMut(Line) -> Result<()>,
+) -> Result<()> {
+    use std::io::BufRead as _;
+    let file = std::fs::File::open(path)
         .with_context(|| format!("failed to read replay file {}", path.display()))?;
-    let mut lines = Vec::new();
-    for (i, raw) in text.lines().enumerate() {
+    if !file.metadata().map(|m| m.is_file()).unwrap_or(false) {
+        bail!("replay file {} is not a regular file", path.display());
+    }
+    let reader = std::io::BufReader::new(file);
+    for (i, raw) in reader.lines().enumerate() {
         let number = i + 1;
-        let trimmed = raw.trim();
-        if trimmed.is_empty() || trimmed.starts_with("//") {
-            continue;
+        let raw =
+            raw.with_context(|| format!("{}:{number}: cannot read the line", path.display()))?;
+        if let Some(line) = parse_line(&raw, number, path, roots)? {
+            each(line)?;
         }
-        let at = || format!("{}:{number}", path.display());
-        let value: Value =
-            serde_json::from_str(trimmed).with_context(|| format!("{}: not valid JSON", at()))?;
-        let Value::Object(obj) = value else {
-            bail!(
-                "{}: each line must be a JSON object {{\"event\": NAME, ...}}",
-                at()
-            );
-        };
-        let name = obj
-            .get("event")
-            .and_then(Value::as_str)
-            .ok_or_else(|| anyhow!("{}: missing \"event\"", at()))?
-            .to_string();
-        let step = parse_step(&obj, &name, roots).with_context(at)?;
-        lines.push(Line { number, name, step });
     }
-    Ok(lines)
+    Ok(())
 }
 
-/// Runs the lines through a session; returns one JSON object per line and the final
-/// summary object.
-pub fn drive(session: &Session, lines: &[Line]) -> (Vec<Value>, Value) {
-    let mut out = Vec::new();
-    for line in lines {
-        let value = match &line.step {
-            Step::Session(identity) => {
-                session.set_identity(identity.clone());
-                json!({"line": line.number, "event": "session", "detached": false})
+/// Checks a whole replay file before anything runs, so a bad line costs nothing.
+pub fn validate(path: &Path, roots: &[PathBuf]) -> Result<()> {
+    for_each_line(path, roots, |_| Ok(()))
+}
+
+/// Fires one line through a session: its result as one `replay --json` line.
+fn fire(session: &Session, line: &Line) -> ReplayLine {
+    let mut out = ReplayLine {
+        version: OUTPUT_VERSION,
+        line: line.number,
+        event: line.name.clone(),
+        detached: false,
+        dispatched: None,
+        dropped: None,
+        verdict: None,
+    };
+    match &line.step {
+        Step::Session(identity) => {
+            session.set_identity(identity.clone());
+            out.event = "session".to_string();
+        }
+        Step::Event(event) => match session.fire(event.clone()) {
+            Fired::Verdict(v) => out.verdict = Some(VerdictFields::from(&v)),
+            Fired::Detached {
+                dispatched,
+                dropped,
+            } => {
+                out.detached = true;
+                out.dispatched = Some(dispatched);
+                out.dropped = Some(dropped);
             }
-            Step::Event(event) => match session.fire(event.clone()) {
-                Fired::Verdict(v) => {
-                    let mut obj =
-                        json!({"line": line.number, "event": line.name, "detached": false});
-                    merge_verdict(&mut obj, &v);
-                    obj
-                }
-                Fired::Detached {
-                    dispatched,
-                    dropped,
-                } => json!({
-                    "line": line.number,
-                    "event": line.name,
-                    "detached": true,
-                    "dispatched": dispatched,
-                    "dropped": dropped,
-                }),
-            },
-        };
-        out.push(value);
+        },
     }
-    session.wait_idle();
-    let halt = session.take_halt();
-    let summary = json!({
-        "halt": halt.as_ref().map(|h| json!({"reason": h.reason})),
-        "queue": session.queue().iter().map(|m| json!({
-            "text": m.text,
-            "send_now": m.send_now,
-            "held": m.held,
-            "epoch": m.epoch,
-            "origin": {
-                "dialect": m.origin.dialect.as_str(),
-                "event": m.origin.event,
-                "command": m.origin.command,
-            },
-        })).collect::<Vec<_>>(),
-        "runs": session.runs().iter().map(output::run_json).collect::<Vec<_>>(),
-        "dropped": session.dropped().iter().map(|d| json!({
-            "dialect": d.dialect.as_str(),
-            "event": d.event,
-            "command": d.command,
-            "source": d.source.display().to_string(),
-            "scope": d.scope.as_str(),
-        })).collect::<Vec<_>>(),
-    });
-    (out, summary)
+    out
 }
 
-fn merge_verdict(obj: &mut Value, v: &Verdict) {
-    if let (Value::Object(target), Value::Object(src)) = (obj, output::verdict_json(v)) {
-        target.extend(src);
+/// Streams a validated replay file through a session: each line's result is
+/// printed as soon as it is known (a JSON line, or a transcript line). Returns the
+/// final summary (queue, runs, drops, notices) after detached hooks finished.
+pub fn stream(
+    engine: &copse_hooks::Engine,
+    session: &Session,
+    path: &Path,
+    json_out: bool,
+) -> Result<ReplaySummary> {
+    let roots = engine.workspace_roots().to_vec();
+    let mut events = Vec::new();
+    let mut failed_runs = Vec::new();
+    for_each_line(path, &roots, |line| {
+        if let Step::Event(e) = &line.step
+            && !events.contains(&e.event())
+        {
+            events.push(e.event());
+        }
+        let typed = fire(session, &line);
+        if json_out {
+            outln!("{}", serde_json::to_string(&typed)?);
+        } else {
+            print_line(&line, &serde_json::to_value(&typed)?, &roots);
+        }
+        if output::stdout_closed() {
+            bail!(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
+        }
+        Ok(())
+    })?;
+    session.wait_idle();
+    let halt = session.take_halt().map(|h| HaltOutput { reason: h.reason });
+    let mut notices: Vec<NoticeOutput> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for e in events {
+        for n in engine.explain(e) {
+            if seen.insert((n.kind, n.message.clone())) {
+                notices.push(NoticeOutput::from(&n));
+            }
+        }
     }
+    notices.extend(session.take_notices().iter().map(NoticeOutput::from));
+    let runs = session.runs();
+    for r in &runs {
+        if let Some(n) = engine.explain_run(r) {
+            failed_runs.push(NoticeOutput::from(&n));
+        }
+    }
+    notices.extend(failed_runs);
+    Ok(ReplaySummary {
+        version: copse_hooks_wire::OUTPUT_VERSION,
+        halt,
+        queue: session.queue().iter().map(Into::into).collect(),
+        runs: runs.iter().map(Into::into).collect(),
+        dropped: session.dropped().iter().map(Into::into).collect(),
+        notices,
+        warnings: workspace::config_problems(session),
+    })
 }
 
 pub fn run(global: &Global, file: &Path) -> Result<ExitCode> {
@@ -325,120 +376,119 @@ pub fn run(global: &Global, file: &Path) -> Result<ExitCode> {
         workspace::record(c);
     })?;
     workspace::warn_settings(&inv);
-    let lines = parse(file, inv.engine.workspace_roots())?;
+    validate(file, inv.engine.workspace_roots())?;
     let session = inv.engine.session(SessionIdentity::new("replay"));
-    let (per_line, mut summary) = drive(&session, &lines);
-    let problems = workspace::print_config_problems(&session);
-    if let Some(obj) = summary.as_object_mut() {
-        obj.insert("warnings".into(), json!(problems));
-    }
-    workspace::print_notices(&session);
+    let summary = stream(&inv.engine, &session, file, global.json)?;
+    finish(&summary, global.json)?;
     inv.engine.flush_spine();
-    workspace::warn_spine(&inv.engine);
-    if global.json {
-        for v in &per_line {
-            println!("{}", serde_json::to_string(v)?);
-        }
-        println!("{}", serde_json::to_string(&summary)?);
-    } else {
-        print_transcript(&lines, &per_line, &summary);
-    }
+    crate::notices::print(&crate::notices::spine_report(&inv.engine));
     Ok(ExitCode::SUCCESS)
 }
 
-/// The human-readable transcript.
-pub fn print_transcript(lines: &[Line], per_line: &[Value], summary: &Value) {
-    for (line, v) in lines.iter().zip(per_line) {
-        let head = format!("{:>3}  {:<20}", line.number, line.name);
-        let detail = match &line.step {
-            Step::Session(id) => format!(
-                "conversation {}{}",
-                id.conversation_id,
-                id.model
-                    .as_ref()
-                    .map(|m| format!(", model {}", m.model))
-                    .unwrap_or_default()
-            ),
-            Step::Event(e) => describe(e),
-        };
-        if v["detached"] == true {
-            println!(
-                "{head} {} {}",
-                paint("detached", output::DIM, false),
-                paint(
-                    &format!("({} hooks) {detail}", v["dispatched"]),
-                    output::DIM,
-                    false
-                )
-            );
-            continue;
-        }
-        if matches!(line.step, Step::Session(_)) {
-            println!("{head} {detail}");
-            continue;
-        }
-        let decision = v["decision"].as_str().unwrap_or("allow");
-        let word = if v["halt"].is_object() {
-            "halt"
-        } else {
-            decision
-        };
-        let runs = v["runs"].as_array().map(Vec::len).unwrap_or(0);
-        println!(
-            "{head} {:<6} {detail} {}",
-            output::decision_word(if word == "halt" { "deny" } else { word }),
-            paint(&format!("({runs} hooks)"), output::DIM, false)
+/// Prints the summary (the last JSON line, or the queue and run counts) and the
+/// notices on stderr.
+pub fn finish(summary: &ReplaySummary, json_out: bool) -> Result<()> {
+    if json_out {
+        outln!("{}", serde_json::to_string(summary)?);
+    } else {
+        print_summary(summary);
+    }
+    crate::notices::print(&summary.notices);
+    Ok(())
+}
+
+/// One transcript line (and its messages).
+fn print_line(line: &Line, v: &Value, roots: &[PathBuf]) {
+    let head = format!("{:>3}  {:<20}", line.number, clean(&line.name));
+    let detail = match &line.step {
+        Step::Session(id) => clean(&format!(
+            "conversation {}{}",
+            id.conversation_id,
+            id.model
+                .as_ref()
+                .map(|m| format!(", model {}", m.model))
+                .unwrap_or_default()
+        )),
+        Step::Event(e) => clean(&describe(e, roots)),
+    };
+    if v["detached"] == true {
+        outln!(
+            "{head} {} {}",
+            paint("detached", output::DIM, false),
+            paint(
+                &format!("({} hooks) {detail}", v["dispatched"]),
+                output::DIM,
+                false
+            )
         );
-        for key in ["agent_message", "user_message", "inject_context"] {
-            if let Some(m) = v[key].as_str() {
-                println!("       {}: {}", key.replace('_', " "), m.replace('\n', " "));
-            }
-        }
-        if let Some(reason) = v["halt"]["reason"].as_str() {
-            println!("       halted: {reason}");
+        return;
+    }
+    if matches!(line.step, Step::Session(_)) {
+        outln!("{head} {detail}");
+        return;
+    }
+    let decision = v["decision"].as_str().unwrap_or("allow");
+    let word = if v["halt"].is_object() {
+        "halt"
+    } else {
+        decision
+    };
+    let runs = v["runs"].as_array().map(Vec::len).unwrap_or(0);
+    outln!(
+        "{head} {} {detail} {}",
+        output::decision_padded(if word == "halt" { "deny" } else { word }, 6),
+        paint(&format!("({runs} hooks)"), output::DIM, false)
+    );
+    for key in ["agent_message", "user_message", "inject_context"] {
+        if let Some(m) = v[key].as_str() {
+            outln!("       {}: {}", key.replace('_', " "), clean(m));
         }
     }
-    let queue = summary["queue"].as_array().cloned().unwrap_or_default();
-    println!();
-    if let Some(reason) = summary["halt"]["reason"].as_str() {
-        println!("Halted by a detached hook: {reason}");
+    if let Some(reason) = v["halt"]["reason"].as_str() {
+        outln!("       halted: {}", clean(reason));
+    }
+}
+
+/// The queue and the run counts.
+fn print_summary(summary: &ReplaySummary) {
+    let queue = &summary.queue;
+    outln!();
+    if let Some(h) = &summary.halt {
+        outln!("Halted by a detached hook: {}", clean(&h.reason));
     }
     if queue.is_empty() {
-        println!("Queue: empty");
+        outln!("Queue: empty");
     } else {
-        println!("{}", paint("Queue:", output::BOLD, false));
-        for m in &queue {
-            let state = if m["held"] == true {
+        outln!("{}", paint("Queue:", output::BOLD, false));
+        for m in queue {
+            let state = if m.held {
                 "held"
-            } else if m["send_now"] == true {
+            } else if m.send_now {
                 "send now"
             } else {
                 "queued"
             };
-            println!(
+            outln!(
                 "  [{state}] {} {}",
-                m["text"].as_str().unwrap_or(""),
+                clean(&m.text),
                 paint(
-                    &format!(
+                    &clean(&format!(
                         "({} {} {}, epoch {})",
-                        m["origin"]["dialect"].as_str().unwrap_or(""),
-                        m["origin"]["event"].as_str().unwrap_or(""),
-                        m["origin"]["command"].as_str().unwrap_or(""),
-                        m["epoch"]
-                    ),
+                        m.origin.dialect, m.origin.event, m.origin.command, m.epoch
+                    )),
                     output::DIM,
                     false
                 )
             );
         }
     }
-    let runs = summary["runs"].as_array().cloned().unwrap_or_default();
-    let failed = runs.iter().filter(|r| r["outcome"] == "failed").count();
-    let dropped = summary["dropped"].as_array().map(Vec::len).unwrap_or(0);
-    println!("Runs: {} ({failed} failed, {dropped} dropped)", runs.len());
+    let runs = &summary.runs;
+    let failed = runs.iter().filter(|r| r.outcome == "failed").count();
+    let dropped = summary.dropped.len();
+    outln!("Runs: {} ({failed} failed, {dropped} dropped)", runs.len());
 }
 
-fn describe(e: &EventPayload) -> String {
+fn describe(e: &EventPayload, roots: &[PathBuf]) -> String {
     let short = |s: &str| {
         let s = s.replace('\n', " ");
         if s.chars().count() > 50 {
@@ -462,7 +512,14 @@ fn describe(e: &EventPayload) -> String {
         EventPayload::AfterToolUse(r) => {
             format!("{}{}", r.tool, if r.is_error { " (failed)" } else { "" })
         }
-        EventPayload::AfterFileEdit { file_path, .. } => short(file_path),
+        EventPayload::AfterFileEdit { file_path, .. } => {
+            let path = Path::new(file_path);
+            let shown = roots
+                .iter()
+                .find_map(|r| path.strip_prefix(r).ok())
+                .unwrap_or(path);
+            short(&shown.display().to_string())
+        }
         EventPayload::Stop { status } => status.clone(),
         EventPayload::SubagentStart { subagent_type } => subagent_type.clone(),
         EventPayload::SubagentStop {

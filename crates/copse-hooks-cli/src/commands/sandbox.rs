@@ -27,7 +27,7 @@ pub fn check(global: &Global) -> Result<ExitCode> {
                 json!({"name": c.name, "result": result, "detail": detail})
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "mechanism": status.mechanism,
@@ -45,16 +45,17 @@ pub fn check(global: &Global) -> Result<ExitCode> {
                 })).collect::<Vec<_>>(),
                 "self_test_passed": passed,
                 "checks": checks,
+                "version": 1,
             }))?
         );
     } else {
-        println!("{report}");
+        outln!("{report}");
         let word = if passed {
             paint("self-test passed", output::GREEN, false)
         } else {
             paint("self-test FAILED", output::RED, false)
         };
-        println!("{word}");
+        outln!("{word}");
     }
     Ok(if passed {
         ExitCode::SUCCESS

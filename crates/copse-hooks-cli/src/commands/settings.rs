@@ -24,7 +24,11 @@ fn recover(
     match loaded {
         Ok(s) => {
             for w in &s.warnings {
-                eprintln!("{}: {w}", paint("warning", output::YELLOW, true));
+                errln!(
+                    "{}: {}",
+                    paint("warning", output::YELLOW, true),
+                    output::clean(w)
+                );
             }
             Ok(s)
         }
@@ -40,7 +44,7 @@ fn recover(
                 path: path.to_path_buf(),
                 source,
             })?;
-            eprintln!(
+            errln!(
                 "{}: settings file {} was corrupt; moved it to {} and started from the defaults",
                 paint("warning", output::YELLOW, true),
                 path.display(),
@@ -60,7 +64,11 @@ fn update<R>(path: &Path, change: impl FnOnce(&mut Settings) -> R) -> Result<R> 
         Ok((Some(s), r))
     })?;
     for n in notices {
-        eprintln!("{}: {n}", paint("note", output::YELLOW, true));
+        errln!(
+            "{}: {}",
+            paint("note", output::YELLOW, true),
+            output::clean(&n.to_string())
+        );
     }
     Ok(result)
 }
@@ -69,33 +77,43 @@ pub fn enable(global: &Global, on: bool) -> Result<ExitCode> {
     let path = settings_path();
     update(&path, |s| s.cursor_hooks_enabled = on)?;
     if global.json {
-        println!(
+        outln!(
             "{}",
-            json!({"enabled": on, "settings": path.display().to_string()})
+            json!({"enabled": on, "settings": path.display().to_string(), "version": 1})
         );
     } else {
         let word = if on { "on" } else { "off" };
-        println!("External hooks are now {word} ({}).", path.display());
+        outln!("External hooks are now {word} ({}).", path.display());
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn root_arg(dir: Option<&Path>) -> Result<PathBuf> {
-    let dir = match dir {
-        Some(d) => d.to_path_buf(),
-        None => std::env::current_dir().context("failed to read the current directory")?,
+/// The workspace a `trust`/`untrust` means: DIR, else the `--workspace` root, else
+/// the current directory.
+fn root_arg(global: &Global, dir: Option<&Path>) -> Result<PathBuf> {
+    let dir = match (dir, global.workspaces.as_slice()) {
+        (Some(d), _) => d.to_path_buf(),
+        (None, [one]) => one.clone(),
+        (None, []) => std::env::current_dir().context("failed to read the current directory")?,
+        (None, _) => anyhow::bail!(
+            "several --workspace roots given: name the one to (un)trust, e.g. `copse-hooks trust DIR`"
+        ),
     };
     std::fs::canonicalize(&dir).with_context(|| format!("workspace {} not found", dir.display()))
 }
 
 pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
-    let root = root_arg(dir)?;
+    let root = root_arg(global, dir)?;
     let path = settings_path();
     // One read of each file: the bytes pinned are the bytes parsed and shown.
     let engine = Engine::new(EngineConfig::from_process(vec![root.clone()]).trust(&root));
     let snapshot = engine.trust_snapshot(&root);
     for p in &snapshot.problems {
-        eprintln!("{}: {p}", paint("warning", output::YELLOW, true));
+        errln!(
+            "{}: {}",
+            paint("warning", output::YELLOW, true),
+            output::clean(&p.to_string())
+        );
     }
     let (pins, scripts) = (snapshot.configs.clone(), snapshot.scripts.clone());
     update(&path, |s| {
@@ -108,7 +126,7 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
         .filter(|h| h.scope == copse_hooks::Scope::Project)
         .collect();
     if global.json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&json!({
                 "trusted": root.display().to_string(),
@@ -116,41 +134,46 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
                 "pinned": pins.iter().map(|(p, h)| json!({"config": p.display().to_string(), "sha256": h})).collect::<Vec<_>>(),
                 "scripts": scripts.iter().map(|(p, h)| json!({"script": p.display().to_string(), "sha256": h})).collect::<Vec<_>>(),
                 "hooks": hooks.iter().map(|h| json!({"dialect": h.dialect.as_str(), "event": h.event, "command": h.command, "source": h.source.display().to_string(), "sandboxed": h.sandboxed})).collect::<Vec<_>>(),
+                "version": 1,
             }))?
         );
         return Ok(ExitCode::SUCCESS);
     }
-    println!("Trusted {} ({}).", root.display(), path.display());
+    outln!("Trusted {} ({}).", root.display(), path.display());
     for (config, hash) in &pins {
         if let Some(hash) = hash {
-            println!("  pinned {} (sha256 {})", config.display(), &hash[..12]);
+            outln!(
+                "  pinned {} (sha256 {})",
+                output::path(config),
+                hash.get(..12).unwrap_or(hash)
+            );
         }
     }
     for (script, hash) in &scripts {
         match hash {
-            Some(hash) => println!(
+            Some(hash) => outln!(
                 "  pinned script {} (sha256 {})",
-                script.display(),
-                &hash[..12]
+                output::path(script),
+                hash.get(..12).unwrap_or(hash)
             ),
-            None => println!("  pinned script {} (missing)", script.display()),
+            None => outln!("  pinned script {} (missing)", output::path(script)),
         }
     }
     if hooks.is_empty() {
-        println!("It declares no project hooks.");
+        outln!("It declares no project hooks.");
     } else {
-        println!("These project hooks may now run:");
+        outln!("These project hooks may now run:");
         for h in &hooks {
             let sandbox = if h.sandboxed { "" } else { "  (UNSANDBOXED)" };
-            println!(
+            outln!(
                 "  {} {}: {}{sandbox}",
                 h.dialect.as_str(),
-                h.event,
-                h.command
+                output::clean(&h.event),
+                output::clean(&h.command)
             );
         }
     }
-    println!(
+    outln!(
         "{}",
         paint(
             "If any of these files or scripts changes, its hooks stop running until you trust the workspace again. Files a script imports are not pinned.",
@@ -162,18 +185,18 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
 }
 
 pub fn untrust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
-    let root = root_arg(dir)?;
+    let root = root_arg(global, dir)?;
     let path = settings_path();
     let removed = update(&path, |s| s.untrust(&root))?;
     if global.json {
-        println!(
+        outln!(
             "{}",
-            json!({"untrusted": root.display().to_string(), "was_trusted": removed})
+            json!({"untrusted": root.display().to_string(), "was_trusted": removed, "version": 1})
         );
     } else if removed {
-        println!("{} is no longer trusted.", root.display());
+        outln!("{} is no longer trusted.", root.display());
     } else {
-        println!("{} was not trusted.", root.display());
+        outln!("{} was not trusted.", root.display());
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -35,18 +35,21 @@ pub fn run(
         },
     )?;
     if global.json {
-        println!("{}", serde_json::to_string_pretty(&dry)?);
+        outln!(
+            "{}",
+            serde_json::to_string_pretty(&copse_hooks_wire::output::TestOutput::from(&dry))?
+        );
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "{} {} {}[{}] {}",
         paint("hook", output::BOLD, false),
         dry.dialect.as_str(),
-        dry.event,
+        output::clean(&dry.event),
         entry,
-        dry.command
+        output::clean(&dry.command)
     );
-    println!(
+    outln!(
         "  {}",
         paint(
             &format!(
@@ -75,7 +78,7 @@ pub fn run(
     } else {
         "response did not parse"
     };
-    println!(
+    outln!(
         "{} {exit} · {} ms · {parsed}",
         paint("result", output::BOLD, false),
         dry.duration_ms
@@ -89,10 +92,10 @@ pub fn run(
         "deny" | "failed" => output::RED,
         _ => output::DIM,
     };
-    println!(
+    outln!(
         "{} {}",
         paint("outcome", output::BOLD, false),
-        paint(&dry.summary, code, false)
+        paint(&output::clean(&dry.summary), code, false)
     );
     Ok(ExitCode::SUCCESS)
 }
@@ -106,15 +109,15 @@ fn pretty(text: &str) -> String {
 
 fn section(name: &str, body: &str) {
     if body.trim().is_empty() {
-        println!(
+        outln!(
             "{} {}",
             paint(name, output::BOLD, false),
             paint("(empty)", output::DIM, false)
         );
         return;
     }
-    println!("{}", paint(name, output::BOLD, false));
-    for line in body.trim_end().lines() {
-        println!("  {line}");
+    outln!("{}", paint(name, output::BOLD, false));
+    for line in output::clean_block(body.trim_end()).lines() {
+        outln!("  {line}");
     }
 }

@@ -66,9 +66,9 @@ fn gemini_and_codex_hooks_gate_list_and_log() {
         assert_eq!(runs[0]["event"], event);
     }
     let r = env.cmd().args(["log", "--dialect", "gemnii"]).run();
-    assert_eq!(r.out.status.code(), Some(1));
+    assert_eq!(r.out.status.code(), Some(2));
     assert!(
-        r.stderr().contains("unknown dialect \"gemnii\""),
+        r.stderr().contains("invalid value 'gemnii' for '--dialect"),
         "{}",
         r.stderr()
     );

@@ -686,7 +686,7 @@ fn bad_input_is_a_clear_error() {
         .cmd()
         .args(["gate", "run_shell", "--input", "[1,2]"])
         .run();
-    assert_eq!(r.out.status.code(), Some(1));
+    assert_eq!(r.out.status.code(), Some(2));
     assert!(
         r.stderr().contains("--input must be a JSON object"),
         "{}",
@@ -696,7 +696,7 @@ fn bad_input_is_a_clear_error() {
         .cmd()
         .args(["gate", "run_shell", "--input", "{nope"])
         .run();
-    assert_eq!(r.out.status.code(), Some(1));
+    assert_eq!(r.out.status.code(), Some(2));
     assert!(
         r.stderr().contains("--input is not valid JSON"),
         "{}",

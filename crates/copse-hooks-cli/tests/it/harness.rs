@@ -99,6 +99,10 @@ impl Cmd {
         self.cmd.args(args);
         self
     }
+    pub fn arg(mut self, a: impl AsRef<std::ffi::OsStr>) -> Self {
+        self.cmd.arg(a);
+        self
+    }
     pub fn env(mut self, k: &str, v: impl AsRef<std::ffi::OsStr>) -> Self {
         self.cmd.env(k, v);
         self
@@ -109,6 +113,44 @@ impl Cmd {
             out,
             root: self.root,
         }
+    }
+    /// Runs with `input` on stdin.
+    pub fn run_with_stdin(mut self, input: &[u8]) -> Run {
+        use std::io::Write as _;
+        use std::process::Stdio;
+        self.cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = self.cmd.spawn().unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(input).unwrap();
+        drop(stdin);
+        let out = child.wait_with_output().unwrap();
+        Run {
+            out,
+            root: self.root,
+        }
+    }
+    /// Runs with stdout closed before the command writes anything (a reader that
+    /// went away, like `| head -0`): returns the status and stderr.
+    pub fn run_with_closed_stdout(mut self) -> (std::process::ExitStatus, String) {
+        use std::io::Read as _;
+        use std::process::Stdio;
+        self.cmd
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let mut child = self.cmd.spawn().unwrap();
+        drop(child.stdout.take());
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        (child.wait().unwrap(), err)
     }
     /// `gate TOOL --input JSON --json` with hooks enabled.
     pub fn gate(self, tool: &str, input: &str) -> Run {

@@ -394,12 +394,12 @@ fn the_recursion_guard_says_it_skipped_hooks() {
     assert_eq!(
         stderr
             .lines()
-            .filter(|l| l.contains("hooks skipped"))
+            .filter(|l| l.contains("recursion_guard"))
             .count(),
         1,
         "{stderr}"
     );
-    assert!(r.stderr().contains("COPSE_HOOK_DEPTH=1"), "{}", r.stderr());
+    assert!(r.stderr().contains("COPSE_HOOK_DEPTH"), "{}", r.stderr());
 }
 
 #[test]

@@ -113,3 +113,54 @@ fn lint_detects_dialect_by_path_and_shape() {
     );
     assert_eq!(p["line"], 1);
 }
+
+#[test]
+fn lint_suggests_names_and_understands_settings_files() {
+    let env = crate::harness::Env::new();
+    env.write(
+        "ws/.cursor/hooks.json",
+        "{\n  \"version\": 1,\n  \"hooks\": {\n    \"beforeShellExecuton\": [{\"command\": \"true\"}],\n    \"preToolUse\": [{\"command\": \"true\", \"matcher\": \"Shel\", \"onFailure\": \"open\"}],\n    \"stop\": [{\"command\": \"printf '\\u001b[2J'\"}]\n  }\n}\n",
+    );
+    env.write(
+        "ws/.claude/settings.json",
+        "{\n  \"hooks\": {\n    \"PreToolUses\": [],\n    \"PreToolUse\": [\n      {\"matcher\": \"Bash\", \"hooks\": [{\"type\": \"command\", \"command\": \"true\"}]},\n      {\"matcher\": \"Bahs\", \"hooks\": [{\"type\": \"command\", \"command\": \"true\"}]},\n      {\"matcher\": \"(\", \"hooks\": [{\"type\": \"command\", \"command\": \"true\"}]}\n    ]\n  }\n}\n",
+    );
+    env.write(
+        "ws/.copse/hooks.json",
+        "{\n  \"version\": 1,\n  \"hooks\": {\n    \"toolGate\": [{\"command\": \"true\", \"failClosed\": false, \"matcher\": \"^run_shel$\"}]\n  }\n}\n",
+    );
+    let settings = env.write(
+        "ws/settings.json",
+        "{\n  \"cursorHooksEnabled\": \"yes\",\n  \"trustedWorkspace\": [],\n  \"sandboxWritablePaths\": [\"~/no-such-dir\", \"relative\"],\n  \"retention\": {\"maxRun\": 5}\n}\n",
+    );
+    let r = env
+        .cmd()
+        .args([
+            "lint",
+            ".cursor/hooks.json",
+            ".claude/settings.json",
+            ".copse/hooks.json",
+        ])
+        .arg(&settings)
+        .run();
+    assert_eq!(r.out.status.code(), Some(1));
+    insta::assert_snapshot!("lint_did_you_mean", r.redacted());
+    // `list` gives the same level as `lint` for the same problem.
+    let list = env.cmd().args(["--json", "list"]).run().success().json();
+    let unknown = list["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| {
+            w["message"]
+                .as_str()
+                .unwrap()
+                .contains("beforeShellExecuton")
+        })
+        .unwrap();
+    assert_eq!(unknown["level"], "error");
+    assert!(
+        r.stdout()
+            .contains("error: Unknown hook event \"beforeShellExecuton\"")
+    );
+}

@@ -5,16 +5,21 @@
 mod harness;
 
 mod audit;
+mod conventions;
 mod dialects;
+mod doctor;
 mod fault_injection;
 mod gate;
 mod host_kill;
 mod hostile;
 mod lint;
 mod list;
+mod notices;
 mod protect;
+mod readme;
 mod replay;
 mod sandbox;
+mod serve;
 mod shim;
 mod trust;
 mod ui;

@@ -402,7 +402,7 @@ fn replay_errors_name_the_line() {
         "{\"event\":\"stop\"}\n{\"event\":\"toolGate\"}\n",
     );
     let r = env.cmd().args(["replay"]).args([&file]).run();
-    assert_eq!(r.out.status.code(), Some(1));
+    assert_eq!(r.out.status.code(), Some(2));
     assert!(r.stderr().contains("bad.jsonl:2"), "{}", r.stderr());
     assert!(r.stderr().contains("\"tool\""), "{}", r.stderr());
     let file = env.write("bad2.jsonl", "{\"event\":\"beforeSubmitPromt\"}\n");

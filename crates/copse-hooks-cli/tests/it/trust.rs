@@ -253,7 +253,7 @@ fn dry_run_tester_prints_everything_and_records_nothing() {
         .args([&cfg])
         .args(["beforeShellExecution", "--entry", "2"])
         .run();
-    assert_eq!(r.out.status.code(), Some(1));
+    assert_eq!(r.out.status.code(), Some(2));
     assert!(
         r.stderr()
             .contains("no hook for \"beforeShellExecution\" at entry 2"),

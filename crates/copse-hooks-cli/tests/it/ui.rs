@@ -121,7 +121,7 @@ fn ui_on_a_port_in_use_fails_clearly() {
     let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = taken.local_addr().unwrap().port().to_string();
     let out = ui(&env, &["--no-open", "--port", &port]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr).replace(&port, "[PORT]");
     insta::assert_snapshot!(err.split(": Address").next().unwrap_or(&err));
 }

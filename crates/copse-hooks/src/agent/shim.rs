@@ -77,7 +77,11 @@ pub fn handle(
     }
     let verdict = session.fire_blocking(&event);
     engine.flush_spine();
-    let notices = session.take_notices();
+    let notices: Vec<String> = session
+        .take_notices()
+        .iter()
+        .map(|n| n.message.clone())
+        .collect();
 
     let Some(path) = path else {
         return Ok(Reply {
@@ -170,7 +174,11 @@ fn run_hooks_only(event: &EventPayload, inbound: &Inbound, config: EngineConfig)
     Reply {
         verdict,
         followups: Vec::new(),
-        notices: session.take_notices(),
+        notices: session
+            .take_notices()
+            .iter()
+            .map(|n| n.message.clone())
+            .collect(),
     }
 }
 

@@ -85,6 +85,9 @@ fn run_with(
         return Err(io_error(io::Error::other("child pid out of range")));
     }
     super::contain::register(pid);
+    // Cancellation hook (crate::cancel): the group is killable by the host's cancel
+    // while the child is unreaped; the registration is dropped before any reap below.
+    let cancel = crate::cancel::register(pid);
     // Our ends are readied while the child is busy starting its shell. The child's end of
     // stdin is only closed after that, so the first write cannot raise SIGPIPE.
     let ours = pipes.ready(req.stdin);
@@ -92,6 +95,7 @@ fn run_with(
 
     let supervised =
         ours.and_then(|ours| Supervisor::new(ours, launched, req, start, allow_pidfd).run());
+    drop(cancel);
     let supervised = match supervised {
         Ok(supervised) => supervised,
         Err(err) => {

@@ -302,6 +302,49 @@ pub(crate) fn first_failures(
     Ok(first)
 }
 
+/// The most recent failure of one hook (`recent_failures`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HookFailure {
+    /// The config file.
+    pub source: String,
+    /// The wire event.
+    pub event: String,
+    /// The command.
+    pub command: String,
+    /// The failure message (or kind).
+    pub message: String,
+    /// The run.
+    pub run_id: String,
+    /// When it started, unix ms.
+    pub started_at: u64,
+}
+
+/// The most recent failure of each hook `(source, event, command)`, across every
+/// session, newest first.
+pub(crate) fn recent_failures(conn: &Connection) -> rusqlite::Result<Vec<HookFailure>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT source, event, command, ifnull(failure_message, failure), run_id, started_at \
+         FROM hook_runs WHERE failure IS NOT NULL ORDER BY started_at DESC, seq DESC",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let key: (String, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        if seen.insert(key.clone()) {
+            out.push(HookFailure {
+                source: key.0,
+                event: key.1,
+                command: key.2,
+                message: row.get(3)?,
+                run_id: row.get(4)?,
+                started_at: u64::try_from(row.get::<_, i64>(5)?).unwrap_or(0),
+            });
+        }
+    }
+    Ok(out)
+}
+
 pub(crate) fn latest_session(conn: &Connection) -> rusqlite::Result<Option<String>> {
     conn.prepare_cached(
         "SELECT session_id FROM hook_runs ORDER BY started_at DESC, seq DESC LIMIT 1",

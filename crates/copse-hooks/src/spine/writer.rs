@@ -10,7 +10,7 @@
 
 use std::mem;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
@@ -77,8 +77,7 @@ pub(crate) struct Shared {
     pub committed: AtomicU64,
     pub batches: AtomicU64,
     pub dropped: AtomicU64,
-    warned: AtomicBool,
-    warning: Mutex<Option<SpineWarning>>,
+    warning: Mutex<Vec<SpineWarning>>,
 }
 
 impl Shared {
@@ -96,8 +95,7 @@ impl Shared {
             committed: AtomicU64::new(0),
             batches: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
-            warned: AtomicBool::new(false),
-            warning: Mutex::new(None),
+            warning: Mutex::new(Vec::new()),
         }
     }
 
@@ -162,12 +160,19 @@ impl Shared {
 
     /// The first runtime warning, once.
     pub fn take_warning(&self) -> Option<SpineWarning> {
-        lock(&self.warning).take()
+        self.take_warnings().into_iter().next()
+    }
+
+    /// Every runtime warning not taken yet (a prune failure never hides a lost batch).
+    pub fn take_warnings(&self) -> Vec<SpineWarning> {
+        std::mem::take(&mut *lock(&self.warning))
     }
 
     fn warn(&self, message: String) {
-        if !self.warned.swap(true, Ordering::Relaxed) {
-            *lock(&self.warning) = Some(SpineWarning {
+        let mut warnings = lock(&self.warning);
+        // Bounded: a store failing every commit must not grow memory without end.
+        if warnings.len() < 32 && !warnings.iter().any(|w| w.message == message) {
+            warnings.push(SpineWarning {
                 path: self.path.clone(),
                 message,
             });

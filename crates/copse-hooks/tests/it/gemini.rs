@@ -300,12 +300,10 @@ fn a_pinned_project_config_stops_running_when_it_changes() {
     let session = pinned(hash);
     let v = shell(&session, "ls");
     assert!(v.runs.is_empty());
-    assert!(
-        session
-            .take_notices()
-            .iter()
-            .any(|n| n.contains("changed since the workspace was trusted")),
-    );
+    assert!(session.take_notices().iter().any(|n| {
+        n.message
+            .contains("changed since the workspace was trusted")
+    }),);
 }
 
 #[test]

@@ -4,7 +4,7 @@ use std::path::Path;
 
 use copse_hooks::event::ToolResult;
 use copse_hooks::{Engine, EngineConfig, EventPayload, Fired, SessionIdentity};
-use serde_json::json;
+use serde_json::{Map, json};
 
 fn engine(home: &Path, ws: &Path, hooks: serde_json::Value) -> Engine {
     std::fs::create_dir_all(home.join(".cursor")).unwrap();
@@ -140,4 +140,121 @@ fn hooks_off_touch_no_config_file() {
     let on_session = on.session(SessionIdentity::new("c"));
     on_session.gate_tool(copse_hooks::ToolCall::new("run_shell", input));
     assert!(on.config_file_accesses() > 0, "the seam counts accesses");
+}
+
+/// Waits (bounded, to catch hangs) until `path` holds a full line; returns it.
+fn wait_line(path: &Path) -> String {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if let Ok(s) = std::fs::read_to_string(path)
+            && s.ends_with('\n')
+        {
+            return s.trim().to_owned();
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            !s.rsplit(')')
+                .next()
+                .unwrap_or("")
+                .trim_start()
+                .starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_cancel_token_kills_every_hook_group_of_a_blocking_event() {
+    use copse_hooks::cancel::CancelToken;
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let marks = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let hook = |n: usize| {
+        format!(
+            // The hook runs in its own pid namespace, where `$!` means nothing to the
+            // host; `/proc` is the host's, so `/proc/self/stat` gives the host pid.
+            "cat >/dev/null; sh -c 'read p _ </proc/self/stat; echo $p > {d}/{n}.tmp; \
+             mv {d}/{n}.tmp {d}/{n}.pid; exec sleep 1000' & wait",
+            d = marks.path().display()
+        )
+    };
+    // Two matching hooks (run on their own threads) and a fail-closed gate.
+    let engine = engine(
+        home.path(),
+        ws.path(),
+        json!({"beforeShellExecution": [{"command": hook(1)}, {"command": hook(2)}]}),
+    );
+    let session = engine.session(SessionIdentity::new("c"));
+    let token = CancelToken::new();
+    let runner = {
+        let (session, token) = (session.clone(), token.clone());
+        std::thread::spawn(move || {
+            let mut input = Map::new();
+            input.insert("command".into(), json!("make"));
+            token.enter(|| session.gate_tool(copse_hooks::ToolCall::new("run_shell", input)))
+        })
+    };
+    let pids = [
+        wait_line(&marks.path().join("1.pid")),
+        wait_line(&marks.path().join("2.pid")),
+    ];
+    assert!(pids.iter().all(|p| alive(p)));
+    token.cancel();
+    let verdict = runner.join().unwrap();
+    assert!(token.is_cancelled());
+    // The killed hooks failed; a failure never loosens the fail-closed gate.
+    assert_eq!(verdict.runs.len(), 2);
+    assert!(verdict.runs.iter().all(|r| r.failure.is_some()));
+    assert_eq!(verdict.effective_decision(), copse_hooks::Decision::Deny);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while pids.iter().any(|p| alive(p)) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "a hook outlived its cancel"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // A cancelled token kills at once whatever starts under it later.
+    let mut input = Map::new();
+    input.insert("command".into(), json!("make"));
+    let again = token.enter(|| session.gate_tool(copse_hooks::ToolCall::new("run_shell", input)));
+    assert!(again.runs.iter().all(|r| r.failure.is_some()));
+}
+
+#[test]
+fn the_queue_listener_hears_every_queued_message() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let engine = engine(
+        home.path(),
+        ws.path(),
+        json!({"stop": [{"command": "cat >/dev/null; echo '{\"followup_message\":\"again\"}'"}]}),
+    );
+    let session = engine.session(SessionIdentity::new("c"));
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = std::sync::Arc::clone(&heard);
+    session.set_queue_listener(Some(copse_hooks::QueueListener(std::sync::Arc::new(
+        move |m| sink.lock().unwrap().push(m.text.clone()),
+    ))));
+    session.fire(EventPayload::Stop {
+        status: "completed".into(),
+    });
+    session.wait_idle();
+    assert_eq!(*heard.lock().unwrap(), vec!["again".to_string()]);
+    assert_eq!(session.queue().len(), 1);
+    session.set_queue_listener(None);
+    session.fire(EventPayload::Stop {
+        status: "completed".into(),
+    });
+    session.wait_idle();
+    assert_eq!(heard.lock().unwrap().len(), 1, "no listener, nothing heard");
 }

@@ -1,0 +1,177 @@
+//! `copse-hooks doctor`: why hooks do or don't run, on one screen.
+
+use std::process::ExitCode;
+
+use anyhow::{Context as _, Result};
+use copse_hooks_wire::output::DoctorOutput;
+
+use crate::cli::Global;
+use crate::host::{self, Origin};
+use crate::output::{self, clean, paint};
+
+pub fn run(global: &Global) -> Result<ExitCode> {
+    let roots = if global.workspaces.is_empty() {
+        vec![std::env::current_dir().context("failed to read the current directory")?]
+    } else {
+        global.workspaces.clone()
+    };
+    let hosted = host::hosted(
+        roots,
+        global.trust.then_some(true),
+        global.enable.then_some(true),
+        Origin::Flag,
+    )?;
+    let report = copse_hooks_server::doctor::report(&hosted);
+    if global.json {
+        outln!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print_human(&report);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn heading(text: &str) {
+    outln!("{}", paint(text, output::BOLD, false));
+}
+
+fn print_human(r: &DoctorOutput) {
+    heading("Hooks");
+    if r.enablement.enabled {
+        outln!("  enabled (from {})", clean(&r.enablement.source));
+    } else {
+        outln!(
+            "  {} (from {}): turn them on with `copse-hooks enable`",
+            paint("OFF", output::YELLOW, false),
+            r.enablement.source
+        );
+    }
+    if r.recursion_guard {
+        outln!(
+            "  {}: this process runs inside a hook, so no hook runs here",
+            paint("recursion guard", output::YELLOW, false)
+        );
+    }
+    heading("Workspace roots");
+    for root in &r.roots {
+        outln!("  {:<9} {}", root.trust, clean(&root.path));
+    }
+    heading("Config files searched");
+    for c in &r.configs {
+        let detail = if c.exists {
+            format!("{} · {} hook(s)", c.status, c.hooks)
+        } else {
+            c.status.clone()
+        };
+        outln!(
+            "  {:<7} {:<7} {} {}",
+            c.dialect,
+            c.scope,
+            clean(&c.path),
+            paint(&format!("({})", clean(&detail)), output::DIM, false)
+        );
+        for w in &c.warnings {
+            outln!(
+                "          {}: {}",
+                paint("warning", output::YELLOW, false),
+                clean(w)
+            );
+        }
+    }
+    heading("Settings");
+    outln!(
+        "  {} {}",
+        clean(&r.settings.path),
+        if r.settings.exists {
+            ""
+        } else {
+            "(does not exist: defaults)"
+        }
+    );
+    for v in &r.settings.values {
+        outln!(
+            "  {:<21} {} {}",
+            v.key,
+            clean(&v.value.to_string()),
+            paint(&format!("({})", v.source), output::DIM, false)
+        );
+    }
+    for w in &r.settings.warnings {
+        outln!(
+            "  {}: {}",
+            paint("warning", output::YELLOW, false),
+            clean(w)
+        );
+    }
+    heading("Sandbox");
+    if !r.sandbox.on {
+        outln!("  off");
+    } else {
+        outln!(
+            "  {} {}{}",
+            r.sandbox.mechanism.as_deref().unwrap_or("none"),
+            if r.sandbox.enforced {
+                "enforced: "
+            } else {
+                "NOT enforced: "
+            },
+            clean(r.sandbox.enforcement.as_deref().unwrap_or(""))
+        );
+        if r.sandbox.required {
+            outln!("  required (requireSandbox): unenforced runs fail");
+        }
+        for p in &r.sandbox.writable_paths {
+            outln!("  writable: {}", clean(p));
+        }
+        for l in &r.sandbox.layers {
+            outln!(
+                "  {} {}: {}",
+                if l.enforced {
+                    paint("enforced", output::GREEN, false)
+                } else {
+                    paint("NOT enforced", output::YELLOW, false)
+                },
+                clean(&l.name),
+                clean(&l.detail)
+            );
+        }
+    }
+    heading("Audit store");
+    outln!(
+        "  {} ({}{})",
+        clean(&r.audit.path),
+        if r.audit.recording {
+            "recording"
+        } else {
+            "not recording"
+        },
+        if r.audit.exists { "" } else { ", no runs yet" }
+    );
+    if let Some(w) = &r.audit.warning {
+        outln!(
+            "  {}: {}",
+            paint("warning", output::YELLOW, false),
+            clean(w)
+        );
+    }
+    heading("Most recent failure of each hook");
+    if r.recent_failures.is_empty() {
+        outln!("  none recorded");
+    }
+    for f in &r.recent_failures {
+        outln!(
+            "  {} {} {}",
+            paint(&f.run_id, output::DIM, false),
+            clean(&f.event),
+            clean(&f.command)
+        );
+        outln!(
+            "      {} {}",
+            clean(&f.message),
+            paint(
+                &format!("({})", crate::time::format_time(f.at, true)),
+                output::DIM,
+                false
+            )
+        );
+    }
+}

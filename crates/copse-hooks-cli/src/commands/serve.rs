@@ -1,0 +1,124 @@
+//! `copse-hooks serve [--socket PATH]` and `copse-hooks daemon start|stop|status`:
+//! the JSON-RPC server (all of it lives in `copse-hooks-server`).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context as _, Result};
+use copse_hooks::EngineConfig;
+use copse_hooks_server::socket::{self, DaemonStatus};
+use copse_hooks_server::{ConnectionEnd, ServerConfig};
+
+use crate::cli::Global;
+use crate::host::{self, Origin};
+
+fn config() -> ServerConfig {
+    ServerConfig::new(Arc::new(|p: &copse_hooks_wire::rpc::InitializeParams| {
+        let roots = p.workspace_roots.iter().map(PathBuf::from).collect();
+        host::hosted(roots, p.trusted, p.enabled, Origin::Client).map_err(|e| format!("{e:#}"))
+    }))
+}
+
+/// The daemon's socket: `$COPSE_DIR/daemon.sock`.
+pub fn daemon_socket() -> PathBuf {
+    EngineConfig::from_process(Vec::new())
+        .copse_dir
+        .join("daemon.sock")
+}
+
+pub fn serve(_global: &Global, socket_path: Option<&Path>) -> Result<ExitCode> {
+    match socket_path {
+        None => {
+            let end = copse_hooks_server::serve_stdio(config());
+            Ok(match end {
+                ConnectionEnd::Closed | ConnectionEnd::Exit { clean: true } => ExitCode::SUCCESS,
+                ConnectionEnd::Exit { clean: false } => ExitCode::from(1),
+            })
+        }
+        Some(path) => {
+            let bound = socket::bind(path)?;
+            errln!(
+                "copse-hooks {} serving on {} (pid {})",
+                env!("CARGO_PKG_VERSION"),
+                crate::output::path(path),
+                std::process::id()
+            );
+            socket::serve_socket(bound, config())?;
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+pub fn daemon_start(global: &Global) -> Result<ExitCode> {
+    let path = daemon_socket();
+    let log = path.with_file_name("daemon.log");
+    let exe = std::env::current_exe().context("cannot find this executable")?;
+    let (pid, started) = socket::start(&exe, &path, &log)?;
+    let pid = pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into());
+    if global.json {
+        outln!(
+            "{}",
+            serde_json::json!({"running": true, "started": started, "pid": pid, "socket": path.display().to_string(), "log": log.display().to_string()})
+        );
+    } else if started {
+        outln!(
+            "daemon started (pid {pid}) on {}; log: {}",
+            crate::output::path(&path),
+            crate::output::path(&log)
+        );
+    } else {
+        outln!(
+            "daemon already running (pid {pid}) on {}",
+            crate::output::path(&path)
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn daemon_stop(global: &Global) -> Result<ExitCode> {
+    let path = daemon_socket();
+    let pid = socket::stop(&path)?;
+    if global.json {
+        outln!("{}", serde_json::json!({"running": false, "stopped": pid}));
+    } else {
+        outln!(
+            "daemon stopped (pid {})",
+            pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into())
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub fn daemon_status(global: &Global) -> Result<ExitCode> {
+    let path = daemon_socket();
+    let status = socket::status(&path);
+    let (word, pid, code) = match status {
+        DaemonStatus::Running { pid } => ("running", pid, 0),
+        DaemonStatus::Stale => ("stale", None, 3),
+        DaemonStatus::Stopped => ("stopped", None, 3),
+    };
+    if global.json {
+        outln!(
+            "{}",
+            serde_json::json!({"status": word, "pid": pid, "socket": path.display().to_string()})
+        );
+    } else {
+        match status {
+            DaemonStatus::Running { pid } => outln!(
+                "running (pid {}) on {}",
+                pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into()),
+                crate::output::path(&path)
+            ),
+            DaemonStatus::Stale => outln!(
+                "not running: {} is a stale socket (the next start replaces it)",
+                crate::output::path(&path)
+            ),
+            DaemonStatus::Stopped => outln!(
+                "not running ({} does not exist)",
+                crate::output::path(&path)
+            ),
+        }
+    }
+    Ok(ExitCode::from(code))
+}

@@ -1,0 +1,824 @@
+//! `copse-hooks serve` and the daemon: the JSON-RPC protocol driven through the real
+//! binary, with real hook processes.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::harness::Env;
+
+/// A generous bound that only catches hangs.
+const HANG: Duration = Duration::from_secs(60);
+
+/// A JSON-RPC client over any pair of streams.
+struct Client {
+    writer: Box<dyn Write + Send>,
+    lines: Receiver<Value>,
+    /// Messages received while waiting for another.
+    pending: Vec<Value>,
+    next: u64,
+}
+
+impl Client {
+    fn new(reader: impl std::io::Read + Send + 'static, writer: Box<dyn Write + Send>) -> Client {
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(reader).lines() {
+                let Ok(line) = line else { break };
+                let v: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("server wrote a non-JSON line ({e}): {line}"));
+                if tx.send(v).is_err() {
+                    break;
+                }
+            }
+        });
+        Client {
+            writer,
+            lines: rx,
+            pending: Vec::new(),
+            next: 100,
+        }
+    }
+
+    fn raw(&mut self, line: &[u8]) {
+        self.writer.write_all(line).unwrap();
+        self.writer.write_all(b"\n").unwrap();
+        self.writer.flush().unwrap();
+    }
+
+    fn send(&mut self, msg: &Value) {
+        self.raw(msg.to_string().as_bytes());
+    }
+
+    /// Sends a request; returns its id.
+    fn start(&mut self, method: &str, params: Value) -> u64 {
+        self.next += 1;
+        let id = self.next;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        id
+    }
+
+    fn recv(&mut self) -> Value {
+        self.lines
+            .recv_timeout(HANG)
+            .expect("the server answered within the hang bound")
+    }
+
+    /// Waits for the response to `id`, keeping everything else.
+    fn wait(&mut self, id: u64) -> Value {
+        if let Some(i) = self.pending.iter().position(|m| m["id"] == json!(id)) {
+            return self.pending.remove(i);
+        }
+        loop {
+            let m = self.recv();
+            if m["id"] == json!(id) {
+                return m;
+            }
+            self.pending.push(m);
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.start(method, params);
+        let m = self.wait(id);
+        assert_eq!(m["jsonrpc"], "2.0");
+        m
+    }
+
+    fn ok(&mut self, method: &str, params: Value) -> Value {
+        let m = self.call(method, params);
+        assert!(m.get("error").is_none(), "{method} failed: {m}");
+        m["result"].clone()
+    }
+
+    fn error(&mut self, method: &str, params: Value) -> (i64, String) {
+        let m = self.call(method, params);
+        (
+            m["error"]["code"]
+                .as_i64()
+                .unwrap_or_else(|| panic!("no error: {m}")),
+            m["error"]["message"].as_str().unwrap().to_owned(),
+        )
+    }
+
+    fn initialize(&mut self, env: &Env, trusted: bool) -> Value {
+        self.ok(
+            "initialize",
+            json!({
+                "workspaceRoots": [env.workspace()],
+                "enabled": true,
+                "trusted": trusted,
+                "clientInfo": {"name": "it", "version": "1"},
+                "protocolVersion": "2026-12-01",
+            }),
+        )
+    }
+
+    fn open(&mut self, conversation: &str) -> String {
+        self.ok("session/open", json!({"conversationId": conversation}))["sessionId"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    }
+
+    /// Waits for a notification of `method`.
+    fn notification(&mut self, method: &str) -> Value {
+        if let Some(i) = self.pending.iter().position(|m| m["method"] == method) {
+            return self.pending.remove(i);
+        }
+        loop {
+            let m = self.recv();
+            if m["method"] == method {
+                return m;
+            }
+            self.pending.push(m);
+        }
+    }
+}
+
+struct Stdio_ {
+    child: Child,
+    client: Client,
+}
+
+fn serve(env: &Env) -> Stdio_ {
+    let mut cmd = env.cmd().args(["serve"]).cmd;
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = cmd.spawn().unwrap();
+    let stdin: ChildStdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    Stdio_ {
+        child,
+        client: Client::new(stdout, Box::new(stdin)),
+    }
+}
+
+fn connect(socket: &Path) -> Client {
+    let stream = UnixStream::connect(socket).unwrap();
+    let reader = stream.try_clone().unwrap();
+    Client::new(reader, Box::new(stream))
+}
+
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + HANG;
+    loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            return s;
+        }
+        assert!(Instant::now() < deadline, "the server did not exit");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn wait_for_file(path: &Path) -> String {
+    let deadline = Instant::now() + HANG;
+    loop {
+        if let Ok(s) = std::fs::read_to_string(path)
+            && s.ends_with('\n')
+        {
+            return s.trim().to_owned();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Whether a process is gone (reaped, or a zombie nobody waits on).
+fn gone(pid: &str) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+fn wait_gone(pid: &str) {
+    let deadline = Instant::now() + HANG;
+    while !gone(pid) {
+        assert!(
+            Instant::now() < deadline,
+            "hook process {pid} outlived its run"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// User hooks: a deny on `rm`, a slow hook on `slow` that records the pid of its
+/// `sleep` then waits for a marker, a queue message on `stop`, observers elsewhere.
+fn setup(env: &Env) {
+    let slow = env.script(
+        "home/.cursor/slow.sh",
+        &format!(
+            "cat >/dev/null\nread p _ </proc/self/stat; echo $p > {pids}/hook.pid\nsh -c 'read p _ </proc/self/stat; echo $p > {pids}/sleep.tmp; mv {pids}/sleep.tmp {pids}/sleep.pid; exec sleep 1000' &\nwhile [ ! -e {pids}/go ]; do sleep 0.02; done\nkill $!\necho '{{\"permission\":\"allow\"}}'",
+            pids = env.root().display()
+        ),
+    );
+    let deny = env.script(
+        "home/.cursor/deny.sh",
+        "cat >/dev/null\necho '{\"permission\":\"deny\",\"agent_message\":\"no rm\"}'",
+    );
+    let followup = env.script(
+        "home/.cursor/followup.sh",
+        "cat >/dev/null\necho '{\"followup_message\":\"run the tests\"}'",
+    );
+    let observe = env.script(
+        "home/.cursor/observe.sh",
+        &format!(
+            "cat >> {}/observed.log; echo >> {}/observed.log",
+            env.root().display(),
+            env.root().display()
+        ),
+    );
+    let o = observe.display().to_string();
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {
+            "beforeShellExecution": [
+                {"command": slow.display().to_string(), "matcher": "slow"},
+                {"command": deny.display().to_string(), "matcher": "rm "},
+            ],
+            "stop": [{"command": followup.display().to_string()}],
+            "beforeSubmitPrompt": [{"command": o}],
+            "afterShellExecution": [{"command": o}],
+            "afterFileEdit": [{"command": o}],
+            "subagentStart": [{"command": o}],
+            "subagentStop": [{"command": o}],
+            "sessionStart": [{"command": o}],
+            "sessionEnd": [{"command": o}],
+            "preCompact": [{"command": o}],
+            "afterAgentResponse": [{"command": o}],
+            "afterAgentThought": [{"command": o}],
+        }})
+        .to_string(),
+    );
+}
+
+#[test]
+fn every_method_answers_and_stdio_exits_zero() {
+    let env = Env::new();
+    setup(&env);
+    let mut s = serve(&env);
+    let c = &mut s.client;
+    let init = c.initialize(&env, false);
+    assert_eq!(init["serverInfo"]["name"], "copse-hooks");
+    assert_eq!(init["protocolVersion"], "2026-12-01");
+    let methods = init["capabilities"]["methods"].as_array().unwrap();
+    assert!(methods.contains(&json!("hooks/toolGate")) && methods.contains(&json!("queue/drain")));
+    let sid = c.open("conv-1");
+
+    // Blocking events answer with the verdict (the fields of `gate --json`).
+    let v = c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "rm -rf build"}}),
+    );
+    assert_eq!(v["detached"], false);
+    assert_eq!(v["decision"], "deny");
+    assert_eq!(v["agent_message"], "no rm");
+    assert_eq!(v["runs"][0]["outcome"], "deny");
+    let v = c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    assert_eq!(
+        (v["decision"].clone(), v["runs"].clone()),
+        (json!("allow"), json!([]))
+    );
+    let v = c.ok(
+        "hooks/beforeSubmitPrompt",
+        json!({"sessionId": sid, "prompt": "hello"}),
+    );
+    assert_eq!(v["detached"], false);
+    let v = c.ok(
+        "hooks/subagentStart",
+        json!({"sessionId": sid, "subagentType": "explore"}),
+    );
+    assert_eq!(v["detached"], false);
+    let v = c.ok("hooks/afterFileEdit", json!({"sessionId": sid, "filePath": "src/a.rs", "edits": [{"oldString": "a", "newString": "b"}]}));
+    assert_eq!(v["detached"], false);
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1);
+
+    // sessionStart and preCompact are awaited: their hooks may inject context or
+    // block compaction (the dialects' vendors say so), so they answer with a verdict.
+    for (method, params) in [
+        ("hooks/sessionStart", json!({"firstTurn": true})),
+        (
+            "hooks/preCompact",
+            json!({"trigger": "auto", "contextUsagePercent": 91.5}),
+        ),
+    ] {
+        let mut params = params;
+        params["sessionId"] = json!(sid);
+        let v = c.ok(method, params);
+        assert_eq!(v["detached"], false, "{method}: {v}");
+        assert_eq!(v["runs"].as_array().map(Vec::len), Some(1), "{method}: {v}");
+    }
+
+    // Observation events answer at once with {detached: true}.
+    for (method, params) in [
+        (
+            "hooks/afterToolUse",
+            json!({"tool": "run_shell", "input": {"command": "ls"}, "output": "a\nb", "durationMs": 3}),
+        ),
+        (
+            "hooks/subagentStop",
+            json!({"subagentType": "explore", "status": "completed"}),
+        ),
+        ("hooks/afterAgentResponse", json!({"text": "done"})),
+        (
+            "hooks/afterAgentThought",
+            json!({"text": "hmm", "durationMs": 5}),
+        ),
+        (
+            "hooks/sessionEnd",
+            json!({"reason": "completed", "durationMs": 10}),
+        ),
+    ] {
+        let mut params = params;
+        params["sessionId"] = json!(sid);
+        let v = c.ok(method, params);
+        assert_eq!(
+            v,
+            json!({"detached": true, "dispatched": 1, "dropped": 0}),
+            "{method}"
+        );
+    }
+    // The stop hook queues a message: a notification, then the drain returns it.
+    let v = c.ok(
+        "hooks/stop",
+        json!({"sessionId": sid, "status": "completed"}),
+    );
+    assert_eq!(v["detached"], true);
+    let n = c.notification("queue/message");
+    assert_eq!(n["params"]["sessionId"], json!(sid));
+    assert_eq!(n["params"]["text"], "run the tests");
+    assert!(
+        n["params"]["origin"]["command"]
+            .as_str()
+            .unwrap()
+            .ends_with("followup.sh")
+    );
+    let drained = c.ok("queue/drain", json!({"sessionId": sid}));
+    let all: Vec<Value> = drained["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .chain(drained["pending"].as_array().unwrap())
+        .cloned()
+        .collect();
+    assert_eq!(all.len(), 1, "{drained}");
+    assert_eq!(all[0]["text"], "run the tests");
+    assert!(drained["remainingBudget"].is_u64());
+
+    // The CLI mirrors: same JSON as the commands.
+    let list = c.ok("hooks/list", json!({}));
+    assert_eq!(list["version"], 1);
+    let cli = env
+        .cmd()
+        .args(["--enable", "--json", "list"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(
+        list["hooks"].as_array().unwrap().len(),
+        cli["hooks"].as_array().unwrap().len()
+    );
+    assert_eq!(list["hooks"][1]["command"], cli["hooks"][1]["command"]);
+    let source = env.home().join(".cursor/hooks.json");
+    let t = c.ok(
+        "hooks/test",
+        json!({"source": source, "event": "beforeShellExecution", "entry": 2}),
+    );
+    assert_eq!(t["version"], 1);
+    assert!(t["summary"].as_str().unwrap().starts_with("deny"), "{t}");
+    let log = c.ok(
+        "spine/log",
+        json!({"event": "beforeShellExecution", "limit": 5}),
+    );
+    let runs = log["runs"].as_array().unwrap();
+    assert!(!runs.is_empty());
+    assert_eq!(runs[0]["session_id"], "conv-1");
+    let run_id = runs[0]["run_id"].as_str().unwrap().to_owned();
+    let show = c.ok("spine/show", json!({"runId": run_id}));
+    assert_eq!(show["run_id"], json!(run_id));
+    let cli_show = env
+        .cmd()
+        .args(["--json", "show", &run_id])
+        .run()
+        .success()
+        .json();
+    assert_eq!(show, cli_show);
+    let (code, msg) = c.error("spine/show", json!({"runId": "r-nope"}));
+    assert_eq!((code, msg.contains("r-nope")), (-32004, true));
+    let doctor = c.ok("doctor", json!({}));
+    assert_eq!(
+        doctor["enablement"],
+        json!({"enabled": true, "source": "client"})
+    );
+    assert_eq!(doctor["roots"][0]["trust"], "untrusted");
+
+    assert_eq!(
+        c.ok("session/close", json!({"sessionId": sid})),
+        json!({"closed": true})
+    );
+    let (code, msg) = c.error("queue/drain", json!({"sessionId": sid}));
+    assert_eq!(code, -32001);
+    assert!(msg.contains("sessionId"));
+    assert_eq!(c.ok("shutdown", json!(null)), Value::Null);
+    let (code, _) = c.error("hooks/list", json!({}));
+    assert_eq!(code, -32003);
+    c.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert!(wait_exit(&mut s.child).success());
+}
+
+#[test]
+fn bad_input_gets_json_rpc_errors_and_the_connection_carries_on() {
+    let env = Env::new();
+    setup(&env);
+    let mut s = serve(&env);
+    let c = &mut s.client;
+    // Before initialize, nothing else is accepted.
+    let (code, msg) = c.error("session/open", json!({}));
+    assert_eq!(code, -32002);
+    assert!(msg.contains("initialize"), "{msg}");
+    // A malformed line is a parse error, and the connection carries on.
+    c.raw(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": ");
+    let m = c.recv();
+    assert_eq!(
+        (m["id"].clone(), m["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+    c.raw(b"[1, 2]");
+    assert_eq!(c.recv()["error"]["code"], -32600);
+    c.initialize(&env, false);
+    let (code, _) = c.error("initialize", json!({"workspaceRoots": [env.workspace()]}));
+    assert_eq!(code, -32600);
+    let (code, msg) = c.error("hooks/nope", json!({}));
+    assert_eq!(code, -32601);
+    assert!(msg.contains("hooks/nope"));
+    let (code, _) = c.error("frobnicate", json!({}));
+    assert_eq!(code, -32601);
+    // Bad params name the field.
+    let sid = c.open("c");
+    let (code, msg) = c.error("hooks/toolGate", json!({"sessionId": sid, "tool": 3}));
+    assert_eq!(code, -32602);
+    assert!(msg.contains("`tool`"), "{msg}");
+    let (code, msg) = c.error("hooks/toolGate", json!({"sessionId": sid}));
+    assert_eq!(code, -32602);
+    assert!(msg.contains("tool"), "{msg}");
+    let (code, msg) = c.error("session/open", json!({"model": {"model": 1}}));
+    assert_eq!(code, -32602);
+    assert!(msg.contains("model.model"), "{msg}");
+    let (code, msg) = c.error("hooks/stop", json!({"sessionId": sid, "bogus": true}));
+    assert_eq!(code, -32602);
+    assert!(msg.contains("bogus"), "{msg}");
+    // A line over 8 MiB is refused (and skipped) without ending the connection.
+    let mut huge = br#"{"jsonrpc":"2.0","id":7,"method":"hooks/toolGate","params":{"x":""#.to_vec();
+    huge.extend(std::iter::repeat_n(b'a', 9 * 1024 * 1024));
+    huge.extend_from_slice(b"\"}}");
+    c.raw(&huge);
+    let m = c.recv();
+    assert_eq!(m["error"]["code"], -32600);
+    assert!(m["error"]["message"].as_str().unwrap().contains("limit"));
+    let v = c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "rm -rf x"}}),
+    );
+    assert_eq!(v["decision"], "deny");
+    // Closing stdin ends the server with 0.
+    drop(std::mem::replace(&mut c.writer, Box::new(std::io::sink())));
+    assert!(wait_exit(&mut s.child).success());
+}
+
+#[test]
+fn concurrent_requests_complete_out_of_order() {
+    let env = Env::new();
+    setup(&env);
+    let mut s = serve(&env);
+    let c = &mut s.client;
+    c.initialize(&env, false);
+    let sid = c.open("c");
+    let slow = c.start(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "slow job"}}),
+    );
+    wait_for_file(&env.root().join("sleep.pid"));
+    // While the slow gate waits on its marker, other requests complete.
+    let fast = c.start(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "rm -rf a"}}),
+    );
+    let list = c.start("hooks/list", json!({}));
+    let first = c.recv();
+    let second = c.recv();
+    let ids = [first["id"].clone(), second["id"].clone()];
+    assert!(
+        ids.contains(&json!(fast)) && ids.contains(&json!(list)),
+        "{ids:?}"
+    );
+    std::fs::write(env.root().join("go"), "").unwrap();
+    let v = c.wait(slow);
+    assert_eq!(v["result"]["decision"], "allow", "{v}");
+}
+
+#[test]
+fn cancel_request_kills_the_hook_group() {
+    let env = Env::new();
+    setup(&env);
+    let mut s = serve(&env);
+    let c = &mut s.client;
+    c.initialize(&env, false);
+    let sid = c.open("c");
+    let id = c.start(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "slow"}}),
+    );
+    let pid = wait_for_file(&env.root().join("sleep.pid"));
+    c.send(&json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}}));
+    let m = c.wait(id);
+    assert_eq!(m["error"]["code"], -32800, "{m}");
+    wait_gone(&pid);
+    // The connection serves on.
+    let v = c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    assert_eq!(v["decision"], "allow");
+}
+
+#[test]
+fn a_client_gone_mid_request_leaves_no_hook_behind() {
+    let env = Env::new();
+    setup(&env);
+    let mut s = serve(&env);
+    s.client.initialize(&env, false);
+    let sid = s.client.open("c");
+    s.client.start(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "slow"}}),
+    );
+    let pid = wait_for_file(&env.root().join("sleep.pid"));
+    // The client goes away: its end of the pipes closes.
+    drop(s.client);
+    wait_gone(&pid);
+    assert!(wait_exit(&mut s.child).success());
+}
+
+fn daemon(env: &Env, sub: &str) -> crate::harness::Run {
+    env.cmd().args(["daemon", sub]).run()
+}
+
+fn socket(env: &Env) -> PathBuf {
+    env.copse_dir().join("daemon.sock")
+}
+
+#[test]
+fn daemon_serves_two_isolated_clients_and_survives_a_kill() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    setup(&env);
+    let out = daemon(&env, "status");
+    assert_eq!(out.out.status.code(), Some(3));
+    daemon(&env, "start").success();
+    let again = daemon(&env, "start").success();
+    assert!(
+        again.stdout().contains("already running"),
+        "{}",
+        again.stdout()
+    );
+    let sock = socket(&env);
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    assert!(env.copse_dir().join("daemon.log").exists());
+    let status = daemon(&env, "status").success();
+    assert!(
+        status.stdout().starts_with("running (pid "),
+        "{}",
+        status.stdout()
+    );
+
+    // A second server on the same path refuses and names the holder.
+    let second = env
+        .cmd()
+        .args([
+            std::ffi::OsStr::new("serve"),
+            std::ffi::OsStr::new("--socket"),
+            sock.as_os_str(),
+        ])
+        .run();
+    assert!(!second.out.status.success());
+    assert!(second.stderr().contains("(pid "), "{}", second.stderr());
+
+    // Two clients, two sessions, isolated.
+    let mut a = connect(&sock);
+    let mut b = connect(&sock);
+    a.initialize(&env, false);
+    b.initialize(&env, false);
+    let sa = a.open("conv-a");
+    let sb = b.open("conv-b");
+    assert_ne!(sa, sb);
+    let (code, _) = b.error("queue/drain", json!({"sessionId": sa}));
+    assert_eq!(code, -32001, "a session belongs to its connection");
+    a.ok("hooks/stop", json!({"sessionId": sa}));
+    let n = a.notification("queue/message");
+    assert_eq!(n["params"]["sessionId"], json!(sa));
+    let drained_b = b.ok("queue/drain", json!({"sessionId": sb}));
+    assert_eq!(drained_b["messages"], json!([]));
+    assert_eq!(drained_b["pending"], json!([]));
+    let v = b.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sb, "tool": "run_shell", "input": {"command": "rm -rf b"}}),
+    );
+    assert_eq!(v["decision"], "deny");
+
+    // A client that disconnects mid-request: its hook is killed, the daemon serves on.
+    a.start(
+        "hooks/toolGate",
+        json!({"sessionId": sa, "tool": "run_shell", "input": {"command": "slow"}}),
+    );
+    let pid = wait_for_file(&env.root().join("sleep.pid"));
+    drop(a);
+    wait_gone(&pid);
+    let v = b.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sb, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    assert_eq!(v["decision"], "allow");
+    drop(b);
+
+    // Killed: the socket goes stale; the next start replaces it.
+    let daemon_pid = std::fs::read_to_string(env.copse_dir().join("daemon.sock.lock")).unwrap();
+    Command::new("kill")
+        .args(["-9", daemon_pid.trim()])
+        .status()
+        .unwrap();
+    wait_gone(daemon_pid.trim());
+    let status = daemon(&env, "status");
+    assert_eq!(status.out.status.code(), Some(3));
+    assert!(status.stdout().contains("stale"), "{}", status.stdout());
+    daemon(&env, "start").success();
+    let mut c = connect(&sock);
+    c.initialize(&env, false);
+    let sc = c.open("conv-c");
+    let v = c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sc, "tool": "run_shell", "input": {"command": "rm -rf c"}}),
+    );
+    assert_eq!(v["decision"], "deny");
+    drop(c);
+    let stopped = daemon(&env, "stop").success();
+    assert!(stopped.stdout().contains("stopped"));
+    assert!(!sock.exists());
+    assert_eq!(daemon(&env, "status").out.status.code(), Some(3));
+}
+
+#[test]
+fn a_stale_socket_file_is_replaced_by_serve() {
+    let env = Env::new();
+    let sock = env.root().join("run/s.sock");
+    std::fs::create_dir_all(sock.parent().unwrap()).unwrap();
+    // A socket nobody serves: bound, then its listener dropped.
+    drop(std::os::unix::net::UnixListener::bind(&sock).unwrap());
+    assert!(UnixStream::connect(&sock).is_err());
+    let mut cmd = env
+        .cmd()
+        .args([
+            std::ffi::OsStr::new("serve"),
+            std::ffi::OsStr::new("--socket"),
+            sock.as_os_str(),
+        ])
+        .cmd;
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + HANG;
+    let mut client = loop {
+        if let Ok(s) = UnixStream::connect(&sock) {
+            let r = s.try_clone().unwrap();
+            break Client::new(r, Box::new(s));
+        }
+        assert!(Instant::now() < deadline, "serve never listened");
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    client.initialize(&env, false);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn a_running_server_sees_settings_changes_on_the_next_initialize() {
+    let env = Env::new();
+    setup(&env);
+    let sock = env.root().join("run/s.sock");
+    let mut cmd = env
+        .cmd()
+        .args([
+            std::ffi::OsStr::new("serve"),
+            std::ffi::OsStr::new("--socket"),
+            sock.as_os_str(),
+        ])
+        .cmd;
+    cmd.stdout(Stdio::null()).stderr(Stdio::null());
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + HANG;
+    while UnixStream::connect(&sock).is_err() {
+        assert!(Instant::now() < deadline, "serve never listened");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let gate = |c: &mut Client| {
+        c.ok("initialize", json!({"workspaceRoots": [env.workspace()]}));
+        let sid = c.open("c");
+        c.ok(
+            "hooks/toolGate",
+            json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "rm -rf x"}}),
+        )
+    };
+    // Hooks are off in the settings: nothing runs.
+    let v = gate(&mut connect(&sock));
+    assert_eq!(
+        (v["decision"].clone(), v["runs"].clone()),
+        (json!("allow"), json!([]))
+    );
+    env.cmd().args(["enable"]).run().success();
+    let v = gate(&mut connect(&sock));
+    assert_eq!(v["decision"], "deny", "{v}");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[test]
+fn stdin_closing_still_answers_what_is_running_while_stdout_is_read() {
+    let env = Env::new();
+    setup(&env);
+    let mut s = serve(&env);
+    s.client.initialize(&env, false);
+    let sid = s.client.open("c");
+    let slow = s.client.start(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "slow"}}),
+    );
+    let fast = s.client.start(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "rm -rf a"}}),
+    );
+    wait_for_file(&env.root().join("hook.pid"));
+    // The client closes stdin (a script piping requests in) but still reads stdout.
+    drop(std::mem::replace(
+        &mut s.client.writer,
+        Box::new(std::io::sink()),
+    ));
+    std::fs::write(env.root().join("go"), "").unwrap();
+    assert_eq!(s.client.wait(fast)["result"]["decision"], "deny");
+    assert_eq!(s.client.wait(slow)["result"]["decision"], "allow");
+    assert!(wait_exit(&mut s.child).success());
+}
+
+#[test]
+fn a_gate_verdict_carries_its_notices_as_gate_json_does() {
+    let env = Env::new();
+    let broken = env.script(
+        "home/.cursor/broken.sh",
+        "cat >/dev/null\necho 'cannot open /etc/x: Permission denied' >&2\nexit 1",
+    );
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [
+            {"command": broken.display().to_string()}
+        ]}})
+        .to_string(),
+    );
+    let mut s = serve(&env);
+    let c = &mut s.client;
+    c.initialize(&env, false);
+    let sid = c.open("conv-n");
+    let v = c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    assert_eq!(v["runs"][0]["outcome"], "failed", "{v:#}");
+    let notices = v["notices"].as_array().unwrap();
+    let failed = notices
+        .iter()
+        .find(|n| n["kind"] == "hook_failed")
+        .unwrap_or_else(|| panic!("no hook_failed notice: {v:#}"));
+    assert!(
+        failed["message"]
+            .as_str()
+            .unwrap()
+            .contains("Permission denied"),
+        "{failed:#}"
+    );
+    assert!(failed["source"].as_str().unwrap().ends_with("hooks.json"));
+    assert_eq!(c.ok("shutdown", json!(null)), Value::Null);
+    c.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert!(wait_exit(&mut s.child).success());
+}

@@ -1,0 +1,176 @@
+//! `doctor`: everything that decides whether a hook runs, in one report (the CLI's
+//! `copse-hooks doctor` and the `doctor` method share it).
+
+use std::path::Path;
+
+use copse_hooks::discovery;
+use copse_hooks::engine::TrustState;
+use copse_hooks::settings::TrustedWorkspace;
+use copse_hooks::spine::{Spine, SpineError};
+use copse_hooks_wire::OUTPUT_VERSION;
+use copse_hooks_wire::output::{
+    AuditReport, ConfigProbe, DoctorOutput, Enablement, RecentFailure, RootTrust, SandboxReport,
+    SettingsReport,
+};
+
+use crate::Hosted;
+
+fn canonical(p: &Path) -> std::path::PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// The report for an engine.
+pub fn report(hosted: &Hosted) -> DoctorOutput {
+    let engine = &hosted.engine;
+    let config = engine.config();
+    let listing = engine.list_with(None);
+    let roots = engine
+        .workspace_roots()
+        .iter()
+        .map(|root| {
+            let entries: Vec<&TrustedWorkspace> = config
+                .trusted
+                .iter()
+                .filter(|t| canonical(t.path()) == *root)
+                .collect();
+            let changed = listing
+                .hooks
+                .iter()
+                .any(|h| h.trust == TrustState::Changed && h.source.starts_with(root));
+            let trust = if entries.is_empty() {
+                "untrusted"
+            } else if changed {
+                "changed"
+            } else if entries.iter().any(|t| t.pins().is_some()) {
+                "pinned"
+            } else {
+                "trusted"
+            };
+            RootTrust {
+                path: root.display().to_string(),
+                trust: trust.to_owned(),
+            }
+        })
+        .collect();
+    let configs = discovery::locations(&config.home, &config.copse_dir, engine.workspace_roots())
+        .into_iter()
+        .map(|loc| {
+            let exists = loc.path.is_file();
+            let hooks: Vec<_> = listing
+                .hooks
+                .iter()
+                .filter(|h| h.source == loc.path)
+                .collect();
+            let warnings: Vec<String> = listing
+                .warnings
+                .iter()
+                .filter(|w| w.source == loc.path)
+                .map(|w| w.message.clone())
+                .collect();
+            let trust = hooks.first().map(|h| h.trust);
+            let status = if !exists {
+                "missing".to_owned()
+            } else {
+                match trust {
+                    Some(TrustState::Untrusted) => {
+                        "found, untrusted: its hooks do not run until the workspace is trusted"
+                            .to_owned()
+                    }
+                    Some(TrustState::Changed) => {
+                        "found, changed since trusted: its hooks do not run until trusted again"
+                            .to_owned()
+                    }
+                    _ => "found".to_owned(),
+                }
+            };
+            ConfigProbe {
+                path: loc.path.display().to_string(),
+                dialect: loc.dialect.as_str().to_owned(),
+                scope: loc.scope.as_str().to_owned(),
+                status,
+                exists,
+                hooks: hooks.len(),
+                warnings,
+            }
+        })
+        .collect();
+    let ctx = &hosted.context;
+    let settings = SettingsReport {
+        path: ctx.settings_path.display().to_string(),
+        exists: ctx.settings_exists,
+        values: ctx.values.clone(),
+        warnings: ctx.settings_warning.iter().cloned().collect(),
+    };
+    let status = engine.sandbox_status();
+    let sandbox = SandboxReport {
+        on: config.sandbox,
+        mechanism: status.as_ref().map(|s| s.mechanism.to_owned()),
+        enforced: status.as_ref().is_some_and(|s| s.enforcement.is_enforced()),
+        enforcement: status.as_ref().map(|s| s.enforcement.to_string()),
+        required: config.require_sandbox,
+        writable_paths: config
+            .sandbox_writable
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect(),
+        layers: status
+            .as_ref()
+            .map(|s| {
+                s.layers
+                    .iter()
+                    .map(|l| copse_hooks_wire::output::LayerReport {
+                        name: l.name.to_string(),
+                        enforced: l.enforced,
+                        detail: l.detail.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
+    };
+    let spine_path = config.copse_dir.join("spine.db");
+    engine.flush_spine();
+    let (reader, read_warning) = match Spine::open_read_only(&spine_path) {
+        Ok(s) => (Some(s), None),
+        Err(SpineError::Missing { .. }) => (None, None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    let audit = AuditReport {
+        path: spine_path.display().to_string(),
+        recording: engine.spine().is_some_and(Spine::is_recording),
+        exists: spine_path.exists(),
+        warning: engine.spine_warning().or(read_warning),
+    };
+    let recent_failures = reader
+        .map(|s| {
+            s.recent_failures()
+                .into_iter()
+                .map(|f| RecentFailure {
+                    source: f.source,
+                    event: f.event,
+                    command: f.command,
+                    message: f.message,
+                    run_id: f.run_id,
+                    at: f.started_at,
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    DoctorOutput {
+        version: OUTPUT_VERSION,
+        enablement: Enablement {
+            enabled: config.hooks_enabled,
+            source: if ctx.enabled_source.is_empty() {
+                "default".to_owned()
+            } else {
+                ctx.enabled_source.clone()
+            },
+        },
+        recursion_guard: engine.recursion_guard_tripped(),
+        roots,
+        configs,
+        settings,
+        sandbox,
+        audit,
+        recent_failures,
+    }
+}

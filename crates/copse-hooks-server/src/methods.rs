@@ -1,0 +1,675 @@
+//! Requests: validation, the lifecycle rules, and one function per method.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use copse_hooks::cancel::CancelToken;
+use copse_hooks::event::{Compaction, FileEdit, ToolResult};
+use copse_hooks::spine::{RunFilter, Spine, SpineError};
+use copse_hooks::{
+    CanonicalEvent, EventPayload, Fired, QueueListener, Session, SessionIdentity, ToolCall,
+};
+use copse_hooks_wire::PROTOCOL_VERSION;
+use copse_hooks_wire::output::{
+    ListOutput, LogOutput, NoticeOutput, QueuedOutput, ShowOutput, TestOutput, VerdictFields,
+};
+use copse_hooks_wire::rpc::{self, codes};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::{Conn, ConnectionEnd, lock};
+
+/// A JSON-RPC error.
+pub(crate) struct RpcError {
+    code: i64,
+    message: String,
+}
+
+impl RpcError {
+    fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+type RpcResult = Result<Value, RpcError>;
+
+/// Handles one line; `Some` ends the connection.
+pub(crate) fn handle_line(conn: &Arc<Conn>, line: &[u8]) -> Option<ConnectionEnd> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return None;
+    }
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) => {
+            conn.send_error(
+                Value::Null,
+                codes::PARSE_ERROR,
+                &format!("parse error: {e}"),
+            );
+            return None;
+        }
+    };
+    let Value::Object(mut msg) = value else {
+        let why = if value.is_array() {
+            "batch requests are not supported: send one request per line"
+        } else {
+            "a request must be a JSON object"
+        };
+        conn.send_error(Value::Null, codes::INVALID_REQUEST, why);
+        return None;
+    };
+    let id = msg.remove("id");
+    let reply_id = id.clone().unwrap_or(Value::Null);
+    if msg.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        if id.is_some() {
+            conn.send_error(
+                reply_id,
+                codes::INVALID_REQUEST,
+                "\"jsonrpc\" must be \"2.0\"",
+            );
+        }
+        return None;
+    }
+    if let Some(id) = &id
+        && !(id.is_string() || id.is_number() || id.is_null())
+    {
+        conn.send_error(
+            Value::Null,
+            codes::INVALID_REQUEST,
+            "\"id\" must be a string or a number",
+        );
+        return None;
+    }
+    let Some(method) = msg.get("method").and_then(Value::as_str).map(str::to_owned) else {
+        if id.is_some() {
+            conn.send_error(
+                reply_id,
+                codes::INVALID_REQUEST,
+                "\"method\" must be a string",
+            );
+        }
+        return None;
+    };
+    let params = msg.remove("params");
+    let Some(id) = id else {
+        return notification(conn, &method, params);
+    };
+    request(conn, id, &method, params);
+    None
+}
+
+fn notification(conn: &Arc<Conn>, method: &str, params: Option<Value>) -> Option<ConnectionEnd> {
+    match method {
+        "exit" => Some(ConnectionEnd::Exit {
+            clean: lock(&conn.state).shutdown,
+        }),
+        "$/cancelRequest" => {
+            if let Ok(p) = parse::<rpc::CancelParams>(params) {
+                let key = p.id.to_string();
+                if let Some(token) = lock(&conn.state).inflight.get(&key) {
+                    token.cancel();
+                }
+            }
+            None
+        }
+        // Other notifications (e.g. `initialized`) need no answer.
+        _ => None,
+    }
+}
+
+/// Methods that may run hooks or read the audit store run on the pool.
+fn pooled(method: &str) -> bool {
+    method.starts_with("hooks/") || method.starts_with("spine/") || method == "doctor"
+}
+
+fn request(conn: &Arc<Conn>, id: Value, method: &str, params: Option<Value>) {
+    if method == "initialize" {
+        let answer = initialize(conn, params);
+        respond(conn, id, answer);
+        return;
+    }
+    {
+        let st = lock(&conn.state);
+        if st.hosted.is_none() {
+            drop(st);
+            conn.send_error(
+                id,
+                codes::NOT_INITIALIZED,
+                &format!("{method} before initialize: send initialize first"),
+            );
+            return;
+        }
+        if st.shutdown {
+            drop(st);
+            conn.send_error(
+                id,
+                codes::SHUTTING_DOWN,
+                "the server is shutting down: only exit is accepted",
+            );
+            return;
+        }
+    }
+    if !pooled(method) {
+        let answer = match method {
+            "shutdown" => parse::<rpc::NoParams>(params).map(|_| {
+                lock(&conn.state).shutdown = true;
+                Value::Null
+            }),
+            "session/open" => parse(params).and_then(|p| session_open(conn, p)),
+            "session/close" => parse(params).and_then(|p| session_close(conn, p)),
+            "queue/drain" => parse(params).and_then(|p| queue_drain(conn, p)),
+            _ => Err(RpcError::new(
+                codes::METHOD_NOT_FOUND,
+                format!("method not found: {method}"),
+            )),
+        };
+        respond(conn, id, answer);
+        return;
+    }
+    let known = method == "hooks/list"
+        || method == "hooks/test"
+        || method == "spine/log"
+        || method == "spine/show"
+        || method == "doctor"
+        || event_of(method).is_some();
+    if !known {
+        conn.send_error(
+            id,
+            codes::METHOD_NOT_FOUND,
+            &format!("method not found: {method}"),
+        );
+        return;
+    }
+    let token = CancelToken::new();
+    let key = id.to_string();
+    {
+        let mut st = lock(&conn.state);
+        if st.closed {
+            return;
+        }
+        st.inflight.insert(key.clone(), token.clone());
+        st.running += 1;
+    }
+    let conn2 = Arc::clone(conn);
+    let method = method.to_owned();
+    conn.server.pool.execute(move || {
+        let conn = conn2;
+        let answer = token.enter(|| call_pooled(&conn, &method, params));
+        let cancelled = token.is_cancelled();
+        {
+            let mut st = lock(&conn.state);
+            st.inflight.remove(&key);
+        }
+        if cancelled {
+            conn.send_error(
+                id,
+                codes::REQUEST_CANCELLED,
+                "request cancelled: its hooks were killed",
+            );
+        } else {
+            respond(&conn, id, answer);
+        }
+        let mut st = lock(&conn.state);
+        st.running -= 1;
+        if st.running == 0 {
+            conn.idle.notify_all();
+        }
+    });
+}
+
+fn respond(conn: &Conn, id: Value, answer: RpcResult) {
+    match answer {
+        Ok(result) => conn.send_result(id, result),
+        Err(e) => conn.send_error(id, e.code, &e.message),
+    }
+}
+
+/// Params as `T`: absent or `null` is `{}`; a bad field is named.
+fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, RpcError> {
+    let value = match params {
+        None | Some(Value::Null) => json!({}),
+        Some(v) => v,
+    };
+    if !value.is_object() {
+        return Err(RpcError::new(
+            codes::INVALID_PARAMS,
+            "invalid params: params must be an object",
+        ));
+    }
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        let inner = e.into_inner().to_string();
+        let message = if path == "." || path.is_empty() {
+            format!("invalid params: {inner}")
+        } else {
+            format!("invalid params: field `{path}`: {inner}")
+        };
+        RpcError::new(codes::INVALID_PARAMS, message)
+    })
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> RpcResult {
+    serde_json::to_value(v).map_err(|e| RpcError::new(codes::INTERNAL_ERROR, e.to_string()))
+}
+
+fn initialize(conn: &Arc<Conn>, params: Option<Value>) -> RpcResult {
+    if lock(&conn.state).hosted.is_some() {
+        return Err(RpcError::new(codes::INVALID_REQUEST, "already initialized"));
+    }
+    let p: rpc::InitializeParams = parse(params)?;
+    if p.workspace_roots.is_empty() {
+        return Err(RpcError::new(
+            codes::INVALID_PARAMS,
+            "invalid params: field `workspaceRoots`: at least one workspace root is needed",
+        ));
+    }
+    for root in &p.workspace_roots {
+        if !Path::new(root).is_absolute() || !Path::new(root).is_dir() {
+            return Err(RpcError::new(
+                codes::INVALID_PARAMS,
+                format!(
+                    "invalid params: field `workspaceRoots`: {root} is not an absolute path to a directory"
+                ),
+            ));
+        }
+    }
+    let hosted = conn
+        .server
+        .hosted(&p)
+        .map_err(|e| RpcError::new(codes::INTERNAL_ERROR, e))?;
+    lock(&conn.state).hosted = Some(hosted);
+    let events: Vec<String> = CanonicalEvent::ALL
+        .iter()
+        .map(|e| e.name().to_owned())
+        .collect();
+    let blocking: Vec<String> = CanonicalEvent::ALL
+        .iter()
+        .filter(|e| e.is_blocking())
+        .map(|e| e.name().to_owned())
+        .collect();
+    to_value(&rpc::InitializeResult {
+        server_info: rpc::ServerInfo {
+            name: "copse-hooks".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        },
+        protocol_version: PROTOCOL_VERSION.into(),
+        capabilities: rpc::Capabilities {
+            methods: rpc::method_names(),
+            events,
+            blocking_events: blocking,
+            cancellation: true,
+            max_line_bytes: conn.server.config.max_line_bytes,
+        },
+    })
+}
+
+fn session_open(conn: &Arc<Conn>, p: rpc::SessionOpenParams) -> RpcResult {
+    let hosted = lock(&conn.state).hosted.clone();
+    let Some(hosted) = hosted else {
+        return Err(RpcError::new(codes::NOT_INITIALIZED, "not initialized"));
+    };
+    let session = hosted.engine.session(SessionIdentity {
+        conversation_id: p.conversation_id.unwrap_or_default(),
+        generation_id: p.generation_id.unwrap_or_default(),
+        model: p.model.map(Into::into),
+        // Host-known envelope fields (transcript path, permission mode, …) are not
+        // part of the session/open params yet: the engine generates its defaults.
+        host: Default::default(),
+    });
+    let session_id = format!("s{}", conn.server.next());
+    let weak = Arc::downgrade(conn);
+    let sid = session_id.clone();
+    session.set_queue_listener(Some(QueueListener(Arc::new(move |m| {
+        if let Some(conn) = weak.upgrade() {
+            let params = rpc::QueueMessageParams {
+                session_id: sid.clone(),
+                message: QueuedOutput::from(m),
+            };
+            if let Ok(params) = serde_json::to_value(&params) {
+                conn.send(&json!({"jsonrpc": "2.0", "method": "queue/message", "params": params}));
+            }
+        }
+    }))));
+    lock(&conn.state)
+        .sessions
+        .insert(session_id.clone(), session);
+    to_value(&rpc::SessionOpenResult { session_id })
+}
+
+fn session(conn: &Conn, id: &str) -> Result<Session, RpcError> {
+    lock(&conn.state).sessions.get(id).cloned().ok_or_else(|| {
+        RpcError::new(
+            codes::UNKNOWN_SESSION,
+            format!("invalid params: field `sessionId`: no open session {id} on this connection"),
+        )
+    })
+}
+
+fn session_close(conn: &Conn, p: rpc::SessionParams) -> RpcResult {
+    let removed = lock(&conn.state).sessions.remove(&p.session_id);
+    match removed {
+        Some(s) => {
+            s.set_queue_listener(None);
+            to_value(&rpc::SessionCloseResult { closed: true })
+        }
+        None => Err(RpcError::new(
+            codes::UNKNOWN_SESSION,
+            format!(
+                "invalid params: field `sessionId`: no open session {} on this connection",
+                p.session_id
+            ),
+        )),
+    }
+}
+
+fn queue_drain(conn: &Conn, p: rpc::SessionParams) -> RpcResult {
+    let s = session(conn, &p.session_id)?;
+    let messages = s.drain_queue();
+    to_value(&rpc::QueueDrainResult {
+        messages: messages.iter().map(QueuedOutput::from).collect(),
+        pending: s.queue().iter().map(QueuedOutput::from).collect(),
+        remaining_budget: s.remaining_budget(),
+    })
+}
+
+fn event_of(method: &str) -> Option<CanonicalEvent> {
+    method
+        .strip_prefix("hooks/")
+        .and_then(CanonicalEvent::from_name)
+}
+
+fn hosted(conn: &Conn) -> Result<crate::Hosted, RpcError> {
+    lock(&conn.state)
+        .hosted
+        .clone()
+        .ok_or_else(|| RpcError::new(codes::NOT_INITIALIZED, "not initialized"))
+}
+
+fn call_pooled(conn: &Arc<Conn>, method: &str, params: Option<Value>) -> RpcResult {
+    if let Some(event) = event_of(method) {
+        return fire(conn, event, params);
+    }
+    let hosted = hosted(conn)?;
+    match method {
+        "hooks/list" => {
+            parse::<rpc::NoParams>(params)?;
+            let spine = read_spine(&hosted.engine);
+            let listing = hosted
+                .engine
+                .list_with(spine.as_ref().or(hosted.engine.spine()));
+            to_value(&ListOutput::from(&listing))
+        }
+        "hooks/test" => {
+            let p: rpc::HooksTestParams = parse(params)?;
+            let payload = match &p.payload {
+                None | Some(Value::Null) => None,
+                Some(Value::String(s)) => Some(s.clone()),
+                Some(v) => Some(v.to_string()),
+            };
+            let dry = hosted
+                .engine
+                .dry_run(
+                    Path::new(&p.source),
+                    &p.event,
+                    p.entry.unwrap_or(1),
+                    payload.as_deref(),
+                )
+                .map_err(|e| {
+                    RpcError::new(codes::INVALID_PARAMS, format!("invalid params: {e}"))
+                })?;
+            to_value(&TestOutput::from(&dry))
+        }
+        "spine/log" => {
+            let p: rpc::SpineLogParams = parse(params)?;
+            let Some(spine) = read_spine(&hosted.engine) else {
+                return to_value(&LogOutput::new(&[]));
+            };
+            let filter = RunFilter {
+                event: p.event,
+                outcome: p.decision,
+                dialect: p.dialect,
+                failed: p.failed,
+                since: p.since,
+                session_id: p.session_id,
+                limit: Some(p.limit.unwrap_or(50)),
+                ..RunFilter::default()
+            };
+            let runs = spine
+                .query(&filter)
+                .map_err(|e| RpcError::new(codes::INTERNAL_ERROR, e.to_string()))?;
+            to_value(&LogOutput::new(&runs))
+        }
+        "spine/show" => {
+            let p: rpc::SpineShowParams = parse(params)?;
+            let Some(spine) = read_spine(&hosted.engine) else {
+                return Err(RpcError::new(
+                    codes::NOT_FOUND,
+                    format!("no run {}: nothing is recorded yet", p.run_id),
+                ));
+            };
+            match spine.get(&p.run_id) {
+                Ok(Some(r)) => to_value(&ShowOutput::from(&r)),
+                Ok(None) => Err(RpcError::new(
+                    codes::NOT_FOUND,
+                    format!("no run {}", p.run_id),
+                )),
+                Err(e) => Err(RpcError::new(codes::INTERNAL_ERROR, e.to_string())),
+            }
+        }
+        "doctor" => {
+            parse::<rpc::NoParams>(params)?;
+            to_value(&crate::doctor::report(&hosted))
+        }
+        _ => Err(RpcError::new(
+            codes::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        )),
+    }
+}
+
+/// The audit store for reading: the engine's own (flushed first), else the file.
+fn read_spine(engine: &copse_hooks::Engine) -> Option<Spine> {
+    engine.flush_spine();
+    match Spine::open_read_only(engine.config().copse_dir.join("spine.db")) {
+        Ok(s) => Some(s),
+        Err(SpineError::Missing { .. }) => None,
+        Err(_) => None,
+    }
+}
+
+fn fire(conn: &Arc<Conn>, event: CanonicalEvent, params: Option<Value>) -> RpcResult {
+    let hosted = hosted(conn)?;
+    let (session_id, payload) = payload(event, params, hosted.engine.workspace_roots())?;
+    let session = session(conn, &session_id)?;
+    let before = hosted.engine.explain(event);
+    let fired = session.fire(payload);
+    match fired {
+        Fired::Verdict(v) => {
+            // As `gate --json`: the engine's reasons, the session's notices, then
+            // one per failed run.
+            let mut notices: Vec<NoticeOutput> = before.iter().map(NoticeOutput::from).collect();
+            notices.extend(session.take_notices().iter().map(NoticeOutput::from));
+            notices.extend(
+                v.runs
+                    .iter()
+                    .filter_map(|r| hosted.engine.explain_run(r))
+                    .map(|n| NoticeOutput::from(&n)),
+            );
+            to_value(&rpc::VerdictResult {
+                detached: false,
+                verdict: VerdictFields::from(&v),
+                notices,
+            })
+        }
+        Fired::Detached {
+            dispatched,
+            dropped,
+        } => to_value(&rpc::DetachedResult {
+            detached: true,
+            dispatched,
+            dropped,
+        }),
+    }
+}
+
+/// The session id and engine payload of an event's params.
+fn payload(
+    event: CanonicalEvent,
+    params: Option<Value>,
+    roots: &[std::path::PathBuf],
+) -> Result<(String, EventPayload), RpcError> {
+    let status = |s: Option<String>| s.unwrap_or_else(|| "completed".to_owned());
+    Ok(match event {
+        CanonicalEvent::ToolGate => {
+            let p: rpc::ToolGateParams = parse(params)?;
+            let mut call = ToolCall::new(p.tool, p.input);
+            call.file_content = p.file_content;
+            (p.session_id, EventPayload::ToolGate(call))
+        }
+        CanonicalEvent::PermissionRequest => {
+            let p: rpc::ToolGateParams = parse(params)?;
+            let mut call = ToolCall::new(p.tool, p.input);
+            call.file_content = p.file_content;
+            (p.session_id, EventPayload::PermissionRequest(call))
+        }
+        CanonicalEvent::Notification => {
+            let p: rpc::NotificationParams = parse(params)?;
+            (
+                p.session_id,
+                EventPayload::Notification {
+                    message: p.message,
+                    title: p.title,
+                    notification_type: p.notification_type,
+                    details: p.details,
+                },
+            )
+        }
+        CanonicalEvent::BeforeSubmitPrompt => {
+            let p: rpc::BeforeSubmitPromptParams = parse(params)?;
+            (
+                p.session_id,
+                EventPayload::BeforeSubmitPrompt { prompt: p.prompt },
+            )
+        }
+        CanonicalEvent::AfterToolUse => {
+            let p: rpc::AfterToolUseParams = parse(params)?;
+            (
+                p.session_id,
+                EventPayload::AfterToolUse(ToolResult {
+                    tool: p.tool,
+                    input: p.input,
+                    output: p.output,
+                    is_error: p.is_error,
+                    duration_ms: p.duration_ms,
+                    tool_call_id: p.tool_call_id,
+                    response: p.response,
+                }),
+            )
+        }
+        CanonicalEvent::AfterFileEdit => {
+            let p: rpc::AfterFileEditParams = parse(params)?;
+            let file_path = match roots.first() {
+                Some(root) if Path::new(&p.file_path).is_relative() => {
+                    root.join(&p.file_path).display().to_string()
+                }
+                _ => p.file_path,
+            };
+            (
+                p.session_id,
+                EventPayload::AfterFileEdit {
+                    file_path,
+                    edits: p
+                        .edits
+                        .into_iter()
+                        .map(|e| FileEdit {
+                            old_string: e.old_string,
+                            new_string: e.new_string,
+                        })
+                        .collect(),
+                },
+            )
+        }
+        CanonicalEvent::Stop => {
+            let p: rpc::StopParams = parse(params)?;
+            (
+                p.session_id,
+                EventPayload::Stop {
+                    status: status(p.status),
+                },
+            )
+        }
+        CanonicalEvent::SubagentStart => {
+            let p: rpc::SubagentStartParams = parse(params)?;
+            (
+                p.session_id,
+                EventPayload::SubagentStart {
+                    subagent_type: p.subagent_type,
+                },
+            )
+        }
+        CanonicalEvent::SubagentStop => {
+            let p: rpc::SubagentStopParams = parse(params)?;
+            (
+                p.session_id,
+                EventPayload::SubagentStop {
+                    subagent_type: p.subagent_type,
+                    status: status(p.status),
+                },
+            )
+        }
+        CanonicalEvent::SessionStart => {
+            let p: rpc::SessionStartParams = parse(params)?;
+            (
+                p.session_id,
+                EventPayload::SessionStart {
+                    first_turn: p.first_turn.unwrap_or(true),
+                },
+            )
+        }
+        CanonicalEvent::SessionEnd => {
+            let p: rpc::SessionEndParams = parse(params)?;
+            (
+                p.session_id,
+                EventPayload::SessionEnd {
+                    reason: status(p.reason),
+                    duration_ms: p.duration_ms,
+                },
+            )
+        }
+        CanonicalEvent::PreCompact => {
+            let p: rpc::PreCompactParams = parse(params)?;
+            (
+                p.session_id,
+                EventPayload::PreCompact(Compaction {
+                    trigger: p.trigger.unwrap_or_else(|| "auto".to_owned()),
+                    context_usage_percent: p.context_usage_percent,
+                    context_tokens: p.context_tokens,
+                    context_window_size: p.context_window_size,
+                    message_count: p.message_count,
+                    messages_to_compact: p.messages_to_compact,
+                    is_first_compaction: p.is_first_compaction,
+                }),
+            )
+        }
+        CanonicalEvent::AfterAgentResponse => {
+            let p: rpc::AfterAgentResponseParams = parse(params)?;
+            (
+                p.session_id,
+                EventPayload::AfterAgentResponse { text: p.text },
+            )
+        }
+        CanonicalEvent::AfterAgentThought => {
+            let p: rpc::AfterAgentThoughtParams = parse(params)?;
+            (
+                p.session_id,
+                EventPayload::AfterAgentThought {
+                    text: p.text,
+                    duration_ms: p.duration_ms,
+                },
+            )
+        }
+    })
+}

@@ -1,0 +1,303 @@
+//! The server on a Unix socket, and the per-user daemon built on it.
+//!
+//! A socket server holds an exclusive `flock` on `PATH.lock` (which also records its
+//! pid) for as long as it serves, so a second server on the same path refuses to start
+//! and names the holder, and a socket file nobody holds the lock for is stale and
+//! replaced. The socket is created 0600 in a directory made 0700 when we create it.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustix::fs::{FlockOperation, flock};
+
+use crate::{ConnectionEnd, Server, ServerConfig, ServerError};
+
+/// The lock file beside a socket.
+pub fn lock_path(socket: &Path) -> PathBuf {
+    let mut name = socket.as_os_str().to_owned();
+    name.push(".lock");
+    PathBuf::from(name)
+}
+
+fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -> ServerError + 'a {
+    move |source| ServerError::Io {
+        action,
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The pid recorded in a socket's lock file.
+pub fn holder_pid(socket: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(lock_path(socket)).ok()?;
+    text.trim().parse().ok()
+}
+
+/// Takes the socket's lock, or says who holds it.
+fn take_lock(socket: &Path) -> Result<File, ServerError> {
+    let path = lock_path(socket);
+    let mut file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&path)
+        .map_err(io("cannot open the lock file", &path))?;
+    if flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
+        return Err(ServerError::InUse {
+            path: socket.to_path_buf(),
+            pid: holder_pid(socket),
+        });
+    }
+    file.set_len(0)
+        .map_err(io("cannot write the lock file", &path))?;
+    writeln!(file, "{}", std::process::id()).map_err(io("cannot write the lock file", &path))?;
+    Ok(file)
+}
+
+use std::os::unix::fs::OpenOptionsExt;
+
+/// A bound socket with its lock held.
+pub struct Bound {
+    listener: UnixListener,
+    path: PathBuf,
+    _lock: File,
+}
+
+/// Binds `path`: creates its directory (0700) when missing, takes the lock, replaces a
+/// stale socket, binds and makes the socket 0600.
+pub fn bind(path: &Path) -> Result<Bound, ServerError> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(io("cannot create the socket directory", dir))?;
+    }
+    let lock = take_lock(path)?;
+    if std::fs::symlink_metadata(path).is_ok() {
+        // Nobody holds the lock: whatever is there is a stale socket.
+        std::fs::remove_file(path).map_err(io("cannot remove the stale socket", path))?;
+    }
+    let listener = UnixListener::bind(path).map_err(io("cannot listen on", path))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .map_err(io("cannot restrict", path))?;
+    Ok(Bound {
+        listener,
+        path: path.to_path_buf(),
+        _lock: lock,
+    })
+}
+
+/// Serves every client on a bound socket until the process is told to stop (SIGTERM
+/// or SIGINT): then every in-flight request is cancelled (its hooks killed), the audit
+/// stores flushed, the socket removed, and the process exits 0.
+pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerError> {
+    let server = Server::new(config);
+    let socket_path = bound.path.clone();
+    let mut signals = signal_hook::iterator::Signals::new([
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGINT,
+    ])
+    .map_err(io("cannot handle signals for", &socket_path))?;
+    {
+        let server = Arc::clone(&server);
+        let path = socket_path.clone();
+        std::thread::Builder::new()
+            .name("copse-hooks-signals".to_owned())
+            .spawn(move || {
+                if signals.forever().next().is_some() {
+                    let _ = std::fs::remove_file(&path);
+                    server.shutdown_all();
+                    std::process::exit(0);
+                }
+            })
+            .map_err(io("cannot start the signal thread for", &socket_path))?;
+    }
+    for stream in bound.listener.incoming() {
+        let Ok(stream) = stream else { continue };
+        let server = Arc::clone(&server);
+        let spawned = std::thread::Builder::new()
+            .name("copse-hooks-conn".to_owned())
+            .spawn(move || {
+                let Ok(output) = stream.try_clone() else {
+                    return;
+                };
+                let probe = &stream;
+                let end = server.serve_connection(&stream, output, || crate::hung_up(probe));
+                if let ConnectionEnd::Exit { .. } = end {
+                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                }
+            });
+        if let Err(e) = spawned {
+            eprintln!("copse-hooks serve: cannot start a connection thread: {e}");
+        }
+    }
+    Ok(())
+}
+
+/// What `daemon status` reports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DaemonStatus {
+    /// A daemon answers on the socket.
+    Running {
+        /// Its pid, when recorded.
+        pid: Option<u32>,
+    },
+    /// A socket file is there but nothing answers (a killed daemon).
+    Stale,
+    /// Nothing there.
+    Stopped,
+}
+
+/// Whether a daemon serves `socket`.
+pub fn status(socket: &Path) -> DaemonStatus {
+    match UnixStream::connect(socket) {
+        Ok(_) => DaemonStatus::Running {
+            pid: holder_pid(socket),
+        },
+        Err(_) if std::fs::symlink_metadata(socket).is_ok() => DaemonStatus::Stale,
+        Err(_) => DaemonStatus::Stopped,
+    }
+}
+
+/// Starts `exe serve --socket SOCKET` detached (its own process group, stdio on
+/// `log`), serialised by `SOCKET.start.lock` so two starts never race, and waits until
+/// it answers. Returns the pid of the running daemon and whether this call started it.
+pub fn start(exe: &Path, socket: &Path, log: &Path) -> Result<(Option<u32>, bool), ServerError> {
+    if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty())
+        && !dir.exists()
+    {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(io("cannot create the socket directory", dir))?;
+    }
+    let mut start_lock = lock_path(socket).into_os_string();
+    start_lock.push(".start");
+    let start_lock = PathBuf::from(start_lock);
+    let guard = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(&start_lock)
+        .map_err(io("cannot open", &start_lock))?;
+    flock(&guard, FlockOperation::LockExclusive)
+        .map_err(|e| io("cannot lock", &start_lock)(e.into()))?;
+    if let DaemonStatus::Running { pid } = status(socket) {
+        return Ok((pid, false));
+    }
+    let log_file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(log)
+        .map_err(io("cannot open the daemon log", log))?;
+    let err_file = log_file
+        .try_clone()
+        .map_err(io("cannot open the daemon log", log))?;
+    let mut child = Command::new(exe)
+        .arg("serve")
+        .arg("--socket")
+        .arg(socket)
+        .current_dir("/")
+        .stdin(Stdio::null())
+        .stdout(log_file)
+        .stderr(err_file)
+        .process_group(0)
+        .spawn()
+        .map_err(io("cannot start", exe))?;
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let DaemonStatus::Running { pid } = status(socket) {
+            let id = child.id();
+            // The daemon outlives this command; it is reparented and reaped by init.
+            drop(child);
+            return Ok((pid.or(Some(id)), true));
+        }
+        if let Ok(Some(exit)) = child.try_wait() {
+            let mut tail = String::new();
+            if let Ok(mut f) = File::open(log) {
+                let _ = f.read_to_string(&mut tail);
+            }
+            let last = tail.lines().last().unwrap_or("").to_owned();
+            return Err(ServerError::StartFailed(format!(
+                "it exited ({exit}): {last}"
+            )));
+        }
+        if Instant::now() > deadline {
+            return Err(ServerError::StartFailed(format!(
+                "nothing answered on {} within 10 s",
+                socket.display()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+use std::os::unix::process::CommandExt;
+
+/// Stops the daemon on `socket` (SIGTERM: it cancels in-flight hooks, flushes, removes
+/// the socket) and waits until it is gone. A stale socket is removed.
+pub fn stop(socket: &Path) -> Result<Option<u32>, ServerError> {
+    match status(socket) {
+        DaemonStatus::Stopped => Err(ServerError::NotRunning {
+            path: socket.to_path_buf(),
+        }),
+        DaemonStatus::Stale => {
+            let _ = std::fs::remove_file(socket);
+            Err(ServerError::NotRunning {
+                path: socket.to_path_buf(),
+            })
+        }
+        DaemonStatus::Running { pid } => {
+            let Some(pid) = pid else {
+                return Err(ServerError::StartFailed(
+                    "the daemon's lock file names no pid".to_owned(),
+                ));
+            };
+            let raw = i32::try_from(pid)
+                .ok()
+                .and_then(rustix::process::Pid::from_raw);
+            if let Some(p) = raw {
+                let _ = rustix::process::kill_process(p, rustix::process::Signal::TERM);
+            }
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline {
+                if !matches!(status(socket), DaemonStatus::Running { .. })
+                    && take_lock_probe(socket)
+                {
+                    return Ok(Some(pid));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(ServerError::StartFailed(format!(
+                "the daemon (pid {pid}) did not stop within 10 s"
+            )))
+        }
+    }
+}
+
+/// Whether the lock is free (the daemon process is gone).
+fn take_lock_probe(socket: &Path) -> bool {
+    match File::open(lock_path(socket)) {
+        Ok(f) => {
+            let free = flock(&f, FlockOperation::NonBlockingLockShared).is_ok();
+            let _ = flock(&f, FlockOperation::Unlock);
+            free
+        }
+        Err(_) => true,
+    }
+}

@@ -1,0 +1,984 @@
+//! What the CLI prints with `--json`: one struct per command, each with a `version`.
+//!
+//! The field names are the CLI's contract (snake_case, as printed since the first
+//! release); `version` is [`crate::OUTPUT_VERSION`].
+
+use copse_hooks::dialect::ConfigWarning;
+use copse_hooks::dryrun::DryRun;
+use copse_hooks::outcome::SandboxState;
+use copse_hooks::spine::{RunRecord, RunSummary};
+use copse_hooks::{HookRun, HookSummary, Listing, Notice, Verdict};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::OUTPUT_VERSION;
+
+fn millis(d: std::time::Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One hook run inside a verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RunOutput {
+    /// `cursor`, `claude` or `copse`.
+    pub dialect: String,
+    /// The wire event as written in the config.
+    pub event: String,
+    /// The canonical event.
+    pub canonical_event: String,
+    /// The hook's command.
+    pub command: String,
+    /// The config file that declares it.
+    pub source: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// `allow`, `ask`, `deny`, `none` or `failed`.
+    pub outcome: String,
+    /// The failure kind, when it failed.
+    pub failure: Option<String>,
+    /// The failure message, when it failed.
+    pub failure_message: Option<String>,
+    /// The exit code (`null` when killed or never started).
+    pub exit_code: Option<i32>,
+    /// Whether stdout parsed as an answer.
+    pub parse_ok: bool,
+    /// `off`, `enforced`, `unenforced` or `blocked`.
+    pub sandbox: String,
+    /// Whether the sandbox blocked it.
+    pub sandbox_blocked: bool,
+    /// Whether a process of the run had left its process group and was killed.
+    #[serde(default)]
+    pub leaked: bool,
+    /// What the engine refused or changed about this run (e.g. dropped env vars).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// How long it ran.
+    pub duration_ms: u64,
+    /// The message for the agent.
+    pub agent_message: Option<String>,
+    /// The message for the user.
+    pub user_message: Option<String>,
+}
+
+impl From<&HookRun> for RunOutput {
+    fn from(run: &HookRun) -> Self {
+        RunOutput {
+            dialect: run.dialect.as_str().to_string(),
+            event: run.event.clone(),
+            canonical_event: run.canonical.name().to_string(),
+            command: run.command.clone(),
+            source: run.source.display().to_string(),
+            scope: run.scope.as_str().to_string(),
+            outcome: run.result.as_str().to_string(),
+            failure: run.failure.as_ref().map(|f| f.kind.as_str().to_string()),
+            failure_message: run.failure.as_ref().map(|f| f.message.clone()),
+            exit_code: run.exit_code,
+            parse_ok: run.parse_ok,
+            sandbox: run.sandbox.as_str().to_string(),
+            sandbox_blocked: run.sandbox == SandboxState::Blocked,
+            leaked: run.leaked,
+            warnings: run.warnings.clone(),
+            duration_ms: millis(run.duration),
+            agent_message: run.outcome.agent_message.clone(),
+            user_message: run.outcome.user_message.clone(),
+        }
+    }
+}
+
+/// A halt: the agent loop stops.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HaltOutput {
+    /// Why.
+    pub reason: String,
+}
+
+/// A verdict's fields (shared by `gate --json`, replay lines and the RPC events).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct VerdictFields {
+    /// `allow`, `ask` or `deny` (`allow` means no hook objects).
+    pub decision: String,
+    /// The message for the agent.
+    pub agent_message: Option<String>,
+    /// The message for the user.
+    pub user_message: Option<String>,
+    /// The tool input as rewritten by a hook.
+    pub updated_input: Option<Map<String, Value>>,
+    /// Whether `updated_input` replaces the input whole (Claude `updatedInput`) rather
+    /// than being merged into it.
+    #[serde(default)]
+    pub input_replaced: bool,
+    /// Context a hook injects into the conversation.
+    pub inject_context: Option<String>,
+    /// What sessionStart hooks wrote to `$CLAUDE_ENV_FILE`: a script the host sources
+    /// before its later tool commands.
+    #[serde(default)]
+    pub tool_env_script: Option<String>,
+    /// A halt of the agent loop.
+    pub halt: Option<HaltOutput>,
+    /// Every hook that ran, in configured order.
+    pub runs: Vec<RunOutput>,
+}
+
+impl From<&Verdict> for VerdictFields {
+    fn from(v: &Verdict) -> Self {
+        VerdictFields {
+            decision: v.effective_decision().as_str().to_string(),
+            agent_message: v.agent_message.clone(),
+            user_message: v.user_message.clone(),
+            updated_input: v.updated_input.clone(),
+            input_replaced: v.input_replaced,
+            inject_context: v.inject_context.clone(),
+            tool_env_script: v.tool_env_script.clone(),
+            halt: v.halt.as_ref().map(|h| HaltOutput {
+                reason: h.reason.clone(),
+            }),
+            runs: v.runs.iter().map(RunOutput::from).collect(),
+        }
+    }
+}
+
+/// A notice: why hooks did or did not run, beside a verdict.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct NoticeOutput {
+    /// The stable snake_case kind (`hooks_off`, `hook_failed`, `records_lost`, ...).
+    pub kind: String,
+    /// One line for people (may quote config or hook text: escape before printing).
+    pub message: String,
+    /// What to do, when there is something to do.
+    pub hint: Option<String>,
+    /// The config file concerned, when there is one.
+    pub source: Option<String>,
+}
+
+impl NoticeOutput {
+    /// A notice made outside the engine (by the CLI or the server).
+    pub fn new(kind: &str, message: impl Into<String>, hint: Option<String>) -> NoticeOutput {
+        NoticeOutput {
+            kind: kind.to_string(),
+            message: message.into(),
+            hint,
+            source: None,
+        }
+    }
+}
+
+impl From<&Notice> for NoticeOutput {
+    fn from(n: &Notice) -> Self {
+        NoticeOutput {
+            kind: n.kind.as_str().to_string(),
+            message: n.message.clone(),
+            hint: n.hint.clone(),
+            source: n.source.as_ref().map(|p| p.display().to_string()),
+        }
+    }
+}
+
+/// `gate --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GateOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The verdict.
+    #[serde(flatten)]
+    pub verdict: VerdictFields,
+    /// Why hooks did or did not run, and what failed.
+    #[serde(default)]
+    pub notices: Vec<NoticeOutput>,
+    /// The config problems the gate met (`file: message`), one per line.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+impl From<&Verdict> for GateOutput {
+    fn from(v: &Verdict) -> Self {
+        GateOutput {
+            version: OUTPUT_VERSION,
+            verdict: VerdictFields::from(v),
+            notices: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// One discovered hook (`list --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct HookOutput {
+    /// The dialect.
+    pub dialect: String,
+    /// The event as written.
+    pub event: String,
+    /// The canonical event it is wired to, when supported.
+    pub canonical_event: Option<String>,
+    /// The matcher as written.
+    pub matcher: Option<String>,
+    /// Why the matcher does not compile.
+    pub matcher_error: Option<String>,
+    /// The command.
+    pub command: String,
+    /// The config file.
+    pub source: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// 1-based position in its event's array.
+    pub entry: usize,
+    /// Whether copse-hooks wires this event.
+    pub supported: bool,
+    /// Whether its source is trusted.
+    pub trusted: bool,
+    /// `trusted`, `changed` or `untrusted`.
+    pub trust: String,
+    /// Whether external hooks are enabled.
+    pub enabled: bool,
+    /// Whether it would run now.
+    pub active: bool,
+    /// Whether it runs in the sandbox.
+    pub sandboxed: bool,
+    /// Whether a failure denies.
+    pub fail_closed: bool,
+    /// The timeout.
+    pub timeout_ms: u64,
+    /// The most recent failure recorded for this hook, across sessions.
+    pub last_error: Option<String>,
+    /// The workspace scripts its command runs, each pinned at trust time.
+    #[serde(default)]
+    pub scripts: Vec<ScriptOutput>,
+}
+
+/// A workspace script a hook runs, and whether it is as trusted.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ScriptOutput {
+    /// The file.
+    pub path: String,
+    /// SHA-256 (hex) of its content; `null` when missing or unreadable.
+    pub sha256: Option<String>,
+    /// `pinned`, `changed` or `unpinned`.
+    pub state: String,
+}
+
+impl From<&HookSummary> for HookOutput {
+    fn from(h: &HookSummary) -> Self {
+        HookOutput {
+            dialect: h.dialect.as_str().to_string(),
+            event: h.event.clone(),
+            canonical_event: h.canonical.map(|c| c.name().to_string()),
+            matcher: h.matcher.clone(),
+            matcher_error: h.matcher_error.clone(),
+            command: h.command.clone(),
+            source: h.source.display().to_string(),
+            scope: h.scope.as_str().to_string(),
+            entry: h.entry,
+            supported: h.supported,
+            trusted: h.trusted,
+            trust: h.trust.as_str().to_string(),
+            enabled: h.enabled,
+            active: h.active,
+            sandboxed: h.sandboxed,
+            fail_closed: h.fail_closed,
+            timeout_ms: h.timeout_ms,
+            last_error: h.last_error.clone(),
+            scripts: h
+                .scripts
+                .iter()
+                .map(|s| ScriptOutput {
+                    path: s.path.display().to_string(),
+                    sha256: s.sha256.clone(),
+                    state: serde_json::to_value(s.state)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default(),
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One config warning.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct WarningOutput {
+    /// The config file.
+    pub source: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// The event the problem is under.
+    pub event: Option<String>,
+    /// `error` or `warning`.
+    pub level: String,
+    /// What is wrong and what was done about it.
+    pub message: String,
+}
+
+impl From<&ConfigWarning> for WarningOutput {
+    fn from(w: &ConfigWarning) -> Self {
+        WarningOutput {
+            source: w.source.display().to_string(),
+            scope: w.scope.as_str().to_string(),
+            event: w.event.clone(),
+            level: copse_hooks::lint::level_of(&w.message).as_str().to_string(),
+            message: w.message.clone(),
+        }
+    }
+}
+
+/// `list --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ListOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The hooks, in configured order.
+    pub hooks: Vec<HookOutput>,
+    /// The config warnings.
+    pub warnings: Vec<WarningOutput>,
+    /// Dialects whose failures fail open by the `failurePolicy` setting
+    /// (dialect name → `open` or `closed`); the rest fail closed.
+    #[serde(default)]
+    pub failure_policy: std::collections::BTreeMap<String, String>,
+    /// Whether Stop follow-ups continue automatically within the budget
+    /// (`autoContinueFollowUps`) instead of being held for a human.
+    #[serde(default)]
+    pub auto_continue_follow_ups: bool,
+}
+
+impl From<&Listing> for ListOutput {
+    fn from(l: &Listing) -> Self {
+        ListOutput {
+            version: OUTPUT_VERSION,
+            hooks: l.hooks.iter().map(HookOutput::from).collect(),
+            warnings: l.warnings.iter().map(WarningOutput::from).collect(),
+            failure_policy: l
+                .failure_policy
+                .iter()
+                .map(|(d, p)| {
+                    let p = match p {
+                        copse_hooks::outcome::FailurePolicy::Open => "open",
+                        copse_hooks::outcome::FailurePolicy::Closed => "closed",
+                    };
+                    (d.clone(), p.to_string())
+                })
+                .collect(),
+            auto_continue_follow_ups: l.auto_continue_follow_ups,
+        }
+    }
+}
+
+/// One recorded run in `log --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LogRun {
+    /// The run id.
+    pub run_id: String,
+    /// `run`, `dropped` or `suppressed`.
+    pub kind: String,
+    /// The conversation.
+    pub session_id: String,
+    /// The turn.
+    pub turn_id: String,
+    /// The dialect.
+    pub dialect: String,
+    /// The wire event.
+    pub event: String,
+    /// The canonical event.
+    pub canonical: String,
+    /// The command.
+    pub command: String,
+    /// The config file.
+    pub source: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// Start, unix ms.
+    pub started_at: u64,
+    /// Duration.
+    pub duration_ms: u64,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// Whether stdout parsed.
+    pub parse_ok: bool,
+    /// The failure kind.
+    pub failure: Option<String>,
+    /// The failure message.
+    pub failure_message: Option<String>,
+    /// The sandbox state.
+    pub sandbox: Option<String>,
+    /// `allow`, `ask`, `deny`, `none` or `failed`.
+    pub outcome: String,
+    /// The decision given.
+    pub decision: Option<String>,
+    /// Whether the hook asked to halt.
+    pub halt: bool,
+    /// Whether it rewrote the tool input.
+    pub updated_input: bool,
+    /// Whether it injected context.
+    pub inject_context: bool,
+    /// Whether it queued a message.
+    pub queued_message: bool,
+    /// Whether it exported session environment.
+    pub session_env: bool,
+    /// Bytes of the agent message.
+    pub agent_message_len: u64,
+    /// Bytes of the user message.
+    pub user_message_len: u64,
+    /// Bytes of stdin.
+    pub stdin_len: u64,
+    /// Bytes of stdout.
+    pub stdout_len: u64,
+    /// Bytes of stderr.
+    pub stderr_len: u64,
+    /// Whether anything was cut at the capture cap.
+    pub truncated: bool,
+    /// Whether a process of the run had left its process group and was killed.
+    #[serde(default)]
+    pub leaked: bool,
+}
+
+impl From<&RunSummary> for LogRun {
+    fn from(r: &RunSummary) -> Self {
+        LogRun {
+            run_id: r.run_id.clone(),
+            kind: r.kind.as_str().to_string(),
+            session_id: r.session_id.clone(),
+            turn_id: r.turn_id.clone(),
+            dialect: r.dialect.clone(),
+            event: r.event.clone(),
+            canonical: r.canonical.clone(),
+            command: r.command.clone(),
+            source: r.source.clone(),
+            scope: r.scope.clone(),
+            started_at: r.started_at,
+            duration_ms: r.duration_ms,
+            exit_code: r.exit_code,
+            parse_ok: r.parse_ok,
+            failure: r.failure.clone(),
+            failure_message: r.failure_message.clone(),
+            sandbox: r.sandbox.clone(),
+            outcome: r.outcome.clone(),
+            decision: r.decision.clone(),
+            halt: r.halt,
+            updated_input: r.updated_input,
+            inject_context: r.inject_context,
+            queued_message: r.queued_message,
+            session_env: r.session_env,
+            agent_message_len: r.agent_message_len,
+            user_message_len: r.user_message_len,
+            stdin_len: r.stdin_len,
+            stdout_len: r.stdout_len,
+            stderr_len: r.stderr_len,
+            truncated: r.truncated,
+            leaked: r.leaked,
+        }
+    }
+}
+
+/// `log --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LogOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The runs, newest first.
+    pub runs: Vec<LogRun>,
+}
+
+impl LogOutput {
+    /// The output for these runs.
+    pub fn new(runs: &[RunSummary]) -> Self {
+        LogOutput {
+            version: OUTPUT_VERSION,
+            runs: runs.iter().map(LogRun::from).collect(),
+        }
+    }
+}
+
+/// `show --json`: one recorded run in full.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ShowOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The run id.
+    pub run_id: String,
+    /// `run`, `dropped` or `suppressed`.
+    pub kind: String,
+    /// The conversation.
+    pub session_id: String,
+    /// The turn.
+    pub turn_id: String,
+    /// The dialect.
+    pub dialect: String,
+    /// The wire event.
+    pub event: String,
+    /// The canonical event.
+    pub canonical_event: String,
+    /// The command.
+    pub command: String,
+    /// The config file.
+    pub source: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// Start, unix ms.
+    pub started_at: u64,
+    /// Duration.
+    pub duration_ms: u64,
+    /// Exit code.
+    pub exit_code: Option<i32>,
+    /// Whether stdout parsed.
+    pub parse_ok: bool,
+    /// The failure kind.
+    pub failure: Option<String>,
+    /// The failure message.
+    pub failure_message: Option<String>,
+    /// `open` or `closed`.
+    pub policy: Option<String>,
+    /// The sandbox state.
+    pub sandbox: Option<String>,
+    /// `allow`, `ask`, `deny`, `none` or `failed`.
+    pub outcome: String,
+    /// The decision given.
+    pub decision: Option<String>,
+    /// The message for the agent.
+    pub agent_message: Option<String>,
+    /// The message for the user.
+    pub user_message: Option<String>,
+    /// Why it halted.
+    pub halt_reason: Option<String>,
+    /// Context injected.
+    pub inject_context: Option<String>,
+    /// The rewritten tool input.
+    pub updated_input: Option<Value>,
+    /// The message queued.
+    pub queued_message: Option<String>,
+    /// The exact stdin.
+    pub stdin: String,
+    /// What it printed on stdout.
+    pub stdout: String,
+    /// What it printed on stderr.
+    pub stderr: String,
+    /// Whether stdin was cut.
+    pub stdin_truncated: bool,
+    /// Whether stdout was cut.
+    pub stdout_truncated: bool,
+    /// Whether stderr was cut.
+    pub stderr_truncated: bool,
+    /// Whether a process of the run had left its process group and was killed.
+    #[serde(default)]
+    pub leaked: bool,
+    /// What the engine refused or changed about this run.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// How many secrets were redacted from the recorded streams.
+    #[serde(default)]
+    pub redactions: u64,
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+impl From<&RunRecord> for ShowOutput {
+    fn from(r: &RunRecord) -> Self {
+        ShowOutput {
+            version: OUTPUT_VERSION,
+            run_id: r.run_id.clone(),
+            kind: r.kind.as_str().to_string(),
+            session_id: r.session_id.clone(),
+            turn_id: r.turn_id.clone(),
+            dialect: r.dialect.clone(),
+            event: r.event.clone(),
+            canonical_event: r.canonical.clone(),
+            command: r.command.clone(),
+            source: r.source.clone(),
+            scope: r.scope.clone(),
+            started_at: r.started_at,
+            duration_ms: r.duration_ms,
+            exit_code: r.exit_code,
+            parse_ok: r.parse_ok,
+            failure: r.failure.clone(),
+            failure_message: r.failure_message.clone(),
+            policy: r.policy.clone(),
+            sandbox: r.sandbox.clone(),
+            outcome: r.outcome.clone(),
+            decision: r.decision.clone(),
+            agent_message: r.agent_message.clone(),
+            user_message: r.user_message.clone(),
+            halt_reason: r.halt_reason.clone(),
+            inject_context: r.inject_context.clone(),
+            updated_input: r
+                .updated_input
+                .as_deref()
+                .and_then(|u| serde_json::from_str::<Value>(u).ok()),
+            queued_message: r.queued_message.clone(),
+            stdin: text(&r.stdin),
+            stdout: text(&r.stdout),
+            stderr: text(&r.stderr),
+            stdin_truncated: r.stdin_truncated,
+            stdout_truncated: r.stdout_truncated,
+            stderr_truncated: r.stderr_truncated,
+            leaked: r.leaked,
+            warnings: r.warnings.clone(),
+            redactions: r.redactions,
+        }
+    }
+}
+
+/// `test --json`: what the dry-run tester did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TestOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The dialect.
+    pub dialect: String,
+    /// The wire event.
+    pub event: String,
+    /// The canonical event.
+    pub canonical_event: String,
+    /// The command.
+    pub command: String,
+    /// The exact stdin sent.
+    pub stdin: String,
+    /// What the hook printed on stdout.
+    pub stdout: String,
+    /// What the hook printed on stderr.
+    pub stderr: String,
+    /// The exit code.
+    pub exit_code: Option<i32>,
+    /// How long it ran.
+    pub duration_ms: u64,
+    /// Whether stdout parsed as a response.
+    pub parse_ok: bool,
+    /// The failure kind.
+    pub failure: Option<String>,
+    /// `allow`, `ask — <msg>`, `deny — <msg>`, `no opinion` or `failed — <error>`.
+    pub summary: String,
+    /// Whether the hook ran in the sandbox.
+    #[serde(default)]
+    pub sandboxed: bool,
+    /// The hook's timeout.
+    #[serde(default)]
+    pub timeout_ms: u64,
+}
+
+impl From<&DryRun> for TestOutput {
+    fn from(d: &DryRun) -> Self {
+        TestOutput {
+            sandboxed: d.sandboxed,
+            timeout_ms: d.timeout_ms,
+            version: OUTPUT_VERSION,
+            dialect: d.dialect.as_str().to_string(),
+            event: d.event.clone(),
+            canonical_event: d.canonical_event.name().to_string(),
+            command: d.command.clone(),
+            stdin: d.stdin.clone(),
+            stdout: d.stdout.clone(),
+            stderr: d.stderr.clone(),
+            exit_code: d.exit_code,
+            duration_ms: d.duration_ms,
+            parse_ok: d.parse_ok,
+            failure: d.failure.clone(),
+            summary: d.summary.clone(),
+        }
+    }
+}
+
+/// One line of `replay --json` for an event (the final line is a [`ReplaySummary`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayLine {
+    /// The shape's version.
+    pub version: u32,
+    /// The input line number.
+    pub line: usize,
+    /// The event name (or `session`).
+    pub event: String,
+    /// Whether the event was dispatched detached.
+    pub detached: bool,
+    /// Detached hooks dispatched (detached events only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatched: Option<usize>,
+    /// Detached hooks dropped (detached events only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dropped: Option<usize>,
+    /// The verdict (blocking events only).
+    #[serde(flatten)]
+    pub verdict: Option<VerdictFields>,
+}
+
+/// The last line of `replay --json`: the queue, every run, every dropped run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplaySummary {
+    /// The shape's version.
+    pub version: u32,
+    /// A halt requested by a detached hook (Claude `continue: false`), if any.
+    #[serde(default)]
+    pub halt: Option<HaltOutput>,
+    /// The messages still queued, in arrival order.
+    pub queue: Vec<ReplayQueued>,
+    /// Every hook run of the session (blocking and detached).
+    pub runs: Vec<RunOutput>,
+    /// Detached runs dropped because the dispatcher was full.
+    pub dropped: Vec<DroppedOutput>,
+    /// Why hooks did or did not run, and what failed.
+    #[serde(default)]
+    pub notices: Vec<NoticeOutput>,
+    /// The config problems the session met (`file: message`), one per line.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+/// A queued message in the replay summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayQueued {
+    /// The text.
+    pub text: String,
+    /// Whether it may be sent without waiting for the human.
+    pub send_now: bool,
+    /// Whether it waits for a human turn.
+    pub held: bool,
+    /// The turn tree it was produced in.
+    pub epoch: u64,
+    /// The hook that queued it.
+    pub origin: ReplayOrigin,
+}
+
+/// The hook that queued a message (replay summary).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ReplayOrigin {
+    /// The dialect.
+    pub dialect: String,
+    /// The wire event.
+    pub event: String,
+    /// The command.
+    pub command: String,
+}
+
+impl From<&copse_hooks::QueuedMessage> for ReplayQueued {
+    fn from(m: &copse_hooks::QueuedMessage) -> Self {
+        ReplayQueued {
+            text: m.text.clone(),
+            send_now: m.send_now,
+            held: m.held,
+            epoch: m.epoch,
+            origin: ReplayOrigin {
+                dialect: m.origin.dialect.as_str().to_string(),
+                event: m.origin.event.clone(),
+                command: m.origin.command.clone(),
+            },
+        }
+    }
+}
+
+/// A dropped detached run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DroppedOutput {
+    /// The dialect.
+    pub dialect: String,
+    /// The wire event.
+    pub event: String,
+    /// The command.
+    pub command: String,
+    /// The config file.
+    pub source: String,
+    /// `user` or `project`.
+    pub scope: String,
+}
+
+impl From<&copse_hooks::DroppedRun> for DroppedOutput {
+    fn from(d: &copse_hooks::DroppedRun) -> Self {
+        DroppedOutput {
+            dialect: d.dialect.as_str().to_string(),
+            event: d.event.clone(),
+            command: d.command.clone(),
+            source: d.source.display().to_string(),
+            scope: d.scope.as_str().to_string(),
+        }
+    }
+}
+
+/// One queued message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct QueuedOutput {
+    /// The text.
+    pub text: String,
+    /// Whether it may be sent without waiting for the human.
+    pub send_now: bool,
+    /// Whether it waits for a human turn.
+    pub held: bool,
+    /// The turn tree it was produced in.
+    pub epoch: u64,
+    /// The hook that queued it.
+    pub origin: QueueOrigin,
+}
+
+/// The hook that queued a message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct QueueOrigin {
+    /// The dialect.
+    pub dialect: String,
+    /// The wire event.
+    pub event: String,
+    /// The command.
+    pub command: String,
+    /// The config file.
+    pub source: String,
+    /// 1-based entry.
+    pub entry: usize,
+}
+
+impl From<&copse_hooks::QueuedMessage> for QueuedOutput {
+    fn from(m: &copse_hooks::QueuedMessage) -> Self {
+        QueuedOutput {
+            text: m.text.clone(),
+            send_now: m.send_now,
+            held: m.held,
+            epoch: m.epoch,
+            origin: QueueOrigin {
+                dialect: m.origin.dialect.as_str().to_string(),
+                event: m.origin.event.clone(),
+                command: m.origin.command.clone(),
+                source: m.origin.source.display().to_string(),
+                entry: m.origin.entry,
+            },
+        }
+    }
+}
+
+/// `doctor --json`: everything that decides whether a hook runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DoctorOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// Whether external hooks are on, and why.
+    pub enablement: Enablement,
+    /// Whether this process is itself inside a hook (hooks never run there).
+    pub recursion_guard: bool,
+    /// Each workspace root and its trust.
+    pub roots: Vec<RootTrust>,
+    /// Every config path searched, and what was found.
+    pub configs: Vec<ConfigProbe>,
+    /// The settings file and every setting with its source.
+    pub settings: SettingsReport,
+    /// The OS sandbox.
+    pub sandbox: SandboxReport,
+    /// The audit store.
+    pub audit: AuditReport,
+    /// The most recent failure of each hook, across sessions.
+    pub recent_failures: Vec<RecentFailure>,
+}
+
+/// Whether hooks are on.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct Enablement {
+    /// Whether external hooks run.
+    pub enabled: bool,
+    /// `settings`, `flag` (this invocation's `--enable`), `client` (a JSON-RPC
+    /// client's `initialize`) or `default`.
+    pub source: String,
+}
+
+/// One workspace root.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RootTrust {
+    /// The canonical root.
+    pub path: String,
+    /// `trusted`, `pinned`, `changed` or `untrusted`.
+    pub trust: String,
+}
+
+/// One config location.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ConfigProbe {
+    /// The path searched.
+    pub path: String,
+    /// The dialect read there.
+    pub dialect: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// `found`, `missing`, `not read (untrusted)` …
+    pub status: String,
+    /// Whether the file exists.
+    pub exists: bool,
+    /// Hooks declared there (when read).
+    pub hooks: usize,
+    /// Warnings about it (when read).
+    pub warnings: Vec<String>,
+}
+
+/// The settings file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SettingsReport {
+    /// Where it is.
+    pub path: String,
+    /// Whether it exists.
+    pub exists: bool,
+    /// Each setting with its value and source.
+    pub values: Vec<SettingValue>,
+    /// Problems with it.
+    pub warnings: Vec<String>,
+}
+
+/// One setting.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SettingValue {
+    /// The key as written in the settings file.
+    pub key: String,
+    /// The effective value.
+    pub value: Value,
+    /// `settings`, `flag`, `client` or `default`.
+    pub source: String,
+}
+
+/// The sandbox.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SandboxReport {
+    /// Whether hooks are sandboxed at all.
+    pub on: bool,
+    /// The mechanism.
+    pub mechanism: Option<String>,
+    /// Whether the kernel enforces it.
+    pub enforced: bool,
+    /// The enforcement, in words.
+    pub enforcement: Option<String>,
+    /// Whether an unenforced sandbox fails runs.
+    pub required: bool,
+    /// Extra writable paths.
+    pub writable_paths: Vec<String>,
+    /// Each protection layer (filesystem, network, signals, containment...) and
+    /// whether this machine enforces it.
+    #[serde(default)]
+    pub layers: Vec<LayerReport>,
+}
+
+/// One sandbox layer.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LayerReport {
+    /// What it protects.
+    pub name: String,
+    /// Whether this machine enforces it.
+    pub enforced: bool,
+    /// By what, or why not.
+    pub detail: String,
+}
+
+/// The audit store.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AuditReport {
+    /// Where it is.
+    pub path: String,
+    /// Whether runs are recorded.
+    pub recording: bool,
+    /// Whether it exists.
+    pub exists: bool,
+    /// Why it cannot be read or written.
+    pub warning: Option<String>,
+}
+
+/// The most recent failure of one hook.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct RecentFailure {
+    /// The config file.
+    pub source: String,
+    /// The wire event.
+    pub event: String,
+    /// The command.
+    pub command: String,
+    /// The failure message.
+    pub message: String,
+    /// The run id (for `show`).
+    pub run_id: String,
+    /// When, unix ms.
+    pub at: u64,
+}

@@ -1,0 +1,309 @@
+//! Why hooks did or did not run: notices a host shows beside a verdict.
+//!
+//! A verdict alone says `allow` both when every hook agreed and when no hook ran at
+//! all. [`Engine::explain`] tells the two apart — hooks off, the recursion guard, an
+//! untrusted workspace that declares hooks for the event, config warnings, a timeout
+//! written in milliseconds — and [`Engine::explain_run`] turns a failed run into its
+//! first stderr line plus a hint when the cause is recognisable (a sandbox write
+//! refusal, a script without the execute bit, a missing command). Each notice has a
+//! stable [`NoticeKind`]; the text is for people.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use crate::dialect::Scope;
+use crate::engine::{Engine, TrustState};
+use crate::event::CanonicalEvent;
+use crate::outcome::{FailureKind, HookRun, SandboxState};
+
+/// What a notice is about. The snake_case names are a stable contract.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum NoticeKind {
+    /// External hooks are turned off: nothing ran.
+    HooksOff,
+    /// This process runs inside a hook: hooks never run here.
+    RecursionGuard,
+    /// A workspace that declares hooks for the event is not trusted.
+    WorkspaceUntrusted,
+    /// A trusted config changed since it was trusted: its hooks do not run.
+    ConfigChanged,
+    /// A config file has a problem (the rest of it applies).
+    ConfigWarning,
+    /// A project hook runs for the first time in this session.
+    FirstRun,
+    /// The OS sandbox is not enforced on this machine.
+    SandboxUnenforced,
+    /// A hook run failed: its first stderr line, and a hint when recognisable.
+    HookFailed,
+    /// A timeout so large it was probably meant in milliseconds.
+    TimeoutUnits,
+}
+
+impl NoticeKind {
+    /// The snake_case name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoticeKind::HooksOff => "hooks_off",
+            NoticeKind::RecursionGuard => "recursion_guard",
+            NoticeKind::WorkspaceUntrusted => "workspace_untrusted",
+            NoticeKind::ConfigChanged => "config_changed",
+            NoticeKind::ConfigWarning => "config_warning",
+            NoticeKind::FirstRun => "first_run",
+            NoticeKind::SandboxUnenforced => "sandbox_unenforced",
+            NoticeKind::HookFailed => "hook_failed",
+            NoticeKind::TimeoutUnits => "timeout_units",
+        }
+    }
+}
+
+/// One notice: what happened, and what to do about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Notice {
+    /// The stable kind.
+    pub kind: NoticeKind,
+    /// One line for people. May quote config or hook text verbatim: escape it before
+    /// it reaches a terminal.
+    pub message: String,
+    /// What to do, when there is something to do.
+    pub hint: Option<String>,
+    /// The config file concerned, when there is one.
+    pub source: Option<PathBuf>,
+}
+
+impl Notice {
+    /// A notice without hint or source.
+    pub fn new(kind: NoticeKind, message: impl Into<String>) -> Notice {
+        Notice {
+            kind,
+            message: message.into(),
+            hint: None,
+            source: None,
+        }
+    }
+
+    /// With a hint.
+    #[must_use]
+    pub fn hint(mut self, hint: impl Into<String>) -> Notice {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    /// With the config file concerned.
+    #[must_use]
+    pub fn source(mut self, source: impl Into<PathBuf>) -> Notice {
+        self.source = Some(source.into());
+        self
+    }
+}
+
+/// Timeouts at or above this many seconds were most likely written in milliseconds.
+const SUSPICIOUS_TIMEOUT_MS: u64 = 1000 * 1000;
+
+impl Engine {
+    /// Why hooks for `event` may not run (or run differently than declared), before
+    /// any run: hooks off, the recursion guard, untrusted workspaces that declare
+    /// hooks for the event, config warnings, suspicious timeouts. With hooks off or
+    /// the guard tripped it returns without touching the disk.
+    pub fn explain(&self, event: CanonicalEvent) -> Vec<Notice> {
+        if !self.config().hooks_enabled {
+            return vec![
+                Notice::new(NoticeKind::HooksOff, "external hooks are off: no hook ran")
+                    .hint("turn them on with `copse-hooks enable` (or `--enable` for one command)"),
+            ];
+        }
+        if self.recursion_guard_tripped() {
+            return vec![Notice::new(
+                NoticeKind::RecursionGuard,
+                "this process runs inside a hook (COPSE_HOOK_DEPTH is set): hooks never run here, so a hook cannot set off more hooks",
+            )];
+        }
+        let listing = self.list_with(None);
+        let mut notices = Vec::new();
+        let mut untrusted: BTreeMap<PathBuf, Vec<String>> = BTreeMap::new();
+        for h in &listing.hooks {
+            if h.canonical != Some(event) {
+                continue;
+            }
+            if h.scope == Scope::Project && h.trust == TrustState::Untrusted {
+                let root = self
+                    .workspace_roots()
+                    .iter()
+                    .find(|r| h.source.starts_with(r))
+                    .cloned()
+                    .unwrap_or_else(|| h.source.clone());
+                untrusted.entry(root).or_default().push(h.command.clone());
+            }
+            if h.trusted && h.timeout_ms >= SUSPICIOUS_TIMEOUT_MS {
+                let secs = h.timeout_ms / 1000;
+                notices.push(
+                    Notice::new(
+                        NoticeKind::TimeoutUnits,
+                        format!(
+                            "{}[{}] `{}` has a timeout of {secs} s ({} min): timeouts are in seconds",
+                            h.event,
+                            h.entry,
+                            h.command,
+                            secs / 60
+                        ),
+                    )
+                    .hint(format!(
+                        "if you meant {secs} milliseconds, write \"timeout\": {}",
+                        (secs as f64 / 1000.0).max(1.0)
+                    ))
+                    .source(h.source.clone()),
+                );
+            }
+        }
+        for (root, commands) in untrusted {
+            notices.push(
+                Notice::new(
+                    NoticeKind::WorkspaceUntrusted,
+                    format!(
+                        "workspace {} is not trusted: its project hooks for {} did not run ({})",
+                        root.display(),
+                        event.name(),
+                        commands.join(", ")
+                    ),
+                )
+                .hint(format!(
+                    "trusting it would let them run: review them with `copse-hooks --workspace {0} list --untrusted-preview`, then `copse-hooks trust {0}`",
+                    root.display()
+                )),
+            );
+        }
+        for w in &listing.warnings {
+            let mut n =
+                Notice::new(NoticeKind::ConfigWarning, w.message.clone()).source(w.source.clone());
+            if let Some(event) = w
+                .event
+                .as_deref()
+                .filter(|_| w.message.starts_with("Unknown"))
+                && let Some(dialect) = listing
+                    .hooks
+                    .iter()
+                    .find(|h| h.source == w.source)
+                    .map(|h| h.dialect)
+                    .or_else(|| crate::lint::dialect_of_path(&w.source))
+                && let Some(near) =
+                    crate::lint::did_you_mean(event, crate::lint::known_events(dialect))
+            {
+                n = n.hint(format!("did you mean \"{near}\"?"));
+            }
+            notices.push(n);
+        }
+        notices
+    }
+
+    /// For a failed run: its failure, its first stderr line, and a hint when the cause
+    /// is recognisable. `None` for a run that did not fail.
+    ///
+    /// A run that exited non-zero because the sandbox refused a write counts as
+    /// failed here even when its dialect reads the exit as a decision (Cursor and
+    /// Claude Code read exit 2 as "deny"): the shell exits 2 when a redirection fails.
+    pub fn explain_run(&self, run: &HookRun) -> Option<Notice> {
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        let sandboxed = matches!(run.sandbox, SandboxState::Blocked | SandboxState::Enforced);
+        let refused = stderr
+            .lines()
+            .find(|l| is_write_refusal(l))
+            .filter(|_| sandboxed && run.exit_code != Some(126) && run.exit_code != Some(0));
+        let what = match (&run.failure, run.exit_code) {
+            (Some(f), _) => format!("{}: {}", f.kind.as_str(), f.message),
+            (None, Some(code)) if refused.is_some() => format!("exit {code}"),
+            _ => return None,
+        };
+        let first = stderr.lines().map(str::trim).find(|l| !l.is_empty());
+        let mut message = format!("hook `{}` failed ({what})", run.command);
+        if let Some(line) = first {
+            message.push_str(&format!("; stderr: {line}"));
+        }
+        let mut notice = Notice::new(NoticeKind::HookFailed, message).source(run.source.clone());
+        if let Some(line) = refused {
+            let settings = crate::settings::Settings::path_in(&self.config().copse_dir);
+            let hint = match refused_path(line) {
+                Some(path) => format!(
+                    "the sandbox refused a write to {}: hooks may write only in the workspace, their private TMPDIR and the directories listed in \"sandboxWritablePaths\" in {} — add {} there to allow it",
+                    path.display(),
+                    settings.display(),
+                    writable_dir(&path).display()
+                ),
+                None => format!(
+                    "the sandbox refused a write: hooks may write only in the workspace, their private TMPDIR and the directories listed in \"sandboxWritablePaths\" in {}",
+                    settings.display()
+                ),
+            };
+            notice = notice.hint(hint);
+        } else if run
+            .failure
+            .as_ref()
+            .is_some_and(|f| f.kind == FailureKind::Sandbox)
+        {
+            notice = notice.hint(
+                "see `copse-hooks sandbox check` for what this machine enforces, and `copse-hooks show` for the run",
+            );
+        } else if run.exit_code == Some(126) {
+            let program = run.command.split_whitespace().next().unwrap_or("");
+            notice = notice.hint(format!(
+                "exit 126 means the command is not executable: chmod +x {program}"
+            ));
+        } else if run.exit_code == Some(127) {
+            notice = notice.hint(
+                "exit 127 means the command was not found: relative commands run from the workspace root (project hooks) or your home (user hooks)",
+            );
+        }
+        Some(notice)
+    }
+}
+
+fn is_write_refusal(line: &str) -> bool {
+    [
+        "Permission denied",
+        "Read-only file system",
+        "Operation not permitted",
+    ]
+    .iter()
+    .any(|m| line.contains(m))
+}
+
+/// The path a shell or coreutils error line names: the first token that looks like
+/// an absolute or home-relative path (quotes and a trailing colon stripped).
+fn refused_path(line: &str) -> Option<PathBuf> {
+    line.split_whitespace()
+        .map(|t| t.trim_matches(|c| matches!(c, '\'' | '"' | '`' | '‘' | '’' | ':' | ',')))
+        .find(|t| t.starts_with('/') || t.starts_with("~/"))
+        .map(PathBuf::from)
+}
+
+/// The directory to allow for a refused path: the one the hook tried to write in.
+fn writable_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent.to_path_buf(),
+        _ => path.to_path_buf(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refused_paths_from_common_error_lines() {
+        assert_eq!(
+            refused_path("sh: 1: cannot create /home/me/.cache/x.log: Permission denied"),
+            Some(PathBuf::from("/home/me/.cache/x.log"))
+        );
+        assert_eq!(
+            refused_path("touch: cannot touch '/home/me/hook-logs/a': Permission denied"),
+            Some(PathBuf::from("/home/me/hook-logs/a"))
+        );
+        assert_eq!(refused_path("mkdir: Permission denied"), None);
+        assert_eq!(
+            writable_dir(Path::new("/home/me/.cache/x.log")),
+            PathBuf::from("/home/me/.cache")
+        );
+    }
+}
