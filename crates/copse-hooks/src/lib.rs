@@ -77,6 +77,7 @@ pub mod fsread;
 pub mod gate;
 pub mod jsonpos;
 pub mod lint;
+pub mod loop_limit;
 pub mod matcher;
 pub mod notice;
 pub mod outcome;
@@ -84,6 +85,7 @@ pub mod private;
 pub mod queue;
 mod runner;
 pub mod sandbox;
+pub mod scope;
 pub mod scripts;
 pub mod session;
 pub mod settings;
@@ -91,7 +93,6 @@ pub mod spawn;
 pub mod spine;
 pub mod vendor;
 
-pub use dialect::{Dialect, Scope};
 pub use engine::{Engine, EngineConfig, HookSummary, Listing};
 pub use event::{
     CanonicalEvent, EventPayload, HostIdentity, McpServer, ModelIdentity, ModelParam,
@@ -100,6 +101,7 @@ pub use event::{
 pub use notice::{Notice, NoticeKind};
 pub use outcome::{Decision, FailureKind, HookRun, Outcome, RunOutcome, Verdict};
 pub use queue::{MessageOrigin, QueuedMessage};
+pub use scope::{Dialect, Scope};
 pub use session::{DroppedRun, Fired, QueueListener, Session};
 
 /// The README's embedding snippet, compiled as a doctest so it cannot rot.

@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::dialect::{Dialect, Scope};
 use crate::event::CanonicalEvent;
+use crate::scope::{Dialect, Scope};
 
 /// A permission decision. The order is the strictness: `Allow < Ask < Deny`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
