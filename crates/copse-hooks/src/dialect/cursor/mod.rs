@@ -11,7 +11,7 @@
 
 mod interpret;
 mod marshal;
-mod parse;
+pub mod parse;
 
 pub use interpret::PROMPT_BLOCKED;
 pub use marshal::cursor_version;
