@@ -136,6 +136,7 @@ pub fn timeout_secs(field: &Lenient<f64>) -> Option<Duration> {
 /// What every vendor command hook starts as: fires always, fails closed unless a
 /// setting says otherwise, sandboxed with network, awaited, no Copse options. The
 /// dialect then sets what its entry declares.
+#[derive(Clone, Copy)]
 pub struct VendorHook<'a> {
     /// The declaring dialect.
     pub dialect: Dialect,
@@ -254,10 +255,16 @@ pub fn schema_text(schema: &Value) -> String {
 
 /// Every vendor config schema: `(file name under schemas/dialects/, schema)`.
 pub fn vendor_schemas() -> Vec<(&'static str, Value)> {
-    vec![(
-        "cursor-hooks.schema.json",
-        vendor_schema::<super::cursor::parse::HooksFile>(),
-    )]
+    vec![
+        (
+            "cursor-hooks.schema.json",
+            vendor_schema::<super::cursor::parse::HooksFile>(),
+        ),
+        (
+            "gemini-settings-hooks.schema.json",
+            vendor_schema::<super::gemini::parse::SettingsFile>(),
+        ),
+    ]
 }
 
 /// The keys an entry struct `T` declares (the properties of its schema): what lint

@@ -89,7 +89,14 @@ fn vendor_schemas_list_exactly_the_published_events() {
         assert_eq!(schema_events(s), want(&claude::PUBLISHED_EVENTS));
     }
     if let Some(s) = by_name.get("gemini-settings-hooks.schema.json") {
-        assert_eq!(schema_events(s), want(&gemini::PUBLISHED_EVENTS));
+        let mut events = schema_events(s);
+        for legacy in ["enabled", "disabled", "notifications"] {
+            assert!(
+                events.remove(legacy),
+                "the legacy switch {legacy} is described"
+            );
+        }
+        assert_eq!(events, want(&gemini::PUBLISHED_EVENTS));
     }
     if let Some(s) = by_name.get("codex-hooks.schema.json") {
         assert_eq!(schema_events(s), want(&codex::PUBLISHED_EVENTS));
