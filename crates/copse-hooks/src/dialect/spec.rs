@@ -264,6 +264,10 @@ pub fn vendor_schemas() -> Vec<(&'static str, Value)> {
             "gemini-settings-hooks.schema.json",
             vendor_schema::<super::gemini::parse::SettingsFile>(),
         ),
+        (
+            "codex-hooks.schema.json",
+            vendor_schema::<super::codex::parse::HooksFile>(),
+        ),
     ]
 }
 
