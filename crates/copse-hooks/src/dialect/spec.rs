@@ -257,6 +257,10 @@ pub fn schema_text(schema: &Value) -> String {
 pub fn vendor_schemas() -> Vec<(&'static str, Value)> {
     vec![
         (
+            "claude-settings-hooks.schema.json",
+            vendor_schema::<super::claude::parse::SettingsFile>(),
+        ),
+        (
             "cursor-hooks.schema.json",
             vendor_schema::<super::cursor::parse::HooksFile>(),
         ),

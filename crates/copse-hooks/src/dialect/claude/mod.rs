@@ -21,7 +21,7 @@
 
 mod interpret;
 mod marshal;
-mod parse;
+pub mod parse;
 pub mod plugin;
 pub mod rule;
 
