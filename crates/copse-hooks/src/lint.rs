@@ -657,26 +657,11 @@ fn matcher_tools(dialect: Dialect, event: &str) -> Option<&'static [&'static str
     }
 }
 
-/// The keys a hook entry of a dialect takes.
-fn entry_keys(dialect: Dialect) -> &'static [&'static str] {
+/// The keys a hook entry of a dialect takes: the vendor dialects' come from the
+/// serde structs their parsers read (`dialect::spec::entry_keys`).
+fn entry_keys(dialect: Dialect) -> Vec<&'static str> {
     match dialect {
-        Dialect::Cursor => &[
-            "command",
-            "matcher",
-            "timeout",
-            "failClosed",
-            "glob",
-            "type",
-        ],
-        Dialect::Claude => &[
-            "type",
-            "command",
-            "timeout",
-            "async",
-            "statusMessage",
-            "once",
-        ],
-        Dialect::Copse => &[
+        Dialect::Copse => vec![
             "command",
             "matcher",
             "glob",
@@ -687,27 +672,10 @@ fn entry_keys(dialect: Dialect) -> &'static [&'static str] {
             "loop_limit",
             "timeout",
         ],
-        // Gemini: `{type, command, name?, timeout?, description?}`.
-        Dialect::Gemini => &[
-            "matcher",
-            "sequential",
-            "hooks",
-            "type",
-            "command",
-            "name",
-            "timeout",
-            "description",
-        ],
-        // Codex reads Claude-shaped handlers.
-        Dialect::Codex => &[
-            "matcher",
-            "hooks",
-            "type",
-            "command",
-            "timeout",
-            "async",
-            "statusMessage",
-        ],
+        vendor => crate::dialect::spec::entry_keys(vendor)
+            .iter()
+            .map(String::as_str)
+            .collect(),
     }
 }
 

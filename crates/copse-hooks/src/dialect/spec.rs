@@ -296,3 +296,40 @@ fn unwrap_paragraphs(text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n\n")
 }
+
+/// The keys a vendor dialect's hook entries declare, from the same structs the
+/// parser reads (Cursor: an entry; Claude: a handler; Gemini and Codex: a group or
+/// a handler, which lint checks together). Copse has its own list.
+pub fn entry_keys(dialect: Dialect) -> &'static [String] {
+    use std::sync::OnceLock;
+    static KEYS: OnceLock<[Vec<String>; 4]> = OnceLock::new();
+    let keys = KEYS.get_or_init(|| {
+        let union = |mut a: Vec<String>, b: Vec<String>| {
+            for k in b {
+                if !a.contains(&k) {
+                    a.push(k);
+                }
+            }
+            a
+        };
+        [
+            declared_keys::<super::cursor::parse::Entry>(),
+            declared_keys::<super::claude::parse::Handler>(),
+            union(
+                declared_keys::<super::gemini::parse::Definition>(),
+                declared_keys::<super::gemini::parse::Handler>(),
+            ),
+            union(
+                declared_keys::<super::codex::parse::Group>(),
+                declared_keys::<super::codex::parse::Handler>(),
+            ),
+        ]
+    });
+    match dialect {
+        Dialect::Cursor => &keys[0],
+        Dialect::Claude => &keys[1],
+        Dialect::Gemini => &keys[2],
+        Dialect::Codex => &keys[3],
+        Dialect::Copse => &[],
+    }
+}
