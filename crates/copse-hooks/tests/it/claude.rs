@@ -2440,3 +2440,52 @@ fn stop_hook_active_once_a_follow_up_continued_the_turn() {
         "false\ntrue\nfalse\n"
     );
 }
+
+/// Like a plugin that keeps state across updates (a counter of blocked pushes): it
+/// writes under `$CLAUDE_PLUGIN_DATA` and names `${CLAUDE_PLUGIN_DATA}` in its
+/// command. The directory is `~/.claude/plugins/data/<id with @ as ->/`, created
+/// before the hook runs.
+#[test]
+fn plugin_hooks_get_a_persistent_claude_plugin_data_directory() {
+    let fx = Fx::new();
+    let install = fx
+        .root
+        .join("home/.claude/plugins/cache/official/counter/2.0.0");
+    fx.write(
+        "home/.claude/plugins/installed_plugins.json",
+        &json!({"version": 2, "plugins": {"counter@official": [
+            {"scope": "user", "installPath": install.display().to_string(), "version": "2.0.0"}
+        ]}})
+        .to_string(),
+    );
+    script(
+        &fx,
+        "home/.claude/plugins/cache/official/counter/2.0.0/hooks/count.sh",
+        "cat >/dev/null\nn=$(cat \"$CLAUDE_PLUGIN_DATA/count\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$CLAUDE_PLUGIN_DATA/count\"\necho \"$1\" >> \"$CLAUDE_PLUGIN_DATA/args\"",
+    );
+    fx.write(
+        "home/.claude/plugins/cache/official/counter/2.0.0/hooks/hooks.json",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/hooks/count.sh ${CLAUDE_PLUGIN_DATA}"}
+        ]}]}})
+        .to_string(),
+    );
+    fx.user(json!({}));
+    fx.write(
+        "home/.claude/settings.json",
+        &json!({"enabledPlugins": {"counter@official": true}}).to_string(),
+    );
+    let session = fx.session(true);
+    for _ in 0..2 {
+        let v = bash(&session, "git status");
+        assert_eq!(v.runs.len(), 1, "{:?}", v.runs);
+        assert!(v.runs[0].failure.is_none(), "{:?}", v.runs[0]);
+        assert_eq!(v.effective_decision(), Decision::Allow);
+    }
+    let data = fx.root.join("home/.claude/plugins/data/counter-official");
+    assert_eq!(std::fs::read_to_string(data.join("count")).unwrap(), "2\n");
+    assert_eq!(
+        std::fs::read_to_string(data.join("args")).unwrap(),
+        format!("{0}\n{0}\n", data.display())
+    );
+}

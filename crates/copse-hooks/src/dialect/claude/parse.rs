@@ -203,6 +203,19 @@ fn suggestion(event: &str) -> String {
     String::new()
 }
 
+/// Why a handler of another type than `command` never runs (for `lint` and `list`).
+pub fn unsupported_type(kind: &str, event: &str) -> String {
+    let why = match kind {
+        "prompt" | "agent" => {
+            "not supported: needs a model (copse-hooks never sends hook input to an LLM)"
+        }
+        "http" => "not supported yet: copse-hooks does not POST hook input to URLs",
+        "mcp_tool" => "not supported yet: copse-hooks does not call MCP tools from hooks",
+        _ => "not a handler type Claude Code documents",
+    };
+    format!("has type \"{kind}\" on \"{event}\": {why} — listed, never run")
+}
+
 /// What parsing one handler found.
 struct Compiled {
     command: String,
@@ -265,12 +278,7 @@ impl Claude {
                 Some(m) => format!("{kind}: {m}"),
                 None => kind.to_string(),
             };
-            note(
-                out,
-                format!(
-                    "{label} has type \"{kind}\" on \"{event}\"; copse-hooks runs only \"command\" hooks — listed as unsupported, never run"
-                ),
-            );
+            note(out, format!("{label} {}", unsupported_type(kind, event)));
             return Some(Compiled {
                 command,
                 inactive: true,

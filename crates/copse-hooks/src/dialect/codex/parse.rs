@@ -377,7 +377,8 @@ fn group(out: &mut ParsedConfig, hook: &VendorHook<'_>, value: &Value, key_sourc
                 warn(
                     out,
                     format!(
-                        "{label} has type \"{k}\"; copse-hooks runs only \"command\" hooks — listed as unsupported, never run"
+                        "{label} {}",
+                        crate::dialect::claude::parse::unsupported_type(k, event)
                     ),
                 );
                 true
