@@ -89,6 +89,10 @@ pub struct Outcome {
     /// Shell lines a Claude SessionStart hook appended to `$CLAUDE_ENV_FILE`: the
     /// host sources them before each of its later shell tool commands.
     pub tool_env_script: Option<String>,
+    /// Permission-rule updates a Claude PermissionRequest hook sent with an allow
+    /// (`updatedPermissions`: `addRules`, `setMode`, … each with a `destination`),
+    /// as written. copse-hooks never applies them: the host's permission system may.
+    pub updated_permissions: Option<Vec<Value>>,
 }
 
 impl Outcome {
@@ -286,6 +290,10 @@ pub struct Verdict {
     /// order: the host sources it before each later shell tool command (see
     /// [`crate::Session::tool_env_script`]).
     pub tool_env_script: Option<String>,
+    /// Permission-rule updates from PermissionRequest hooks that allowed, in
+    /// configured order (Claude `updatedPermissions`); `None` when the verdict denies.
+    /// The host may apply them to its own permission rules; copse-hooks never does.
+    pub updated_permissions: Option<Vec<Value>>,
     /// One record per hook run, in configured order.
     pub runs: Vec<HookRun>,
 }

@@ -2489,3 +2489,53 @@ fn plugin_hooks_get_a_persistent_claude_plugin_data_directory() {
         format!("{0}\n{0}\n", data.display())
     );
 }
+
+/// Like "always allow read-only git" hooks: a PermissionRequest hook that allows
+/// and sends `updatedPermissions` (an `addRules` for the session) hands the rule
+/// updates to the host with the verdict; one whose call another hook denies hands
+/// over nothing.
+#[test]
+fn permission_request_updated_permissions_reach_the_host() {
+    let fx = Fx::new();
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/git-readonly.sh",
+        r#"cmd=$(jq -r '.tool_input.command')
+case "$cmd" in
+  "git status"*|"git log"*)
+    echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"git status:*"}],"behavior":"allow","destination":"session"}]}}}' ;;
+  *) exit 0 ;;
+esac"#,
+    );
+    let deny = script(
+        &fx,
+        "home/.claude/hooks/no-log.sh",
+        r#"jq -r '.tool_input.command' | grep -q '^git log' && { echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no git log here"}}}'; exit 0; }
+exit 0"#,
+    );
+    fx.user(json!({"PermissionRequest": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": hook}, {"type": "command", "command": deny}
+    ]}]}));
+    let session = fx.session(false);
+    let ask = |command: &str| {
+        verdict(session.fire(EventPayload::PermissionRequest(ToolCall::new(
+            "run_shell",
+            obj(json!({ "command": command })),
+        ))))
+    };
+    let v = ask("git status --short");
+    assert_eq!(v.decision, Some(Decision::Allow));
+    assert_eq!(
+        v.updated_permissions,
+        Some(vec![
+            json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "git status:*"}], "behavior": "allow", "destination": "session"})
+        ])
+    );
+    let v = ask("git log -1");
+    assert_eq!(v.decision, Some(Decision::Deny));
+    assert_eq!(
+        v.updated_permissions, None,
+        "a denied request updates nothing"
+    );
+    assert_eq!(ask("make").updated_permissions, None);
+}

@@ -192,6 +192,7 @@ fn hook_run() -> HookRun {
             updated_input: Some(updated),
             replace_input: false,
             tool_env_script: None,
+            updated_permissions: None,
             inject_context: Some("ctx".into()),
             halt: Some(Halt {
                 reason: "halt!".into(),
