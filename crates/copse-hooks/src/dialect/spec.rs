@@ -98,6 +98,15 @@ pub fn raw_text<T: serde::Serialize>(field: &Field<T>) -> String {
     }
 }
 
+/// A lenient field back as the JSON it was written as (`None` when absent).
+pub fn raw_value<T: serde::Serialize>(field: &Field<T>) -> Option<Value> {
+    match field {
+        None => None,
+        Some(Lenient::Ok(t)) => serde_json::to_value(t).ok(),
+        Some(Lenient::Bad(v)) => Some(v.clone()),
+    }
+}
+
 /// Parses an entry of type `T` from one array element; `None` when the element is
 /// not an object (the caller warns: "must be an object").
 pub fn entry<T: DeserializeOwned>(value: &Value) -> Option<T> {

@@ -2539,3 +2539,39 @@ exit 0"#,
     );
     assert_eq!(ask("make").updated_permissions, None);
 }
+
+/// Like a published "did the agent finish?" Stop check written as a `prompt` hook,
+/// next to an `http` audit hook: neither can run here, and `list` says why — a
+/// prompt (or agent) hook needs a model — instead of dropping them silently.
+#[test]
+fn prompt_agent_and_http_handlers_are_listed_with_the_reason_they_never_run() {
+    let fx = Fx::new();
+    fx.user(json!({
+        "Stop": [{"hooks": [{"type": "prompt", "prompt": "Did the agent finish every task? $ARGUMENTS"}]}],
+        "SubagentStop": [{"hooks": [{"type": "agent", "prompt": "Verify the tests pass"}]}],
+        "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "http", "url": "http://127.0.0.1:9/audit"}]}]
+    }));
+    let listing = fx.engine(false).list();
+    let messages: Vec<&str> = listing
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    for (kind, why) in [
+        ("prompt", "not supported: needs a model"),
+        ("agent", "not supported: needs a model"),
+        ("http", "not supported yet"),
+    ] {
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains(&format!("type \"{kind}\"")) && m.contains(why)),
+            "{kind}: {messages:#?}"
+        );
+    }
+    assert_eq!(listing.hooks.len(), 3, "listed, not dropped");
+    assert!(listing.hooks.iter().all(|h| !h.supported));
+    let session = fx.session(false);
+    let v = bash(&session, "ls");
+    assert!(v.runs.is_empty());
+}

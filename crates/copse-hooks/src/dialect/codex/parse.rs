@@ -205,12 +205,12 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
         );
         return out;
     };
-    if is_toml(source) {
-        if let Some(features) = doc.get("features").and_then(Value::as_object) {
-            for key in ["hooks", "codex_hooks"] {
-                if features.get(key) == Some(&Value::Bool(false)) {
-                    out.switches.all_off = true;
-                }
+    if is_toml(source)
+        && let Some(features) = doc.get("features").and_then(Value::as_object)
+    {
+        for key in ["hooks", "codex_hooks"] {
+            if features.get(key) == Some(&Value::Bool(false)) {
+                out.switches.all_off = true;
             }
         }
     }
@@ -342,10 +342,7 @@ fn group(out: &mut ParsedConfig, hook: &VendorHook<'_>, value: &Value, key_sourc
             ),
         );
     }
-    let raw_matcher = group.matcher.as_ref().map(|m| match m {
-        Lenient::Ok(s) => Value::from(s.as_str()),
-        Lenient::Bad(v) => v.clone(),
-    });
+    let raw_matcher = spec::raw_value(&group.matcher);
     // Codex keeps the matcher as written (untrimmed).
     let matcher_source = match &group.matcher {
         None => None,

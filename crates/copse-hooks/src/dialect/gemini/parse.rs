@@ -527,10 +527,7 @@ fn definition(out: &mut ParsedConfig, hook: &VendorHook<'_>, value: &Value) {
         }
     };
     check_matcher(event, n, &def, &mut |m| warn(out, m));
-    let raw_matcher = def.matcher.as_ref().map(|m| match m {
-        Lenient::Ok(s) => Value::from(s.as_str()),
-        Lenient::Bad(v) => v.clone(),
-    });
+    let raw_matcher = spec::raw_value(&def.matcher);
     let matcher_source = spec::matcher_source(&def.matcher);
     for (hi, handler) in handlers.iter().enumerate() {
         let label = format!("\"{event}\" entry {n} hook {}", hi + 1);
