@@ -342,3 +342,14 @@ pub fn entry_keys(dialect: Dialect) -> &'static [String] {
         Dialect::Copse => &[],
     }
 }
+
+/// The keys of a Claude matcher group (`matcher`, `hooks`), from the parser's struct;
+/// empty for the other dialects (their group keys are in [`entry_keys`]).
+pub fn group_keys(dialect: Dialect) -> &'static [String] {
+    use std::sync::OnceLock;
+    static KEYS: OnceLock<Vec<String>> = OnceLock::new();
+    match dialect {
+        Dialect::Claude => KEYS.get_or_init(declared_keys::<super::claude::parse::Group>),
+        _ => &[],
+    }
+}

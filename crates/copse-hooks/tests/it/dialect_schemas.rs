@@ -155,19 +155,24 @@ fn lint_knows_every_field_the_claude_structs_declare() {
              "allowedEnvVars": ["TOKEN"]},
             {"type": "command", "comand": "x", "command": "y"},
             {"type": "command", "command": "z", "once": true}
-        ]}]}}),
+        ]}, {"matchers": "Edit", "hooks": [{"type": "command", "command": "fmt"}]}]}}),
     );
     let messages = fx.lint(&path);
     let unknown: Vec<&String> = messages
         .iter()
         .filter(|m| m.contains("unknown key"))
         .collect();
-    assert_eq!(unknown.len(), 2, "{messages:#?}");
+    assert_eq!(unknown.len(), 3, "{messages:#?}");
     assert!(
         unknown[0].contains("\"comand\"") && unknown[0].contains("did you mean \"command\"?"),
         "{unknown:?}"
     );
     assert!(unknown[1].contains("\"once\""), "{unknown:?}");
+    assert!(
+        unknown[2].contains("group 2: unknown key \"matchers\"")
+            && unknown[2].contains("did you mean \"matcher\"?"),
+        "{unknown:?}"
+    );
 }
 
 /// What the schema calls a valid file parses with no warning, and what the parser
