@@ -191,25 +191,6 @@ impl VendorHook<'_> {
     }
 }
 
-/// The top-level `hooks` object of a config as written, or why it is not one.
-pub enum HooksObject<'a> {
-    /// No `hooks` key (or `null`).
-    Absent,
-    /// Present but not an object.
-    NotObject,
-    /// The events in file order.
-    Events(&'a Map<String, Value>),
-}
-
-/// Reads `doc.hooks`.
-pub fn hooks_object(doc: &Map<String, Value>) -> HooksObject<'_> {
-    match doc.get("hooks") {
-        None | Some(Value::Null) => HooksObject::Absent,
-        Some(Value::Object(h)) => HooksObject::Events(h),
-        Some(_) => HooksObject::NotObject,
-    }
-}
-
 /// The schema of a vendor's `hooks` object: one optional array of `Entry` per
 /// published event name (the list the parser recognises).
 pub fn events_schema<Entry: JsonSchema>(

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::{Cursor, DEFAULT_TIMEOUT, PUBLISHED_EVENTS, canonical_for};
 use crate::dialect::spec::{
-    self, Field, HooksObject, Lenient, VendorHook, elements, matcher_source, timeout_secs,
+    self, Field, Lenient, VendorHook, elements, matcher_source, timeout_secs,
 };
 use crate::dialect::{Dialect, HookMatcher, HookOptions, ParsedConfig, Scope};
 use crate::matcher::{GlobMatcher, MatcherError, RegexMatcher};
@@ -123,8 +123,12 @@ impl Cursor {
                 return out;
             }
         };
-        let hooks = match doc.as_object().map(spec::hooks_object) {
-            Some(HooksObject::Events(h)) => h,
+        let file = doc
+            .is_object()
+            .then(|| HooksFile::deserialize(&doc).ok())
+            .flatten();
+        let hooks = match file.as_ref().and_then(|f| f.hooks.as_ref()) {
+            Some(Lenient::Ok(h)) => h,
             _ => {
                 out.warn(
                     source,
