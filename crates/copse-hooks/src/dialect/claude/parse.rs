@@ -417,7 +417,7 @@ impl Claude {
                 return out;
             }
         };
-        let Some(doc) = doc.as_object() else {
+        if !doc.is_object() {
             out.warn(
                 source,
                 scope,
@@ -426,7 +426,7 @@ impl Claude {
             );
             return out;
         };
-        let settings = SettingsFile::deserialize(&Value::Object(doc.clone())).ok();
+        let settings = SettingsFile::deserialize(&doc).ok();
         let settings = settings.as_ref();
         match settings.and_then(|s| s.enabled_plugins.as_ref()) {
             None => {}

@@ -196,7 +196,7 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
             }
         }
     };
-    let Some(doc) = doc.as_object() else {
+    if !doc.is_object() {
         out.warn(
             source,
             scope,
@@ -214,7 +214,7 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
             }
         }
     }
-    let file = HooksFile::deserialize(&Value::Object(doc.clone())).ok();
+    let file = HooksFile::deserialize(&doc).ok();
     if !is_toml(source) {
         for key in file.iter().flat_map(|f| f.unknown.keys()) {
             out.warn(

@@ -352,7 +352,7 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
             return out;
         }
     };
-    let Some(doc) = doc.as_object() else {
+    if !doc.is_object() {
         out.warn(
             source,
             scope,
@@ -362,7 +362,7 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
         return out;
     };
     let file = (source, scope, name.as_str());
-    let settings = SettingsFile::deserialize(&Value::Object(doc.clone())).ok();
+    let settings = SettingsFile::deserialize(&doc).ok();
     match settings.as_ref().and_then(|s| s.hooks_config.as_ref()) {
         None => {}
         Some(Lenient::Ok(sw)) if doc.get("hooksConfig").is_some_and(Value::is_object) => {
