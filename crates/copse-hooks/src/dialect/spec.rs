@@ -334,3 +334,73 @@ pub fn group_keys(dialect: Dialect) -> &'static [String] {
         _ => &[],
     }
 }
+
+/// Whether a value is an object, read without copying it: the `hooks` object of a
+/// config is checked this way, and its events are then read one entry at a time from
+/// the document itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A JSON object.
+    Object,
+    /// Anything else (never `null`: that reads as absent).
+    Other,
+}
+
+impl<'de> Deserialize<'de> for Shape {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        use serde::de::{IgnoredAny, MapAccess, SeqAccess, Visitor};
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Shape;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Shape, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(Shape::Object)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Shape, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Shape::Other)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Shape, E> {
+                Ok(Shape::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The events of a config's `hooks` key, given how it deserialized.
+pub enum Events<'a> {
+    /// No `hooks` (or `null`).
+    Absent,
+    /// Present but not an object.
+    NotObject,
+    /// The events, in file order.
+    Object(&'a Map<String, Value>),
+}
+
+/// Reads the `hooks` key of `doc` whose shape a file struct recorded.
+pub fn events<'a>(doc: &'a Value, shape: Option<Shape>) -> Events<'a> {
+    match (shape, doc.get("hooks").and_then(Value::as_object)) {
+        (None, _) => Events::Absent,
+        (Some(Shape::Object), Some(h)) => Events::Object(h),
+        _ => Events::NotObject,
+    }
+}

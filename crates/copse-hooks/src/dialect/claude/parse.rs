@@ -35,7 +35,7 @@ pub struct SettingsFile {
     /// Matcher groups by Claude Code's PascalCase event name.
     #[serde(default)]
     #[schemars(schema_with = "hooks_schema")]
-    pub hooks: Field<Map<String, Value>>,
+    pub hooks: Option<spec::Shape>,
 }
 
 fn hooks_schema(generator: &mut SchemaGenerator) -> Schema {
@@ -59,10 +59,6 @@ pub struct Group {
     #[serde(default)]
     #[schemars(with = "Vec<Handler>")]
     pub hooks: Field<Vec<Value>>,
-    /// Keys the format does not define (lint names them).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Map<String, Value>,
 }
 
 /// One handler. `type` picks which other fields apply.
@@ -127,10 +123,6 @@ pub struct Handler {
     /// Text Claude Code shows while the handler runs.
     #[serde(default, rename = "statusMessage")]
     pub status_message: Field<String>,
-    /// Keys the format does not define (lint names them).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Map<String, Value>,
 }
 
 /// Quotes one word for `sh`, keeping `${CLAUDE_PROJECT_DIR}` as a live expansion
@@ -463,10 +455,10 @@ impl Claude {
             ),
         }
         // A settings file has many other keys: no `hooks` is simply no hooks.
-        let hooks = match settings.and_then(|s| s.hooks.as_ref()) {
-            None => return out,
-            Some(Lenient::Ok(h)) => h,
-            Some(Lenient::Bad(_)) => {
+        let hooks = match spec::events(&doc, settings.and_then(|s| s.hooks)) {
+            spec::Events::Absent => return out,
+            spec::Events::Object(h) => h,
+            spec::Events::NotObject => {
                 out.warn(
                     source,
                     scope,
@@ -556,7 +548,7 @@ impl Claude {
         };
         let Some(Lenient::Ok(handlers)) = &group.hooks else {
             if wired {
-                let hint = if group.unknown.contains_key("command") {
+                let hint = if value.get("command").is_some() {
                     flat_hint
                 } else {
                     ""

@@ -32,12 +32,7 @@ pub struct HooksFile {
     /// Matcher groups by Codex's PascalCase event name.
     #[serde(default)]
     #[schemars(schema_with = "hooks_schema")]
-    pub hooks: Field<Map<String, Value>>,
-    /// Other top-level keys (Codex refuses them in `hooks.json`; `config.toml` has
-    /// many).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Map<String, Value>,
+    pub hooks: Option<spec::Shape>,
 }
 
 fn hooks_schema(generator: &mut SchemaGenerator) -> Schema {
@@ -60,10 +55,6 @@ pub struct Group {
     #[serde(default)]
     #[schemars(with = "Vec<Handler>")]
     pub hooks: Field<Vec<Value>>,
-    /// Keys the format does not define (lint names them).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Map<String, Value>,
 }
 
 /// One handler.
@@ -87,10 +78,6 @@ pub struct Handler {
     /// Text Codex shows while the hook runs.
     #[serde(default, rename = "statusMessage")]
     pub status_message: Field<String>,
-    /// Keys the format does not define (lint names them).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Map<String, Value>,
 }
 
 /// The file's name as messages start with it.
@@ -216,7 +203,10 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
     }
     let file = HooksFile::deserialize(&doc).ok();
     if !is_toml(source) {
-        for key in file.iter().flat_map(|f| f.unknown.keys()) {
+        static KNOWN: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let known = KNOWN.get_or_init(spec::declared_keys::<HooksFile>);
+        let keys = doc.as_object().into_iter().flat_map(|d| d.keys());
+        for key in keys.filter(|k| !known.contains(k)) {
             out.warn(
                 source,
                 scope,
@@ -227,10 +217,10 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
             );
         }
     }
-    let hooks = match file.as_ref().and_then(|f| f.hooks.as_ref()) {
-        None => return out,
-        Some(Lenient::Ok(h)) => h,
-        Some(Lenient::Bad(_)) => {
+    let hooks = match spec::events(&doc, file.as_ref().and_then(|f| f.hooks)) {
+        spec::Events::Absent => return out,
+        spec::Events::Object(h) => h,
+        spec::Events::NotObject => {
             out.warn(
                 source,
                 scope,
@@ -334,7 +324,7 @@ fn group(out: &mut ParsedConfig, hook: &VendorHook<'_>, value: &Value, key_sourc
             return;
         }
     };
-    if handlers.is_empty() && group.unknown.contains_key("command") {
+    if handlers.is_empty() && value.get("command").is_some() {
         warn(
             out,
             format!(

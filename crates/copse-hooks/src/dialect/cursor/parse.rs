@@ -6,7 +6,7 @@ use std::path::Path;
 
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use super::{Cursor, DEFAULT_TIMEOUT, PUBLISHED_EVENTS, canonical_for};
 use crate::dialect::spec::{
@@ -26,7 +26,7 @@ pub struct HooksFile {
     /// Hook entries by Cursor's camelCase event name, run in file order.
     #[serde(default)]
     #[schemars(schema_with = "hooks_schema")]
-    pub hooks: Field<Map<String, Value>>,
+    pub hooks: Option<spec::Shape>,
 }
 
 fn hooks_schema(generator: &mut SchemaGenerator) -> Schema {
@@ -64,10 +64,6 @@ pub struct Entry {
     /// Path globs selecting which files fire `afterFileEdit`.
     #[serde(default)]
     pub glob: Field<Globs>,
-    /// Keys the format does not define (lint names them with a did-you-mean).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Map<String, Value>,
 }
 
 /// One glob or a list of globs.
@@ -127,8 +123,8 @@ impl Cursor {
             .is_object()
             .then(|| HooksFile::deserialize(&doc).ok())
             .flatten();
-        let hooks = match file.as_ref().and_then(|f| f.hooks.as_ref()) {
-            Some(Lenient::Ok(h)) => h,
+        let hooks = match spec::events(&doc, file.as_ref().and_then(|f| f.hooks)) {
+            spec::Events::Object(h) => h,
             _ => {
                 out.warn(
                     source,

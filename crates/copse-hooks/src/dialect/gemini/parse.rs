@@ -31,7 +31,7 @@ pub struct SettingsFile {
     /// Hook definitions by Gemini CLI's PascalCase event name.
     #[serde(default)]
     #[schemars(schema_with = "hooks_schema")]
-    pub hooks: Field<Map<String, Value>>,
+    pub hooks: Option<spec::Shape>,
 }
 
 fn hooks_schema(generator: &mut SchemaGenerator) -> Schema {
@@ -84,10 +84,6 @@ pub struct Definition {
     #[serde(default)]
     #[schemars(with = "Vec<Handler>")]
     pub hooks: Field<Vec<Value>>,
-    /// Keys the format does not define (lint names them).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Map<String, Value>,
 }
 
 /// One handler.
@@ -114,10 +110,6 @@ pub struct Handler {
     /// Extra environment for the hook (not passed by copse-hooks yet).
     #[serde(default)]
     pub env: Field<Map<String, Value>>,
-    /// Keys the format does not define (lint names them).
-    #[serde(flatten)]
-    #[schemars(skip)]
-    pub unknown: Map<String, Value>,
 }
 
 /// Keys of the `hooks` object that are switches, not events (`HOOKS_CONFIG_FIELDS`).
@@ -375,10 +367,10 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
             format!("{name} \"hooksConfig\" must be an object — ignored"),
         ),
     }
-    let hooks = match settings.as_ref().and_then(|s| s.hooks.as_ref()) {
-        None => return out,
-        Some(Lenient::Ok(h)) => h,
-        Some(Lenient::Bad(_)) => {
+    let hooks = match spec::events(&doc, settings.as_ref().and_then(|s| s.hooks)) {
+        spec::Events::Absent => return out,
+        spec::Events::Object(h) => h,
+        spec::Events::NotObject => {
             out.warn(
                 source,
                 scope,
@@ -502,7 +494,7 @@ fn definition(out: &mut ParsedConfig, hook: &VendorHook<'_>, value: &Value) {
         return;
     };
     let Some(Lenient::Ok(handlers)) = &def.hooks else {
-        let hint = if def.unknown.contains_key("command") {
+        let hint = if value.get("command").is_some() {
             " (Gemini CLI nests commands: { \"matcher\": …, \"hooks\": [{ \"type\": \"command\", \"command\": … }] })"
         } else {
             ""
