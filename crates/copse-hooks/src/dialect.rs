@@ -126,6 +126,9 @@ pub struct HookOptions {
     pub async_rewake: bool,
     /// The Claude plugin that shipped the hook (`CLAUDE_PLUGIN_ROOT`).
     pub plugin: Option<claude::plugin::PluginRef>,
+    /// A Claude `type: "http"` handler: the input is POSTed to its URL instead of
+    /// running `command` (which then only names the hook: `http: <url>`).
+    pub http: Option<crate::http::HttpHandler>,
 }
 
 /// What a hook that ran detached on an awaited event still delivers: Claude's

@@ -75,6 +75,7 @@ pub mod event;
 pub mod fixture;
 pub mod fsread;
 pub mod gate;
+pub mod http;
 pub mod jsonpos;
 pub mod lint;
 pub mod loop_limit;

@@ -147,6 +147,9 @@ pub(crate) fn run(
     stdin: Vec<u8>,
 ) -> HookRun {
     let policy = crate::dialect::effective_policy(hook, input.failure_policy);
+    if let Some(http) = &hook.options.http {
+        return run_http(adapter, hook, http, input, stdin, policy);
+    }
     let mut env = environment(adapter, hook, input);
     let cwd = adapter.cwd(hook, &input.ctx);
     let started = Instant::now();
@@ -339,6 +342,118 @@ pub(crate) fn run(
         }
     }
     record.outcome.tool_env_script = tool_env_script;
+    record
+}
+
+/// Runs a Claude `type: "http"` handler: POSTs the input and reads the response as
+/// Claude Code does ("HTTP response handling"): a 2xx with an empty body or a JSON
+/// object is read like a command hook's stdout after exit 0; a 2xx with any other
+/// body, a non-2xx status, a connection failure or a timeout is a failure, which the
+/// host's policy then settles like a failed command hook. The record's exit code is
+/// the HTTP status and its stdout the body.
+fn run_http(
+    adapter: &dyn Adapter,
+    hook: &HookSpec,
+    http: &crate::http::HttpHandler,
+    input: &RunInput<'_>,
+    stdin: Vec<u8>,
+    policy: FailurePolicy,
+) -> HookRun {
+    use crate::dialect::Interpretation;
+    use crate::http::HttpError;
+    // Header interpolation reads the same scrubbed environment a command hook gets.
+    let env = environment(adapter, hook, input);
+    let started = Instant::now();
+    let started_at = SystemTime::now();
+    let answer = http.post(&stdin, &env, hook.timeout, input.limits.stdout_cap);
+    let duration = started.elapsed();
+    let mut record = HookRun {
+        event: hook.event.clone(),
+        canonical: input.event.event(),
+        dialect: hook.dialect,
+        command: hook.command.clone(),
+        source: hook.source.clone(),
+        scope: hook.scope,
+        started_at,
+        duration,
+        exit_code: None,
+        parse_ok: false,
+        failure: None,
+        policy,
+        outcome: Outcome::default(),
+        result: RunOutcome::None,
+        stdin,
+        stdout: Vec::new(),
+        stderr: Vec::new(),
+        sandbox: SandboxState::Off,
+        leaked: false,
+        warnings: Vec::new(),
+    };
+    let interpretation = match answer {
+        Err(HttpError::Timeout) => Interpretation::failed(
+            FailureKind::Timeout,
+            format!("timed out after {}", seconds(hook.timeout)),
+            false,
+        ),
+        Err(HttpError::Oversize) => Interpretation::failed(
+            FailureKind::Oversize,
+            format!(
+                "answered with a body of more than {} bytes",
+                input.limits.stdout_cap
+            ),
+            false,
+        ),
+        Err(HttpError::Transport(e)) => Interpretation::failed(
+            FailureKind::Spawn,
+            format!("could not be reached: {e}"),
+            false,
+        ),
+        Ok(response) => {
+            record.exit_code = Some(i32::from(response.status));
+            let body_text = String::from_utf8_lossy(&response.body);
+            let body = body_text.trim();
+            let interpretation = if !(200..300).contains(&response.status) {
+                Interpretation::failed(
+                    FailureKind::Exit,
+                    format!("answered with HTTP status {}", response.status),
+                    false,
+                )
+            } else if body.is_empty() || body.starts_with('{') {
+                adapter.interpret(
+                    hook,
+                    input.event,
+                    &ProcessResult {
+                        exit_code: Some(0),
+                        signal: None,
+                        stdout: &response.body,
+                        stderr: &[],
+                    },
+                )
+            } else {
+                // Claude Code: a 2xx body that is not a JSON object is a non-blocking
+                // error and never context.
+                Interpretation::failed(
+                    FailureKind::InvalidJson,
+                    "answered with a body that is not a JSON object — response ignored".to_string(),
+                    false,
+                )
+            };
+            record.stdout = response.body;
+            interpretation
+        }
+    };
+    record.parse_ok = interpretation.parse_ok;
+    match interpretation.failure {
+        Some(failure) => {
+            record.outcome = policy_outcome(hook, policy, input.event, &failure);
+            record.failure = Some(failure);
+            record.result = RunOutcome::Failed;
+        }
+        None => {
+            record.result = label(&interpretation.outcome);
+            record.outcome = interpretation.outcome;
+        }
+    }
     record
 }
 

@@ -791,7 +791,10 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     has("Unknown Claude hook event \"preToolUse\" — entries ignored");
     has("use PreToolUse");
     has("Unknown Claude hook event \"BeforeEverything\" — entries ignored");
-    has("\"PreToolUse\" group 1 hook 1 has type \"http\" on \"PreToolUse\"");
+    assert!(
+        !messages.iter().any(|m| m.contains("type \"http\"")),
+        "http handlers run now: {messages:#?}"
+    );
     has("\"PreToolUse\" group 1 hook 2 has type \"prompt\" on \"PreToolUse\"");
     has(
         "\"PreToolUse\" group 1 hook 5 \"timeout\" must be a positive number of seconds — using the default 600s",
@@ -816,7 +819,7 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
 
     let find = |command: &str| listing.hooks.iter().find(|h| h.command == command);
     let http = find("http: https://hooks.example/pre").expect("http handler is listed");
-    assert!(!http.supported && !http.active);
+    assert!(http.supported && http.active);
     assert_eq!(http.event, "PreToolUse");
     assert_eq!(http.entry, 1);
     assert!(find("prompt: Is this safe? $ARGUMENTS").is_some_and(|h| !h.supported));

@@ -11,6 +11,7 @@ mod dialect_schemas;
 mod env;
 mod escape;
 mod gemini;
+mod http;
 mod sandbox;
 mod session;
 mod spawn;

@@ -201,12 +201,14 @@ pub fn unsupported_type(kind: &str, event: &str) -> String {
         "prompt" | "agent" => {
             "not supported: needs a model (copse-hooks never sends hook input to an LLM)"
         }
-        "http" => "not supported yet: copse-hooks does not POST hook input to URLs",
         "mcp_tool" => "not supported yet: copse-hooks does not call MCP tools from hooks",
         _ => "not a handler type Claude Code documents",
     };
     format!("has type \"{kind}\" on \"{event}\": {why} — listed, never run")
 }
+
+/// Events whose hooks Claude Code runs only as `command` or `mcp_tool`.
+const NO_HTTP_EVENTS: [&str; 2] = ["SessionStart", "Setup"];
 
 /// What parsing one handler found.
 struct Compiled {
@@ -218,6 +220,8 @@ struct Compiled {
     condition: Option<PermissionRule>,
     run_async: bool,
     async_rewake: bool,
+    /// A `type: "http"` handler's request.
+    http: Option<crate::http::HttpHandler>,
 }
 
 impl Claude {
@@ -255,9 +259,76 @@ impl Claude {
                 return None;
             }
         };
-        if kind != "command" {
+        let mut inactive = false;
+        let mut http = None;
+        let command = if kind == "http" {
+            let Some(url) = spec::text(&h.url) else {
+                note(
+                    out,
+                    format!("{label} has a missing or empty \"url\" — skipped"),
+                );
+                return None;
+            };
+            if let Some(problem) = crate::http::url_problem(&url) {
+                note(out, format!("{label} {problem} — skipped"));
+                return None;
+            }
+            if NO_HTTP_EVENTS.contains(&event) {
+                note(
+                    out,
+                    format!(
+                        "{label} has type \"http\" on \"{event}\", where Claude Code runs only command and mcp_tool hooks — listed, never run"
+                    ),
+                );
+                inactive = true;
+            }
+            let headers = match &h.headers {
+                None => Vec::new(),
+                Some(Lenient::Ok(map)) => map
+                    .iter()
+                    .filter_map(|(k, v)| match v {
+                        Value::String(s) => Some((k.clone(), s.clone())),
+                        other => {
+                            note(
+                                out,
+                                format!(
+                                    "{label} header \"{k}\" must be a string, got {other} — header not sent"
+                                ),
+                            );
+                            None
+                        }
+                    })
+                    .collect(),
+                Some(Lenient::Bad(other)) => {
+                    note(
+                        out,
+                        format!("{label} \"headers\" must be an object, got {other} — none sent"),
+                    );
+                    Vec::new()
+                }
+            };
+            let allowed_env_vars = match &h.allowed_env_vars {
+                None => Vec::new(),
+                Some(Lenient::Ok(names)) => names.clone(),
+                Some(Lenient::Bad(other)) => {
+                    note(
+                        out,
+                        format!(
+                            "{label} \"allowedEnvVars\" must be an array of names, got {other} — no variable is interpolated"
+                        ),
+                    );
+                    Vec::new()
+                }
+            };
+            let command = format!("http: {url}");
+            http = Some(crate::http::HttpHandler {
+                url,
+                headers,
+                allowed_env_vars,
+            });
+            command
+        } else if kind != "command" {
             let main = match kind {
-                "http" => spec::text(&h.url),
                 "prompt" | "agent" => spec::text(&h.prompt),
                 "mcp_tool" => {
                     let server = spec::text(&h.server).unwrap_or_default();
@@ -278,32 +349,34 @@ impl Claude {
                 condition: None,
                 run_async: false,
                 async_rewake: false,
+                http: None,
             });
-        }
-        let Some(command) = spec::text(&h.command) else {
-            note(
-                out,
-                format!("{label} has a missing or empty \"command\" — skipped"),
-            );
-            return None;
-        };
-        let mut inactive = false;
-        let command = match &h.args {
-            None => command,
-            Some(Lenient::Ok(items)) => {
-                let mut words = vec![shell_word(&command)];
-                words.extend(items.iter().map(|a| shell_word(a)));
-                words.join(" ")
-            }
-            Some(Lenient::Bad(_)) => {
+        } else {
+            let Some(command) = spec::text(&h.command) else {
                 note(
                     out,
-                    format!("{label} \"args\" must be an array of strings — skipped"),
+                    format!("{label} has a missing or empty \"command\" — skipped"),
                 );
                 return None;
+            };
+            match &h.args {
+                None => command,
+                Some(Lenient::Ok(items)) => {
+                    let mut words = vec![shell_word(&command)];
+                    words.extend(items.iter().map(|a| shell_word(a)));
+                    words.join(" ")
+                }
+                Some(Lenient::Bad(_)) => {
+                    note(
+                        out,
+                        format!("{label} \"args\" must be an array of strings — skipped"),
+                    );
+                    return None;
+                }
             }
         };
         match &h.shell {
+            _ if http.is_some() => {}
             None => {}
             Some(Lenient::Ok(s)) if s == "bash" => {}
             Some(other) => {
@@ -350,8 +423,9 @@ impl Claude {
             }
         }
         let flag = |f: &Field<bool>| matches!(f, Some(Lenient::Ok(true)));
-        let async_rewake = flag(&h.async_rewake);
-        let run_async = flag(&h.run_async) || async_rewake;
+        // `async` and `asyncRewake` are command-only in Claude Code.
+        let async_rewake = http.is_none() && flag(&h.async_rewake);
+        let run_async = (http.is_none() && flag(&h.run_async)) || async_rewake;
         let default = default_timeout(event);
         let timeout = match &h.timeout {
             None => default,
@@ -373,6 +447,7 @@ impl Claude {
             condition,
             run_async,
             async_rewake,
+            http,
         })
     }
 
@@ -617,6 +692,7 @@ impl Claude {
                 condition: h.condition,
                 async_rewake: h.async_rewake,
                 plugin: None,
+                http: h.http,
             };
             out.hooks.push(spec);
         }
