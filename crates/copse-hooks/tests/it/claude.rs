@@ -762,7 +762,7 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
         "BeforeEverything": [group(None, &[": made-up"])],
         "PermissionRequest": [],
         "PreToolUse": [{"matcher": "Bash", "hooks": [
-            {"type": "http", "url": "https://hooks.example/pre"},
+            {"type": "http", "url": "http://127.0.0.1:9/pre"},
             {"type": "prompt", "prompt": "Is this safe? $ARGUMENTS"},
             cmd(": runs"),
             {"type": "command", "command": ": conditional", "if": "Bash(git *)"},
@@ -818,7 +818,7 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     assert_eq!(notification.event.as_deref(), Some("PostCompact"));
 
     let find = |command: &str| listing.hooks.iter().find(|h| h.command == command);
-    let http = find("http: https://hooks.example/pre").expect("http handler is listed");
+    let http = find("http: http://127.0.0.1:9/pre").expect("http handler is listed");
     assert!(http.supported && http.active);
     assert_eq!(http.event, "PreToolUse");
     assert_eq!(http.entry, 1);
@@ -844,13 +844,25 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     );
     assert!(find(": runs").unwrap().active && find(": runs").unwrap().fail_closed);
 
-    // Only the command handlers run, and `if: Bash(git *)` only on git commands.
+    // The command and http handlers run (the http one fails: nothing listens on
+    // the discard port), and `if: Bash(git *)` only on git commands.
+    let http_pre = "http: http://127.0.0.1:9/pre";
     let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
-    assert_eq!(commands(&v), [": runs", ": slow", ": quick", ": untyped"]);
+    assert_eq!(
+        commands(&v),
+        [http_pre, ": runs", ": slow", ": quick", ": untyped"]
+    );
     let v = bash(&engine.session(SessionIdentity::new("c")), "git push");
     assert_eq!(
         commands(&v),
-        [": runs", ": conditional", ": slow", ": quick", ": untyped"]
+        [
+            http_pre,
+            ": runs",
+            ": conditional",
+            ": slow",
+            ": quick",
+            ": untyped"
+        ]
     );
 }
 
@@ -2544,10 +2556,11 @@ exit 0"#,
 }
 
 /// Like a published "did the agent finish?" Stop check written as a `prompt` hook,
-/// next to an `http` audit hook: neither can run here, and `list` says why — a
-/// prompt (or agent) hook needs a model — instead of dropping them silently.
+/// next to an `http` audit hook: the prompt (and agent) hooks cannot run here, and
+/// `list` says why — they need a model — instead of dropping them silently; the
+/// http hook is supported (its tests are in `http.rs`).
 #[test]
-fn prompt_agent_and_http_handlers_are_listed_with_the_reason_they_never_run() {
+fn prompt_and_agent_handlers_are_listed_with_the_reason_they_never_run() {
     let fx = Fx::new();
     fx.user(json!({
         "Stop": [{"hooks": [{"type": "prompt", "prompt": "Did the agent finish every task? $ARGUMENTS"}]}],
@@ -2563,7 +2576,6 @@ fn prompt_agent_and_http_handlers_are_listed_with_the_reason_they_never_run() {
     for (kind, why) in [
         ("prompt", "not supported: needs a model"),
         ("agent", "not supported: needs a model"),
-        ("http", "not supported yet"),
     ] {
         assert!(
             messages
@@ -2572,9 +2584,22 @@ fn prompt_agent_and_http_handlers_are_listed_with_the_reason_they_never_run() {
             "{kind}: {messages:#?}"
         );
     }
+    assert!(
+        !messages.iter().any(|m| m.contains("type \"http\"")),
+        "{messages:#?}"
+    );
     assert_eq!(listing.hooks.len(), 3, "listed, not dropped");
-    assert!(listing.hooks.iter().all(|h| !h.supported));
+    let supported: Vec<&str> = listing
+        .hooks
+        .iter()
+        .filter(|h| h.supported)
+        .map(|h| h.command.as_str())
+        .collect();
+    assert_eq!(supported, ["http: http://127.0.0.1:9/audit"]);
     let session = fx.session(false);
     let v = bash(&session, "ls");
-    assert!(v.runs.is_empty());
+    assert!(
+        v.runs.is_empty(),
+        "a PostToolUse hook does not run on the gate"
+    );
 }
