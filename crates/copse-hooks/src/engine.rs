@@ -223,6 +223,9 @@ pub struct HookSummary {
     pub fail_closed: bool,
     /// Whether the hook runs in the sandbox (only the Copse dialect can opt out).
     pub sandboxed: bool,
+    /// Whether the hook is a Claude `type: "http"` handler: an HTTP request made by
+    /// copse-hooks itself, so no process and no sandbox.
+    pub http: bool,
     /// The most recent failure recorded for this hook in the audit store, across
     /// sessions (what `doctor` shows too).
     pub last_error: Option<String>,
@@ -886,6 +889,7 @@ impl Engine {
                         &self.inner.config.failure_policy,
                     ) == FailurePolicy::Closed,
                     sandboxed: hook.sandbox,
+                    http: hook.options.http.is_some(),
                     last_error: failures
                         .get(&(
                             hook.source.to_string_lossy().into_owned(),

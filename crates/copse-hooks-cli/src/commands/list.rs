@@ -208,7 +208,9 @@ fn print_human(l: &Listing, enabled: bool) {
             paint(
                 &format!(
                     "· {policy} · {} · timeout {}",
-                    if h.sandboxed {
+                    if h.http {
+                        "HTTP request (no process)"
+                    } else if h.sandboxed {
                         "sandboxed"
                     } else {
                         "UNSANDBOXED (sandbox: false)"

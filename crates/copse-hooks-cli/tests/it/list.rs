@@ -152,3 +152,44 @@ fn failure_policy_and_auto_continue_settings_show_in_list() {
     assert!(closed.contains(&("note.sh".to_string(), false)));
     assert!(closed.contains(&("cursor.sh".to_string(), true)));
 }
+
+/// Claude `type: "http"` handlers are listed as supported hooks (`http: <url>`), with
+/// warnings only where they cannot run: on SessionStart (command and mcp_tool only in
+/// Claude Code), with a URL that is not http(s), or a header that is not a string.
+/// The control character in a URL is escaped in both outputs.
+#[test]
+fn claude_http_hooks_in_list_and_lint() {
+    let env = Env::new();
+    env.write(
+        "home/.claude/settings.json",
+        &serde_json::to_string_pretty(&json!({"hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{
+                "type": "http",
+                "url": "http://127.0.0.1:9/policy",
+                "headers": {"Authorization": "Bearer $POLICY_TOKEN", "X-Retries": 3},
+                "allowedEnvVars": ["POLICY_TOKEN"],
+                "timeout": 5
+            }]}],
+            "SessionStart": [{"hooks": [{"type": "http", "url": "http://127.0.0.1:9/start"}]}],
+            "PostToolUse": [{"hooks": [{"type": "http", "url": "file:///etc/\u{1b}[2Jpasswd"}]}]
+        }}))
+        .unwrap(),
+    );
+    let out = env.cmd().args(["list"]).run().success();
+    insta::assert_snapshot!("list_claude_http", out.redacted());
+    let v = env.cmd().args(["--json", "list"]).run().success().json();
+    let hooks = v["hooks"].as_array().unwrap();
+    let pre = hooks
+        .iter()
+        .find(|h| h["command"] == "http: http://127.0.0.1:9/policy")
+        .unwrap();
+    assert_eq!(pre["supported"], true);
+    assert_eq!(pre["timeout_ms"], 5000);
+    let r = env
+        .cmd()
+        .arg("lint")
+        .arg(env.home().join(".claude/settings.json"))
+        .run();
+    insta::assert_snapshot!("lint_claude_http", r.redacted());
+    assert!(!r.stdout().contains('\u{1b}'), "escaped: {}", r.stdout());
+}
