@@ -228,6 +228,8 @@ pub struct ParsedConfig {
     pub warnings: Vec<ConfigWarning>,
     /// Claude `disableAllHooks` as this file sets it (`None` when it does not).
     pub disable_all_hooks: Option<bool>,
+    /// Claude `allowedHttpHookUrls` / `httpHookAllowedEnvVars` as this file sets them.
+    pub http_policy: crate::http::HttpPolicy,
     /// Claude `enabledPlugins` as this file sets it (plugin id → enabled).
     pub enabled_plugins: std::collections::BTreeMap<String, bool>,
     /// Per-hook extras (Gemini, Codex), by hook index.

@@ -288,6 +288,7 @@ impl Engine {
             .collect();
         let mut limits = self.limits();
         limits.kill_grace = limits.kill_grace.min(Duration::from_secs(1));
+        let http_policy = self.claude_http_policy();
         let input = RunInput {
             event: &event_payload,
             ctx: Context {
@@ -300,6 +301,7 @@ impl Engine {
             limits,
             sandbox: self.sandbox_config(),
             failure_policy: self.failure_policy(),
+            http_policy: Some(&http_policy),
         };
         let mut hook_for_run = clone_for_dry_run(hook);
         // Only a trusted Copse hook may leave the sandbox.

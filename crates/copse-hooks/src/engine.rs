@@ -953,6 +953,23 @@ impl Engine {
     }
 }
 
+impl Engine {
+    /// Claude's `allowedHttpHookUrls` / `httpHookAllowedEnvVars` merged over the
+    /// trusted Claude settings files (read only when an http hook is about to run).
+    pub(crate) fn claude_http_policy(&self) -> crate::http::HttpPolicy {
+        let configs = self.active_configs();
+        crate::http::HttpPolicy::merge(
+            configs
+                .iter()
+                .filter(|l| {
+                    l.location.dialect == Dialect::Claude
+                        && self.trust_state(l) == TrustState::Trusted
+                })
+                .map(|l| &l.config.http_policy),
+        )
+    }
+}
+
 /// Claude's `disableAllHooks` after precedence: the value of the highest-precedence
 /// settings file that sets it (local over project over user), so a project `false`
 /// overrides a user `true`. It turns off Claude hooks only.

@@ -23,6 +23,73 @@ pub struct HttpHandler {
     pub allowed_env_vars: Vec<String>,
 }
 
+/// Claude's settings-wide limits on HTTP hooks, merged across the trusted settings
+/// files (arrays merge, as Claude Code merges them): `allowedHttpHookUrls` (URL
+/// patterns with `*`; an empty list allows none) and `httpHookAllowedEnvVars` (each
+/// hook's `allowedEnvVars` is intersected with it). `None`: the key is set nowhere.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HttpPolicy {
+    /// `allowedHttpHookUrls`.
+    pub urls: Option<Vec<String>>,
+    /// `httpHookAllowedEnvVars`.
+    pub env_vars: Option<Vec<String>>,
+}
+
+impl HttpPolicy {
+    /// Merges the lists of several files (union per key; set when any file sets it).
+    pub fn merge<'a>(files: impl Iterator<Item = &'a HttpPolicy>) -> HttpPolicy {
+        let mut out = HttpPolicy::default();
+        for f in files {
+            for (into, from) in [(&mut out.urls, &f.urls), (&mut out.env_vars, &f.env_vars)] {
+                if let Some(items) = from {
+                    let list = into.get_or_insert_with(Vec::new);
+                    for i in items {
+                        if !list.contains(i) {
+                            list.push(i.clone());
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether a hook may POST to `url`.
+    pub fn url_allowed(&self, url: &str) -> bool {
+        match &self.urls {
+            None => true,
+            Some(patterns) => patterns.iter().any(|p| wildcard(p, url)),
+        }
+    }
+
+    /// Whether a header may interpolate `name`.
+    fn env_allowed(&self, name: &str) -> bool {
+        self.env_vars
+            .as_ref()
+            .is_none_or(|names| names.iter().any(|n| n == name))
+    }
+}
+
+/// Whether `text` matches `pattern`, where `*` stands for any run of characters.
+fn wildcard(pattern: &str, text: &str) -> bool {
+    let parts: Vec<&str> = pattern.split('*').collect();
+    if parts.len() == 1 {
+        return pattern == text;
+    }
+    let (first, last) = (parts[0], parts[parts.len() - 1]);
+    if !text.starts_with(first) || text.len() < first.len() + last.len() || !text.ends_with(last) {
+        return false;
+    }
+    let mut rest = &text[first.len()..text.len() - last.len()];
+    for part in &parts[1..parts.len() - 1] {
+        match rest.find(part) {
+            Some(i) => rest = &rest[i + part.len()..],
+            None => return false,
+        }
+    }
+    true
+}
+
 /// How an exchange ended when it produced no usable status and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HttpError {
@@ -32,6 +99,8 @@ pub enum HttpError {
     Oversize,
     /// The request could not be made or the response could not be read.
     Transport(String),
+    /// A settings-wide limit forbids the request (it was never made).
+    Refused(String),
 }
 
 /// A response read in full.
@@ -45,10 +114,18 @@ pub struct HttpResponse {
 
 impl HttpHandler {
     /// The header values with `$VAR` / `${VAR}` replaced from `env`: names outside
-    /// `allowedEnvVars`, unset names and LLM keys become the empty string.
-    pub fn resolved_headers(&self, env: &[(OsString, OsString)]) -> Vec<(String, String)> {
+    /// `allowedEnvVars` (or outside the settings' `httpHookAllowedEnvVars`), unset
+    /// names and LLM keys become the empty string.
+    pub fn resolved_headers(
+        &self,
+        env: &[(OsString, OsString)],
+        policy: &HttpPolicy,
+    ) -> Vec<(String, String)> {
         let lookup = |name: &str| -> String {
-            if !self.allowed_env_vars.iter().any(|a| a == name) || crate::env::is_llm_secret(name) {
+            if !self.allowed_env_vars.iter().any(|a| a == name)
+                || !policy.env_allowed(name)
+                || crate::env::is_llm_secret(name)
+            {
                 return String::new();
             }
             env.iter()
@@ -70,6 +147,7 @@ impl HttpHandler {
         &self,
         body: &[u8],
         env: &[(OsString, OsString)],
+        policy: &HttpPolicy,
         timeout: Duration,
         cap: usize,
     ) -> Result<HttpResponse, HttpError> {
@@ -79,7 +157,7 @@ impl HttpHandler {
             .user_agent(concat!("copse-hooks/", env!("CARGO_PKG_VERSION")))
             .build();
         let mut request = agent.post(&self.url);
-        for (name, value) in self.resolved_headers(env) {
+        for (name, value) in self.resolved_headers(env, policy) {
             // The input is JSON whatever a header says.
             if name.eq_ignore_ascii_case("content-type") {
                 continue;
@@ -207,9 +285,37 @@ mod tests {
             ("NOPE".into(), "secret".into()),
             ("ANTHROPIC_API_KEY".into(), "sk-ant".into()),
         ];
-        let got = h.resolved_headers(&env);
+        let got = h.resolved_headers(&env, &HttpPolicy::default());
         assert_eq!(got[0].1, "yes");
         assert_eq!(got[1].1, "");
         assert_eq!(got[2].1, "");
+        let limited = HttpPolicy {
+            urls: None,
+            env_vars: Some(vec!["OTHER".into()]),
+        };
+        assert_eq!(h.resolved_headers(&env, &limited)[0].1, "", "intersected");
+    }
+
+    #[test]
+    fn url_patterns_use_star_wildcards() {
+        let p = HttpPolicy {
+            urls: Some(vec![
+                "http://127.0.0.1:*/hooks/*".into(),
+                "https://x.test/a".into(),
+            ]),
+            env_vars: None,
+        };
+        assert!(p.url_allowed("http://127.0.0.1:8080/hooks/pre"));
+        assert!(p.url_allowed("https://x.test/a"));
+        assert!(!p.url_allowed("https://x.test/ab"));
+        assert!(!p.url_allowed("http://127.0.0.1:8080/other"));
+        assert!(
+            !HttpPolicy {
+                urls: Some(vec![]),
+                env_vars: None
+            }
+            .url_allowed("http://a/")
+        );
+        assert!(HttpPolicy::default().url_allowed("http://a/"));
     }
 }

@@ -36,6 +36,9 @@ pub(crate) struct RunInput<'a> {
     pub sandbox: Option<&'a SandboxConfig>,
     /// The per-dialect `failurePolicy` setting (dialect name → policy).
     pub failure_policy: &'a BTreeMap<String, FailurePolicy>,
+    /// Claude's `allowedHttpHookUrls` / `httpHookAllowedEnvVars` (merged over the
+    /// trusted settings files); `None` when no http hook is about to run.
+    pub http_policy: Option<&'a crate::http::HttpPolicy>,
 }
 
 /// How the host sandboxes hooks.
@@ -365,7 +368,15 @@ fn run_http(
     let env = environment(adapter, hook, input);
     let started = Instant::now();
     let started_at = SystemTime::now();
-    let answer = http.post(&stdin, &env, hook.timeout, input.limits.stdout_cap);
+    let no_limits = crate::http::HttpPolicy::default();
+    let limits = input.http_policy.unwrap_or(&no_limits);
+    let answer = if limits.url_allowed(&http.url) {
+        http.post(&stdin, &env, limits, hook.timeout, input.limits.stdout_cap)
+    } else {
+        Err(crate::http::HttpError::Refused(
+            "not run: its URL matches no pattern of allowedHttpHookUrls".to_string(),
+        ))
+    };
     let duration = started.elapsed();
     let mut record = HookRun {
         event: hook.event.clone(),
@@ -408,6 +419,7 @@ fn run_http(
             format!("could not be reached: {e}"),
             false,
         ),
+        Err(HttpError::Refused(why)) => Interpretation::failed(FailureKind::Spawn, why, false),
         Ok(response) => {
             record.exit_code = Some(i32::from(response.status));
             let body_text = String::from_utf8_lossy(&response.body);

@@ -316,6 +316,10 @@ impl Session {
         }
         self.wait_for_session_start(event.event());
         let env = lock(&self.state.env).clone();
+        let http_policy = selected
+            .iter()
+            .any(|s| s.hook().options.http.is_some())
+            .then(|| self.engine.claude_http_policy());
         let input = RunInput {
             event,
             ctx,
@@ -325,6 +329,7 @@ impl Session {
             limits: self.engine.limits(),
             sandbox: self.engine.sandbox_config(),
             failure_policy: self.engine.failure_policy(),
+            http_policy: http_policy.as_ref(),
         };
         let mut runs = run_selected(&selected, &input, event);
         let epoch = lock(&self.state.queue).epoch();
@@ -801,6 +806,7 @@ fn run_selected(selected: &[Selected], input: &RunInput<'_>, event: &EventPayloa
                 limits: input.limits,
                 sandbox: input.sandbox,
                 failure_policy: input.failure_policy,
+                http_policy: input.http_policy,
             };
             let run = run_one(s, &step);
             current = chain(current, &run.outcome);
@@ -960,6 +966,13 @@ impl DetachedRun {
         let canonical = self.event.event();
         session.wait_for_session_start(canonical);
         let env = lock(&session.state.env).clone();
+        let http_policy = self
+            .selected
+            .hook()
+            .options
+            .http
+            .is_some()
+            .then(|| session.engine.claude_http_policy());
         let input = RunInput {
             event: &self.event,
             ctx: Context {
@@ -972,6 +985,7 @@ impl DetachedRun {
             limits: session.engine.limits(),
             sandbox: session.engine.sandbox_config(),
             failure_policy: session.engine.failure_policy(),
+            http_policy: http_policy.as_ref(),
         };
         let mut run = run_one(&self.selected, &input);
         let hook = self.selected.hook();

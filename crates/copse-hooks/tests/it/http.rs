@@ -170,6 +170,17 @@ impl Fx {
         self.write("home/.claude/settings.json", hooks);
     }
 
+    /// A user settings file with other top-level keys besides `hooks`.
+    fn user_with(&self, hooks: Value, extra: Value) {
+        let mut doc = json!({"hooks": hooks});
+        for (k, v) in extra.as_object().unwrap() {
+            doc[k] = v.clone();
+        }
+        let path = self.root.join("home/.claude/settings.json");
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, doc.to_string()).unwrap();
+    }
+
     fn project(&self, hooks: Value) {
         self.write("ws/.claude/settings.json", hooks);
     }
@@ -568,4 +579,78 @@ impl Reply {
         self.status = status;
         self
     }
+}
+
+#[test]
+fn allowed_http_hook_urls_limits_where_hooks_may_post() {
+    let server = Server::start(Reply::json(json!({})));
+    let port = server
+        .url
+        .split(':')
+        .nth(2)
+        .unwrap()
+        .split('/')
+        .next()
+        .unwrap()
+        .to_string();
+    let fx = Fx::new();
+    fx.user_with(
+        pre_tool_use(vec![http(&server.url)]),
+        json!({"allowedHttpHookUrls": ["https://hooks.internal/*"]}),
+    );
+    let v = bash(&fx.session(), "ls");
+    assert_eq!(v.effective_decision(), Decision::Deny, "fails closed");
+    let failure = v.runs[0].failure.as_ref().unwrap();
+    assert!(
+        failure.message.contains("allowedHttpHookUrls"),
+        "{failure:?}"
+    );
+    assert!(server.requests().is_empty(), "the request was never made");
+
+    // A matching pattern lets it through; so would a second file's (arrays merge).
+    fx.user_with(
+        pre_tool_use(vec![http(&server.url)]),
+        json!({"allowedHttpHookUrls": ["https://hooks.internal/*", format!("http://127.0.0.1:{port}/*")]}),
+    );
+    let v = bash(&fx.session(), "ls");
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert_eq!(server.requests().len(), 1);
+
+    // An empty list allows no http hook at all.
+    fx.user_with(
+        pre_tool_use(vec![http(&server.url)]),
+        json!({"allowedHttpHookUrls": []}),
+    );
+    let v = bash(&fx.session_with(open_config(&fx)), "ls");
+    assert_eq!(
+        v.effective_decision(),
+        Decision::Allow,
+        "failurePolicy open"
+    );
+    assert_eq!(v.runs[0].result, RunOutcome::Failed);
+    assert_eq!(server.requests().len(), 1, "still one request");
+}
+
+#[test]
+fn http_hook_allowed_env_vars_narrows_every_hooks_allowed_env_vars() {
+    let server = Server::start(Reply::new(200, ""));
+    let fx = Fx::new();
+    fx.user_with(
+        pre_tool_use(vec![json!({
+            "type": "http",
+            "url": server.url,
+            "headers": {"X-Token": "$HOOK_TOKEN", "X-Team": "$TEAM"},
+            "allowedEnvVars": ["HOOK_TOKEN", "TEAM"],
+        })]),
+        json!({"httpHookAllowedEnvVars": ["TEAM"]}),
+    );
+    let mut config = fx.config();
+    config
+        .environment
+        .push(("HOOK_TOKEN".into(), "t0k3n".into()));
+    config.environment.push(("TEAM".into(), "infra".into()));
+    bash(&fx.session_with(config), "ls");
+    let r = &server.requests()[0];
+    assert_eq!(r.header("x-token"), Some(""));
+    assert_eq!(r.header("x-team"), Some("infra"));
 }

@@ -32,6 +32,14 @@ pub struct SettingsFile {
     /// only hooks below it).
     #[serde(default, rename = "disableAllHooks")]
     pub disable_all_hooks: Field<bool>,
+    /// URL patterns (`*` wildcard) `http` hooks may POST to; an empty list allows
+    /// none. Merged (union) across settings files.
+    #[serde(default, rename = "allowedHttpHookUrls")]
+    pub allowed_http_hook_urls: Field<Vec<String>>,
+    /// The environment variables any `http` hook's headers may use (each hook's
+    /// `allowedEnvVars` is intersected with it). Merged (union) across settings files.
+    #[serde(default, rename = "httpHookAllowedEnvVars")]
+    pub http_hook_allowed_env_vars: Field<Vec<String>>,
     /// Matcher groups by Claude Code's PascalCase event name.
     #[serde(default)]
     #[schemars(schema_with = "hooks_schema")]
@@ -528,6 +536,35 @@ impl Claude {
                 None,
                 format!("{name} \"disableAllHooks\" must be true or false, got {other} — ignored"),
             ),
+        }
+        for (key, field, into) in [
+            (
+                "allowedHttpHookUrls",
+                settings.and_then(|s| s.allowed_http_hook_urls.as_ref()),
+                &mut out.http_policy.urls,
+            ),
+            (
+                "httpHookAllowedEnvVars",
+                settings.and_then(|s| s.http_hook_allowed_env_vars.as_ref()),
+                &mut out.http_policy.env_vars,
+            ),
+        ] {
+            match field {
+                None => {}
+                Some(Lenient::Ok(items)) => *into = Some(items.clone()),
+                Some(Lenient::Bad(other)) => {
+                    // Unreadable: allow nothing rather than everything.
+                    *into = Some(Vec::new());
+                    out.warnings.push(crate::dialect::ConfigWarning {
+                        source: source.to_path_buf(),
+                        scope,
+                        event: None,
+                        message: format!(
+                            "{name} \"{key}\" must be an array of strings, got {other} — treated as an empty list"
+                        ),
+                    });
+                }
+            }
         }
         // A settings file has many other keys: no `hooks` is simply no hooks.
         let hooks = match spec::events(&doc, settings.and_then(|s| s.hooks)) {

@@ -158,6 +158,7 @@ pub fn parse_plugin(id: &str, install: &Path, root: Option<&Path>) -> Option<Par
         // Settings keys inside a plugin's hooks file mean nothing.
     }
     parsed.disable_all_hooks = None;
+    parsed.http_policy = crate::http::HttpPolicy::default();
     parsed.enabled_plugins = BTreeMap::new();
     Some(parsed)
 }
