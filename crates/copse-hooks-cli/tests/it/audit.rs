@@ -316,3 +316,80 @@ fn a_run_whose_process_escaped_its_group_is_stored_as_leaked() {
         .replace(failed[1]["run_id"].as_str().unwrap(), "[RUN2]");
     insta::assert_snapshot!("log_failed_leaked", listed);
 }
+
+/// A Claude `type: "http"` hook is recorded like a command run: its stdin is the
+/// POSTed body, its stdout the response body, its exit code the HTTP status; a
+/// failed request is recorded with its failure kind and no exit code.
+#[test]
+fn http_hook_runs_are_recorded_with_status_and_body() {
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/gate", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            let mut len = 0;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    len = v.trim().parse().unwrap();
+                }
+            }
+            let mut body = vec![0; len];
+            reader.read_exact(&mut body).unwrap();
+            let answer = r#"{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"not on Fridays"}}"#;
+            let mut out = stream;
+            let _ = write!(
+                out,
+                "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{answer}",
+                answer.len()
+            );
+        }
+    });
+    let env = Env::new();
+    env.write(
+        "home/.claude/settings.json",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "http", "url": url},
+            {"type": "http", "url": "http://127.0.0.1:9/refused"}
+        ]}]}})
+        .to_string(),
+    );
+    let v = env
+        .cmd()
+        .gate("run_shell", &json!({"command": "ls"}).to_string())
+        .success()
+        .json();
+    assert_eq!(v["decision"], "deny", "{v}");
+    let runs = log(&env, &["--dialect", "claude"]);
+    assert_eq!(runs.len(), 2, "{runs:#?}");
+    let ok = runs
+        .iter()
+        .find(|r| r["command"] == format!("http: {url}"))
+        .unwrap();
+    let shown = env
+        .cmd()
+        .args(["--json", "show", ok["run_id"].as_str().unwrap()])
+        .run()
+        .success()
+        .json();
+    assert_eq!(shown["exit_code"], 200);
+    assert!(
+        shown["stdout"].as_str().unwrap().contains("not on Fridays"),
+        "{shown}"
+    );
+    assert!(
+        shown["stdin"]
+            .as_str()
+            .unwrap()
+            .contains("\"tool_name\":\"Bash\"")
+    );
+    let refused = runs
+        .iter()
+        .find(|r| r["command"] == "http: http://127.0.0.1:9/refused")
+        .unwrap();
+    assert_eq!(refused["failure"], "spawn", "{refused}");
+}
