@@ -4,9 +4,11 @@
 //! Hooks live under the settings file's `hooks` key, three levels deep: event name,
 //! then matcher groups `{matcher?, hooks: [...]}`, then handlers
 //! `{type: "command", command, timeout?, if?, async?}`. Every handler becomes its own
-//! [`HookSpec`] whose `entry` is the 1-based index of its group. Handlers of other
-//! types (`http`, `prompt`, `agent`, `mcp_tool`) are reported and kept as unsupported
-//! specs so `list` shows them; they never run.
+//! [`HookSpec`] whose `entry` is the 1-based index of its group. `http` handlers
+//! (`{type: "http", url, headers?, allowedEnvVars?}`) become specs named
+//! `http: <url>` carrying [`crate::http::HttpHandler`]; the runner POSTs the input
+//! instead of spawning. Handlers of other types (`prompt`, `agent`, `mcp_tool`) are
+//! reported and kept as unsupported specs so `list` shows them; they never run.
 //!
 //! Matchers are group-level: empty, absent or `*` match all; a pattern made only of
 //! letters, digits, `_`, `-`, spaces, `,` and `|` is a list of exact names; anything
