@@ -3,9 +3,9 @@
 
 use std::path::Path;
 
-use copse_hooks::discovery;
-use copse_hooks::engine::TrustState;
-use copse_hooks::settings::TrustedWorkspace;
+use copse_hooks::TrustState;
+use copse_hooks::TrustedWorkspace;
+use copse_hooks::config_locations;
 use copse_hooks::spine::{Spine, SpineError};
 use copse_hooks_wire::OUTPUT_VERSION;
 use copse_hooks_wire::output::{
@@ -52,7 +52,7 @@ pub fn report(hosted: &Hosted) -> DoctorOutput {
             }
         })
         .collect();
-    let configs = discovery::locations(&config.home, &config.copse_dir, engine.workspace_roots())
+    let configs = config_locations(&config.home, &config.copse_dir, engine.workspace_roots())
         .into_iter()
         .map(|loc| {
             let exists = loc.path.is_file();

@@ -12,7 +12,7 @@
 //! `$/cancelRequest`). Everything that may run a hook or touch the audit store goes
 //! to a growable worker [`pool`], so requests run concurrently and complete out of
 //! order, and one slow hook never holds up another request. Each such request carries
-//! a [`copse_hooks::cancel::CancelToken`]; `$/cancelRequest`, a client that goes away
+//! a [`copse_hooks::CancelToken`]; `$/cancelRequest`, a client that goes away
 //! and a daemon told to stop all cancel, which kills the hooks' process groups.
 //! Responses and `queue/message` notifications share one writer, a line at a time.
 //!
@@ -38,7 +38,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 
-use copse_hooks::cancel::CancelToken;
+use copse_hooks::CancelToken;
 use copse_hooks::{Engine, Session};
 use copse_hooks_wire::output::SettingValue;
 use copse_hooks_wire::rpc::{InitializeParams, codes};

@@ -3,12 +3,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use copse_hooks::cancel::CancelToken;
-use copse_hooks::event::{Compaction, FileEdit, ToolResult};
+use copse_hooks::CancelToken;
 use copse_hooks::spine::{RunFilter, Spine, SpineError};
 use copse_hooks::{
     CanonicalEvent, EventPayload, Fired, QueueListener, Session, SessionIdentity, ToolCall,
 };
+use copse_hooks::{Compaction, FileEdit, ToolResult};
 use copse_hooks_wire::PROTOCOL_VERSION;
 use copse_hooks_wire::output::{
     ListOutput, LogOutput, NoticeOutput, QueuedOutput, ShowOutput, TestOutput, VerdictFields,

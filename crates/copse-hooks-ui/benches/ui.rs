@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use copse_hooks::settings::Settings;
+use copse_hooks::Settings;
 use copse_hooks::spine::{Spine, SpineOptions, unix_ms};
 use copse_hooks::{Engine, EngineConfig};
 use copse_hooks_ui::{Server, UiOptions};

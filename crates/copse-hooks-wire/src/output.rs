@@ -3,9 +3,9 @@
 //! The field names are the CLI's contract (snake_case, as printed since the first
 //! release); `version` is [`crate::OUTPUT_VERSION`].
 
+use copse_hooks::DryRun;
+use copse_hooks::SandboxState;
 use copse_hooks::dialect::ConfigWarning;
-use copse_hooks::dryrun::DryRun;
-use copse_hooks::outcome::SandboxState;
 use copse_hooks::spine::{RunRecord, RunSummary};
 use copse_hooks::{HookRun, HookSummary, Listing, Notice, Verdict};
 use schemars::JsonSchema;
@@ -314,7 +314,7 @@ impl From<&ConfigWarning> for WarningOutput {
             source: w.source.display().to_string(),
             scope: w.scope.as_str().to_string(),
             event: w.event.clone(),
-            level: copse_hooks::lint::level_of(&w.message).as_str().to_string(),
+            level: copse_hooks::level_of(&w.message).as_str().to_string(),
             message: w.message.clone(),
         }
     }
@@ -350,8 +350,8 @@ impl From<&Listing> for ListOutput {
                 .iter()
                 .map(|(d, p)| {
                     let p = match p {
-                        copse_hooks::outcome::FailurePolicy::Open => "open",
-                        copse_hooks::outcome::FailurePolicy::Closed => "closed",
+                        copse_hooks::FailurePolicy::Open => "open",
+                        copse_hooks::FailurePolicy::Closed => "closed",
                     };
                     (d.clone(), p.to_string())
                 })

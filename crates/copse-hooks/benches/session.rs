@@ -16,8 +16,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use copse_hooks::event::{ToolResult, tool};
 use copse_hooks::{Engine, EngineConfig, EventPayload, SessionIdentity, ToolCall};
+use copse_hooks::{ToolResult, tool};
 use serde_json::{Map, Value, json};
 
 fn obj(v: Value) -> Map<String, Value> {

@@ -23,7 +23,7 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use copse_hooks::outcome::FailurePolicy;
+use copse_hooks::FailurePolicy;
 use copse_hooks::spine::{Retention, RunRecord, Spine, SpineOptions, new_run_id, unix_ms};
 use copse_hooks::{CanonicalEvent, Decision, Dialect, HookRun, Outcome, RunOutcome, Scope};
 
@@ -322,7 +322,7 @@ fn hook_run(i: u64) -> HookRun {
         stdin: stdin_json(i),
         stdout: vec![b'y'; 1_000],
         stderr: b"no-force-push: matched rule 3\n".to_vec(),
-        sandbox: copse_hooks::outcome::SandboxState::Enforced,
+        sandbox: copse_hooks::SandboxState::Enforced,
         leaked: false,
         warnings: Vec::new(),
     }

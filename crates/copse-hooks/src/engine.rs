@@ -2,7 +2,7 @@
 //!
 //! An [`Engine`] is built once per host from an [`EngineConfig`] (where the user's
 //! home is, which workspace roots exist and which are trusted, whether external hooks
-//! are on). A [`Session`] carries the conversation identity and fires canonical
+//! are on). A [`Session`](crate::Session) carries the conversation identity and fires canonical
 //! events. With hooks off, or inside a hook process (the recursion guard), a gate
 //! returns at once without touching the disk.
 
@@ -15,10 +15,10 @@ use serde::Serialize;
 use crate::dialect::{ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Scope};
 use crate::discovery::{self, ConfigLocation, LoadedConfig, Registry};
 use crate::env::{self, DEPTH_VAR, MAX_HOOK_DEPTH};
-use crate::event::{CanonicalEvent, EventPayload, SessionIdentity};
+use crate::event::{CanonicalEvent, EventPayload};
 use crate::outcome::FailurePolicy;
 use crate::runner::SandboxConfig;
-use crate::session::Session;
+use crate::selected::Selected;
 use crate::settings::TrustedWorkspace;
 use crate::spawn::Limits;
 use crate::spine::{Retention, Spine, SpineOptions};
@@ -40,7 +40,7 @@ pub struct EngineConfig {
     pub environment: Vec<(OsString, OsString)>,
     /// Output caps and grace periods.
     pub limits: Limits,
-    /// Whether sessions keep every run record in memory ([`Session::runs`]); off by
+    /// Whether sessions keep every run record in memory ([`Session::runs`](crate::Session::runs)); off by
     /// default, since the audit store is where runs live.
     pub keep_session_runs: bool,
     /// Where to record every hook run (the audit store, `$COPSE_DIR/spine.db` in the
@@ -152,7 +152,7 @@ impl EngineConfig {
         self
     }
 
-    /// Keeps every run record in sessions ([`Session::runs`]).
+    /// Keeps every run record in sessions ([`Session::runs`](crate::Session::runs)).
     pub fn keep_runs(mut self) -> Self {
         self.keep_session_runs = true;
         self
@@ -598,11 +598,6 @@ impl Engine {
         snapshot
     }
 
-    /// Opens a session for a conversation.
-    pub fn session(&self, identity: SessionIdentity) -> Session {
-        Session::new(self.clone(), identity)
-    }
-
     /// Whether hooks may run at all (enabled, and not inside a hook process).
     pub(crate) fn hooks_active(&self) -> bool {
         self.inner.config.hooks_enabled && !self.recursion_guard_tripped()
@@ -1005,18 +1000,5 @@ impl VendorSwitches {
             }
             _ => None,
         }
-    }
-}
-
-/// A selected hook: its parsed config (kept alive) and its index in it.
-#[derive(Debug, Clone)]
-pub(crate) struct Selected {
-    pub config: Arc<crate::dialect::ParsedConfig>,
-    pub index: usize,
-}
-
-impl Selected {
-    pub fn hook(&self) -> &HookSpec {
-        &self.config.hooks[self.index]
     }
 }

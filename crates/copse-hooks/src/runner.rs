@@ -27,7 +27,7 @@ pub(crate) struct RunInput<'a> {
     pub base_env: &'a [(OsString, OsString)],
     /// The session's environment overlays (from sessionStart hooks); each hook gets
     /// only its own scope and root's.
-    pub session_env: Option<&'a crate::session::Overlays>,
+    pub session_env: Option<&'a crate::overlay::Overlays>,
     /// The depth the child gets.
     pub child_depth: u32,
     /// Output caps and grace periods.

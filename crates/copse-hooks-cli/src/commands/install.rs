@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result, bail};
 use copse_hooks::EngineConfig;
 use copse_hooks::agent::{self, Agent};
-use copse_hooks::settings::{Settings, sha256_hex};
+use copse_hooks::{Settings, sha256_hex};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 

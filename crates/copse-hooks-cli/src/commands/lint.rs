@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use copse_hooks::lint::Level;
+use copse_hooks::Level;
 use serde_json::json;
 
 use crate::cli::Global;

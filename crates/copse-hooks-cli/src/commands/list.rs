@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use copse_hooks::engine::TrustState;
+use copse_hooks::TrustState;
 use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
 
 use crate::cli::Global;
@@ -51,8 +51,8 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
                 .iter()
                 .map(|(dialect, p)| {
                     let word = match p {
-                        copse_hooks::outcome::FailurePolicy::Open => "open",
-                        copse_hooks::outcome::FailurePolicy::Closed => "closed",
+                        copse_hooks::FailurePolicy::Open => "open",
+                        copse_hooks::FailurePolicy::Closed => "closed",
                     };
                     format!("{} fails {word}", output::clean(dialect))
                 })
@@ -234,9 +234,9 @@ fn print_human(l: &Listing, enabled: bool) {
             outln!(
                 "  {}: {}: {}",
                 output::path(&w.source),
-                match copse_hooks::lint::level_of(&w.message) {
-                    copse_hooks::lint::Level::Error => paint("error", output::RED, false),
-                    copse_hooks::lint::Level::Warning => paint("warning", output::YELLOW, false),
+                match copse_hooks::level_of(&w.message) {
+                    copse_hooks::Level::Error => paint("error", output::RED, false),
+                    copse_hooks::Level::Warning => paint("warning", output::YELLOW, false),
                 },
                 clean(&w.message)
             );
@@ -361,13 +361,13 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
 fn print_scripts(h: &copse_hooks::HookSummary) {
     for s in &h.scripts {
         let (word, colour) = match s.state {
-            copse_hooks::engine::ScriptState::Pinned => ("pinned", output::DIM),
-            copse_hooks::engine::ScriptState::Changed => ("CHANGED since trusted", output::RED),
-            copse_hooks::engine::ScriptState::Unpinned => ("pinned when trusted", output::DIM),
+            copse_hooks::ScriptState::Pinned => ("pinned", output::DIM),
+            copse_hooks::ScriptState::Changed => ("CHANGED since trusted", output::RED),
+            copse_hooks::ScriptState::Unpinned => ("pinned when trusted", output::DIM),
         };
         let state = match (&s.sha256, s.state) {
             (None, _) => format!("{word}; missing or unreadable"),
-            (Some(h), copse_hooks::engine::ScriptState::Unpinned) => {
+            (Some(h), copse_hooks::ScriptState::Unpinned) => {
                 format!("{word}; sha256 {}", h.get(..12).unwrap_or(h))
             }
             (Some(h), _) => format!("{word}, sha256 {}", h.get(..12).unwrap_or(h)),

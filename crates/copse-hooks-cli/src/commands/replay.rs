@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use copse_hooks::event::{Compaction, FileEdit, McpServer, ToolResult};
+use copse_hooks::{Compaction, FileEdit, McpServer, ToolResult};
 use copse_hooks::{EventPayload, Fired, HostIdentity, ModelIdentity, Session, SessionIdentity};
 use copse_hooks_wire::OUTPUT_VERSION;
 use copse_hooks_wire::output::{

@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
-use copse_hooks::settings::{Settings, SettingsError};
 use copse_hooks::{Engine, EngineConfig};
+use copse_hooks::{Settings, SettingsError};
 use serde_json::json;
 
 use crate::cli::Global;

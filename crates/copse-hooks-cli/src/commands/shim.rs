@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use copse_hooks::EngineConfig;
+use copse_hooks::Settings;
 use copse_hooks::agent::{self, Agent, Answer, Inbound, Reply};
-use copse_hooks::settings::Settings;
 
 /// The most payload bytes read (a larger payload is an error, which fails closed).
 const MAX_PAYLOAD: u64 = 64 << 20;

@@ -30,7 +30,7 @@ pub fn run(
         event,
         entry,
         payload,
-        copse_hooks::dryrun::DryRunOptions {
+        copse_hooks::DryRunOptions {
             trust: global.trust,
         },
     )?;

@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use copse_hooks::settings::Settings;
+use copse_hooks::Settings;
 use copse_hooks::spine::{Retention, RunKind, RunRecord, Spine, SpineOptions, unix_ms};
 use copse_hooks::{Engine, EngineConfig};
 use copse_hooks_ui::{Server, UiOptions};

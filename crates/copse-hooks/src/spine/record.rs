@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::dropped::DroppedRun;
 use crate::outcome::{FailurePolicy, HookRun};
-use crate::session::DroppedRun;
 
 /// The most bytes kept of each of stdin, stdout and stderr, and of each outcome channel
 /// text. Anything longer is cut (at a character boundary for text) and flagged.

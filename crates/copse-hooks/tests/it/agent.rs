@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
+use copse_hooks::EventPayload;
 use copse_hooks::agent::{self, Agent, Reply};
-use copse_hooks::event::EventPayload;
-use copse_hooks::outcome::{Decision, Halt, Verdict};
+use copse_hooks::{Decision, Halt, Verdict};
 use serde_json::{Map, Value, json};
 
 fn fixture(name: &str) -> Value {

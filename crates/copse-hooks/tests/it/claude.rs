@@ -9,12 +9,12 @@ use copse_hooks::dialect::claude::{self, Claude};
 use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
 };
-use copse_hooks::event::{Compaction, ToolResult};
-use copse_hooks::outcome::{FailurePolicy, Halt, QueueRequest};
 use copse_hooks::{
     CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
     ModelIdentity, Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
 };
+use copse_hooks::{Compaction, ToolResult};
+use copse_hooks::{FailurePolicy, Halt, QueueRequest};
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------------------------

@@ -10,12 +10,12 @@ use copse_hooks::dialect::codex::{self, Codex};
 use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ProcessResult,
 };
-use copse_hooks::event::{Compaction, ToolResult};
-use copse_hooks::outcome::{FailurePolicy, QueueRequest};
 use copse_hooks::{
     CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
     RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
 };
+use copse_hooks::{Compaction, ToolResult};
+use copse_hooks::{FailurePolicy, QueueRequest};
 use serde_json::{Map, Value, json};
 
 struct Fx {
@@ -898,13 +898,13 @@ fn locations_of_gemini_and_codex_layers_in_order() {
     fx.write("home/.gemini/extensions/b-ext/hooks/hooks.json", "{}");
     fx.write("home/.gemini/extensions/a-ext/hooks/hooks.json", "{}");
     fx.write("codex-home/plugins/cache/m/p/2.0.0/hooks/hooks.json", "{}");
-    let vendor = copse_hooks::discovery::VendorPaths {
+    let vendor = copse_hooks::VendorPaths {
         gemini_system_settings: PathBuf::from("/etc/gemini-cli/settings.json"),
         codex_home: fx.root.join("codex-home"),
         codex_system_dir: PathBuf::from("/etc/codex"),
     };
     let home = fx.home();
-    let got: Vec<(String, Dialect, Scope)> = copse_hooks::discovery::locations_with(
+    let got: Vec<(String, Dialect, Scope)> = copse_hooks::config_locations_with(
         &home,
         &home.join(".copse"),
         &[PathBuf::from("/w")],

@@ -6,20 +6,20 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use copse_hooks::config_locations;
 use copse_hooks::dialect::copse::{
     self, Copse, CopseHooksFile, EntryOptions, HALTED_BY_HOOK, LoopLimit,
 };
 use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
 };
-use copse_hooks::discovery;
-use copse_hooks::event::{Compaction, FileEdit, ToolResult};
-use copse_hooks::outcome::{FailurePolicy, Halt, QueueRequest};
 use copse_hooks::{
     CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
     ModelIdentity, ModelParam, Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall,
     Verdict,
 };
+use copse_hooks::{Compaction, FileEdit, ToolResult};
+use copse_hooks::{FailurePolicy, Halt, QueueRequest};
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------------------------
@@ -280,7 +280,7 @@ fn locations_order_cursor_claude_copse_for_user_then_each_root() {
     let copse_dir = Path::new("/data/copse");
     let roots = vec![PathBuf::from("/w1"), PathBuf::from("/w2")];
     let got: Vec<(String, Dialect, Scope, Option<PathBuf>)> =
-        discovery::locations(home, copse_dir, &roots)
+        config_locations(home, copse_dir, &roots)
             .into_iter()
             // Gemini and Codex locations are tested in their own modules.
             .filter(|l| {
@@ -342,7 +342,10 @@ fn locations_order_cursor_claude_copse_for_user_then_each_root() {
     expected.extend(project("/w1"));
     expected.extend(project("/w2"));
     assert_eq!(got, expected);
-    assert_eq!(discovery::adapter(Dialect::Copse).dialect(), Dialect::Copse);
+    assert_eq!(
+        copse_hooks::adapter(Dialect::Copse).dialect(),
+        Dialect::Copse
+    );
 }
 
 #[test]

@@ -7,17 +7,17 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use copse_hooks::TrustedWorkspace;
 use copse_hooks::dialect::gemini::{self, Gemini, marshal::marshal};
 use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
 };
-use copse_hooks::event::{Compaction, ToolResult};
-use copse_hooks::outcome::{FailurePolicy, QueueRequest};
-use copse_hooks::settings::TrustedWorkspace;
 use copse_hooks::{
     CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
     Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
 };
+use copse_hooks::{Compaction, ToolResult};
+use copse_hooks::{FailurePolicy, QueueRequest};
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------------------------
@@ -281,7 +281,7 @@ fn a_pinned_project_config_stops_running_when_it_changes() {
     let fx = Fx::new();
     let out = fx.at("ran");
     let project = fx.project(json!({"BeforeTool": [def(None, &[("p", &format!("touch {out}"))])]}));
-    let hash = copse_hooks::settings::sha256_hex(&std::fs::read(&project).unwrap());
+    let hash = copse_hooks::sha256_hex(&std::fs::read(&project).unwrap());
     let pinned = |hash: String| {
         let mut config = fx.config();
         config.trusted.push(TrustedWorkspace::Pinned {

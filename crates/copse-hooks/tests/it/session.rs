@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use copse_hooks::event::ToolResult;
+use copse_hooks::ToolResult;
 use copse_hooks::{Engine, EngineConfig, EventPayload, Fired, SessionIdentity};
 use serde_json::{Map, json};
 
@@ -174,7 +174,7 @@ fn alive(pid: &str) -> bool {
 
 #[test]
 fn a_cancel_token_kills_every_hook_group_of_a_blocking_event() {
-    use copse_hooks::cancel::CancelToken;
+    use copse_hooks::CancelToken;
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let marks = tempfile::tempdir_in(std::env::temp_dir()).unwrap();

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use copse_hooks::outcome::{Failure, FailurePolicy, Halt, QueueRequest};
 use copse_hooks::spine::{
     CAPTURE_CAP, Retention, RunFilter, RunKind, RunRecord, Spine, SpineError, SpineOptions,
     new_run_id, schema, unix_ms,
@@ -14,6 +13,7 @@ use copse_hooks::spine::{
 use copse_hooks::{
     CanonicalEvent, Decision, Dialect, DroppedRun, FailureKind, HookRun, Outcome, RunOutcome, Scope,
 };
+use copse_hooks::{Failure, FailurePolicy, Halt, QueueRequest};
 use rusqlite::Connection;
 use serde_json::{Map, json};
 
@@ -207,7 +207,7 @@ fn hook_run() -> HookRun {
         stdin: vec![b'i'; CAPTURE_CAP + 1],
         stdout: b"{}".to_vec(),
         stderr: vec![b'e'; CAPTURE_CAP],
-        sandbox: copse_hooks::outcome::SandboxState::Enforced,
+        sandbox: copse_hooks::SandboxState::Enforced,
         leaked: true,
         warnings: vec!["session environment variable \"PATH\" dropped".into()],
     }

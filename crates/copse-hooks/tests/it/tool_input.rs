@@ -1,7 +1,7 @@
 //! Canonical tool inputs are typed: a malformed input is an error, never a coerced
 //! value shown to hooks.
 
-use copse_hooks::event::ToolResult;
+use copse_hooks::ToolResult;
 use copse_hooks::{EngineConfig, EventPayload, SessionIdentity, ToolCall};
 use serde_json::{Map, Value, json};
 

@@ -8,12 +8,12 @@
 
 use std::path::PathBuf;
 
+use copse_hooks::CanonicalEvent;
+use copse_hooks::EventPayload;
+use copse_hooks::FailurePolicy;
+use copse_hooks::adapter;
 use copse_hooks::dialect::{Context, Dialect, HookMatcher, HookSpec, Scope};
-use copse_hooks::discovery::adapter;
-use copse_hooks::event::CanonicalEvent;
-use copse_hooks::event::EventPayload;
 use copse_hooks::fixture;
-use copse_hooks::outcome::FailurePolicy;
 use copse_hooks::vendor::{CLAUDE, CODEX, CURSOR, GEMINI};
 use serde_json::{Map, Value};
 
