@@ -107,10 +107,8 @@ async fn main() {
     std::fs::write(&cursor, hooks).expect("write config");
     seed(&copse.join("spine.db"), runs, &cursor.display().to_string());
 
-    let mut s = Settings {
-        cursor_hooks_enabled: true,
-        ..Settings::default()
-    };
+    let mut s = Settings::default();
+    s.cursor_hooks_enabled = true;
     s.trust(&ws).expect("trust");
     s.save(&Settings::path_in(&copse)).expect("save settings");
     let (h, c, w) = (home.clone(), copse.clone(), ws.clone());

@@ -20,7 +20,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
 use copse_hooks::FailurePolicy;
@@ -299,33 +299,35 @@ fn drain(spine: &Spine) {
 }
 
 fn hook_run(i: u64) -> HookRun {
-    HookRun {
-        event: "beforeShellExecution".into(),
-        canonical: CanonicalEvent::ToolGate,
-        dialect: Dialect::Cursor,
-        command: "~/.cursor/hooks/no-force-push.sh".into(),
-        source: PathBuf::from("/home/u/.cursor/hooks.json"),
-        scope: Scope::User,
-        started_at: SystemTime::now(),
-        duration: Duration::from_millis(12),
-        exit_code: Some(0),
-        parse_ok: true,
-        failure: None,
-        policy: FailurePolicy::Closed,
-        outcome: Outcome {
-            decision: Some(Decision::Deny),
-            agent_message: Some("force pushes to main are not allowed".into()),
-            user_message: Some("blocked a force push".into()),
-            ..Outcome::default()
-        },
-        result: RunOutcome::Deny,
-        stdin: stdin_json(i),
-        stdout: vec![b'y'; 1_000],
-        stderr: b"no-force-push: matched rule 3\n".to_vec(),
-        sandbox: copse_hooks::SandboxState::Enforced,
-        leaked: false,
-        warnings: Vec::new(),
-    }
+    let mut run = HookRun::new(
+        "beforeShellExecution",
+        CanonicalEvent::ToolGate,
+        Dialect::Cursor,
+        "~/.cursor/hooks/no-force-push.sh",
+        "/home/u/.cursor/hooks.json",
+        Scope::User,
+    );
+    run.started_at = SystemTime::now();
+    run.duration = Duration::from_millis(12);
+    run.exit_code = Some(0);
+    run.parse_ok = true;
+    run.failure = None;
+    run.policy = FailurePolicy::Closed;
+    run.outcome = {
+        let mut outcome = Outcome::default();
+        outcome.decision = Some(Decision::Deny);
+        outcome.agent_message = Some("force pushes to main are not allowed".into());
+        outcome.user_message = Some("blocked a force push".into());
+        outcome
+    };
+    run.result = RunOutcome::Deny;
+    run.stdin = stdin_json(i);
+    run.stdout = vec![b'y'; 1_000];
+    run.stderr = b"no-force-push: matched rule 3\n".to_vec();
+    run.sandbox = copse_hooks::SandboxState::Enforced;
+    run.leaked = false;
+    run.warnings = Vec::new();
+    run
 }
 
 /// A copy of the template with its own run id (a duplicate id would be rejected).

@@ -12,6 +12,7 @@ use crate::event::CanonicalEvent;
 
 /// A detached run that was dropped because the dispatcher's queue was full.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct DroppedRun {
     /// The wire event.
     pub event: String,
@@ -28,4 +29,26 @@ pub struct DroppedRun {
     /// When it was dropped.
     #[serde(skip)]
     pub at: SystemTime,
+}
+
+impl DroppedRun {
+    /// A drop of the hook `command` (declared in `source`) for `event`, now.
+    pub fn new(
+        event: impl Into<String>,
+        canonical: CanonicalEvent,
+        dialect: Dialect,
+        command: impl Into<String>,
+        source: impl Into<PathBuf>,
+        scope: Scope,
+    ) -> Self {
+        DroppedRun {
+            event: event.into(),
+            canonical,
+            dialect,
+            command: command.into(),
+            source: source.into(),
+            scope,
+            at: SystemTime::now(),
+        }
+    }
 }

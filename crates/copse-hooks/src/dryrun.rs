@@ -24,6 +24,7 @@ use crate::runner::{self, RunInput};
 
 /// How a dry run may treat trust.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct DryRunOptions {
     /// Run a project hook whose workspace is not trusted (or changed since trusted),
     /// for this one run, always in the sandbox.
@@ -32,6 +33,7 @@ pub struct DryRunOptions {
 
 /// Why a dry run could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DryRunError {
     /// The config file could not be read.
     #[error("failed to read {path}: {source}")]
@@ -86,6 +88,7 @@ pub enum DryRunError {
 
 /// What a dry run did.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct DryRun {
     /// The dialect.
     pub dialect: Dialect,

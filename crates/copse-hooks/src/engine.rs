@@ -25,6 +25,7 @@ use crate::spine::{Retention, Spine, SpineOptions};
 
 /// How to build an engine.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct EngineConfig {
     /// The user's home directory (locates `~/.cursor/hooks.json`).
     pub home: PathBuf,
@@ -190,6 +191,7 @@ impl TrustState {
 
 /// One discovered hook, as the Sources panel shows it.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct HookSummary {
     /// The dialect.
     pub dialect: Dialect,
@@ -260,6 +262,7 @@ pub enum ScriptState {
 /// What trusting a root pins, and the hooks it allows, from one read of each file:
 /// the bytes hashed are the bytes parsed and shown.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TrustSnapshot {
     /// Config path → SHA-256 of its bytes (`None`: absent).
     pub configs: std::collections::BTreeMap<PathBuf, Option<String>>,
@@ -282,6 +285,7 @@ fn script_hash(path: &Path) -> Result<Option<String>, String> {
 
 /// Every discovered hook and every config warning.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Listing {
     /// The hooks, in configured order.
     pub hooks: Vec<HookSummary>,

@@ -53,19 +53,22 @@
 //! )?;
 //!
 //! let engine = Engine::new(
-//!     EngineConfig::from_process(vec![workspace.path().to_path_buf()])
+//!     EngineConfig::builder()
+//!         .workspace_root(workspace.path())
 //!         .home(home.path())
-//!         .enabled(true),
+//!         .enabled(true)
+//!         .build(),
 //! );
 //! let session = engine.session(SessionIdentity::new("conversation-1"));
 //!
-//! let input = json!({"command": "git push --force origin main"});
-//! let verdict = session.gate_tool(ToolCall::new("run_shell", input.as_object().unwrap().clone()));
+//! let verdict = session.gate_tool(ToolCall::new(
+//!     "run_shell",
+//!     json!({"command": "git push --force origin main"}),
+//! ));
 //! assert_eq!(verdict.effective_decision(), Decision::Deny);
 //! assert_eq!(verdict.agent_message.as_deref(), Some("no force pushes"));
 //!
-//! let input = json!({"command": "git status"});
-//! let verdict = session.gate_tool(ToolCall::new("run_shell", input.as_object().unwrap().clone()));
+//! let verdict = session.gate_tool(ToolCall::new("run_shell", json!({"command": "git status"})));
 //! assert_eq!(verdict.effective_decision(), Decision::Allow);
 //! assert!(verdict.runs.is_empty(), "the matcher did not match, so nothing ran");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -126,7 +129,7 @@ pub use engine::{
 };
 pub use event::{
     CanonicalEvent, Compaction, EventPayload, FileEdit, HostIdentity, McpServer, ModelIdentity,
-    ModelParam, SessionIdentity, TOOL_OUTPUT_CAP, ToolCall, ToolInputError, ToolResult,
+    ModelParam, SessionIdentity, TOOL_OUTPUT_CAP, ToolCall, ToolInput, ToolInputError, ToolResult,
     new_tool_use_id, tool,
 };
 pub use fsread::{MAX_READ_FILE_CONTENT, ReadError, read_prefix};

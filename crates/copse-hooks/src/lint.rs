@@ -40,6 +40,7 @@ impl Level {
 
 /// One problem in one file.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Problem {
     /// The config file.
     pub file: PathBuf,
@@ -55,6 +56,7 @@ pub struct Problem {
 
 /// The result of linting some files.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct LintReport {
     /// The files read, with their detected dialect.
     pub files: Vec<(PathBuf, Dialect)>,

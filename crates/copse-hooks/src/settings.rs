@@ -88,6 +88,7 @@ pub struct RetentionSettings {
 /// The settings file's contents. Unknown keys are kept on rewrite.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Settings {
     /// Whether external hooks run at all.
     #[serde(default)]
@@ -133,6 +134,7 @@ pub struct Settings {
 
 /// Why settings could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SettingsError {
     /// The file exists but could not be read.
     #[error("failed to read settings {path}: {source}")]

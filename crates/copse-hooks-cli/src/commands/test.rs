@@ -25,15 +25,11 @@ pub fn run(
         ..global.clone()
     };
     let inv = workspace::engine(&engine_global)?;
-    let dry = inv.engine.dry_run_with(
-        source,
-        event,
-        entry,
-        payload,
-        copse_hooks::DryRunOptions {
-            trust: global.trust,
-        },
-    )?;
+    let mut options = copse_hooks::DryRunOptions::default();
+    options.trust = global.trust;
+    let dry = inv
+        .engine
+        .dry_run_with(source, event, entry, payload, options)?;
     if global.json {
         outln!(
             "{}",

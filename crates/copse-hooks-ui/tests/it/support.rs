@@ -100,10 +100,8 @@ esac"#,
         ),
     );
     let settings_path = Settings::path_in(&copse);
-    let mut settings = Settings {
-        cursor_hooks_enabled: true,
-        ..Settings::default()
-    };
+    let mut settings = Settings::default();
+    settings.cursor_hooks_enabled = true;
     if trusted {
         settings.trust(&ws).unwrap();
     }

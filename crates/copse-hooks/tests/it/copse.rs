@@ -101,12 +101,11 @@ impl Fx {
 
 /// The session identity every engine test uses: a conversation, a turn and a model.
 fn identity() -> SessionIdentity {
-    SessionIdentity {
-        conversation_id: "conv-1".into(),
-        generation_id: "gen-7".into(),
-        model: Some(model()),
-        ..SessionIdentity::default()
-    }
+    let mut identity = SessionIdentity::default();
+    identity.conversation_id = "conv-1".into();
+    identity.generation_id = "gen-7".into();
+    identity.model = Some(model());
+    identity
 }
 
 fn model() -> ModelIdentity {
@@ -486,30 +485,35 @@ fn applies(event: &str, matcher: &str, payload: &EventPayload) -> bool {
 }
 
 fn after_tool(tool: &str, is_error: bool) -> EventPayload {
-    EventPayload::AfterToolUse(ToolResult {
-        tool: tool.into(),
-        input: obj(json!({"command": "cargo test"})),
-        output: if is_error {
-            "test result: FAILED".into()
-        } else {
-            "ok".into()
-        },
-        is_error,
-        duration_ms: 42,
-        tool_call_id: "call-1".into(),
-        response: None,
+    EventPayload::AfterToolUse({
+        let mut result = ToolResult::new(
+            tool,
+            obj(json!({"command": "cargo test"})),
+            if is_error {
+                "test result: FAILED"
+            } else {
+                "ok"
+            },
+        );
+        result.is_error = is_error;
+        result.duration_ms = 42;
+        result.tool_call_id = "call-1".into();
+        result.response = None;
+        result
     })
 }
 
 fn compaction(trigger: &str) -> EventPayload {
-    EventPayload::PreCompact(Compaction {
-        trigger: trigger.into(),
-        context_usage_percent: 85.5,
-        context_tokens: 171_000,
-        context_window_size: 200_000,
-        message_count: 40,
-        messages_to_compact: 30,
-        is_first_compaction: true,
+    EventPayload::PreCompact({
+        let mut compaction = Compaction::default();
+        compaction.trigger = trigger.into();
+        compaction.context_usage_percent = 85.5;
+        compaction.context_tokens = 171_000;
+        compaction.context_window_size = 200_000;
+        compaction.message_count = 40;
+        compaction.messages_to_compact = 30;
+        compaction.is_first_compaction = true;
+        compaction
     })
 }
 
@@ -608,10 +612,7 @@ fn every_event_gets_its_exact_stdin() {
     shell(&session, "ls");
     session.fire(EventPayload::AfterFileEdit {
         file_path: format!("{ws}/src/lib.rs"),
-        edits: vec![FileEdit {
-            old_string: "a".into(),
-            new_string: "b".into(),
-        }],
+        edits: vec![FileEdit::new("a", "b")],
     });
     session.fire(EventPayload::Stop {
         status: "completed".into(),
@@ -1652,9 +1653,10 @@ fn observation_events_keep_only_their_channel() {
         let i = read(p, Some(0), &full, "");
         assert_eq!(
             clean(&i),
-            &Outcome {
-                queue_message: queued("next", false, false),
-                ..Outcome::default()
+            &{
+                let mut outcome = Outcome::default();
+                outcome.queue_message = queued("next", false, false);
+                outcome
             },
             "{:?}",
             p.event()
@@ -1663,13 +1665,11 @@ fn observation_events_keep_only_their_channel() {
     let stop = EventPayload::Stop {
         status: "completed".into(),
     };
-    assert_eq!(
-        clean(&read(&stop, Some(0), &full, "")),
-        &Outcome {
-            queue_message: queued("next", false, true),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&read(&stop, Some(0), &full, "")), &{
+        let mut outcome = Outcome::default();
+        outcome.queue_message = queued("next", false, true);
+        outcome
+    });
     let sub = |status: &str| EventPayload::SubagentStop {
         subagent_type: "explore".into(),
         status: status.into(),
@@ -1680,13 +1680,11 @@ fn observation_events_keep_only_their_channel() {
     );
     assert!(clean(&read(&sub("error"), Some(0), &full, "")).is_empty());
     let start = EventPayload::SessionStart { first_turn: false };
-    assert_eq!(
-        clean(&read(&start, Some(0), &full, "")),
-        &Outcome {
-            session_env: Some([("K".to_string(), "v".to_string())].into()),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&read(&start, Some(0), &full, "")), &{
+        let mut outcome = Outcome::default();
+        outcome.session_env = Some([("K".to_string(), "v".to_string())].into());
+        outcome
+    });
     // sendNow only when literally true.
     let o = read(
         &stop,
@@ -1752,17 +1750,15 @@ fn gated_events_read_the_full_outcome() {
         r#"{"decision": "ask", "agentMessage": "a", "userMessage": "u", "updatedInput": {"command": "ls"}, "injectContext": "c", "queueMessage": {"text": "q"}, "sessionEnv": {"K": "v"}}"#,
         "",
     );
-    assert_eq!(
-        clean(&o),
-        &Outcome {
-            decision: Some(Decision::Ask),
-            agent_message: Some("a".into()),
-            user_message: Some("u".into()),
-            updated_input: Some(obj(json!({"command": "ls"}))),
-            inject_context: Some("c".into()),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&o), &{
+        let mut outcome = Outcome::default();
+        outcome.decision = Some(Decision::Ask);
+        outcome.agent_message = Some("a".into());
+        outcome.user_message = Some("u".into());
+        outcome.updated_input = Some(obj(json!({"command": "ls"})));
+        outcome.inject_context = Some("c".into());
+        outcome
+    });
     let o = read(&call, Some(0), r#"{"haltRun": "stop now"}"#, "");
     assert_eq!(
         clean(&o).halt,
@@ -1785,38 +1781,32 @@ fn gated_events_read_the_full_outcome() {
         r#"{"injectContext": "c", "updatedInput": {"x": 1}, "agentMessage": "a"}"#,
         "",
     );
-    assert_eq!(
-        clean(&o),
-        &Outcome {
-            agent_message: Some("a".into()),
-            inject_context: Some("c".into()),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&o), &{
+        let mut outcome = Outcome::default();
+        outcome.agent_message = Some("a".into());
+        outcome.inject_context = Some("c".into());
+        outcome
+    });
     let o = read(&prompt, Some(2), "", "");
-    assert_eq!(
-        clean(&o),
-        &Outcome {
-            decision: Some(Decision::Deny),
-            halt: Some(Halt {
-                reason: HALTED_BY_HOOK.into()
-            }),
-            user_message: Some(HALTED_BY_HOOK.into()),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&o), &{
+        let mut outcome = Outcome::default();
+        outcome.decision = Some(Decision::Deny);
+        outcome.halt = Some(Halt {
+            reason: HALTED_BY_HOOK.into(),
+        });
+        outcome.user_message = Some(HALTED_BY_HOOK.into());
+        outcome
+    });
     let start = EventPayload::SubagentStart {
         subagent_type: "explore".into(),
     };
     let o = read(&start, Some(2), r#"{"agentMessage": "from json"}"#, "");
-    assert_eq!(
-        clean(&o),
-        &Outcome {
-            decision: Some(Decision::Deny),
-            agent_message: Some("from json".into()),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&o), &{
+        let mut outcome = Outcome::default();
+        outcome.decision = Some(Decision::Deny);
+        outcome.agent_message = Some("from json".into());
+        outcome
+    });
 }
 
 // ---------------------------------------------------------------------------------

@@ -21,17 +21,20 @@ fn engine(home: &Path, ws: &Path, hooks: serde_json::Value) -> Engine {
 }
 
 fn tool_result(i: usize) -> EventPayload {
-    EventPayload::AfterToolUse(ToolResult {
-        tool: "write_file".into(),
-        input: json!({"path": format!("f{i}.txt")})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-        output: format!("wrote {i}"),
-        is_error: false,
-        duration_ms: 1,
-        tool_call_id: format!("call-{i}"),
-        response: None,
+    EventPayload::AfterToolUse({
+        let mut result = ToolResult::new(
+            "write_file",
+            json!({"path": format!("f{i}.txt")})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            format!("wrote {i}"),
+        );
+        result.is_error = false;
+        result.duration_ms = 1;
+        result.tool_call_id = format!("call-{i}");
+        result.response = None;
+        result
     })
 }
 

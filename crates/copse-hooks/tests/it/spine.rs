@@ -169,47 +169,52 @@ fn every_field_round_trips() {
 fn hook_run() -> HookRun {
     let mut updated = Map::new();
     updated.insert("command".into(), json!("git status"));
-    HookRun {
-        event: "beforeShellExecution".into(),
-        canonical: CanonicalEvent::ToolGate,
-        dialect: Dialect::Claude,
-        command: "./check.sh".into(),
-        source: PathBuf::from("/ws/.claude/settings.json"),
-        scope: Scope::Project,
-        started_at: SystemTime::UNIX_EPOCH + Duration::from_millis(1_718_000_000_123),
-        duration: Duration::from_micros(42_700),
-        exit_code: Some(1),
-        parse_ok: true,
-        failure: Some(Failure {
+    {
+        let mut run = HookRun::new(
+            "beforeShellExecution",
+            CanonicalEvent::ToolGate,
+            Dialect::Claude,
+            "./check.sh",
+            "/ws/.claude/settings.json",
+            Scope::Project,
+        );
+        run.started_at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_718_000_000_123);
+        run.duration = Duration::from_micros(42_700);
+        run.exit_code = Some(1);
+        run.parse_ok = true;
+        run.failure = Some(Failure {
             kind: FailureKind::Timeout,
             message: "timed out after 30s".into(),
-        }),
-        policy: FailurePolicy::Closed,
-        outcome: Outcome {
-            decision: Some(Decision::Deny),
-            agent_message: Some("agent".into()),
-            user_message: Some("x".repeat(CAPTURE_CAP + 10)),
-            updated_input: Some(updated),
-            replace_input: false,
-            tool_env_script: None,
-            inject_context: Some("ctx".into()),
-            halt: Some(Halt {
+        });
+        run.policy = FailurePolicy::Closed;
+        run.outcome = {
+            let mut outcome = Outcome::default();
+            outcome.decision = Some(Decision::Deny);
+            outcome.agent_message = Some("agent".into());
+            outcome.user_message = Some("x".repeat(CAPTURE_CAP + 10));
+            outcome.updated_input = Some(updated);
+            outcome.replace_input = false;
+            outcome.tool_env_script = None;
+            outcome.inject_context = Some("ctx".into());
+            outcome.halt = Some(Halt {
                 reason: "halt!".into(),
-            }),
-            queue_message: Some(QueueRequest {
+            });
+            outcome.queue_message = Some(QueueRequest {
                 text: "queued".into(),
                 send_now: false,
                 held: true,
-            }),
-            session_env: Some(BTreeMap::from([("K".into(), "V".into())])),
-        },
-        result: RunOutcome::Failed,
-        stdin: vec![b'i'; CAPTURE_CAP + 1],
-        stdout: b"{}".to_vec(),
-        stderr: vec![b'e'; CAPTURE_CAP],
-        sandbox: copse_hooks::SandboxState::Enforced,
-        leaked: true,
-        warnings: vec!["session environment variable \"PATH\" dropped".into()],
+            });
+            outcome.session_env = Some(BTreeMap::from([("K".into(), "V".into())]));
+            outcome
+        };
+        run.result = RunOutcome::Failed;
+        run.stdin = vec![b'i'; CAPTURE_CAP + 1];
+        run.stdout = b"{}".to_vec();
+        run.stderr = vec![b'e'; CAPTURE_CAP];
+        run.sandbox = copse_hooks::SandboxState::Enforced;
+        run.leaked = true;
+        run.warnings = vec!["session environment variable \"PATH\" dropped".into()];
+        run
     }
 }
 
@@ -286,14 +291,17 @@ fn from_run_maps_and_caps_every_field() {
     suppressed.run_id = new_run_id(suppressed.started_at);
     spine.record(suppressed);
     let dropped = RunRecord::dropped(
-        &DroppedRun {
-            event: "afterFileEdit".into(),
-            canonical: CanonicalEvent::AfterFileEdit,
-            dialect: Dialect::Cursor,
-            command: "fmt.sh".into(),
-            source: PathBuf::from("/h/.cursor/hooks.json"),
-            scope: Scope::User,
-            at: SystemTime::now(),
+        &{
+            let mut dropped = DroppedRun::new(
+                "afterFileEdit",
+                CanonicalEvent::AfterFileEdit,
+                Dialect::Cursor,
+                "fmt.sh",
+                "/h/.cursor/hooks.json",
+                Scope::User,
+            );
+            dropped.at = SystemTime::now();
+            dropped
         },
         "sess",
         "turn",
