@@ -118,15 +118,14 @@ pub enum ServerError {
         pid: Option<u32>,
     },
     /// An I/O error on a path.
-    #[error("{action} {}: {source}", path.display())]
+    #[error("{action} {}: {cause}", path.display())]
     Io {
         /// What was being done.
         action: &'static str,
         /// The path.
         path: PathBuf,
         /// The error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// No daemon answers.
     #[error("no copse-hooks daemon is running at {}", path.display())]

@@ -29,7 +29,7 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
     move |source| ServerError::Io {
         action,
         path: path.to_path_buf(),
-        source,
+        cause: source,
     }
 }
 

@@ -36,13 +36,12 @@ pub struct DryRunOptions {
 #[non_exhaustive]
 pub enum DryRunError {
     /// The config file could not be read.
-    #[error("failed to read {path}: {source}")]
+    #[error("failed to read {path}: {cause}")]
     Read {
         /// The config.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The path is not a config file any dialect reads.
     #[error(
@@ -361,7 +360,7 @@ impl Engine {
     fn locate(&self, source: &Path, event: &str, entry: usize) -> Result<Located, DryRunError> {
         let source = std::fs::canonicalize(source).map_err(|e| DryRunError::Read {
             path: source.to_path_buf(),
-            source: e,
+            cause: e,
         })?;
         let (dialect, scope, root) =
             classify(self, &source).ok_or_else(|| DryRunError::UnknownConfig {
@@ -371,7 +370,7 @@ impl Engine {
             crate::fsread::read_regular(&source, crate::fsread::MAX_CONFIG_BYTES).map_err(|e| {
                 DryRunError::Read {
                     path: source.clone(),
-                    source: match e {
+                    cause: match e {
                         crate::fsread::ReadError::Io(e) => e,
                         other => std::io::Error::other(other.to_string()),
                     },

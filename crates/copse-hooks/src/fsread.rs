@@ -30,7 +30,7 @@ pub enum ReadError {
         limit: u64,
     },
     /// Opening or reading failed.
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 

@@ -169,7 +169,7 @@ pub(crate) fn run(
                 sandbox_state = SandboxState::Unenforced;
                 None
             }
-            Err(SandboxError::Setup { source, .. })
+            Err(SandboxError::Setup { cause: source, .. })
                 if matches!(
                     source.raw_os_error(),
                     Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM)
@@ -247,9 +247,8 @@ pub(crate) fn run(
         Some(Err(e)) => {
             record.duration = started.elapsed();
             let source = match &e {
-                spawn::SpawnError::Start { source, .. } | spawn::SpawnError::Io { source, .. } => {
-                    source.raw_os_error()
-                }
+                spawn::SpawnError::Start { cause: source, .. }
+                | spawn::SpawnError::Io { cause: source, .. } => source.raw_os_error(),
             };
             if let Some(errno @ (libc::EMFILE | libc::ENFILE | libc::EAGAIN | libc::ENOMEM)) =
                 source

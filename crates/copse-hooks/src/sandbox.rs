@@ -344,13 +344,12 @@ pub enum SandboxError {
         reason: String,
     },
     /// The sandbox is available but preparing it failed (e.g. out of file descriptors).
-    #[error("could not prepare the OS sandbox ({what}): {source}")]
+    #[error("could not prepare the OS sandbox ({what}): {cause}")]
     Setup {
         /// The step that failed.
         what: &'static str,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 

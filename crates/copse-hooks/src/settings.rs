@@ -137,51 +137,46 @@ pub struct Settings {
 #[non_exhaustive]
 pub enum SettingsError {
     /// The file exists but could not be read.
-    #[error("failed to read settings {path}: {source}")]
+    #[error("failed to read settings {path}: {cause}")]
     Read {
         /// The settings file.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The settings lock could not be taken.
-    #[error("failed to lock settings {path}: {source}")]
+    #[error("failed to lock settings {path}: {cause}")]
     Lock {
         /// The lock file.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file exists but is not a regular file or is too large.
-    #[error("settings file {path} {source}; using safe defaults: hooks off, nothing trusted")]
+    #[error("settings file {path} {cause}; using safe defaults: hooks off, nothing trusted")]
     Unreadable {
         /// The settings file.
         path: PathBuf,
         /// Why.
-        #[source]
-        source: crate::fsread::ReadError,
+        cause: crate::fsread::ReadError,
     },
     /// The file is not valid settings JSON.
     #[error(
-        "settings file {path} is corrupt ({source}); using safe defaults: hooks off, nothing trusted"
+        "settings file {path} is corrupt ({cause}); using safe defaults: hooks off, nothing trusted"
     )]
     Corrupt {
         /// The settings file.
         path: PathBuf,
         /// The parse error.
-        #[source]
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
     /// The file could not be written.
-    #[error("failed to write settings {path}: {source}")]
+    #[error("failed to write settings {path}: {cause}")]
     Write {
         /// The settings file.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 
@@ -224,12 +219,12 @@ fn parse_lenient(path: &Path, bytes: &[u8]) -> Result<Settings, SettingsError> {
     let value: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|source| SettingsError::Corrupt {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         })?;
     let serde_json::Value::Object(map) = value else {
         return Err(SettingsError::Corrupt {
             path: path.to_path_buf(),
-            source: <serde_json::Error as serde::de::Error>::custom(
+            cause: <serde_json::Error as serde::de::Error>::custom(
                 "the top level is not a JSON object",
             ),
         });
@@ -273,7 +268,7 @@ fn parse_lenient(path: &Path, bytes: &[u8]) -> Result<Settings, SettingsError> {
         serde_json::from_value(serde_json::Value::Object(good)).map_err(|source| {
             SettingsError::Corrupt {
                 path: path.to_path_buf(),
-                source,
+                cause: source,
             }
         })?;
     if require_unreadable {
@@ -297,11 +292,11 @@ impl Settings {
             Ok(None) => Ok(Settings::default()),
             Err(crate::fsread::ReadError::Io(source)) => Err(SettingsError::Read {
                 path: path.to_path_buf(),
-                source,
+                cause: source,
             }),
             Err(source) => Err(SettingsError::Unreadable {
                 path: path.to_path_buf(),
-                source,
+                cause: source,
             }),
         }
     }
@@ -322,7 +317,7 @@ impl Settings {
         let lock_path = dir.join("settings.lock");
         let lock_err = |source| SettingsError::Lock {
             path: lock_path.clone(),
-            source,
+            cause: source,
         };
         notices.extend(crate::private::ensure_dir(dir).map_err(lock_err)?);
         let lock = {
@@ -355,7 +350,7 @@ impl Settings {
     pub fn save(&self, path: &Path) -> Result<(), SettingsError> {
         let err = |source| SettingsError::Write {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         };
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         crate::private::ensure_dir(dir).map_err(err)?;

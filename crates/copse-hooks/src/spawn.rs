@@ -178,25 +178,23 @@ pub enum SpawnError {
     /// The child could not be started (the spawn or exec failed, `cwd` is missing, the
     /// command, cwd or environment contains a NUL byte, or the [`ChildSetup`] failed or
     /// killed the child).
-    #[error("failed to start `{command}` in {cwd}: {source}")]
+    #[error("failed to start `{command}` in {cwd}: {cause}")]
     Start {
         /// The command as given.
         command: String,
         /// The working directory as given.
         cwd: PathBuf,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// Supervising a started child failed (a poll/read/wait error). The child's group was
     /// killed and the child reaped before this was returned.
-    #[error("failed to supervise `{command}`: {source}")]
+    #[error("failed to supervise `{command}`: {cause}")]
     Io {
         /// The command as given.
         command: String,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 

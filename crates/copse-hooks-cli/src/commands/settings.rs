@@ -42,7 +42,7 @@ fn recover(
             ));
             std::fs::rename(path, &aside).map_err(|source| SettingsError::Write {
                 path: path.to_path_buf(),
-                source,
+                cause: source,
             })?;
             errln!(
                 "{}: settings file {} was corrupt; moved it to {} and started from the defaults",

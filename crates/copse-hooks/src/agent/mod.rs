@@ -91,7 +91,7 @@ impl std::fmt::Display for Agent {
 pub enum PayloadError {
     /// stdin is not JSON.
     #[error("the payload is not JSON: {0}")]
-    NotJson(#[from] serde_json::Error),
+    NotJson(serde_json::Error),
     /// stdin is JSON but not an object.
     #[error("the payload is not a JSON object")]
     NotObject,
@@ -179,7 +179,7 @@ pub struct Reply {
 
 /// Reads an agent's payload.
 pub fn read(agent: Agent, payload: &[u8]) -> Result<Inbound, PayloadError> {
-    let value: Value = serde_json::from_slice(payload)?;
+    let value: Value = serde_json::from_slice(payload).map_err(PayloadError::NotJson)?;
     let Value::Object(obj) = value else {
         return Err(PayloadError::NotObject);
     };
