@@ -143,7 +143,7 @@ pub use queue::{DEFAULT_CONTINUATION_BUDGET, MessageOrigin, QueuedMessage};
 pub use session::{Fired, QueueListener, Session};
 pub use settings::{
     RetentionSettings, Settings, SettingsError, TrustedWorkspace, pin_of,
-    project_config_candidates, sha256_hex,
+    project_config_candidates, settings_schema, settings_schema_text, sha256_hex,
 };
 
 /// The README's embedding snippet, compiled as a doctest so it cannot rot.

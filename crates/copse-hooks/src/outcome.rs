@@ -154,7 +154,7 @@ pub struct Failure {
 }
 
 /// What to do when a hook fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FailurePolicy {
     /// A failure is "no opinion".

@@ -1171,7 +1171,7 @@ pub fn copse_hooks_schema() -> Value {
 }
 
 /// Joins the lines of each paragraph with spaces, keeping blank-line paragraph breaks.
-fn unwrap_paragraphs(text: &str) -> String {
+pub(crate) fn unwrap_paragraphs(text: &str) -> String {
     text.split("\n\n")
         .map(|p| p.lines().map(str::trim).collect::<Vec<_>>().join(" "))
         .collect::<Vec<_>>()

@@ -12,6 +12,7 @@ mod escape;
 mod gemini;
 mod sandbox;
 mod session;
+mod settings;
 mod spawn;
 mod spine;
 mod spine_guard;
