@@ -3,7 +3,9 @@
 //! The typed JSON of copse-hooks, one struct per shape:
 //!
 //! * [`output`] — what each CLI command prints with `--json` (`gate`, `list`, `log`,
-//!   `show`, `test`, `replay` lines, `doctor`), each with a `version` field;
+//!   `show`, `test`, `replay` lines, `doctor`, `lint`, `trust`, `untrust`,
+//!   `enable`/`disable`, `list --untrusted-preview`, `sandbox check`, `daemon
+//!   status`), each with a `version` field;
 //! * [`rpc`] — the params and results of every JSON-RPC method of `copse-hooks serve`.
 //!
 //! The same types serve the CLI, the server and the published JSON Schemas
@@ -60,6 +62,34 @@ pub fn schemas() -> Vec<(String, serde_json::Value)> {
         (
             "output/doctor.schema.json".into(),
             schema_of::<output::DoctorOutput>(),
+        ),
+        (
+            "output/lint.schema.json".into(),
+            schema_of::<output::LintOutput>(),
+        ),
+        (
+            "output/trust.schema.json".into(),
+            schema_of::<output::TrustOutput>(),
+        ),
+        (
+            "output/untrust.schema.json".into(),
+            schema_of::<output::UntrustOutput>(),
+        ),
+        (
+            "output/enable.schema.json".into(),
+            schema_of::<output::EnableOutput>(),
+        ),
+        (
+            "output/untrusted-preview.schema.json".into(),
+            schema_of::<output::UntrustedPreviewOutput>(),
+        ),
+        (
+            "output/sandbox-check.schema.json".into(),
+            schema_of::<output::SandboxCheckOutput>(),
+        ),
+        (
+            "output/daemon-status.schema.json".into(),
+            schema_of::<output::DaemonStatusOutput>(),
         ),
     ];
     for (method, params, result) in rpc::methods() {

@@ -982,3 +982,270 @@ pub struct RecentFailure {
     /// When, unix ms.
     pub at: u64,
 }
+
+/// `lint --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LintOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// Every file read, with its detected dialect.
+    pub files: Vec<LintFile>,
+    /// Every problem, file by file, in position order.
+    pub problems: Vec<LintProblem>,
+    /// How many problems are errors.
+    pub errors: usize,
+    /// How many problems are warnings.
+    pub warnings: usize,
+}
+
+/// One file `lint` read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LintFile {
+    /// The file.
+    pub file: String,
+    /// Its dialect (`cursor`, `claude`, `copse`, `gemini`, `codex`); a copse-hooks
+    /// settings file counts as `copse`.
+    pub dialect: String,
+}
+
+/// One problem `lint` found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LintProblem {
+    /// The file.
+    pub file: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// 1-based column, when known.
+    pub column: Option<usize>,
+    /// `error` or `warning`.
+    pub level: String,
+    /// What is wrong (and, for common mistakes, what to do).
+    pub message: String,
+}
+
+impl From<&copse_hooks::LintReport> for LintOutput {
+    fn from(r: &copse_hooks::LintReport) -> Self {
+        LintOutput {
+            version: OUTPUT_VERSION,
+            files: r
+                .files
+                .iter()
+                .map(|(f, d)| LintFile {
+                    file: f.display().to_string(),
+                    dialect: d.as_str().to_string(),
+                })
+                .collect(),
+            problems: r
+                .problems
+                .iter()
+                .map(|p| LintProblem {
+                    file: p.file.display().to_string(),
+                    line: p.line,
+                    column: p.column,
+                    level: p.level.as_str().to_string(),
+                    message: p.message.clone(),
+                })
+                .collect(),
+            errors: r.count(copse_hooks::Level::Error),
+            warnings: r.count(copse_hooks::Level::Warning),
+        }
+    }
+}
+
+/// `trust --json`: what trusting a workspace pinned and now lets run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrustOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The workspace root trusted (canonical).
+    pub trusted: String,
+    /// The settings file written.
+    pub settings: String,
+    /// Each project config pinned, with the SHA-256 of its content (`null`: it did not
+    /// exist, and creating it later counts as a change).
+    pub pinned: Vec<PinnedConfig>,
+    /// Each workspace script the project hooks run, pinned the same way.
+    pub scripts: Vec<PinnedScript>,
+    /// The project hooks that may now run.
+    pub hooks: Vec<TrustedHook>,
+}
+
+/// A project config pinned by `trust`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PinnedConfig {
+    /// The config file.
+    pub config: String,
+    /// The SHA-256 (hex) of its bytes; `null` when it did not exist.
+    pub sha256: Option<String>,
+}
+
+/// A workspace script pinned by `trust`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PinnedScript {
+    /// The script.
+    pub script: String,
+    /// The SHA-256 (hex) of its bytes; `null` when it did not exist or was not a
+    /// readable regular file.
+    pub sha256: Option<String>,
+}
+
+/// A project hook `trust` lets run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrustedHook {
+    /// The dialect.
+    pub dialect: String,
+    /// The wire event as written in the config.
+    pub event: String,
+    /// The command.
+    pub command: String,
+    /// The config file that declares it.
+    pub source: String,
+    /// Whether it runs in the OS sandbox.
+    pub sandboxed: bool,
+}
+
+impl From<&HookSummary> for TrustedHook {
+    fn from(h: &HookSummary) -> Self {
+        TrustedHook {
+            dialect: h.dialect.as_str().to_string(),
+            event: h.event.clone(),
+            command: h.command.clone(),
+            source: h.source.display().to_string(),
+            sandboxed: h.sandboxed,
+        }
+    }
+}
+
+/// `untrust --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UntrustOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The workspace root (canonical).
+    pub untrusted: String,
+    /// Whether it was trusted before.
+    pub was_trusted: bool,
+}
+
+/// `enable --json` and `disable --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EnableOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// Whether external hooks are now on.
+    pub enabled: bool,
+    /// The settings file written.
+    pub settings: String,
+}
+
+/// `list --untrusted-preview --json`: what trusting the workspace would let run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UntrustedPreviewOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The workspace roots previewed.
+    pub workspaces: Vec<String>,
+    /// Every project hook trusting would let run, in configured order.
+    pub hooks: Vec<HookOutput>,
+    /// Those of them that would run outside the OS sandbox.
+    pub unsandboxed: Vec<HookOutput>,
+    /// The project configs' warnings.
+    pub warnings: Vec<WarningOutput>,
+}
+
+/// `sandbox check --json`: what this machine enforces, and the self-test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SandboxCheckOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The mechanism, e.g. `Landlock`.
+    pub mechanism: String,
+    /// The sandbox ABI version the kernel supports (`null`: none).
+    pub abi: Option<u32>,
+    /// Whether filesystem rules are available.
+    pub filesystem_rules: bool,
+    /// Whether network rules are available.
+    pub network_rules: bool,
+    /// Whether the default policy (writes confined, network allowed) is enforced.
+    pub enforced: bool,
+    /// The enforcement of the default policy, in words.
+    pub enforcement: String,
+    /// Whether a `"network": false` policy is enforced.
+    pub network_false_enforced: bool,
+    /// How sandbox blocks are detected, in words.
+    pub detection: String,
+    /// Each protection layer and whether this machine enforces it.
+    pub layers: Vec<LayerReport>,
+    /// Whether the sandbox is enforced and no check failed.
+    pub self_test_passed: bool,
+    /// Each self-test check, in order.
+    pub checks: Vec<SandboxCheck>,
+}
+
+/// One sandbox self-test check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SandboxCheck {
+    /// What was checked.
+    pub name: String,
+    /// `pass`, `fail` or `skip`.
+    pub result: String,
+    /// What happened (a failure) or why it could not run (a skip); empty on a pass.
+    pub detail: String,
+}
+
+impl From<&copse_hooks::sandbox::SelfTestReport> for SandboxCheckOutput {
+    fn from(r: &copse_hooks::sandbox::SelfTestReport) -> Self {
+        use copse_hooks::sandbox::CheckResult;
+        let s = &r.status;
+        SandboxCheckOutput {
+            version: OUTPUT_VERSION,
+            mechanism: s.mechanism.to_string(),
+            abi: s.abi,
+            filesystem_rules: s.filesystem_rules,
+            network_rules: s.network_rules,
+            enforced: s.enforcement.is_enforced(),
+            enforcement: s.enforcement.to_string(),
+            network_false_enforced: s.enforcement_without_network.is_enforced(),
+            detection: s.detection.to_string(),
+            layers: s
+                .layers
+                .iter()
+                .map(|l| LayerReport {
+                    name: l.name.to_string(),
+                    enforced: l.enforced,
+                    detail: l.detail.clone(),
+                })
+                .collect(),
+            self_test_passed: r.passed(),
+            checks: r
+                .checks
+                .iter()
+                .map(|c| {
+                    let (result, detail) = match &c.result {
+                        CheckResult::Passed => ("pass", String::new()),
+                        CheckResult::Failed(d) => ("fail", d.clone()),
+                        CheckResult::Skipped(d) => ("skip", d.clone()),
+                    };
+                    SandboxCheck {
+                        name: c.name.to_string(),
+                        result: result.to_string(),
+                        detail,
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `daemon status --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DaemonStatusOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// `running`, `stale` (a socket no daemon answers on) or `stopped`.
+    pub status: String,
+    /// The daemon's pid, when running and known.
+    pub pid: Option<u32>,
+    /// The daemon's socket.
+    pub socket: String,
+}

@@ -269,25 +269,20 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
         .collect();
     let unsandboxed: Vec<&&HookSummary> = project.iter().filter(|h| !h.sandboxed).collect();
     if global.json {
-        let hooks: Vec<serde_json::Value> = project.iter().map(|h| output::hook_json(h)).collect();
-        let uns: Vec<serde_json::Value> =
-            unsandboxed.iter().map(|h| output::hook_json(h)).collect();
-        let warnings: Vec<serde_json::Value> = listing
-            .warnings
-            .iter()
-            .filter(|w| w.scope == Scope::Project)
-            .map(output::warning_json)
-            .collect();
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "workspaces": roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
-                "hooks": hooks,
-                "unsandboxed": uns,
-                "warnings": warnings,
-                "version": 1,
-            }))?
-        );
+        use copse_hooks_wire::output::{HookOutput, UntrustedPreviewOutput, WarningOutput};
+        let preview = UntrustedPreviewOutput {
+            version: copse_hooks_wire::OUTPUT_VERSION,
+            workspaces: roots.iter().map(|r| r.display().to_string()).collect(),
+            hooks: project.iter().map(|h| HookOutput::from(*h)).collect(),
+            unsandboxed: unsandboxed.iter().map(|h| HookOutput::from(**h)).collect(),
+            warnings: listing
+                .warnings
+                .iter()
+                .filter(|w| w.scope == Scope::Project)
+                .map(WarningOutput::from)
+                .collect(),
+        };
+        outln!("{}", serde_json::to_string_pretty(&preview)?);
         return Ok(ExitCode::SUCCESS);
     }
     // A config that exists but cannot be read is said, never shown as absent.

@@ -101,7 +101,12 @@ pub fn daemon_status(global: &Global) -> Result<ExitCode> {
     if global.json {
         outln!(
             "{}",
-            serde_json::json!({"status": word, "pid": pid, "socket": path.display().to_string()})
+            serde_json::to_string(&copse_hooks_wire::output::DaemonStatusOutput {
+                version: copse_hooks_wire::OUTPUT_VERSION,
+                status: word.to_string(),
+                pid,
+                socket: path.display().to_string(),
+            })?
         );
     } else {
         match status {

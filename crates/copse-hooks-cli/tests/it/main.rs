@@ -12,6 +12,7 @@ mod fault_injection;
 mod gate;
 mod host_kill;
 mod hostile;
+mod json_outputs;
 mod lint;
 mod list;
 mod notices;
