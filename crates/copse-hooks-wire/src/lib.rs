@@ -5,7 +5,7 @@
 //! * [`output`] — what each CLI command prints with `--json` (`gate`, `list`, `log`,
 //!   `show`, `test`, `replay` lines, `doctor`, `lint`, `trust`, `untrust`,
 //!   `enable`/`disable`, `list --untrusted-preview`, `sandbox check`, `daemon
-//!   status`), each with a `version` field;
+//!   status`, `install`, `uninstall`), each with a `version` field;
 //! * [`rpc`] — the params and results of every JSON-RPC method of `copse-hooks serve`.
 //!
 //! The same types serve the CLI, the server and the published JSON Schemas
@@ -90,6 +90,14 @@ pub fn schemas() -> Vec<(String, serde_json::Value)> {
         (
             "output/daemon-status.schema.json".into(),
             schema_of::<output::DaemonStatusOutput>(),
+        ),
+        (
+            "output/install.schema.json".into(),
+            schema_of::<output::InstallOutput>(),
+        ),
+        (
+            "output/uninstall.schema.json".into(),
+            schema_of::<output::UninstallOutput>(),
         ),
     ];
     for (method, params, result) in rpc::methods() {

@@ -1249,3 +1249,37 @@ pub struct DaemonStatusOutput {
     /// The daemon's socket.
     pub socket: String,
 }
+
+/// `install AGENT --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InstallOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The agent (`claude`, `cursor`, `gemini`, `codex`).
+    pub agent: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// The agent's config file the shim was written into.
+    pub path: String,
+    /// The agent's events the shim now serves.
+    pub events: Vec<String>,
+    /// Where the agent's own hooks were moved, when they were adopted.
+    pub adopted: Option<String>,
+    /// The events whose hooks were adopted.
+    pub adopted_events: Vec<String>,
+    /// Whether external hooks are on (installing turns them on).
+    pub hooks_enabled: bool,
+}
+
+/// `uninstall AGENT --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UninstallOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The agent.
+    pub agent: String,
+    /// The agent's config file.
+    pub path: String,
+    /// What was done, in words.
+    pub result: String,
+}

@@ -1,5 +1,6 @@
 //! The `--json` outputs that were once built by hand (`lint`, `trust`, `untrust`,
-//! `enable`/`disable`, `list --untrusted-preview`, `sandbox check`, `daemon status`):
+//! `enable`/`disable`, `list --untrusted-preview`, `sandbox check`, `daemon status`,
+//! `install`, `uninstall`):
 //! each is a typed struct of copse-hooks-wire, carries `version`, matches its published
 //! schema in `schemas/output/`, and is snapshot-tested.
 
@@ -217,4 +218,27 @@ fn daemon_status_json_is_typed_and_fits_its_schema() {
     assert_fits(&v, "daemon-status");
     assert_eq!(v["status"], "stopped");
     insta::assert_snapshot!("json_daemon_status", r.redacted());
+}
+
+#[test]
+fn install_and_uninstall_json_are_typed_and_fit_their_schemas() {
+    let env = Env::new();
+    let r = env
+        .cmd()
+        .args(["--json", "install", "--agent", "claude"])
+        .run()
+        .success();
+    let v = r.json();
+    assert_fits(&v, "install");
+    assert_eq!(v["agent"], "claude");
+    assert_eq!(v["hooks_enabled"], true);
+    assert!(!v["events"].as_array().unwrap().is_empty());
+    let r = env
+        .cmd()
+        .args(["--json", "uninstall", "--agent", "claude"])
+        .run()
+        .success();
+    let v = r.json();
+    assert_fits(&v, "uninstall");
+    insta::assert_snapshot!("json_uninstall", r.redacted());
 }
