@@ -165,7 +165,7 @@ accepted as aliases of canonical tools, with a note.")]
         #[arg(long)]
         untrusted_preview: bool,
     },
-    /// Dry-run one declared hook with a synthesised payload (no side effects).
+    /// Run one declared hook for real with a synthesised payload (nothing recorded).
     Test {
         /// The config file that declares the hook.
         source: PathBuf,
