@@ -108,6 +108,7 @@ impl ServerConfig {
 
 /// Why a server could not run.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServerError {
     /// Another server holds the socket.
     #[error("another copse-hooks server{} is serving {}", pid.map(|p| format!(" (pid {p})")).unwrap_or_default(), path.display())]

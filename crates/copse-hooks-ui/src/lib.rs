@@ -29,6 +29,7 @@ pub type EngineFactory = Arc<dyn Fn() -> Result<Engine, String> + Send + Sync>;
 
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum UiError {
     /// The port could not be bound.
     #[error("cannot listen on {addr}: {cause}")]

@@ -480,6 +480,7 @@ impl ToolCall {
 /// see such an input: the host must handle the error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{tool} input{}{problem}", if field.is_empty() { " ".to_string() } else { format!(": \"{field}\" ") })]
+#[non_exhaustive]
 pub struct ToolInputError {
     /// The canonical tool.
     pub tool: String,

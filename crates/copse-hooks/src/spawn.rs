@@ -174,6 +174,7 @@ pub struct SpawnOutput {
 
 /// Why a run produced no [`SpawnOutput`].
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpawnError {
     /// The child could not be started (the spawn or exec failed, `cwd` is missing, the
     /// command, cwd or environment contains a NUL byte, or the [`ChildSetup`] failed or

@@ -61,6 +61,7 @@ pub const DEFAULT_LIMIT: usize = 50;
 
 /// Why the spine could not do something.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpineError {
     /// The database (or its directory) could not be created or opened.
     #[error("cannot open the hook run database {}: {cause}", path.display())]
@@ -172,6 +173,7 @@ pub enum SpineError {
 
 /// Something the host should show the user once: recording is off or lost records.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SpineWarning {
     /// The database file.
     pub path: PathBuf,

@@ -88,6 +88,7 @@ impl std::fmt::Display for Agent {
 
 /// Why a payload could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PayloadError {
     /// stdin is not JSON.
     #[error("the payload is not JSON: {0}")]

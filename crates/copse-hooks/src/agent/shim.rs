@@ -17,6 +17,7 @@ use crate::queue::DEFAULT_CONTINUATION_BUDGET;
 
 /// Why a shim call could not be served.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ShimError {
     /// The session state could not be read or written.
     #[error(transparent)]

@@ -49,6 +49,7 @@ pub struct SessionState {
 
 /// Why the state could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StateError {
     /// An I/O error on the state or lock file.
     #[error("session state {path}: {cause}")]

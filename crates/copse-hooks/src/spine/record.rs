@@ -58,6 +58,7 @@ impl RunKind {
 /// `RunOutcome::as_str`, ...). They are stored and returned as text so that a record
 /// stays readable when a vocabulary grows.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct RunRecord {
     /// Unique, sortable id; see [`new_run_id`]. An empty id is filled in when the
     /// record is written.
