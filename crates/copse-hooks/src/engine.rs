@@ -474,7 +474,7 @@ impl Engine {
 
     /// Whether a loaded config may run: user configs always; project configs when
     /// their root is trusted and (if pinned) their content is what was trusted.
-    pub fn trust_state(&self, loaded: &LoadedConfig) -> TrustState {
+    pub(crate) fn trust_state(&self, loaded: &LoadedConfig) -> TrustState {
         let loc = &loaded.location;
         let Some(root) = (match loc.scope {
             Scope::User => return TrustState::Trusted,

@@ -1,9 +1,9 @@
 //! # copse-hooks
 //!
 //! A hooks runtime for AI coding agents. An agent host embeds this engine to honour
-//! the hooks its users registered — Cursor `hooks.json`, Claude Code `settings.json`
-//! hooks and the native Copse format, through the same seams — exactly as the vendors
-//! define them, safely and fast.
+//! the hooks its users registered — Cursor `hooks.json`, Claude Code `settings.json`,
+//! Gemini CLI and Codex hooks and the native Copse format, through the same seams —
+//! exactly as the vendors define them, safely and fast.
 //!
 //! ## Theory of operation
 //!
@@ -74,6 +74,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// Every type a public item reaches must be nameable: re-exported below, or in a public
+// namespace.
+#![deny(unnameable_types)]
+
 // The engine's pipeline steps are private; what a host needs is re-exported below.
 // Six subsystems stay public as namespaces, because each is a vocabulary of its own
 // (several types, an error type, one submodule per vendor or platform) that a host or
@@ -134,6 +138,8 @@ pub use event::{
 };
 pub use fsread::{MAX_READ_FILE_CONTENT, ReadError, read_prefix};
 pub use lint::{Level, LintReport, Problem, expand_home, level_of};
+// Compiled matchers appear in the dialects' parsed hooks (`dialect::HookSpec`).
+pub use matcher::{GlobError, GlobMatcher, MatchResult, MatcherError, RegexMatcher};
 pub use notice::{Notice, NoticeKind};
 pub use outcome::{
     Decision, Failure, FailureKind, FailurePolicy, Halt, HookRun, Outcome, QueueRequest,
