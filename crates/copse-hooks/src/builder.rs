@@ -209,3 +209,68 @@ impl EngineConfigBuilder {
         self.config
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every setter lands in its field; the rest keep `from_process`'s defaults.
+    #[test]
+    fn each_step_sets_its_field() {
+        let defaults = EngineConfig::from_process(Vec::new());
+        let c = EngineConfig::builder()
+            .workspace_root("/w/a")
+            .workspace_roots(["/w/b", "/w/c"])
+            .home("/h")
+            .copse_dir("/h/.copse-test")
+            .enabled(true)
+            .trust("/w/a")
+            .trusted(TrustedWorkspace::Path("/w/b".into()))
+            .environment([("PATH", "/bin")])
+            .keep_runs(true)
+            .spine("/h/spine.db")
+            .sandbox(false)
+            .require_sandbox(true)
+            .sandbox_writable("/tmp/x")
+            .sandbox_allowed_socket("/run/s")
+            .redact_secrets(false)
+            .failure_policy("claude", FailurePolicy::Open)
+            .auto_continue_follow_ups(true)
+            .gemini_system_settings("/etc/g.json")
+            .codex_home("/h/.codex2")
+            .codex_system_dir("/etc/c")
+            .locations(Vec::new())
+            .build();
+        let p = |s: &str| PathBuf::from(s);
+        assert_eq!(c.workspace_roots, [p("/w/a"), p("/w/b"), p("/w/c")]);
+        assert_eq!(c.home, p("/h"));
+        assert_eq!(c.copse_dir, p("/h/.copse-test"));
+        assert!(c.hooks_enabled);
+        assert_eq!(c.trusted.len(), 2);
+        assert_eq!(
+            c.environment,
+            [(OsString::from("PATH"), OsString::from("/bin"))]
+        );
+        assert!(c.keep_session_runs);
+        assert_eq!(c.spine_path, Some(p("/h/spine.db")));
+        assert!(!c.sandbox);
+        assert!(c.require_sandbox);
+        assert_eq!(c.sandbox_writable, [p("/tmp/x")]);
+        assert_eq!(c.sandbox_allowed_sockets, [p("/run/s")]);
+        assert!(!c.redact_secrets);
+        assert_eq!(c.failure_policy.get("claude"), Some(&FailurePolicy::Open));
+        assert!(c.auto_continue_follow_ups);
+        assert_eq!(c.gemini_system_settings, p("/etc/g.json"));
+        assert_eq!(c.codex_home, Some(p("/h/.codex2")));
+        assert_eq!(c.codex_system_dir, p("/etc/c"));
+        assert_eq!(c.locations.as_ref().map(Vec::len), Some(0));
+        // Untouched: the defaults.
+        assert_eq!(c.limits.stdout_cap, defaults.limits.stdout_cap);
+        assert_eq!(c.retention, defaults.retention);
+
+        let plain = EngineConfig::builder().build();
+        assert!(!plain.hooks_enabled, "hooks are off unless turned on");
+        assert!(plain.sandbox && plain.redact_secrets);
+        assert!(plain.workspace_roots.is_empty() && plain.trusted.is_empty());
+    }
+}
