@@ -300,8 +300,10 @@ fn parse_lenient(path: &Path, bytes: &[u8]) -> Result<Settings, SettingsError> {
     let mut good = serde_json::Map::new();
     let mut require_unreadable = false;
     for (key, value) in map {
-        // Editors read `$schema` (schemas/settings.schema.json); copse-hooks does not.
+        // Editors read `$schema` (schemas/settings.schema.json); copse-hooks keeps it
+        // on rewrite (with the other keys it does not use) and says nothing about it.
         if key == SCHEMA_KEY {
+            good.insert(key, value);
             continue;
         }
         let mut one = serde_json::Map::new();

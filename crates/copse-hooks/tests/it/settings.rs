@@ -96,4 +96,9 @@ fn a_settings_file_may_name_its_schema_without_a_warning() {
     assert!(s.cursor_hooks_enabled);
     assert_eq!(s.warnings.len(), 1, "{:?}", s.warnings);
     assert!(s.warnings[0].contains("\"bogus\""), "{:?}", s.warnings);
+    // A rewrite (what `enable` or `trust` does) keeps it.
+    s.save(&path).unwrap();
+    let again: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert_eq!(again["$schema"], "../schemas/settings.schema.json");
+    assert_eq!(again["bogus"], 1);
 }
