@@ -80,6 +80,7 @@ pub mod lint;
 pub mod matcher;
 pub mod notice;
 pub mod outcome;
+pub mod persistent;
 pub mod private;
 pub mod queue;
 mod runner;
