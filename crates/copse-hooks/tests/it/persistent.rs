@@ -682,3 +682,50 @@ fn the_same_policy_gives_identical_verdicts_per_call_and_persistent() {
     assert!(per_call.iter().any(|v| v["updated"].is_object()));
     assert!(per_call.iter().any(|v| v["context"].is_string()));
 }
+
+#[test]
+fn a_cancelled_request_is_abandoned_and_the_process_lives_on() {
+    let fx = Fx::new();
+    let hook = python_hook(
+        &fx,
+        "cancel",
+        r#"    if cmd == "hang":
+        continue
+    reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "saw " + cmd}})"#,
+    );
+    fx.user(json!({ "toolGate": [persistent(&hook, json!({"timeout": 30}))] }));
+    let engine = fx.engine();
+    assert_eq!(
+        shell(&session(&engine), "a").agent_message.as_deref(),
+        Some("saw a")
+    );
+    let pids = engine.persistent_pids();
+    let token = copse_hooks::cancel::CancelToken::new();
+    let (e2, t2) = (engine.clone(), token.clone());
+    let started = Instant::now();
+    let hung = std::thread::spawn(move || {
+        t2.enter(|| {
+            let s = session(&e2);
+            shell(&s, "hang");
+            only_run(&s)
+        })
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    token.cancel();
+    let run = hung.join().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "not the 30 s timeout"
+    );
+    let failure = run.failure.unwrap();
+    assert!(failure.message.contains("cancelled"), "{}", failure.message);
+    assert_eq!(
+        engine.persistent_pids(),
+        pids,
+        "the shared process is not killed"
+    );
+    assert_eq!(
+        shell(&session(&engine), "b").agent_message.as_deref(),
+        Some("saw b")
+    );
+}
