@@ -117,6 +117,8 @@ pub struct DryRun {
     pub sandboxed: bool,
     /// The timeout it ran with (its own), in milliseconds.
     pub timeout_ms: u64,
+    /// A persistent hook: started, sent the one request over the protocol, stopped.
+    pub persistent: bool,
 }
 
 /// The dialect and scope of a config path.
@@ -290,6 +292,9 @@ impl Engine {
             .collect();
         let mut limits = self.limits();
         limits.kill_grace = limits.kill_grace.min(Duration::from_secs(1));
+        // A persistent hook is tested as it runs: started, sent the one request over
+        // the protocol, then stopped (the pool is dropped with this call).
+        let pool = crate::persistent::pool::Pool::new(limits.kill_grace);
         let input = RunInput {
             event: &event_payload,
             ctx: Context {
@@ -302,6 +307,7 @@ impl Engine {
             limits,
             sandbox: self.sandbox_config(),
             failure_policy: self.failure_policy(),
+            persistent: Some(&pool),
         };
         let mut hook_for_run = clone_for_dry_run(hook);
         // Only a trusted Copse hook may leave the sandbox.
@@ -324,6 +330,7 @@ impl Engine {
             summary: summary(&run),
             sandboxed: hook_for_run.sandbox && self.sandbox_config().is_some(),
             timeout_ms: u64::try_from(hook_for_run.timeout.as_millis()).unwrap_or(u64::MAX),
+            persistent: hook_for_run.options.persistent.is_some(),
         })
     }
 

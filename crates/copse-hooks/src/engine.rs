@@ -233,6 +233,13 @@ pub struct HookSummary {
     /// The workspace files a project hook's command runs, and whether each is as
     /// trusted (empty for user hooks and commands that run no workspace file).
     pub scripts: Vec<ScriptPin>,
+    /// A Copse `"persistent": true` hook (one long-lived process).
+    pub persistent: bool,
+    /// A persistent hook's idle timeout in milliseconds (`None`: never stopped idle).
+    pub idle_timeout_ms: Option<u64>,
+    /// Why a persistent hook is broken (repeated crashes), as this engine or the audit
+    /// store last saw it; its events resolve by the failure policy without starting it.
+    pub broken: Option<String>,
 }
 
 /// One workspace file a project hook runs, as trust sees it.
@@ -311,6 +318,8 @@ struct Inner {
     registry: Registry,
     base_env: Vec<(OsString, OsString)>,
     depth: u32,
+    /// The persistent hooks' processes, shared by every session; stopped on drop.
+    persistent: crate::persistent::pool::Pool,
 }
 
 /// Every script pinned by a trusted root among `roots`, sorted and deduplicated.
@@ -386,6 +395,7 @@ impl Engine {
             ),
         });
         let base_env = env::scrubbed(config.environment.iter().cloned());
+        let config_grace = config.limits.kill_grace;
         let (spine, spine_warning) = match &config.spine_path {
             Some(path) => {
                 #[allow(unused_mut)] // changed only with the test seam
@@ -433,6 +443,7 @@ impl Engine {
                 registry,
                 base_env,
                 depth,
+                persistent: crate::persistent::pool::Pool::new(config_grace),
             }),
         }
     }
@@ -654,6 +665,15 @@ impl Engine {
                         let scripts = self.hook_scripts(hook);
                         if let Some(bad) = scripts.iter().find(|s| s.state == ScriptState::Changed)
                         {
+                            // A running persistent process must not serve the changed
+                            // script either.
+                            if hook.options.persistent.is_some() {
+                                self.inner.persistent.stop_entry(
+                                    &hook.source,
+                                    &hook.event,
+                                    hook.entry,
+                                );
+                            }
                             changed(&bad.path);
                             continue;
                         }
@@ -757,6 +777,28 @@ impl Engine {
         self.inner.sandbox.as_ref().map(|s| s.sandbox.status())
     }
 
+    /// The engine's persistent hook processes.
+    pub(crate) fn persistent_pool(&self) -> &crate::persistent::pool::Pool {
+        &self.inner.persistent
+    }
+
+    /// The state of every persistent hook this engine has started: running, stopped
+    /// (idle, or its script changed), restarting after a crash, or broken.
+    pub fn persistent_status(&self) -> Vec<crate::persistent::pool::PersistentStatus> {
+        self.inner.persistent.status()
+    }
+
+    /// The pids of the running persistent hook processes.
+    pub fn persistent_pids(&self) -> Vec<u64> {
+        self.inner.persistent.pids()
+    }
+
+    /// Stops every persistent hook now (as dropping the engine does): stdin closed,
+    /// a short grace, then the group killed. They restart on demand.
+    pub fn stop_persistent(&self) {
+        self.inner.persistent.shutdown();
+    }
+
     pub(crate) fn sandbox_config(&self) -> Option<&SandboxConfig> {
         self.inner.sandbox.as_ref()
     }
@@ -815,7 +857,39 @@ impl Engine {
         let mut configs = self.inner.registry.load(|_| true);
         let plugins = self.plugin_configs(&configs);
         configs.extend(plugins);
-        self.listing_of(&configs, &failures)
+        let mut listing = self.listing_of(&configs, &failures);
+        // Broken persistent hooks: this engine's own, then what the audit store saw
+        // (another process's engine, e.g. the daemon).
+        let mut broken: std::collections::HashMap<(String, String, String), String> = spine
+            .map(|s| {
+                s.broken_hooks()
+                    .into_iter()
+                    .map(|f| ((f.source, f.event, f.command), f.message))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for st in self.persistent_status() {
+            if let Some(reason) = st.reason.filter(|_| st.state == "broken") {
+                broken.insert(
+                    (
+                        st.source.to_string_lossy().into_owned(),
+                        st.event,
+                        st.command,
+                    ),
+                    reason,
+                );
+            }
+        }
+        for h in listing.hooks.iter_mut().filter(|h| h.persistent) {
+            h.broken = broken
+                .get(&(
+                    h.source.to_string_lossy().into_owned(),
+                    h.event.clone(),
+                    h.command.clone(),
+                ))
+                .cloned();
+        }
+        listing
     }
 
     fn listing_of(
@@ -894,6 +968,13 @@ impl Engine {
                         .cloned(),
                     timeout_ms: u64::try_from(hook.timeout.as_millis()).unwrap_or(u64::MAX),
                     scripts,
+                    persistent: hook.options.persistent.is_some(),
+                    idle_timeout_ms: hook
+                        .options
+                        .persistent
+                        .and_then(|p| p.idle_timeout)
+                        .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+                    broken: None,
                 });
             }
             warnings.extend(loaded.config.warnings.iter().cloned());

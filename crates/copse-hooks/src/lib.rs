@@ -22,12 +22,14 @@
 //! [`Engine`], one [`Session`] per conversation, and the events it fires
 //! ([`ToolCall`], [`EventPayload`]); it gets back a [`Verdict`] made of [`HookRun`]s and
 //! [`Notice`]s. The pipeline's steps (discovery, matchers, the runner, the merge) are
-//! private; their vocabulary is re-exported at the crate root. Six subsystems are
+//! private; their vocabulary is re-exported at the crate root. Seven subsystems are
 //! public as namespaces, each with its own vocabulary:
 //!
 //! * [`dialect`] — each vendor's hook format ([`dialect::cursor`] is Cursor's).
 //! * [`agent`] — the agent shim's side of each agent's hook protocol.
 //! * [`spawn`] — one child process, supervised (process group, caps, timeout).
+//! * [`persistent`] — Copse `"persistent": true` hooks: the line protocol a
+//!   long-lived hook process speaks, and the status of the engine's processes.
 //! * [`sandbox`] — the OS sandbox a hook runs in.
 //! * [`spine`] — the audit store of every hook run.
 //! * [`vendor`] — the vendors' published event lists, with their provenance.
@@ -79,10 +81,11 @@
 #![deny(unnameable_types)]
 
 // The engine's pipeline steps are private; what a host needs is re-exported below.
-// Six subsystems stay public as namespaces, because each is a vocabulary of its own
+// Seven subsystems stay public as namespaces, because each is a vocabulary of its own
 // (several types, an error type, one submodule per vendor or platform) that a host or
 // tool uses as a whole: `agent` (the shim side of each agent), `dialect` (each vendor's
-// hook format), `sandbox`, `spawn` (one supervised child process), `spine` (the audit
+// hook format), `persistent` (the line protocol of a long-lived hook process, which hook
+// SDKs speak too), `sandbox`, `spawn` (one supervised child process), `spine` (the audit
 // store) and `vendor` (the vendors' published event lists).
 pub mod agent;
 mod builder;
@@ -107,6 +110,7 @@ mod matcher;
 mod notice;
 mod outcome;
 mod overlay;
+pub mod persistent;
 mod private;
 mod queue;
 mod runner;

@@ -398,6 +398,8 @@ impl Engine {
                     }
                     for field in [
                         "matcher",
+                        "idleTimeout",
+                        "persistent",
                         "timeout",
                         "failClosed",
                         "onFailure",
@@ -688,6 +690,8 @@ fn entry_keys(dialect: Dialect) -> &'static [&'static str] {
             "async",
             "loop_limit",
             "timeout",
+            "persistent",
+            "idleTimeout",
         ],
         // Gemini: `{type, command, name?, timeout?, description?}`.
         Dialect::Gemini => &[

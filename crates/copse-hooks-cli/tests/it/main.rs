@@ -16,6 +16,7 @@ mod json_outputs;
 mod lint;
 mod list;
 mod notices;
+mod persistent;
 mod protect;
 mod readme;
 mod replay;
