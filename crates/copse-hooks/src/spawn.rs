@@ -224,7 +224,7 @@ pub fn run(req: &SpawnRequest<'_>) -> Result<SpawnOutput, SpawnError> {
         Err(SpawnError::Start {
             command: req.command.to_owned(),
             cwd: req.cwd.to_path_buf(),
-            source: std::io::Error::new(
+            cause: std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
                 "hooks can only be spawned on Unix",
             ),
