@@ -118,6 +118,7 @@ pub enum Line {
 
 /// Why a line from the hook is not protocol.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum ProtocolError {
     /// Not JSON at all.
     #[error("printed a line that is not JSON: {reason}")]
