@@ -114,6 +114,11 @@ pub struct VerdictFields {
     /// before its later tool commands.
     #[serde(default)]
     pub tool_env_script: Option<String>,
+    /// Permission-rule updates Claude PermissionRequest hooks sent with an allow
+    /// (`updatedPermissions`, as written), for the host's permission system to apply
+    /// or not; absent when there are none or the verdict denies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_permissions: Option<Vec<Value>>,
     /// A halt of the agent loop.
     pub halt: Option<HaltOutput>,
     /// Every hook that ran, in configured order.
@@ -130,6 +135,7 @@ impl From<&Verdict> for VerdictFields {
             input_replaced: v.input_replaced,
             inject_context: v.inject_context.clone(),
             tool_env_script: v.tool_env_script.clone(),
+            updated_permissions: v.updated_permissions.clone(),
             halt: v.halt.as_ref().map(|h| HaltOutput {
                 reason: h.reason.clone(),
             }),

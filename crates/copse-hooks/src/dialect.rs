@@ -11,80 +11,19 @@ pub mod codex;
 pub mod copse;
 pub mod cursor;
 pub mod gemini;
+pub mod spec;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
+
+pub(crate) use crate::scope::{Dialect, Scope};
 
 use crate::event::{CanonicalEvent, EventPayload, SessionIdentity};
 use crate::matcher::{GlobMatcher, MatchResult, MatcherError, RegexMatcher};
 use crate::outcome::{Failure, FailureKind, FailurePolicy, Outcome};
-
-/// A hook format.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Dialect {
-    /// Cursor's `hooks.json`.
-    Cursor,
-    /// Claude Code's `settings.json` hooks.
-    Claude,
-    /// This project's native format.
-    Copse,
-    /// Gemini CLI's (and Antigravity's) `settings.json` hooks and extension
-    /// `hooks/hooks.json`.
-    Gemini,
-    /// OpenAI Codex CLI's `hooks.json` and `[hooks]` in `config.toml`.
-    Codex,
-}
-
-impl Dialect {
-    /// The lowercase name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Dialect::Cursor => "cursor",
-            Dialect::Claude => "claude",
-            Dialect::Copse => "copse",
-            Dialect::Gemini => "gemini",
-            Dialect::Codex => "codex",
-        }
-    }
-
-    /// Every dialect, in discovery order.
-    pub const ALL: [Dialect; 5] = [
-        Dialect::Cursor,
-        Dialect::Claude,
-        Dialect::Copse,
-        Dialect::Gemini,
-        Dialect::Codex,
-    ];
-
-    /// Parses a lowercase dialect name.
-    pub fn from_name(name: &str) -> Option<Dialect> {
-        Dialect::ALL.into_iter().find(|d| d.as_str() == name)
-    }
-}
-
-/// Where a config file lives, which decides whether it needs trust.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    /// In the user's home: trusted, the user authored it.
-    User,
-    /// In a workspace: runs only when the workspace is trusted.
-    Project,
-}
-
-impl Scope {
-    /// The lowercase name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::User => "user",
-            Scope::Project => "project",
-        }
-    }
-}
 
 /// A problem found in a config file. Discovery warns, it never aborts.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -168,7 +107,7 @@ pub struct HookSpec {
     /// (Copse `async: true` on afterFileEdit).
     pub run_async: bool,
     /// A per-script cap on the continuations its queued messages may take (Copse).
-    pub loop_limit: Option<copse::LoopLimit>,
+    pub loop_limit: Option<crate::loop_limit::LoopLimit>,
     /// Dialect-specific options (Claude `if`, policy provenance, …).
     pub options: HookOptions,
 }

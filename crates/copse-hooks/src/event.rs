@@ -200,6 +200,10 @@ pub struct HostIdentity {
     /// `subagent_id`); generated when the host gives none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_id: Option<String>,
+    /// Whether the workspace is remote (SSH, container, cloud): Cursor then sets
+    /// `CURSOR_CODE_REMOTE=true` for its hooks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<bool>,
     /// The subagent's own transcript (Claude SubagentStop `agent_transcript_path`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_transcript_path: Option<String>,
@@ -362,6 +366,9 @@ pub struct ToolCall {
     /// For an MCP tool: the server it belongs to, when the host knows it (Cursor's
     /// `beforeMCPExecution` sends its `url` or `command`).
     pub mcp_server: Option<McpServer>,
+    /// What the agent said while making this call ("Installing dependencies…"):
+    /// Cursor's `preToolUse` sends it as `agent_message`.
+    pub agent_message: Option<String>,
     /// The kind of JSON value given as the input when it was not an object.
     not_object: Option<&'static str>,
 }
@@ -443,8 +450,15 @@ impl ToolCall {
             file_content: None,
             tool_use_id: new_tool_use_id(),
             mcp_server: None,
+            agent_message: None,
             not_object,
         }
+    }
+
+    /// The same call with the agent's message that accompanied it.
+    pub fn with_agent_message(mut self, message: impl Into<String>) -> Self {
+        self.agent_message = Some(message.into());
+        self
     }
 
     /// The same call with a host-assigned tool use id (an empty id is replaced by a

@@ -41,6 +41,7 @@ pub fn session() -> SessionIdentity {
             last_assistant_message: Some("Done: the test passes.".into()),
             agent_id: Some("agent-fixture-1".into()),
             loop_count: None,
+            remote: None,
             agent_transcript_path: Some(
                 "/fixture/home/.claude/projects/workspace/conv-fixture-1/subagents/agent-fixture-1.jsonl".into(),
             ),
@@ -63,6 +64,7 @@ pub fn tool_call(flavour: &str) -> ToolCall {
     let call = tool_call_inner(flavour);
     let id = format!("toolu_fixture_{flavour}");
     call.with_tool_use_id(id)
+        .with_agent_message(format!("Running the {flavour} step next."))
 }
 
 fn tool_call_inner(flavour: &str) -> ToolCall {

@@ -44,6 +44,17 @@ pub fn merge(runs: Vec<HookRun>) -> Verdict {
             }
         }
     }
+    // Permission updates come with an allow: a verdict that denies applies none.
+    if verdict.decision != Some(crate::outcome::Decision::Deny) {
+        for o in runs.iter().map(|r| &r.outcome) {
+            if let Some(updates) = o.updated_permissions.as_ref().filter(|u| !u.is_empty()) {
+                verdict
+                    .updated_permissions
+                    .get_or_insert_with(Vec::new)
+                    .extend(updates.iter().cloned());
+            }
+        }
+    }
     verdict.runs = runs;
     verdict
 }

@@ -106,6 +106,7 @@ mod fsread;
 mod gate;
 mod jsonpos;
 mod lint;
+mod loop_limit;
 mod matcher;
 mod notice;
 mod outcome;
@@ -115,6 +116,7 @@ mod private;
 mod queue;
 mod runner;
 pub mod sandbox;
+mod scope;
 mod scripts;
 mod selected;
 mod session;
@@ -125,7 +127,7 @@ pub mod vendor;
 
 pub use builder::EngineConfigBuilder;
 pub use cancel::CancelToken;
-pub use dialect::{ConfigWarning, Dialect, Scope};
+pub use dialect::ConfigWarning;
 pub use discovery::{
     ConfigLocation, VendorPaths, adapter, locations as config_locations,
     locations_with as config_locations_with,
@@ -143,6 +145,7 @@ pub use event::{
 pub use fsread::{MAX_READ_FILE_CONTENT, ReadError, read_prefix};
 pub use lint::{Level, LintReport, Problem, expand_home, level_of};
 // Compiled matchers appear in the dialects' parsed hooks (`dialect::HookSpec`).
+pub use loop_limit::LoopLimit;
 pub use matcher::{GlobError, GlobMatcher, MatchResult, MatcherError, RegexMatcher};
 pub use notice::{Notice, NoticeKind};
 pub use outcome::{
@@ -150,6 +153,7 @@ pub use outcome::{
     RunOutcome, SandboxState, Verdict,
 };
 pub use queue::{DEFAULT_CONTINUATION_BUDGET, MessageOrigin, QueuedMessage};
+pub use scope::{Dialect, Scope};
 pub use session::{Fired, QueueListener, Session};
 pub use settings::{
     RetentionSettings, Settings, SettingsError, TrustedWorkspace, pin_of,

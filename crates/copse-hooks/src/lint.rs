@@ -661,26 +661,11 @@ fn matcher_tools(dialect: Dialect, event: &str) -> Option<&'static [&'static str
     }
 }
 
-/// The keys a hook entry of a dialect takes.
-fn entry_keys(dialect: Dialect) -> &'static [&'static str] {
+/// The keys a hook entry of a dialect takes: the vendor dialects' come from the
+/// serde structs their parsers read (`dialect::spec::entry_keys`).
+fn entry_keys(dialect: Dialect) -> Vec<&'static str> {
     match dialect {
-        Dialect::Cursor => &[
-            "command",
-            "matcher",
-            "timeout",
-            "failClosed",
-            "glob",
-            "type",
-        ],
-        Dialect::Claude => &[
-            "type",
-            "command",
-            "timeout",
-            "async",
-            "statusMessage",
-            "once",
-        ],
-        Dialect::Copse => &[
+        Dialect::Copse => vec![
             "command",
             "matcher",
             "glob",
@@ -693,27 +678,10 @@ fn entry_keys(dialect: Dialect) -> &'static [&'static str] {
             "persistent",
             "idleTimeout",
         ],
-        // Gemini: `{type, command, name?, timeout?, description?}`.
-        Dialect::Gemini => &[
-            "matcher",
-            "sequential",
-            "hooks",
-            "type",
-            "command",
-            "name",
-            "timeout",
-            "description",
-        ],
-        // Codex reads Claude-shaped handlers.
-        Dialect::Codex => &[
-            "matcher",
-            "hooks",
-            "type",
-            "command",
-            "timeout",
-            "async",
-            "statusMessage",
-        ],
+        vendor => crate::dialect::spec::entry_keys(vendor)
+            .iter()
+            .map(String::as_str)
+            .collect(),
     }
 }
 
@@ -800,6 +768,33 @@ fn lint_entries(
             let mut handlers: Vec<(Vec<Step>, &serde_json::Map<String, Value>)> = Vec::new();
             match (dialect, entry.as_object()) {
                 (Dialect::Claude, Some(group)) => {
+                    // The group's own keys (`matcher`, `hooks`); a flat handler's keys
+                    // at this level are the Cursor shape the parser already explains.
+                    let group_keys = crate::dialect::spec::group_keys(Dialect::Claude);
+                    for k in group.keys() {
+                        if group_keys.iter().any(|g| g == k)
+                            || crate::dialect::spec::entry_keys(Dialect::Claude)
+                                .iter()
+                                .any(|h| h == k)
+                        {
+                            continue;
+                        }
+                        let mut at = base.clone();
+                        at.push(key(k));
+                        let pos = positions.get(&at).or_else(|| positions.nearest(&base));
+                        let hint = did_you_mean(k, group_keys.iter().map(String::as_str))
+                            .map(|m| format!(" — did you mean \"{m}\"?"))
+                            .unwrap_or_default();
+                        problem(
+                            pos.map(|p| p.0),
+                            pos.map(|p| p.1),
+                            Level::Warning,
+                            format!(
+                                "\"{event}\" group {}: unknown key \"{k}\" is ignored{hint}",
+                                i + 1
+                            ),
+                        );
+                    }
                     for (j, h) in group
                         .get("hooks")
                         .and_then(Value::as_array)

@@ -13,10 +13,10 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::dialect::Scope;
 use crate::engine::{Engine, TrustState};
 use crate::event::CanonicalEvent;
 use crate::outcome::{FailureKind, HookRun, SandboxState};
+use crate::scope::Scope;
 
 /// What a notice is about. The snake_case names are a stable contract.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -10,8 +10,8 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::dialect::{Dialect, Scope};
 use crate::event::CanonicalEvent;
+use crate::scope::{Dialect, Scope};
 
 /// A permission decision. The order is the strictness: `Allow < Ask < Deny`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -90,6 +90,10 @@ pub struct Outcome {
     /// Shell lines a Claude SessionStart hook appended to `$CLAUDE_ENV_FILE`: the
     /// host sources them before each of its later shell tool commands.
     pub tool_env_script: Option<String>,
+    /// Permission-rule updates a Claude PermissionRequest hook sent with an allow
+    /// (`updatedPermissions`: `addRules`, `setMode`, … each with a `destination`),
+    /// as written. copse-hooks never applies them: the host's permission system may.
+    pub updated_permissions: Option<Vec<Value>>,
 }
 
 impl Outcome {
@@ -332,6 +336,10 @@ pub struct Verdict {
     /// order: the host sources it before each later shell tool command (see
     /// [`crate::Session::tool_env_script`]).
     pub tool_env_script: Option<String>,
+    /// Permission-rule updates from PermissionRequest hooks that allowed, in
+    /// configured order (Claude `updatedPermissions`); `None` when the verdict denies.
+    /// The host may apply them to its own permission rules; copse-hooks never does.
+    pub updated_permissions: Option<Vec<Value>>,
     /// One record per hook run, in configured order.
     pub runs: Vec<HookRun>,
 }

@@ -14,8 +14,8 @@ use serde::Serialize;
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use crate::dialect::Dialect;
-use crate::dialect::copse::LoopLimit;
+use crate::loop_limit::LoopLimit;
+use crate::scope::Dialect;
 
 /// Machine-initiated continuations allowed per turn tree.
 pub const DEFAULT_CONTINUATION_BUDGET: u32 = 5;

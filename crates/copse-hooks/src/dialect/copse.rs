@@ -117,26 +117,7 @@ pub fn async_allowed(event: &str) -> bool {
     !FIXED_BLOCKING_EVENTS.contains(&event)
 }
 
-/// A declared `loop_limit`: how many of a script's queued messages may auto-continue
-/// the agent per turn tree, always inside the global budget.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum LoopLimit {
-    /// At most this many (clamped to what remains of the global budget).
-    At(u32),
-    /// `null`: unlimited, which is clamped to what remains of the global budget.
-    Unlimited,
-}
-
-impl LoopLimit {
-    /// The script's cap when `remaining` continuations are left in the turn tree:
-    /// `min(limit, remaining)`; `Unlimited` clamps to `remaining`.
-    pub fn effective(self, remaining: u32) -> u32 {
-        match self {
-            LoopLimit::At(n) => n.min(remaining),
-            LoopLimit::Unlimited => remaining,
-        }
-    }
-}
+pub(crate) use crate::loop_limit::LoopLimit;
 
 /// How long an idle persistent hook lives by default.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);

@@ -2450,3 +2450,138 @@ fn stop_hook_active_once_a_follow_up_continued_the_turn() {
         "false\ntrue\nfalse\n"
     );
 }
+
+/// Like a plugin that keeps state across updates (a counter of blocked pushes): it
+/// writes under `$CLAUDE_PLUGIN_DATA` and names `${CLAUDE_PLUGIN_DATA}` in its
+/// command. The directory is `~/.claude/plugins/data/<id with @ as ->/`, created
+/// before the hook runs.
+#[test]
+fn plugin_hooks_get_a_persistent_claude_plugin_data_directory() {
+    let fx = Fx::new();
+    let install = fx
+        .root
+        .join("home/.claude/plugins/cache/official/counter/2.0.0");
+    fx.write(
+        "home/.claude/plugins/installed_plugins.json",
+        &json!({"version": 2, "plugins": {"counter@official": [
+            {"scope": "user", "installPath": install.display().to_string(), "version": "2.0.0"}
+        ]}})
+        .to_string(),
+    );
+    script(
+        &fx,
+        "home/.claude/plugins/cache/official/counter/2.0.0/hooks/count.sh",
+        "cat >/dev/null\nn=$(cat \"$CLAUDE_PLUGIN_DATA/count\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$CLAUDE_PLUGIN_DATA/count\"\necho \"$1\" >> \"$CLAUDE_PLUGIN_DATA/args\"",
+    );
+    fx.write(
+        "home/.claude/plugins/cache/official/counter/2.0.0/hooks/hooks.json",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": "${CLAUDE_PLUGIN_ROOT}/hooks/count.sh ${CLAUDE_PLUGIN_DATA}"}
+        ]}]}})
+        .to_string(),
+    );
+    fx.user(json!({}));
+    fx.write(
+        "home/.claude/settings.json",
+        &json!({"enabledPlugins": {"counter@official": true}}).to_string(),
+    );
+    let session = fx.session(true);
+    for _ in 0..2 {
+        let v = bash(&session, "git status");
+        assert_eq!(v.runs.len(), 1, "{:?}", v.runs);
+        assert!(v.runs[0].failure.is_none(), "{:?}", v.runs[0]);
+        assert_eq!(v.effective_decision(), Decision::Allow);
+    }
+    let data = fx.root.join("home/.claude/plugins/data/counter-official");
+    assert_eq!(std::fs::read_to_string(data.join("count")).unwrap(), "2\n");
+    assert_eq!(
+        std::fs::read_to_string(data.join("args")).unwrap(),
+        format!("{0}\n{0}\n", data.display())
+    );
+}
+
+/// Like "always allow read-only git" hooks: a PermissionRequest hook that allows
+/// and sends `updatedPermissions` (an `addRules` for the session) hands the rule
+/// updates to the host with the verdict; one whose call another hook denies hands
+/// over nothing.
+#[test]
+fn permission_request_updated_permissions_reach_the_host() {
+    let fx = Fx::new();
+    let hook = script(
+        &fx,
+        "home/.claude/hooks/git-readonly.sh",
+        r#"cmd=$(jq -r '.tool_input.command')
+case "$cmd" in
+  "git status"*|"git log"*)
+    echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedPermissions":[{"type":"addRules","rules":[{"toolName":"Bash","ruleContent":"git status:*"}],"behavior":"allow","destination":"session"}]}}}' ;;
+  *) exit 0 ;;
+esac"#,
+    );
+    let deny = script(
+        &fx,
+        "home/.claude/hooks/no-log.sh",
+        r#"jq -r '.tool_input.command' | grep -q '^git log' && { echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no git log here"}}}'; exit 0; }
+exit 0"#,
+    );
+    fx.user(json!({"PermissionRequest": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": hook}, {"type": "command", "command": deny}
+    ]}]}));
+    let session = fx.session(false);
+    let ask = |command: &str| {
+        verdict(session.fire(EventPayload::PermissionRequest(ToolCall::new(
+            "run_shell",
+            obj(json!({ "command": command })),
+        ))))
+    };
+    let v = ask("git status --short");
+    assert_eq!(v.decision, Some(Decision::Allow));
+    assert_eq!(
+        v.updated_permissions,
+        Some(vec![
+            json!({"type": "addRules", "rules": [{"toolName": "Bash", "ruleContent": "git status:*"}], "behavior": "allow", "destination": "session"})
+        ])
+    );
+    let v = ask("git log -1");
+    assert_eq!(v.decision, Some(Decision::Deny));
+    assert_eq!(
+        v.updated_permissions, None,
+        "a denied request updates nothing"
+    );
+    assert_eq!(ask("make").updated_permissions, None);
+}
+
+/// Like a published "did the agent finish?" Stop check written as a `prompt` hook,
+/// next to an `http` audit hook: neither can run here, and `list` says why — a
+/// prompt (or agent) hook needs a model — instead of dropping them silently.
+#[test]
+fn prompt_agent_and_http_handlers_are_listed_with_the_reason_they_never_run() {
+    let fx = Fx::new();
+    fx.user(json!({
+        "Stop": [{"hooks": [{"type": "prompt", "prompt": "Did the agent finish every task? $ARGUMENTS"}]}],
+        "SubagentStop": [{"hooks": [{"type": "agent", "prompt": "Verify the tests pass"}]}],
+        "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "http", "url": "http://127.0.0.1:9/audit"}]}]
+    }));
+    let listing = fx.engine(false).list();
+    let messages: Vec<&str> = listing
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    for (kind, why) in [
+        ("prompt", "not supported: needs a model"),
+        ("agent", "not supported: needs a model"),
+        ("http", "not supported yet"),
+    ] {
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.contains(&format!("type \"{kind}\"")) && m.contains(why)),
+            "{kind}: {messages:#?}"
+        );
+    }
+    assert_eq!(listing.hooks.len(), 3, "listed, not dropped");
+    assert!(listing.hooks.iter().all(|h| !h.supported));
+    let session = fx.session(false);
+    let v = bash(&session, "ls");
+    assert!(v.runs.is_empty());
+}

@@ -7,9 +7,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use copse_hooks::config_locations;
-use copse_hooks::dialect::copse::{
-    self, Copse, CopseHooksFile, EntryOptions, HALTED_BY_HOOK, LoopLimit,
-};
+use copse_hooks::dialect::copse::{self, Copse, CopseHooksFile, EntryOptions, HALTED_BY_HOOK};
 use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
 };
@@ -18,7 +16,7 @@ use copse_hooks::{
     ModelIdentity, ModelParam, Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall,
     Verdict,
 };
-use copse_hooks::{Compaction, FileEdit, ToolResult};
+use copse_hooks::{Compaction, FileEdit, LoopLimit, ToolResult};
 use copse_hooks::{FailurePolicy, Halt, QueueRequest};
 use serde_json::{Map, Value, json};
 

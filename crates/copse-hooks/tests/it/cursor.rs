@@ -271,3 +271,56 @@ fn failure_policy_open_restores_fail_open_but_not_over_fail_closed() {
         .gate_tool(ToolCall::new("run_shell", obj(json!({"command": "ls"}))));
     assert_eq!(v.effective_decision(), Decision::Deny);
 }
+
+/// Like hooks that skip work on remote machines (a local-only notifier): they test
+/// `CURSOR_CODE_REMOTE`, which Cursor sets to `"true"` in a remote workspace only.
+#[test]
+fn cursor_code_remote_is_set_for_remote_workspaces_only() {
+    let fx = Fx::new();
+    let log = fx.at("remote.log");
+    let hook = fx.script(
+        "home/.cursor/hooks/notify.sh",
+        &format!(
+            "cat >/dev/null\nif [ \"$CURSOR_CODE_REMOTE\" = true ]; then echo remote >> {log}; else echo local >> {log}; fi\necho '{{\"permission\":\"allow\"}}'"
+        ),
+    );
+    fx.user(json!({"beforeShellExecution": [{"command": hook}]}));
+    let call = || ToolCall::new("run_shell", obj(json!({"command": "ls"})));
+    let v = fx.session_with(identity()).gate_tool(call());
+    assert_eq!(v.runs.len(), 1);
+    let mut remote = identity();
+    remote.host.remote = Some(true);
+    let v = fx.session_with(remote).gate_tool(call());
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert_eq!(std::fs::read_to_string(&log).unwrap(), "local\nremote\n");
+}
+
+/// Like audit hooks that log why the agent ran a tool: `preToolUse` carries the
+/// agent's message with the call as `agent_message` (`""` when the host gave none).
+#[test]
+fn pre_tool_use_carries_the_agents_message() {
+    let fx = Fx::new();
+    let log = fx.at("audit.log");
+    let hook = fx.script(
+        "home/.cursor/hooks/audit.sh",
+        &format!(
+            "jq -r '\"\\(.tool_name): \\(.agent_message)\"' >> {log}\necho '{{\"permission\":\"allow\"}}'"
+        ),
+    );
+    fx.user(json!({"preToolUse": [{"command": hook}]}));
+    let session = fx.session();
+    let call = ToolCall::new("run_shell", obj(json!({"command": "npm install"})))
+        .with_agent_message("Installing dependencies...");
+    let v = session.gate_tool(call);
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert_eq!(
+        stdin_of(&v, 0)["agent_message"],
+        "Installing dependencies..."
+    );
+    let v = session.gate_tool(ToolCall::new("run_shell", obj(json!({"command": "ls"}))));
+    assert_eq!(stdin_of(&v, 0)["agent_message"], "");
+    assert_eq!(
+        std::fs::read_to_string(&log).unwrap(),
+        "Shell: Installing dependencies...\nShell: \n"
+    );
+}

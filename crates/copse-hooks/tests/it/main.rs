@@ -7,6 +7,7 @@ mod claude;
 mod codex;
 mod copse;
 mod cursor;
+mod dialect_schemas;
 mod env;
 mod escape;
 mod gemini;

@@ -196,6 +196,7 @@ fn hook_run() -> HookRun {
             outcome.updated_input = Some(updated);
             outcome.replace_input = false;
             outcome.tool_env_script = None;
+            outcome.updated_permissions = None;
             outcome.inject_context = Some("ctx".into());
             outcome.halt = Some(Halt {
                 reason: "halt!".into(),

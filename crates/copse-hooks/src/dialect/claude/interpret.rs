@@ -325,6 +325,13 @@ fn permission_request(event: &EventPayload, obj: &Map<String, Value>) -> Interpr
             .map(|u| canonical_input(&call.tool, &call.input, u)),
         _ => None,
     };
+    // `updatedPermissions` applies with an allow (a list of rule updates).
+    let updated_permissions = match d.get("updatedPermissions") {
+        Some(Value::Array(items)) if decision == Decision::Allow && !items.is_empty() => {
+            Some(items.iter().filter(|i| i.is_object()).cloned().collect())
+        }
+        _ => None,
+    };
     let deny = decision == Decision::Deny;
     let message = if deny { text_of(d, "message") } else { None };
     let halt = (deny && d.get("interrupt") == Some(&Value::Bool(true))).then(|| Halt {
@@ -339,6 +346,7 @@ fn permission_request(event: &EventPayload, obj: &Map<String, Value>) -> Interpr
         replace_input: updated_input.is_some(),
         updated_input,
         halt,
+        updated_permissions,
         ..Outcome::default()
     })
 }

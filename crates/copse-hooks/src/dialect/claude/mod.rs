@@ -21,7 +21,7 @@
 
 mod interpret;
 mod marshal;
-mod parse;
+pub mod parse;
 pub mod plugin;
 pub mod rule;
 
@@ -471,6 +471,9 @@ impl Adapter for Claude {
                 "CLAUDE_PLUGIN_ROOT".to_string(),
                 p.root.display().to_string(),
             ));
+            if let Some(data) = &p.data {
+                env.push(("CLAUDE_PLUGIN_DATA".to_string(), data.display().to_string()));
+            }
         }
         env
     }

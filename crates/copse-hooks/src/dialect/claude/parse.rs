@@ -5,17 +5,125 @@
 use std::path::Path;
 use std::time::Duration;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{
     Claude, IF_EVENTS, PUBLISHED_EVENTS, PermissionRule, canonical_for, compile_matcher,
     default_timeout, failure_can_block, uses_matcher,
 };
-use crate::dialect::{
-    Dialect, HookMatcher, HookSpec, ParsedConfig, Scope, seconds, string_field, timeout_seconds,
-};
+use crate::dialect::spec::{self, Field, Lenient, VendorHook, elements, timeout_secs};
+use crate::dialect::{Dialect, HookMatcher, HookOptions, ParsedConfig, Scope, seconds};
 use crate::matcher::MatcherError;
 use crate::outcome::FailurePolicy;
+
+/// The hook keys of a Claude Code settings file (`~/.claude/settings.json`,
+/// `<root>/.claude/settings.json`, `<root>/.claude/settings.local.json`) or of a
+/// plugin's `hooks/hooks.json`. Other settings keys are allowed and ignored.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(title = "Claude Code settings.json hooks")]
+pub struct SettingsFile {
+    /// Plugins this file enables or disables (`"name@marketplace": true`); later
+    /// settings files override earlier ones per plugin.
+    #[serde(default, rename = "enabledPlugins")]
+    pub enabled_plugins: Field<Map<String, Value>>,
+    /// `true` turns hooks off (a user or managed file: every hook; a project file:
+    /// only hooks below it).
+    #[serde(default, rename = "disableAllHooks")]
+    pub disable_all_hooks: Field<bool>,
+    /// Matcher groups by Claude Code's PascalCase event name.
+    #[serde(default)]
+    #[schemars(schema_with = "hooks_schema")]
+    pub hooks: Option<spec::Shape>,
+}
+
+fn hooks_schema(generator: &mut SchemaGenerator) -> Schema {
+    spec::events_schema::<Group>(
+        generator,
+        &PUBLISHED_EVENTS,
+        "Matcher groups by Claude Code's PascalCase event name.",
+    )
+}
+
+/// A matcher group: the handlers that run when the matcher accepts the subject.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false, "required" = ["hooks"]))]
+pub struct Group {
+    /// Absent, empty or `*`: every subject. Letters, digits, `_`, `-`, spaces, `,`
+    /// and `|` only: exact names (`Edit|Write`, `Edit, Write`). Else an unanchored
+    /// regex.
+    #[serde(default)]
+    pub matcher: Field<String>,
+    /// The handlers.
+    #[serde(default)]
+    #[schemars(with = "Vec<Handler>")]
+    pub hooks: Field<Vec<Value>>,
+}
+
+/// One handler. `type` picks which other fields apply.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false, "required" = ["type"]))]
+pub struct Handler {
+    /// `command` (run), `http` (POST the input to `url`), `prompt` or `agent` (ask a
+    /// model), `mcp_tool` (call an MCP tool).
+    #[serde(default, rename = "type")]
+    #[schemars(extend("enum" = ["command", "http", "prompt", "agent", "mcp_tool"]))]
+    pub kind: Field<String>,
+    /// `command`: the shell command (or, with `args`, the program).
+    #[serde(default)]
+    pub command: Field<String>,
+    /// `command`: exec form, the program's arguments (no shell).
+    #[serde(default)]
+    pub args: Field<Vec<String>>,
+    /// `command`: the shell (`bash`; `powershell` is not run by copse-hooks).
+    #[serde(default)]
+    pub shell: Field<String>,
+    /// `command`: run detached; the answer's `additionalContext` reaches the next turn.
+    #[serde(default, rename = "async")]
+    pub run_async: Field<bool>,
+    /// `command`: run detached; exit 2 wakes the agent with stderr.
+    #[serde(default, rename = "asyncRewake")]
+    pub async_rewake: Field<bool>,
+    /// `http`: the URL the input is POSTed to.
+    #[serde(default)]
+    pub url: Field<String>,
+    /// `http`: request headers (`$VAR` expanded for names in `allowedEnvVars`).
+    #[serde(default)]
+    pub headers: Field<Map<String, Value>>,
+    /// `http`: the environment variables headers may use.
+    #[serde(default, rename = "allowedEnvVars")]
+    pub allowed_env_vars: Field<Vec<String>>,
+    /// `prompt`, `agent`: the prompt (`$ARGUMENTS` is the input JSON).
+    #[serde(default)]
+    pub prompt: Field<String>,
+    /// `prompt`, `agent`: the model.
+    #[serde(default)]
+    pub model: Field<String>,
+    /// `prompt`: keep going after a block.
+    #[serde(default, rename = "continueOnBlock")]
+    pub continue_on_block: Field<bool>,
+    /// `mcp_tool`: the MCP server.
+    #[serde(default)]
+    pub server: Field<String>,
+    /// `mcp_tool`: the tool.
+    #[serde(default)]
+    pub tool: Field<String>,
+    /// `mcp_tool`: the tool's arguments.
+    #[serde(default)]
+    pub input: Field<Map<String, Value>>,
+    /// One permission rule (`Bash(git push:*)`, `Edit(src/**)`); evaluated on tool
+    /// events only, before the handler runs.
+    #[serde(default, rename = "if")]
+    pub condition: Field<String>,
+    /// Seconds the handler may run.
+    #[serde(default)]
+    #[schemars(range(min = 0.001))]
+    pub timeout: Field<f64>,
+    /// Text Claude Code shows while the handler runs.
+    #[serde(default, rename = "statusMessage")]
+    pub status_message: Field<String>,
+}
 
 /// Quotes one word for `sh`, keeping `${CLAUDE_PROJECT_DIR}` as a live expansion
 /// (Claude substitutes it in exec-form arguments).
@@ -87,8 +195,21 @@ fn suggestion(event: &str) -> String {
     String::new()
 }
 
+/// Why a handler of another type than `command` never runs (for `lint` and `list`).
+pub fn unsupported_type(kind: &str, event: &str) -> String {
+    let why = match kind {
+        "prompt" | "agent" => {
+            "not supported: needs a model (copse-hooks never sends hook input to an LLM)"
+        }
+        "http" => "not supported yet: copse-hooks does not POST hook input to URLs",
+        "mcp_tool" => "not supported yet: copse-hooks does not call MCP tools from hooks",
+        _ => "not a handler type Claude Code documents",
+    };
+    format!("has type \"{kind}\" on \"{event}\": {why} — listed, never run")
+}
+
 /// What parsing one handler found.
-struct Handler {
+struct Compiled {
     command: String,
     /// Listed but never run (another handler type, an `if` on an event without
     /// tool context, another shell).
@@ -100,23 +221,23 @@ struct Handler {
 }
 
 impl Claude {
-    /// Reads one handler object; `None` (after a warning) when it is unusable.
+    /// Reads one handler; `None` (after a warning) when it is unusable.
     fn handler(
         out: &mut ParsedConfig,
         ctx: (&Path, Scope, &str, bool),
         label: &str,
-        obj: &Map<String, Value>,
-    ) -> Option<Handler> {
+        h: &Handler,
+    ) -> Option<Compiled> {
         let (source, scope, event, wired) = ctx;
         let note = |out: &mut ParsedConfig, message: String| {
             if wired {
                 out.warn(source, scope, Some(event), message);
             }
         };
-        let kind = match obj.get("type") {
-            Some(Value::String(k)) => k.as_str(),
-            None | Some(Value::Null) => {
-                if obj.contains_key("command") {
+        let kind = match &h.kind {
+            Some(Lenient::Ok(k)) => k.as_str(),
+            None => {
+                if h.command.is_some() {
                     note(
                         out,
                         format!(
@@ -126,7 +247,7 @@ impl Claude {
                 }
                 "command"
             }
-            Some(other) => {
+            Some(Lenient::Bad(other)) => {
                 note(
                     out,
                     format!("{label} has a non-string \"type\" ({other}) — skipped"),
@@ -136,11 +257,11 @@ impl Claude {
         };
         if kind != "command" {
             let main = match kind {
-                "http" => string_field(obj, &["url"]),
-                "prompt" | "agent" => string_field(obj, &["prompt"]),
+                "http" => spec::text(&h.url),
+                "prompt" | "agent" => spec::text(&h.prompt),
                 "mcp_tool" => {
-                    let server = string_field(obj, &["server"]).unwrap_or_default();
-                    let name = string_field(obj, &["tool"]).unwrap_or_default();
+                    let server = spec::text(&h.server).unwrap_or_default();
+                    let name = spec::text(&h.tool).unwrap_or_default();
                     Some(format!("{server}/{name}"))
                 }
                 _ => None,
@@ -149,13 +270,8 @@ impl Claude {
                 Some(m) => format!("{kind}: {m}"),
                 None => kind.to_string(),
             };
-            note(
-                out,
-                format!(
-                    "{label} has type \"{kind}\" on \"{event}\"; copse-hooks runs only \"command\" hooks — listed as unsupported, never run"
-                ),
-            );
-            return Some(Handler {
+            note(out, format!("{label} {}", unsupported_type(kind, event)));
+            return Some(Compiled {
                 command,
                 inactive: true,
                 timeout: default_timeout(event),
@@ -164,12 +280,7 @@ impl Claude {
                 async_rewake: false,
             });
         }
-        let Some(command) = obj
-            .get("command")
-            .and_then(Value::as_str)
-            .map(str::trim)
-            .filter(|c| !c.is_empty())
-        else {
+        let Some(command) = spec::text(&h.command) else {
             note(
                 out,
                 format!("{label} has a missing or empty \"command\" — skipped"),
@@ -177,14 +288,14 @@ impl Claude {
             return None;
         };
         let mut inactive = false;
-        let command = match obj.get("args") {
-            None | Some(Value::Null) => command.to_string(),
-            Some(Value::Array(items)) if items.iter().all(Value::is_string) => {
-                let mut words = vec![shell_word(command)];
-                words.extend(items.iter().filter_map(Value::as_str).map(shell_word));
+        let command = match &h.args {
+            None => command,
+            Some(Lenient::Ok(items)) => {
+                let mut words = vec![shell_word(&command)];
+                words.extend(items.iter().map(|a| shell_word(a)));
                 words.join(" ")
             }
-            Some(_) => {
+            Some(Lenient::Bad(_)) => {
                 note(
                     out,
                     format!("{label} \"args\" must be an array of strings — skipped"),
@@ -192,13 +303,14 @@ impl Claude {
                 return None;
             }
         };
-        match obj.get("shell") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(s)) if s == "bash" => {}
+        match &h.shell {
+            None => {}
+            Some(Lenient::Ok(s)) if s == "bash" => {}
             Some(other) => {
-                let shell = other
-                    .as_str()
-                    .map_or_else(|| other.to_string(), str::to_string);
+                let shell = match other {
+                    Lenient::Ok(s) => s.clone(),
+                    Lenient::Bad(v) => v.to_string(),
+                };
                 note(
                     out,
                     format!(
@@ -209,9 +321,9 @@ impl Claude {
             }
         }
         let mut condition = None;
-        match obj.get("if") {
-            None | Some(Value::Null) => {}
-            Some(Value::String(cond)) if !IF_EVENTS.contains(&event) => {
+        match &h.condition {
+            None => {}
+            Some(Lenient::Ok(cond)) if !IF_EVENTS.contains(&event) => {
                 note(
                     out,
                     format!(
@@ -220,14 +332,14 @@ impl Claude {
                 );
                 inactive = true;
             }
-            Some(Value::String(cond)) => match PermissionRule::parse(cond) {
+            Some(Lenient::Ok(cond)) => match PermissionRule::parse(cond) {
                 Ok(rule) => condition = Some(rule),
                 Err(e) => {
                     note(out, format!("{label} \"if\": {e} — never run"));
                     inactive = true;
                 }
             },
-            Some(other) => {
+            Some(Lenient::Bad(other)) => {
                 note(
                     out,
                     format!(
@@ -237,13 +349,13 @@ impl Claude {
                 inactive = true;
             }
         }
-        let flag = |key: &str| obj.get(key) == Some(&Value::Bool(true));
-        let async_rewake = flag("asyncRewake");
-        let run_async = flag("async") || async_rewake;
+        let flag = |f: &Field<bool>| matches!(f, Some(Lenient::Ok(true)));
+        let async_rewake = flag(&h.async_rewake);
+        let run_async = flag(&h.run_async) || async_rewake;
         let default = default_timeout(event);
-        let timeout = match obj.get("timeout") {
-            None | Some(Value::Null) => default,
-            Some(v) => timeout_seconds(v).unwrap_or_else(|| {
+        let timeout = match &h.timeout {
+            None => default,
+            Some(t) => timeout_secs(t).unwrap_or_else(|| {
                 note(
                     out,
                     format!(
@@ -254,7 +366,7 @@ impl Claude {
                 default
             }),
         };
-        Some(Handler {
+        Some(Compiled {
             command,
             inactive,
             timeout,
@@ -264,23 +376,13 @@ impl Claude {
         })
     }
 
-    /// The matcher as written (trimmed; `None` when absent or blank).
-    fn matcher_source(raw: Option<&Value>) -> Option<String> {
-        match raw {
-            None | Some(Value::Null) => None,
-            Some(Value::String(s)) if s.trim().is_empty() => None,
-            Some(Value::String(s)) => Some(s.trim().to_string()),
-            Some(other) => Some(other.to_string()),
-        }
-    }
-
     /// Compiles a group's matcher for one of its hooks. Events that ignore matchers
     /// get [`HookMatcher::Always`].
-    fn matcher(event: &str, wired: bool, raw: Option<&Value>) -> HookMatcher {
-        match (Self::matcher_source(raw), raw) {
+    fn matcher(event: &str, wired: bool, raw: &Field<String>) -> HookMatcher {
+        match (spec::matcher_source(raw), raw) {
             (None, _) => HookMatcher::Always,
             (Some(_), _) if wired && !uses_matcher(event) => HookMatcher::Always,
-            (Some(p), Some(Value::String(_))) => {
+            (Some(p), Some(Lenient::Ok(_))) => {
                 compile_matcher(&p).unwrap_or_else(HookMatcher::Invalid)
             }
             (Some(p), _) => HookMatcher::Invalid(MatcherError {
@@ -307,7 +409,7 @@ impl Claude {
                 return out;
             }
         };
-        let Some(doc) = doc.as_object() else {
+        if !doc.is_object() {
             out.warn(
                 source,
                 scope,
@@ -316,9 +418,11 @@ impl Claude {
             );
             return out;
         };
-        match doc.get("enabledPlugins") {
-            None | Some(Value::Null) => {}
-            Some(Value::Object(m)) => {
+        let settings = SettingsFile::deserialize(&doc).ok();
+        let settings = settings.as_ref();
+        match settings.and_then(|s| s.enabled_plugins.as_ref()) {
+            None => {}
+            Some(Lenient::Ok(m)) => {
                 for (id, on) in m {
                     match on {
                         Value::Bool(b) => {
@@ -333,17 +437,17 @@ impl Claude {
                     }
                 }
             }
-            Some(other) => out.warn(
+            Some(Lenient::Bad(other)) => out.warn(
                 source,
                 scope,
                 None,
                 format!("{name} \"enabledPlugins\" must be an object of plugin ids, got {other} — ignored"),
             ),
         }
-        match doc.get("disableAllHooks") {
-            None | Some(Value::Null) => {}
-            Some(Value::Bool(b)) => out.disable_all_hooks = Some(*b),
-            Some(other) => out.warn(
+        match settings.and_then(|s| s.disable_all_hooks.as_ref()) {
+            None => {}
+            Some(Lenient::Ok(b)) => out.disable_all_hooks = Some(*b),
+            Some(Lenient::Bad(other)) => out.warn(
                 source,
                 scope,
                 None,
@@ -351,10 +455,10 @@ impl Claude {
             ),
         }
         // A settings file has many other keys: no `hooks` is simply no hooks.
-        let hooks = match doc.get("hooks") {
-            None | Some(Value::Null) => return out,
-            Some(Value::Object(h)) => h,
-            Some(_) => {
+        let hooks = match spec::events(&doc, settings.and_then(|s| s.hooks)) {
+            spec::Events::Absent => return out,
+            spec::Events::Object(h) => h,
+            spec::Events::NotObject => {
                 out.warn(
                     source,
                     scope,
@@ -408,112 +512,114 @@ impl Claude {
                 }
                 continue;
             };
-            let ctx = (source, scope, event.as_str(), wired);
             let flat_hint = " (this looks like Cursor's flat { command } entry; Claude Code nests handlers: { \"matcher\": …, \"hooks\": [{ \"type\": \"command\", \"command\": … }] })";
-            for (gi, group) in groups.iter().enumerate() {
-                let n = gi + 1;
-                let Some(group) = group.as_object() else {
-                    if wired {
-                        out.warn(
-                            source,
-                            scope,
-                            Some(event),
-                            format!(
-                                "\"{event}\" group {n} must be an object {{ matcher, hooks: [...] }} — skipped"
-                            ),
-                        );
-                    }
-                    continue;
+            for el in elements(groups) {
+                let hook = VendorHook {
+                    dialect: Dialect::Claude,
+                    event,
+                    canonical,
+                    source,
+                    scope,
+                    root,
+                    entry: el.n,
                 };
-                let Some(handlers) = group.get("hooks").and_then(Value::as_array) else {
-                    if wired {
-                        let hint = if group.contains_key("command") {
-                            flat_hint
-                        } else {
-                            ""
-                        };
-                        out.warn(
-                            source,
-                            scope,
-                            Some(event),
-                            format!("\"{event}\" group {n} has no \"hooks\" array — skipped{hint}"),
-                        );
-                    }
-                    continue;
+                Self::group(&mut out, &hook, el.value, flat_hint);
+            }
+        }
+        out
+    }
+
+    /// Compiles one matcher group and its handlers.
+    fn group(out: &mut ParsedConfig, hook: &VendorHook<'_>, value: &Value, flat_hint: &str) {
+        let (source, scope, event, n) = (hook.source, hook.scope, hook.event, hook.entry);
+        let wired = hook.canonical.is_some();
+        let Some(group) = spec::entry::<Group>(value) else {
+            if wired {
+                out.warn(
+                    source,
+                    scope,
+                    Some(event),
+                    format!(
+                        "\"{event}\" group {n} must be an object {{ matcher, hooks: [...] }} — skipped"
+                    ),
+                );
+            }
+            return;
+        };
+        let Some(Lenient::Ok(handlers)) = &group.hooks else {
+            if wired {
+                let hint = if value.get("command").is_some() {
+                    flat_hint
+                } else {
+                    ""
                 };
-                let raw_matcher = group.get("matcher");
-                let matcher_source = Self::matcher_source(raw_matcher);
-                if wired
-                    && uses_matcher(event)
-                    && let HookMatcher::Invalid(e) = Self::matcher(event, wired, raw_matcher)
-                {
-                    let p = &e.pattern;
+                out.warn(
+                    source,
+                    scope,
+                    Some(event),
+                    format!("\"{event}\" group {n} has no \"hooks\" array — skipped{hint}"),
+                );
+            }
+            return;
+        };
+        let matcher_source = spec::matcher_source(&group.matcher);
+        if wired
+            && uses_matcher(event)
+            && let HookMatcher::Invalid(e) = Self::matcher(event, wired, &group.matcher)
+        {
+            let p = &e.pattern;
+            out.warn(
+                source,
+                scope,
+                Some(event),
+                if matches!(group.matcher, Some(Lenient::Ok(_))) {
+                    format!(
+                        "\"{event}\" group {n} matcher \"{p}\" is not a valid regex ({}) — its hooks never fire",
+                        e.reason
+                    )
+                } else {
+                    format!("\"{event}\" group {n} matcher must be a string — its hooks never fire")
+                },
+            );
+        }
+        let ctx = (source, scope, event, wired);
+        for (hi, handler) in handlers.iter().enumerate() {
+            let label = format!("\"{event}\" group {n} hook {}", hi + 1);
+            let Some(h) = spec::entry::<Handler>(handler) else {
+                if wired {
                     out.warn(
                         source,
                         scope,
                         Some(event),
-                        if raw_matcher.is_some_and(Value::is_string) {
-                            format!(
-                                "\"{event}\" group {n} matcher \"{p}\" is not a valid regex ({}) — its hooks never fire",
-                                e.reason
-                            )
-                        } else {
-                            format!(
-                                "\"{event}\" group {n} matcher must be a string — its hooks never fire"
-                            )
-                        },
+                        format!("{label} must be an object — skipped"),
                     );
                 }
-                for (hi, handler) in handlers.iter().enumerate() {
-                    let label = format!("\"{event}\" group {n} hook {}", hi + 1);
-                    let Some(obj) = handler.as_object() else {
-                        if wired {
-                            out.warn(
-                                source,
-                                scope,
-                                Some(event),
-                                format!("{label} must be an object — skipped"),
-                            );
-                        }
-                        continue;
-                    };
-                    let Some(h) = Self::handler(&mut out, ctx, &label, obj) else {
-                        continue;
-                    };
-                    let matcher = Self::matcher(event, wired, raw_matcher);
-                    out.hooks.push(HookSpec {
-                        dialect: Dialect::Claude,
-                        event: event.clone(),
-                        canonical: if h.inactive { None } else { canonical },
-                        command: h.command,
-                        matcher_source: matcher_source.clone(),
-                        matcher,
-                        glob: None,
-                        policy: if failure_can_block(event) {
-                            FailurePolicy::Closed
-                        } else {
-                            FailurePolicy::Open
-                        },
-                        timeout: h.timeout,
-                        source: source.to_path_buf(),
-                        scope,
-                        root: root.map(Path::to_path_buf),
-                        entry: n,
-                        sandbox: true,
-                        run_async: h.run_async,
-                        network: true,
-                        loop_limit: None,
-                        options: crate::dialect::HookOptions {
-                            policy_fixed: !failure_can_block(event),
-                            condition: h.condition,
-                            async_rewake: h.async_rewake,
-                            plugin: None,
-                            ..crate::dialect::HookOptions::default()
-                        },
-                    });
-                }
+                continue;
+            };
+            let Some(h) = Self::handler(out, ctx, &label, &h) else {
+                continue;
+            };
+            let mut spec = VendorHook {
+                canonical: if h.inactive { None } else { hook.canonical },
+                ..*hook
             }
+            .command(h.command, h.timeout);
+            spec.matcher_source = matcher_source.clone();
+            spec.matcher = Self::matcher(event, wired, &group.matcher);
+            // Claude Code never blocks on a failed hook of an event the hook cannot
+            // block by its answer: such policies are the vendor's, not the host's.
+            if !failure_can_block(event) {
+                spec.policy = FailurePolicy::Open;
+            }
+            spec.run_async = h.run_async;
+            spec.options = HookOptions {
+                policy_fixed: !failure_can_block(event),
+                condition: h.condition,
+                async_rewake: h.async_rewake,
+                plugin: None,
+                ..HookOptions::default()
+            };
+            out.hooks.push(spec);
         }
-        out
     }
 }

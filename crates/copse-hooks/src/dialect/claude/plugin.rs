@@ -26,6 +26,40 @@ use crate::dialect::{Adapter, ParsedConfig, Scope};
 /// The placeholder a plugin's commands use for its install directory.
 pub const ROOT_VAR: &str = "${CLAUDE_PLUGIN_ROOT}";
 
+/// The placeholder a plugin's commands use for its persistent data directory.
+pub const DATA_VAR: &str = "${CLAUDE_PLUGIN_DATA}";
+
+/// A plugin's persistent data directory (`CLAUDE_PLUGIN_DATA`): Claude Code keeps it
+/// at `~/.claude/plugins/data/<id>/`, the id with every character other than ASCII
+/// letters, digits, `_` and `-` replaced by `-` (`formatter@market` →
+/// `formatter-market`), so it survives plugin updates. `~/.claude/plugins` is found
+/// above the install path (plugins install under its `cache/`), else under `$HOME`.
+pub fn data_dir(id: &str, install: &Path) -> Option<PathBuf> {
+    let plugins = install
+        .ancestors()
+        .find(|a| {
+            a.file_name().is_some_and(|n| n == "plugins")
+                && a.parent()
+                    .and_then(Path::file_name)
+                    .is_some_and(|n| n == ".claude")
+        })
+        .map(Path::to_path_buf)
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".claude").join("plugins"))
+        })?;
+    let name: String = id
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    Some(plugins.join("data").join(name))
+}
+
 /// The most bytes read from `installed_plugins.json` or a plugin's `hooks.json`.
 const FILE_CAP: u64 = 4 * 1024 * 1024;
 
@@ -95,17 +129,31 @@ pub fn install_paths(home: &Path) -> BTreeMap<String, PathBuf> {
     out
 }
 
-/// A plugin's parsed hooks, with `${CLAUDE_PLUGIN_ROOT}` expanded.
+/// A plugin's parsed hooks, with `${CLAUDE_PLUGIN_ROOT}` and `${CLAUDE_PLUGIN_DATA}`
+/// expanded. The data directory is created (as Claude Code does on first use) when a
+/// hook of the plugin is found.
 pub fn parse_plugin(id: &str, install: &Path, root: Option<&Path>) -> Option<ParsedConfig> {
     let file = install.join("hooks").join("hooks.json");
     let text = read_capped(&file)?;
     let mut parsed = Claude.parse(&text, &file, Scope::User, root);
     let install_text = install.display().to_string();
+    let data = data_dir(id, install);
+    if let Some(d) = &data
+        && !parsed.hooks.is_empty()
+    {
+        // Best effort: a hook that needs the directory reports its own failure.
+        let _ = std::fs::create_dir_all(d);
+    }
+    let data_text = data.as_ref().map(|d| d.display().to_string());
     for hook in &mut parsed.hooks {
         hook.command = hook.command.replace(ROOT_VAR, &install_text);
+        if let Some(d) = &data_text {
+            hook.command = hook.command.replace(DATA_VAR, d);
+        }
         hook.options.plugin = Some(PluginRef {
             id: id.to_string(),
             root: install.to_path_buf(),
+            data: data.clone(),
         });
         // Settings keys inside a plugin's hooks file mean nothing.
     }
@@ -121,6 +169,8 @@ pub struct PluginRef {
     pub id: String,
     /// Its install directory (`CLAUDE_PLUGIN_ROOT`).
     pub root: PathBuf,
+    /// Its persistent data directory (`CLAUDE_PLUGIN_DATA`).
+    pub data: Option<PathBuf>,
 }
 
 type CacheKey = (PathBuf, Option<PathBuf>);

@@ -8,18 +8,77 @@
 use std::path::Path;
 use std::time::Duration;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{
     DEFAULT_TIMEOUT, PUBLISHED_EVENTS, SHUTDOWN_TIMEOUT_CAP, canonical_for, plugin_root,
     state_label, uses_matcher,
 };
-use crate::dialect::{
-    Dialect, HookExtra, HookMatcher, HookSpec, ParsedConfig, Scope, seconds, string_field,
-    timeout_seconds,
-};
+use crate::dialect::spec::{self, Field, Lenient, VendorHook, elements, timeout_secs};
+use crate::dialect::{Dialect, HookExtra, HookMatcher, ParsedConfig, Scope, seconds};
 use crate::matcher::MatcherError;
-use crate::outcome::FailurePolicy;
+
+/// A Codex `hooks.json` (`~/.codex/hooks.json`, `<root>/.codex/hooks.json`, a
+/// plugin's `hooks/hooks.json`); the `[hooks]` tables of `config.toml` have the same
+/// shape.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(title = "Codex hooks.json", extend("additionalProperties" = false))]
+pub struct HooksFile {
+    /// What the file is for (ignored).
+    #[serde(default)]
+    pub description: Field<String>,
+    /// Matcher groups by Codex's PascalCase event name.
+    #[serde(default)]
+    #[schemars(schema_with = "hooks_schema")]
+    pub hooks: Option<spec::Shape>,
+}
+
+fn hooks_schema(generator: &mut SchemaGenerator) -> Schema {
+    spec::events_schema::<Group>(
+        generator,
+        &PUBLISHED_EVENTS,
+        "Matcher groups by Codex's PascalCase event name.",
+    )
+}
+
+/// A matcher group.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false))]
+pub struct Group {
+    /// Exact tool names separated by `|` or `,`, or a regex (Claude Code's rule);
+    /// absent, empty or `*` match everything.
+    #[serde(default)]
+    pub matcher: Field<String>,
+    /// The handlers.
+    #[serde(default)]
+    #[schemars(with = "Vec<Handler>")]
+    pub hooks: Field<Vec<Value>>,
+}
+
+/// One handler.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false, "required" = ["type", "command"]))]
+pub struct Handler {
+    /// `"command"` (Codex refuses the file without it; `prompt`, `agent` and
+    /// `mcp_tool` are listed, never run).
+    #[serde(default, rename = "type")]
+    pub kind: Field<String>,
+    /// The shell command; a plugin's may use `${PLUGIN_ROOT}`.
+    #[serde(default)]
+    pub command: Field<String>,
+    /// Seconds the hook may run (at least 1; default 600).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub timeout: Field<f64>,
+    /// Run without waiting (not supported by copse-hooks yet: runs synchronously).
+    #[serde(default, rename = "async")]
+    pub run_async: Field<bool>,
+    /// Text Codex shows while the hook runs.
+    #[serde(default, rename = "statusMessage")]
+    pub status_message: Field<String>,
+}
 
 /// The file's name as messages start with it.
 fn display_name(source: &Path) -> String {
@@ -124,7 +183,7 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
             }
         }
     };
-    let Some(doc) = doc.as_object() else {
+    if !doc.is_object() {
         out.warn(
             source,
             scope,
@@ -133,32 +192,35 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
         );
         return out;
     };
-    if is_toml(source) {
-        if let Some(features) = doc.get("features").and_then(Value::as_object) {
-            for key in ["hooks", "codex_hooks"] {
-                if features.get(key) == Some(&Value::Bool(false)) {
-                    out.switches.all_off = true;
-                }
-            }
-        }
-    } else {
-        for key in doc.keys() {
-            if key != "hooks" && key != "description" {
-                out.warn(
-                    source,
-                    scope,
-                    None,
-                    format!(
-                        "{name} has an unknown top-level field \"{key}\" (Codex accepts only \"description\" and \"hooks\" and may refuse the file)"
-                    ),
-                );
+    if is_toml(source)
+        && let Some(features) = doc.get("features").and_then(Value::as_object)
+    {
+        for key in ["hooks", "codex_hooks"] {
+            if features.get(key) == Some(&Value::Bool(false)) {
+                out.switches.all_off = true;
             }
         }
     }
-    let hooks = match doc.get("hooks") {
-        None | Some(Value::Null) => return out,
-        Some(Value::Object(h)) => h,
-        Some(_) => {
+    let file = HooksFile::deserialize(&doc).ok();
+    if !is_toml(source) {
+        static KNOWN: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        let known = KNOWN.get_or_init(spec::declared_keys::<HooksFile>);
+        let keys = doc.as_object().into_iter().flat_map(|d| d.keys());
+        for key in keys.filter(|k| !known.contains(k)) {
+            out.warn(
+                source,
+                scope,
+                None,
+                format!(
+                    "{name} has an unknown top-level field \"{key}\" (Codex accepts only \"description\" and \"hooks\" and may refuse the file)"
+                ),
+            );
+        }
+    }
+    let hooks = match spec::events(&doc, file.as_ref().and_then(|f| f.hooks)) {
+        spec::Events::Absent => return out,
+        spec::Events::Object(h) => h,
+        spec::Events::NotObject => {
             out.warn(
                 source,
                 scope,
@@ -216,154 +278,164 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
                 ),
             );
         }
-        for (gi, group) in groups.iter().enumerate() {
-            let n = gi + 1;
-            let warn = |out: &mut ParsedConfig, message: String| {
-                if wired {
-                    out.warn(source, scope, Some(event), message);
-                }
+        for el in elements(groups) {
+            let hook = VendorHook {
+                dialect: Dialect::Codex,
+                event,
+                canonical,
+                source,
+                scope,
+                root,
+                entry: el.n,
             };
-            let Some(group) = group.as_object() else {
-                warn(
-                    &mut out,
-                    format!(
-                        "\"{event}\" entry {n} must be an object {{ matcher, hooks: [...] }} — skipped"
-                    ),
-                );
-                continue;
-            };
-            let handlers = match group.get("hooks") {
-                Some(Value::Array(h)) => h.as_slice(),
-                None => &[],
-                Some(_) => {
-                    warn(
-                        &mut out,
-                        format!("\"{event}\" entry {n} \"hooks\" must be an array — skipped"),
-                    );
-                    continue;
-                }
-            };
-            if handlers.is_empty() && group.contains_key("command") {
-                warn(
-                    &mut out,
-                    format!(
-                        "\"{event}\" entry {n} has no \"hooks\" array — skipped (Codex nests handlers: {{ \"matcher\": …, \"hooks\": [{{ \"type\": \"command\", \"command\": … }}] }})"
-                    ),
-                );
-            }
-            let raw_matcher = group.get("matcher");
-            let matcher_source = match raw_matcher {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) if s.is_empty() => None,
-                Some(Value::String(s)) => Some(s.clone()),
-                Some(other) => Some(other.to_string()),
-            };
-            if uses_matcher(event)
-                && let HookMatcher::Invalid(e) = compile_matcher(event, raw_matcher)
-            {
-                warn(
-                    &mut out,
-                    format!(
-                        "\"{event}\" entry {n} \"matcher\" \"{}\" is not a valid regex ({}) — Codex skips the group; its hooks never fire",
-                        e.pattern, e.reason
-                    ),
-                );
-            }
-            for (hi, handler) in handlers.iter().enumerate() {
-                let label = format!("\"{event}\" entry {n} hook {}", hi + 1);
-                let Some(obj) = handler.as_object() else {
-                    warn(&mut out, format!("{label} must be an object — skipped"));
-                    continue;
-                };
-                let kind = obj.get("type").and_then(Value::as_str);
-                let inactive = match kind {
-                    Some("command") => false,
-                    Some(k @ ("prompt" | "agent" | "mcp_tool")) => {
-                        warn(
-                            &mut out,
-                            format!(
-                                "{label} has type \"{k}\"; copse-hooks runs only \"command\" hooks — listed as unsupported, never run"
-                            ),
-                        );
-                        true
-                    }
-                    _ => {
-                        let got = obj
-                            .get("type")
-                            .map_or_else(|| "none".to_string(), Value::to_string);
-                        warn(
-                            &mut out,
-                            format!(
-                                "{label} has \"type\" {got}; Codex requires \"type\": \"command\" (and refuses the whole file without it) — skipped"
-                            ),
-                        );
-                        continue;
-                    }
-                };
-                let command = string_field(obj, &["command"])
-                    .or_else(|| inactive.then(|| kind.unwrap_or_default().to_string()));
-                let Some(mut command) = command else {
-                    warn(
-                        &mut out,
-                        format!("{label} has a missing or empty \"command\" — skipped"),
-                    );
-                    continue;
-                };
-                if let Some(root) = plugin_root(source) {
-                    let root = root.display().to_string();
-                    command = command
-                        .replace("${PLUGIN_ROOT}", &root)
-                        .replace("${CLAUDE_PLUGIN_ROOT}", &root);
-                }
-                let mut timeout = match obj.get("timeout") {
-                    None | Some(Value::Null) => DEFAULT_TIMEOUT,
-                    Some(v) => timeout_seconds(v).map(|t| t.max(Duration::from_secs(1))).unwrap_or_else(|| {
-                        warn(&mut out, format!("{label} \"timeout\" must be a positive number of seconds — using the default {}", seconds(DEFAULT_TIMEOUT)));
-                        DEFAULT_TIMEOUT
-                    }),
-                };
-                if event == "SessionEnd" || event == "Interrupt" {
-                    timeout = timeout.min(SHUTDOWN_TIMEOUT_CAP);
-                }
-                if obj.get("async") == Some(&Value::Bool(true)) {
-                    warn(
-                        &mut out,
-                        format!(
-                            "{label} sets \"async\": true, which copse-hooks does not support yet — it runs synchronously and its answer is honoured"
-                        ),
-                    );
-                }
-                out.hooks.push(HookSpec {
-                    dialect: Dialect::Codex,
-                    event: event.clone(),
-                    canonical: if inactive { None } else { canonical },
-                    command,
-                    matcher_source: matcher_source.clone(),
-                    matcher: compile_matcher(event, raw_matcher),
-                    glob: None,
-                    policy: FailurePolicy::Closed,
-                    timeout,
-                    source: source.to_path_buf(),
-                    scope,
-                    root: root.map(Path::to_path_buf),
-                    entry: n,
-                    sandbox: true,
-                    network: true,
-                    run_async: false,
-                    loop_limit: None,
-                    // The vendor leaves a failed hook to the host: the per-dialect
-                    // `failurePolicy` setting applies, as for Claude.
-                    options: crate::dialect::HookOptions::default(),
-                });
-                out.extras.push(HookExtra {
-                    name: None,
-                    sequential: false,
-                    state_key: Some(format!("{key_source}:{}:{gi}:{hi}", state_label(event))),
-                });
-            }
+            group(&mut out, &hook, el.value, &key_source);
         }
     }
     out
+}
+
+/// Compiles one matcher group and its handlers.
+fn group(out: &mut ParsedConfig, hook: &VendorHook<'_>, value: &Value, key_source: &str) {
+    let (source, scope, event, n) = (hook.source, hook.scope, hook.event, hook.entry);
+    let gi = n - 1;
+    let wired = hook.canonical.is_some();
+    let warn = |out: &mut ParsedConfig, message: String| {
+        if wired {
+            out.warn(source, scope, Some(event), message);
+        }
+    };
+    let Some(group) = spec::entry::<Group>(value) else {
+        warn(
+            out,
+            format!(
+                "\"{event}\" entry {n} must be an object {{ matcher, hooks: [...] }} — skipped"
+            ),
+        );
+        return;
+    };
+    let handlers: &[Value] = match &group.hooks {
+        Some(Lenient::Ok(h)) => h,
+        None => &[],
+        Some(Lenient::Bad(_)) => {
+            warn(
+                out,
+                format!("\"{event}\" entry {n} \"hooks\" must be an array — skipped"),
+            );
+            return;
+        }
+    };
+    if handlers.is_empty() && value.get("command").is_some() {
+        warn(
+            out,
+            format!(
+                "\"{event}\" entry {n} has no \"hooks\" array — skipped (Codex nests handlers: {{ \"matcher\": …, \"hooks\": [{{ \"type\": \"command\", \"command\": … }}] }})"
+            ),
+        );
+    }
+    let raw_matcher = spec::raw_value(&group.matcher);
+    // Codex keeps the matcher as written (untrimmed).
+    let matcher_source = match &group.matcher {
+        None => None,
+        Some(Lenient::Ok(s)) if s.is_empty() => None,
+        Some(Lenient::Ok(s)) => Some(s.clone()),
+        Some(Lenient::Bad(other)) => Some(other.to_string()),
+    };
+    if uses_matcher(event)
+        && let HookMatcher::Invalid(e) = compile_matcher(event, raw_matcher.as_ref())
+    {
+        warn(
+            out,
+            format!(
+                "\"{event}\" entry {n} \"matcher\" \"{}\" is not a valid regex ({}) — Codex skips the group; its hooks never fire",
+                e.pattern, e.reason
+            ),
+        );
+    }
+    for (hi, handler) in handlers.iter().enumerate() {
+        let label = format!("\"{event}\" entry {n} hook {}", hi + 1);
+        let Some(h) = spec::entry::<Handler>(handler) else {
+            warn(out, format!("{label} must be an object — skipped"));
+            continue;
+        };
+        let kind = h.kind.as_ref().and_then(Lenient::ok).map(String::as_str);
+        let inactive = match kind {
+            Some("command") => false,
+            Some(k @ ("prompt" | "agent" | "mcp_tool")) => {
+                warn(
+                    out,
+                    format!(
+                        "{label} {}",
+                        crate::dialect::claude::parse::unsupported_type(k, event)
+                    ),
+                );
+                true
+            }
+            _ => {
+                let got = spec::raw_text(&h.kind);
+                warn(
+                    out,
+                    format!(
+                        "{label} has \"type\" {got}; Codex requires \"type\": \"command\" (and refuses the whole file without it) — skipped"
+                    ),
+                );
+                continue;
+            }
+        };
+        let command = spec::text(&h.command)
+            .or_else(|| inactive.then(|| kind.unwrap_or_default().to_string()));
+        let Some(mut command) = command else {
+            warn(
+                out,
+                format!("{label} has a missing or empty \"command\" — skipped"),
+            );
+            continue;
+        };
+        if let Some(root) = plugin_root(source) {
+            let root = root.display().to_string();
+            command = command
+                .replace("${PLUGIN_ROOT}", &root)
+                .replace("${CLAUDE_PLUGIN_ROOT}", &root);
+        }
+        let mut timeout = match &h.timeout {
+            None => DEFAULT_TIMEOUT,
+            Some(t) => timeout_secs(t)
+                .map(|t| t.max(Duration::from_secs(1)))
+                .unwrap_or_else(|| {
+                    warn(
+                        out,
+                        format!(
+                            "{label} \"timeout\" must be a positive number of seconds — using the default {}",
+                            seconds(DEFAULT_TIMEOUT)
+                        ),
+                    );
+                    DEFAULT_TIMEOUT
+                }),
+        };
+        if event == "SessionEnd" || event == "Interrupt" {
+            timeout = timeout.min(SHUTDOWN_TIMEOUT_CAP);
+        }
+        if matches!(h.run_async, Some(Lenient::Ok(true))) {
+            warn(
+                out,
+                format!(
+                    "{label} sets \"async\": true, which copse-hooks does not support yet — it runs synchronously and its answer is honoured"
+                ),
+            );
+        }
+        let mut spec = VendorHook {
+            canonical: if inactive { None } else { hook.canonical },
+            ..*hook
+        }
+        .command(command, timeout);
+        spec.matcher_source = matcher_source.clone();
+        spec.matcher = compile_matcher(event, raw_matcher.as_ref());
+        out.hooks.push(spec);
+        out.extras.push(HookExtra {
+            name: None,
+            sequential: false,
+            state_key: Some(format!("{key_source}:{}:{gi}:{hi}", state_label(event))),
+        });
+    }
 }
 
 /// The `hooks` object of a Codex config as JSON (for lint's position checks);

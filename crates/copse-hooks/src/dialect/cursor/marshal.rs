@@ -63,6 +63,11 @@ pub(super) fn marshal(hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) 
                 );
                 put("tool_use_id", json!(call.tool_use_id));
                 put("cwd", json!(cwd));
+                // What the agent said with the call; `""` when the host did not say.
+                put(
+                    "agent_message",
+                    json!(call.agent_message.as_deref().unwrap_or("")),
+                );
             }
         },
         EventPayload::AfterToolUse(r) => match hook.event.as_str() {

@@ -11,7 +11,7 @@
 
 mod interpret;
 mod marshal;
-mod parse;
+pub mod parse;
 
 pub use interpret::PROMPT_BLOCKED;
 pub use marshal::cursor_version;
@@ -343,6 +343,9 @@ impl Adapter for Cursor {
         }
         if let Some(path) = host.transcript_path.as_ref().filter(|s| !s.is_empty()) {
             env.push(("CURSOR_TRANSCRIPT_PATH".to_string(), path.clone()));
+        }
+        if host.remote == Some(true) {
+            env.push(("CURSOR_CODE_REMOTE".to_string(), "true".to_string()));
         }
         env
     }

@@ -4,12 +4,77 @@
 
 use std::path::Path;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Deserialize;
 use serde_json::Value;
 
 use super::{Cursor, DEFAULT_TIMEOUT, PUBLISHED_EVENTS, canonical_for};
-use crate::dialect::{Dialect, HookMatcher, HookSpec, ParsedConfig, Scope, timeout_seconds};
-use crate::matcher::{GlobMatcher, RegexMatcher};
+use crate::dialect::spec::{
+    self, Field, Lenient, VendorHook, elements, matcher_source, timeout_secs,
+};
+use crate::dialect::{Dialect, HookMatcher, HookOptions, ParsedConfig, Scope};
+use crate::matcher::{GlobMatcher, MatcherError, RegexMatcher};
 use crate::outcome::FailurePolicy;
+
+/// A Cursor `hooks.json` (`~/.cursor/hooks.json` or `<root>/.cursor/hooks.json`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(title = "Cursor hooks.json", extend("required" = ["hooks"]))]
+pub struct HooksFile {
+    /// The format version: `1`.
+    #[serde(default)]
+    pub version: Field<u32>,
+    /// Hook entries by Cursor's camelCase event name, run in file order.
+    #[serde(default)]
+    #[schemars(schema_with = "hooks_schema")]
+    pub hooks: Option<spec::Shape>,
+}
+
+fn hooks_schema(generator: &mut SchemaGenerator) -> Schema {
+    spec::events_schema::<Entry>(
+        generator,
+        &PUBLISHED_EVENTS,
+        "Hook entries by Cursor's camelCase event name, run in file order.",
+    )
+}
+
+/// One hook: a shell command that gets the event as JSON on stdin.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false, "required" = ["command"]))]
+pub struct Entry {
+    /// The shell command (run from the workspace root for project hooks, from
+    /// `~/.cursor` for user hooks).
+    #[serde(default)]
+    #[schemars(length(min = 1))]
+    pub command: Field<String>,
+    /// The hook type: only `"command"` is run.
+    #[serde(default, rename = "type")]
+    pub kind: Field<String>,
+    /// A regex tested against the event's subject (the command line, the tool name,
+    /// the subagent type, …).
+    #[serde(default)]
+    pub matcher: Field<String>,
+    /// Whether a failed hook (crash, timeout, bad output) blocks the gated action.
+    /// Cursor's own default is `false`; copse-hooks fails closed unless set to `false`.
+    #[serde(default, rename = "failClosed")]
+    pub fail_closed: Field<bool>,
+    /// Seconds the hook may run.
+    #[serde(default)]
+    #[schemars(range(min = 0.001))]
+    pub timeout: Field<f64>,
+    /// Path globs selecting which files fire `afterFileEdit`.
+    #[serde(default)]
+    pub glob: Field<Globs>,
+}
+
+/// One glob or a list of globs.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(untagged)]
+pub enum Globs {
+    /// One pattern.
+    One(String),
+    /// Several patterns.
+    Many(Vec<String>),
+}
 
 fn suggestion(event: &str) -> String {
     let claude_map = [
@@ -37,7 +102,8 @@ fn suggestion(event: &str) -> String {
 }
 
 impl Cursor {
-    /// Parses one `hooks.json`.
+    /// Parses one `hooks.json`: each entry deserialized on its own into [`Entry`],
+    /// then compiled into a hook spec.
     pub(super) fn parse_file(
         &self,
         text: &str,
@@ -53,14 +119,21 @@ impl Cursor {
                 return out;
             }
         };
-        let Some(hooks) = doc.get("hooks").and_then(Value::as_object) else {
-            out.warn(
-                source,
-                scope,
-                None,
-                "hooks.json has no \"hooks\" object — file ignored".to_string(),
-            );
-            return out;
+        let file = doc
+            .is_object()
+            .then(|| HooksFile::deserialize(&doc).ok())
+            .flatten();
+        let hooks = match spec::events(&doc, file.as_ref().and_then(|f| f.hooks)) {
+            spec::Events::Object(h) => h,
+            _ => {
+                out.warn(
+                    source,
+                    scope,
+                    None,
+                    "hooks.json has no \"hooks\" object — file ignored".to_string(),
+                );
+                return out;
+            }
         };
         for (event, value) in hooks {
             let canonical = canonical_for(event);
@@ -95,163 +168,130 @@ impl Cursor {
                 );
                 continue;
             };
-            for (i, entry) in entries.iter().enumerate() {
-                let n = i + 1;
-                let obj = entry.as_object();
-                let command = obj
-                    .and_then(|o| o.get("command"))
-                    .and_then(Value::as_str)
-                    .map(str::trim)
-                    .filter(|c| !c.is_empty());
-                let Some(command) = command else {
-                    let hint = if obj.is_some_and(|o| o.get("hooks").is_some_and(Value::is_array)) {
-                        " (this looks like Claude Code's nested { matcher, hooks: [...] } shape; Cursor's hooks.json takes flat { command, matcher } entries)"
-                    } else {
-                        ""
-                    };
-                    out.warn(source,
-                        scope,
-                        Some(event),
-                        format!(
-                            "\"{event}\" entry {n} has a missing or empty \"command\" — skipped{hint}"
-                        ),
-                    );
-                    continue;
-                };
-                let Some(obj) = obj else { continue };
-                if let Some(kind) = obj.get("type").and_then(Value::as_str)
-                    && kind != "command"
-                {
-                    out.warn(source,
-                        scope,
-                        Some(event),
-                        format!(
-                            "\"{event}\" entry {n} has type \"{kind}\"; only command hooks are supported — skipped"
-                        ),
-                    );
-                    continue;
-                }
-                let matcher_source = match obj.get("matcher") {
-                    None | Some(Value::Null) => None,
-                    Some(Value::String(s)) if s.trim().is_empty() => None,
-                    Some(Value::String(s)) => Some(s.trim().to_string()),
-                    Some(other) => Some(other.to_string()),
-                };
-                let matcher = match (&matcher_source, obj.get("matcher")) {
-                    (None, _) => HookMatcher::Always,
-                    (Some(p), Some(Value::String(_))) => match RegexMatcher::new(p) {
-                        Ok(re) => HookMatcher::Regex(re),
-                        Err(e) => {
-                            out.warn(source,
-                                scope,
-                                Some(event),
-                                format!(
-                                    "\"{event}\" entry {n} matcher \"{p}\" is not a valid regex ({}) — hook skipped",
-                                    e.reason
-                                ),
-                            );
-                            HookMatcher::Invalid(e)
-                        }
-                    },
-                    (Some(p), _) => {
-                        let e = crate::matcher::MatcherError {
-                            pattern: p.clone(),
-                            reason: "matcher must be a string".to_string(),
-                        };
-                        out.warn(source,
-                            scope,
-                            Some(event),
-                            format!(
-                                "\"{event}\" entry {n} matcher must be a regex string — hook skipped"
-                            ),
-                        );
-                        HookMatcher::Invalid(e)
-                    }
-                };
-                let policy = match obj.get("failClosed") {
-                    None | Some(Value::Bool(true)) => FailurePolicy::Closed,
-                    Some(Value::Bool(false)) => FailurePolicy::Open,
-                    Some(_) => {
-                        out.warn(source,
-                            scope,
-                            Some(event),
-                            format!(
-                                "\"{event}\" entry {n} \"failClosed\" must be a boolean — failing closed"
-                            ),
-                        );
-                        FailurePolicy::Closed
-                    }
-                };
-                let timeout = match obj.get("timeout") {
-                    None | Some(Value::Null) => DEFAULT_TIMEOUT,
-                    Some(v) => timeout_seconds(v).unwrap_or_else(|| {
-                        out.warn(source,
-                            scope,
-                            Some(event),
-                            format!(
-                                "\"{event}\" entry {n} \"timeout\" must be a positive number of seconds — using the default 30s"
-                            ),
-                        );
-                        DEFAULT_TIMEOUT
-                    }),
-                };
-                let glob = match obj.get("glob") {
-                    None | Some(Value::Null) => None,
-                    Some(v) => {
-                        let patterns: Vec<String> = match v {
-                            Value::String(s) => vec![s.trim().to_string()],
-                            Value::Array(items) => items
-                                .iter()
-                                .filter_map(Value::as_str)
-                                .map(|s| s.trim().to_string())
-                                .collect(),
-                            _ => Vec::new(),
-                        };
-                        let patterns: Vec<String> =
-                            patterns.into_iter().filter(|p| !p.is_empty()).collect();
-                        if patterns.is_empty() {
-                            None
-                        } else {
-                            match GlobMatcher::new(&patterns) {
-                                Ok(g) => Some(g),
-                                Err(e) => {
-                                    out.warn(
-                                        source,
-                                        scope,
-                                        Some(event),
-                                        format!("\"{event}\" entry {n} {e} — glob ignored"),
-                                    );
-                                    None
-                                }
-                            }
-                        }
-                    }
-                };
-                out.hooks.push(HookSpec {
+            for el in elements(entries) {
+                let hook = VendorHook {
                     dialect: Dialect::Cursor,
-                    event: event.clone(),
+                    event,
                     canonical,
-                    command: command.to_string(),
-                    matcher_source,
-                    matcher,
-                    glob,
-                    policy,
-                    timeout,
-                    source: source.to_path_buf(),
+                    source,
                     scope,
-                    root: root.map(Path::to_path_buf),
-                    entry: n,
-                    sandbox: true,
-                    run_async: false,
-                    network: true,
-                    loop_limit: None,
-                    options: crate::dialect::HookOptions {
-                        policy_fixed: matches!(obj.get("failClosed"), Some(Value::Bool(_))),
-                        ..crate::dialect::HookOptions::default()
-                    },
-                });
+                    root,
+                    entry: el.n,
+                };
+                compile(&mut out, &hook, el.value);
             }
         }
         out
     }
+}
+
+/// Compiles one entry (warning about what is wrong with it).
+fn compile(out: &mut ParsedConfig, hook: &VendorHook<'_>, value: &Value) {
+    let (source, scope, event, n) = (hook.source, hook.scope, hook.event, hook.entry);
+    let warn = |out: &mut ParsedConfig, message: String| {
+        out.warn(source, scope, Some(event), message);
+    };
+    let entry: Option<Entry> = spec::entry(value);
+    let Some((entry, command)) = entry.and_then(|e| spec::text(&e.command).map(|c| (e, c))) else {
+        let hint = if value.get("hooks").is_some_and(Value::is_array) {
+            " (this looks like Claude Code's nested { matcher, hooks: [...] } shape; Cursor's hooks.json takes flat { command, matcher } entries)"
+        } else {
+            ""
+        };
+        warn(
+            out,
+            format!("\"{event}\" entry {n} has a missing or empty \"command\" — skipped{hint}"),
+        );
+        return;
+    };
+    if let Some(Lenient::Ok(kind)) = &entry.kind
+        && kind != "command"
+    {
+        warn(
+            out,
+            format!(
+                "\"{event}\" entry {n} has type \"{kind}\"; only command hooks are supported — skipped"
+            ),
+        );
+        return;
+    }
+    let mut spec = hook.command(command, DEFAULT_TIMEOUT);
+    spec.matcher_source = matcher_source(&entry.matcher);
+    spec.matcher = match (&spec.matcher_source, &entry.matcher) {
+        (None, _) => HookMatcher::Always,
+        (Some(p), Some(Lenient::Ok(_))) => match RegexMatcher::new(p) {
+            Ok(re) => HookMatcher::Regex(re),
+            Err(e) => {
+                warn(
+                    out,
+                    format!(
+                        "\"{event}\" entry {n} matcher \"{p}\" is not a valid regex ({}) — hook skipped",
+                        e.reason
+                    ),
+                );
+                HookMatcher::Invalid(e)
+            }
+        },
+        (Some(p), _) => {
+            warn(
+                out,
+                format!("\"{event}\" entry {n} matcher must be a regex string — hook skipped"),
+            );
+            HookMatcher::Invalid(MatcherError {
+                pattern: p.clone(),
+                reason: "matcher must be a string".to_string(),
+            })
+        }
+    };
+    spec.policy = match &entry.fail_closed {
+        None | Some(Lenient::Ok(true)) => FailurePolicy::Closed,
+        Some(Lenient::Ok(false)) => FailurePolicy::Open,
+        Some(Lenient::Bad(_)) => {
+            warn(
+                out,
+                format!("\"{event}\" entry {n} \"failClosed\" must be a boolean — failing closed"),
+            );
+            FailurePolicy::Closed
+        }
+    };
+    if let Some(t) = &entry.timeout {
+        spec.timeout = timeout_secs(t).unwrap_or_else(|| {
+            warn(
+                out,
+                format!(
+                    "\"{event}\" entry {n} \"timeout\" must be a positive number of seconds — using the default 30s"
+                ),
+            );
+            DEFAULT_TIMEOUT
+        });
+    }
+    let patterns: Vec<String> = match &entry.glob {
+        None => Vec::new(),
+        Some(Lenient::Ok(Globs::One(s))) => vec![s.trim().to_string()],
+        Some(Lenient::Ok(Globs::Many(items))) => {
+            items.iter().map(|s| s.trim().to_string()).collect()
+        }
+        // A list with a non-string item keeps its strings, as before.
+        Some(Lenient::Bad(Value::Array(items))) => items
+            .iter()
+            .filter_map(Value::as_str)
+            .map(|s| s.trim().to_string())
+            .collect(),
+        Some(Lenient::Bad(_)) => Vec::new(),
+    };
+    let patterns: Vec<String> = patterns.into_iter().filter(|p| !p.is_empty()).collect();
+    if !patterns.is_empty() {
+        spec.glob = match GlobMatcher::new(&patterns) {
+            Ok(g) => Some(g),
+            Err(e) => {
+                warn(out, format!("\"{event}\" entry {n} {e} — glob ignored"));
+                None
+            }
+        };
+    }
+    spec.options = HookOptions {
+        policy_fixed: matches!(entry.fail_closed, Some(Lenient::Ok(_))),
+        ..HookOptions::default()
+    };
+    out.hooks.push(spec);
 }

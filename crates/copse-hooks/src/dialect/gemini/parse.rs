@@ -6,17 +6,111 @@
 use std::path::Path;
 use std::time::Duration;
 
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use super::{
     DEFAULT_TIMEOUT, MatcherKind, PUBLISHED_EVENTS, SECONDS_LOOKALIKE_MS, canonical_for,
     matcher_kind,
 };
-use crate::dialect::{
-    Dialect, HookExtra, HookMatcher, HookSpec, ParsedConfig, Scope, string_field,
-};
+use crate::dialect::spec::{self, Field, Lenient, VendorHook, elements};
+use crate::dialect::{Dialect, HookExtra, HookMatcher, ParsedConfig, Scope};
 use crate::matcher::{MatcherError, RegexMatcher};
-use crate::outcome::FailurePolicy;
+
+/// The hooks part of a Gemini CLI `settings.json` (user `~/.gemini/settings.json`,
+/// project `<root>/.gemini/settings.json`) or of an extension's `hooks/hooks.json`.
+/// Other settings keys are allowed and ignored.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(title = "Gemini CLI settings.json hooks")]
+pub struct SettingsFile {
+    /// Switches for every hook: `enabled: false` turns them all off; `disabled`
+    /// lists hook names (or commands) to skip.
+    #[serde(default, rename = "hooksConfig")]
+    pub hooks_config: Field<Switches>,
+    /// Hook definitions by Gemini CLI's PascalCase event name.
+    #[serde(default)]
+    #[schemars(schema_with = "hooks_schema")]
+    pub hooks: Option<spec::Shape>,
+}
+
+fn hooks_schema(generator: &mut SchemaGenerator) -> Schema {
+    let mut schema = spec::events_schema::<Definition>(
+        generator,
+        &PUBLISHED_EVENTS,
+        "Hook definitions by Gemini CLI's PascalCase event name (the legacy `enabled`, `disabled` and `notifications` switches are also read here).",
+    );
+    // The legacy switches, inline (their schemas hold no references).
+    let legacy = schemars::generate::SchemaSettings::draft07()
+        .into_generator()
+        .into_root_schema_for::<Switches>()
+        .to_value();
+    if let Some(Value::Object(props)) = schema.get_mut("properties") {
+        for key in RESERVED {
+            if let Some(p) = legacy.pointer(&format!("/properties/{key}")) {
+                props.insert(key.to_string(), p.clone());
+            }
+        }
+    }
+    schema
+}
+
+/// `hooksConfig` (or the legacy keys of `hooks`).
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct Switches {
+    /// `false` turns every Gemini hook off.
+    #[serde(default)]
+    pub enabled: Field<bool>,
+    /// Hook names (or commands) that do not run; merged across settings layers.
+    #[serde(default)]
+    pub disabled: Field<Vec<Lenient<String>>>,
+    /// Whether Gemini CLI shows hook notifications (read by Gemini CLI only).
+    #[serde(default)]
+    pub notifications: Field<bool>,
+}
+
+/// A definition: a matcher and the handlers it runs.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false, "required" = ["hooks"]))]
+pub struct Definition {
+    /// A regex on the tool name (tool events), an exact trigger (`SessionStart`,
+    /// `PreCompress`, `Notification`, …); ignored on agent and model events.
+    #[serde(default)]
+    pub matcher: Field<String>,
+    /// Run this definition's handlers one after another instead of in parallel.
+    #[serde(default)]
+    pub sequential: Field<bool>,
+    /// The handlers.
+    #[serde(default)]
+    #[schemars(with = "Vec<Handler>")]
+    pub hooks: Field<Vec<Value>>,
+}
+
+/// One handler.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(extend("additionalProperties" = false, "required" = ["type", "command"]))]
+pub struct Handler {
+    /// `"command"` (the only type copse-hooks runs; `runtime` and `plugin` are
+    /// listed, never run).
+    #[serde(default, rename = "type")]
+    pub kind: Field<String>,
+    /// The shell command; an extension may use `${extensionPath}` and `${/}`.
+    #[serde(default)]
+    pub command: Field<String>,
+    /// The hook's name (the key of `hooksConfig.disabled` and `/hooks enable`).
+    #[serde(default)]
+    pub name: Field<String>,
+    /// Milliseconds the hook may run (default 60000).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub timeout: Field<f64>,
+    /// What the hook does (shown by Gemini CLI).
+    #[serde(default)]
+    pub description: Field<String>,
+    /// Extra environment for the hook (not passed by copse-hooks yet).
+    #[serde(default)]
+    pub env: Field<Map<String, Value>>,
+}
 
 /// Keys of the `hooks` object that are switches, not events (`HOOKS_CONFIG_FIELDS`).
 const RESERVED: [&str; 3] = ["enabled", "disabled", "notifications"];
@@ -187,44 +281,47 @@ fn hydrate(command: &str, source: &Path) -> String {
 /// `hooks.disabled` keys).
 fn switches(
     out: &mut ParsedConfig,
-    source: &Path,
-    scope: Scope,
-    name: &str,
-    obj: &Map<String, Value>,
+    (source, scope, name): (&Path, Scope, &str),
+    sw: &Switches,
     legacy: bool,
 ) {
     let at = if legacy { "hooks" } else { "hooksConfig" };
-    match obj.get("enabled") {
-        None | Some(Value::Null) => {}
-        Some(Value::Bool(false)) => out.switches.all_off = true,
-        Some(Value::Bool(true)) => {}
-        Some(other) => out.warn(
+    match &sw.enabled {
+        None | Some(Lenient::Ok(true)) => {}
+        Some(Lenient::Ok(false)) => out.switches.all_off = true,
+        Some(Lenient::Bad(other)) => out.warn(
             source,
             scope,
             None,
             format!("{name} \"{at}.enabled\" must be true or false (got {other}) — ignored"),
         ),
     }
-    match obj.get("disabled") {
-        None | Some(Value::Null) => {}
-        Some(Value::Array(items)) => {
+    match &sw.disabled {
+        None => {}
+        Some(Lenient::Ok(items)) => {
             for item in items {
-                match item.as_str() {
-                    Some(s) if !s.trim().is_empty() => {
+                match item {
+                    Lenient::Ok(s) if !s.trim().is_empty() => {
                         out.switches.disabled.push(s.trim().to_string());
                     }
-                    _ => out.warn(
-                        source,
-                        scope,
-                        None,
-                        format!(
-                            "{name} \"{at}.disabled\" entries must be hook names or commands (got {item}) — ignored"
-                        ),
-                    ),
+                    _ => {
+                        let item = match item {
+                            Lenient::Ok(s) => Value::from(s.as_str()),
+                            Lenient::Bad(v) => v.clone(),
+                        };
+                        out.warn(
+                            source,
+                            scope,
+                            None,
+                            format!(
+                                "{name} \"{at}.disabled\" entries must be hook names or commands (got {item}) — ignored"
+                            ),
+                        );
+                    }
                 }
             }
         }
-        Some(other) => out.warn(
+        Some(Lenient::Bad(other)) => out.warn(
             source,
             scope,
             None,
@@ -235,7 +332,8 @@ fn switches(
     }
 }
 
-/// Parses one Gemini settings or extension hooks file.
+/// Parses one Gemini settings or extension hooks file: each definition and handler
+/// deserialized on its own ([`Definition`], [`Handler`]), then compiled.
 pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> ParsedConfig {
     let mut out = ParsedConfig::default();
     let name = display_name(source);
@@ -246,7 +344,7 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
             return out;
         }
     };
-    let Some(doc) = doc.as_object() else {
+    if !doc.is_object() {
         out.warn(
             source,
             scope,
@@ -255,9 +353,13 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
         );
         return out;
     };
-    match doc.get("hooksConfig") {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(cfg)) => switches(&mut out, source, scope, &name, cfg, false),
+    let file = (source, scope, name.as_str());
+    let settings = SettingsFile::deserialize(&doc).ok();
+    match settings.as_ref().and_then(|s| s.hooks_config.as_ref()) {
+        None => {}
+        Some(Lenient::Ok(sw)) if doc.get("hooksConfig").is_some_and(Value::is_object) => {
+            switches(&mut out, file, sw, false);
+        }
         Some(_) => out.warn(
             source,
             scope,
@@ -265,10 +367,10 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
             format!("{name} \"hooksConfig\" must be an object — ignored"),
         ),
     }
-    let hooks = match doc.get("hooks") {
-        None | Some(Value::Null) => return out,
-        Some(Value::Object(h)) => h,
-        Some(_) => {
+    let hooks = match spec::events(&doc, settings.as_ref().and_then(|s| s.hooks)) {
+        spec::Events::Absent => return out,
+        spec::Events::Object(h) => h,
+        spec::Events::NotObject => {
             out.warn(
                 source,
                 scope,
@@ -278,8 +380,10 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
             return out;
         }
     };
-    if RESERVED.iter().any(|k| hooks.contains_key(*k)) {
-        switches(&mut out, source, scope, &name, hooks, true);
+    if RESERVED.iter().any(|k| hooks.contains_key(*k))
+        && let Ok(sw) = Switches::deserialize(&Value::Object(hooks.clone()))
+    {
+        switches(&mut out, file, &sw, true);
     }
     for (event, value) in hooks {
         if RESERVED.contains(&event.as_str()) {
@@ -327,207 +431,192 @@ pub fn parse(text: &str, source: &Path, scope: Scope, root: Option<&Path>) -> Pa
             );
             continue;
         };
-        for (di, def) in defs.iter().enumerate() {
-            let n = di + 1;
-            let warn = |out: &mut ParsedConfig, message: String| {
-                if wired {
-                    out.warn(source, scope, Some(event), message);
-                }
+        for el in elements(defs) {
+            let hook = VendorHook {
+                dialect: Dialect::Gemini,
+                event,
+                canonical,
+                source,
+                scope,
+                root,
+                entry: el.n,
             };
-            let Some(def) = def.as_object() else {
-                warn(
-                    &mut out,
-                    format!(
-                        "\"{event}\" entry {n} must be an object {{ matcher, hooks: [...] }} — skipped"
-                    ),
-                );
-                continue;
-            };
-            let Some(handlers) = def.get("hooks").and_then(Value::as_array) else {
-                let hint = if def.contains_key("command") {
-                    " (Gemini CLI nests commands: { \"matcher\": …, \"hooks\": [{ \"type\": \"command\", \"command\": … }] })"
-                } else {
-                    ""
-                };
-                warn(
-                    &mut out,
-                    format!("\"{event}\" entry {n} has no \"hooks\" array — skipped{hint}"),
-                );
-                continue;
-            };
-            let sequential = match def.get("sequential") {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(b)) => *b,
-                Some(other) => {
-                    warn(
-                        &mut out,
-                        format!(
-                            "\"{event}\" entry {n} \"sequential\" must be true or false (got {other}) — treated as false"
-                        ),
-                    );
-                    false
-                }
-            };
-            let raw_matcher = def.get("matcher");
-            let matcher_source = match raw_matcher {
-                None | Some(Value::Null) => None,
-                Some(Value::String(s)) if s.trim().is_empty() => None,
-                Some(Value::String(s)) => Some(s.trim().to_string()),
-                Some(other) => Some(other.to_string()),
-            };
-            if let Some(p) = &matcher_source {
-                match (matcher_kind(event), raw_matcher) {
-                    (_, Some(v)) if !v.is_string() => warn(
-                        &mut out,
-                        format!(
-                            "\"{event}\" entry {n} \"matcher\" must be a string — its hooks never fire"
-                        ),
-                    ),
-                    (MatcherKind::ToolRegex, _) if RegexMatcher::new(p).is_err() && p != "*" => {
-                        warn(
-                            &mut out,
-                            format!(
-                                "\"{event}\" entry {n} \"matcher\" \"{p}\" is not a valid regex — compared as an exact tool name, as Gemini CLI does"
-                            ),
-                        );
-                    }
-                    (MatcherKind::ToolRegex, _) if tool_hint(p).is_some() => {
-                        let hint = tool_hint(p).unwrap_or_default();
-                        warn(
-                            &mut out,
-                            format!("\"{event}\" entry {n} \"matcher\" \"{p}\" {hint}"),
-                        );
-                    }
-                    (MatcherKind::Exact, _) if p.contains('|') => warn(
-                        &mut out,
-                        format!(
-                            "\"{event}\" entry {n} \"matcher\" \"{p}\" is compared exactly on {event} (no \"|\" alternatives) — it matches nothing; use one entry per trigger"
-                        ),
-                    ),
-                    (MatcherKind::Ignored, _) if p != "*" => warn(
-                        &mut out,
-                        format!(
-                            "\"{event}\" entry {n} \"matcher\" is ignored on {event}: its hooks always run"
-                        ),
-                    ),
-                    _ => {}
-                }
-            }
-            for (hi, handler) in handlers.iter().enumerate() {
-                let label = format!("\"{event}\" entry {n} hook {}", hi + 1);
-                let Some(obj) = handler.as_object() else {
-                    warn(&mut out, format!("{label} must be an object — skipped"));
-                    continue;
-                };
-                let kind = obj.get("type").and_then(Value::as_str);
-                let inactive = match kind {
-                    Some("command") => false,
-                    Some(k @ ("runtime" | "plugin")) => {
-                        warn(
-                            &mut out,
-                            format!(
-                                "{label} has type \"{k}\"; copse-hooks runs only \"command\" hooks — listed as unsupported, never run"
-                            ),
-                        );
-                        true
-                    }
-                    _ => {
-                        let got = obj
-                            .get("type")
-                            .map_or_else(|| "none".to_string(), Value::to_string);
-                        warn(
-                            &mut out,
-                            format!(
-                                "{label} has \"type\" {got}; Gemini CLI requires \"type\": \"command\" — skipped"
-                            ),
-                        );
-                        continue;
-                    }
-                };
-                let command = string_field(obj, &["command"]);
-                let Some(command) =
-                    command.or_else(|| inactive.then(|| kind.unwrap_or("").to_string()))
-                else {
-                    warn(
-                        &mut out,
-                        format!("{label} has a missing or empty \"command\" — skipped"),
-                    );
-                    continue;
-                };
-                let hook_name = string_field(obj, &["name"]);
-                if hook_name.is_none() && !inactive {
-                    warn(
-                        &mut out,
-                        format!(
-                            "{label} has no \"name\" (Gemini CLI 0.61 needs one to run the hook, and uses it for /hooks enable|disable) — it runs here"
-                        ),
-                    );
-                }
-                let timeout = match obj.get("timeout") {
-                    None | Some(Value::Null) => DEFAULT_TIMEOUT,
-                    Some(v) => match timeout_millis(v) {
-                        Some(t) => {
-                            if v.as_f64().is_some_and(|ms| ms <= SECONDS_LOOKALIKE_MS) {
-                                let ms = v.as_f64().unwrap_or_default();
-                                warn(
-                                    &mut out,
-                                    format!(
-                                        "{label} \"timeout\" {ms} is {ms} milliseconds; Gemini CLI timeouts are milliseconds — if you meant {ms} seconds, write {}",
-                                        ms * 1000.0
-                                    ),
-                                );
-                            }
-                            t
-                        }
-                        None => {
-                            warn(
-                                &mut out,
-                                format!(
-                                    "{label} \"timeout\" must be a positive number of milliseconds — using the default 60000"
-                                ),
-                            );
-                            DEFAULT_TIMEOUT
-                        }
-                    },
-                };
-                if obj.get("env").is_some_and(|e| !e.is_null()) {
-                    warn(
-                        &mut out,
-                        format!(
-                            "{label} sets \"env\", which copse-hooks does not pass to hooks yet — the hook runs without those variables"
-                        ),
-                    );
-                }
-                let command = hydrate(&command, source);
-                out.hooks.push(HookSpec {
-                    dialect: Dialect::Gemini,
-                    event: event.clone(),
-                    canonical: if inactive { None } else { canonical },
-                    command,
-                    matcher_source: matcher_source.clone(),
-                    matcher: compile_matcher(event, raw_matcher),
-                    glob: None,
-                    policy: FailurePolicy::Closed,
-                    timeout,
-                    source: source.to_path_buf(),
-                    scope,
-                    root: root.map(Path::to_path_buf),
-                    entry: n,
-                    sandbox: true,
-                    network: true,
-                    run_async: false,
-                    loop_limit: None,
-                    // The vendor leaves a failed hook to the host: the per-dialect
-                    // `failurePolicy` setting applies, as for Claude.
-                    options: crate::dialect::HookOptions::default(),
-                });
-                out.extras.push(HookExtra {
-                    name: hook_name,
-                    sequential,
-                    state_key: None,
-                });
-            }
+            definition(&mut out, &hook, el.value);
         }
     }
     out
+}
+
+/// Warns about a definition's matcher.
+fn check_matcher(event: &str, n: usize, def: &Definition, warn: &mut dyn FnMut(String)) {
+    let Some(p) = spec::matcher_source(&def.matcher) else {
+        return;
+    };
+    match (matcher_kind(event), &def.matcher) {
+        (_, Some(Lenient::Bad(_))) => warn(format!(
+            "\"{event}\" entry {n} \"matcher\" must be a string — its hooks never fire"
+        )),
+        (MatcherKind::ToolRegex, _) if RegexMatcher::new(&p).is_err() && p != "*" => {
+            warn(format!(
+                "\"{event}\" entry {n} \"matcher\" \"{p}\" is not a valid regex — compared as an exact tool name, as Gemini CLI does"
+            ));
+        }
+        (MatcherKind::ToolRegex, _) if tool_hint(&p).is_some() => {
+            let hint = tool_hint(&p).unwrap_or_default();
+            warn(format!("\"{event}\" entry {n} \"matcher\" \"{p}\" {hint}"));
+        }
+        (MatcherKind::Exact, _) if p.contains('|') => warn(format!(
+            "\"{event}\" entry {n} \"matcher\" \"{p}\" is compared exactly on {event} (no \"|\" alternatives) — it matches nothing; use one entry per trigger"
+        )),
+        (MatcherKind::Ignored, _) if p != "*" => warn(format!(
+            "\"{event}\" entry {n} \"matcher\" is ignored on {event}: its hooks always run"
+        )),
+        _ => {}
+    }
+}
+
+/// Compiles one definition and its handlers.
+fn definition(out: &mut ParsedConfig, hook: &VendorHook<'_>, value: &Value) {
+    let (source, scope, event, n) = (hook.source, hook.scope, hook.event, hook.entry);
+    let wired = hook.canonical.is_some();
+    let warn = |out: &mut ParsedConfig, message: String| {
+        if wired {
+            out.warn(source, scope, Some(event), message);
+        }
+    };
+    let Some(def) = spec::entry::<Definition>(value) else {
+        warn(
+            out,
+            format!(
+                "\"{event}\" entry {n} must be an object {{ matcher, hooks: [...] }} — skipped"
+            ),
+        );
+        return;
+    };
+    let Some(Lenient::Ok(handlers)) = &def.hooks else {
+        let hint = if value.get("command").is_some() {
+            " (Gemini CLI nests commands: { \"matcher\": …, \"hooks\": [{ \"type\": \"command\", \"command\": … }] })"
+        } else {
+            ""
+        };
+        warn(
+            out,
+            format!("\"{event}\" entry {n} has no \"hooks\" array — skipped{hint}"),
+        );
+        return;
+    };
+    let sequential = match &def.sequential {
+        None => false,
+        Some(Lenient::Ok(b)) => *b,
+        Some(Lenient::Bad(other)) => {
+            warn(
+                out,
+                format!(
+                    "\"{event}\" entry {n} \"sequential\" must be true or false (got {other}) — treated as false"
+                ),
+            );
+            false
+        }
+    };
+    check_matcher(event, n, &def, &mut |m| warn(out, m));
+    let raw_matcher = spec::raw_value(&def.matcher);
+    let matcher_source = spec::matcher_source(&def.matcher);
+    for (hi, handler) in handlers.iter().enumerate() {
+        let label = format!("\"{event}\" entry {n} hook {}", hi + 1);
+        let Some(h) = spec::entry::<Handler>(handler) else {
+            warn(out, format!("{label} must be an object — skipped"));
+            continue;
+        };
+        let kind = h.kind.as_ref().and_then(Lenient::ok).map(String::as_str);
+        let inactive = match kind {
+            Some("command") => false,
+            Some(k @ ("runtime" | "plugin")) => {
+                warn(
+                    out,
+                    format!(
+                        "{label} has type \"{k}\"; copse-hooks runs only \"command\" hooks — listed as unsupported, never run"
+                    ),
+                );
+                true
+            }
+            _ => {
+                let got = spec::raw_text(&h.kind);
+                warn(
+                    out,
+                    format!(
+                        "{label} has \"type\" {got}; Gemini CLI requires \"type\": \"command\" — skipped"
+                    ),
+                );
+                continue;
+            }
+        };
+        let Some(command) =
+            spec::text(&h.command).or_else(|| inactive.then(|| kind.unwrap_or("").to_string()))
+        else {
+            warn(
+                out,
+                format!("{label} has a missing or empty \"command\" — skipped"),
+            );
+            continue;
+        };
+        let hook_name = spec::text(&h.name);
+        if hook_name.is_none() && !inactive {
+            warn(
+                out,
+                format!(
+                    "{label} has no \"name\" (Gemini CLI 0.61 needs one to run the hook, and uses it for /hooks enable|disable) — it runs here"
+                ),
+            );
+        }
+        let timeout = match &h.timeout {
+            None => DEFAULT_TIMEOUT,
+            Some(t) => {
+                let ms = t.ok().copied();
+                match ms.map(Value::from).as_ref().and_then(timeout_millis) {
+                    Some(t) => {
+                        if let Some(ms) = ms.filter(|ms| *ms <= SECONDS_LOOKALIKE_MS) {
+                            warn(
+                                out,
+                                format!(
+                                    "{label} \"timeout\" {ms} is {ms} milliseconds; Gemini CLI timeouts are milliseconds — if you meant {ms} seconds, write {}",
+                                    ms * 1000.0
+                                ),
+                            );
+                        }
+                        t
+                    }
+                    None => {
+                        warn(
+                            out,
+                            format!(
+                                "{label} \"timeout\" must be a positive number of milliseconds — using the default 60000"
+                            ),
+                        );
+                        DEFAULT_TIMEOUT
+                    }
+                }
+            }
+        };
+        if h.env.is_some() {
+            warn(
+                out,
+                format!(
+                    "{label} sets \"env\", which copse-hooks does not pass to hooks yet — the hook runs without those variables"
+                ),
+            );
+        }
+        let mut spec = VendorHook {
+            canonical: if inactive { None } else { hook.canonical },
+            ..*hook
+        }
+        .command(hydrate(&command, source), timeout);
+        spec.matcher_source = matcher_source.clone();
+        spec.matcher = compile_matcher(event, raw_matcher.as_ref());
+        out.hooks.push(spec);
+        out.extras.push(HookExtra {
+            name: hook_name,
+            sequential,
+            state_key: None,
+        });
+    }
 }

@@ -1,0 +1,69 @@
+//! Where a hook comes from: the format that declared it ([`Dialect`]) and whether its
+//! config file needs trust ([`Scope`]). A leaf module, so events, outcomes, notices
+//! and queues can name a hook's origin without depending on the dialect adapters.
+
+use serde::{Deserialize, Serialize};
+
+/// A hook format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dialect {
+    /// Cursor's `hooks.json`.
+    Cursor,
+    /// Claude Code's `settings.json` hooks.
+    Claude,
+    /// This project's native format.
+    Copse,
+    /// Gemini CLI's (and Antigravity's) `settings.json` hooks and extension
+    /// `hooks/hooks.json`.
+    Gemini,
+    /// OpenAI Codex CLI's `hooks.json` and `[hooks]` in `config.toml`.
+    Codex,
+}
+
+impl Dialect {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Dialect::Cursor => "cursor",
+            Dialect::Claude => "claude",
+            Dialect::Copse => "copse",
+            Dialect::Gemini => "gemini",
+            Dialect::Codex => "codex",
+        }
+    }
+
+    /// Every dialect, in discovery order.
+    pub const ALL: [Dialect; 5] = [
+        Dialect::Cursor,
+        Dialect::Claude,
+        Dialect::Copse,
+        Dialect::Gemini,
+        Dialect::Codex,
+    ];
+
+    /// Parses a lowercase dialect name.
+    pub fn from_name(name: &str) -> Option<Dialect> {
+        Dialect::ALL.into_iter().find(|d| d.as_str() == name)
+    }
+}
+
+/// Where a config file lives, which decides whether it needs trust.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    /// In the user's home: trusted, the user authored it.
+    User,
+    /// In a workspace: runs only when the workspace is trusted.
+    Project,
+}
+
+impl Scope {
+    /// The lowercase name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::User => "user",
+            Scope::Project => "project",
+        }
+    }
+}
