@@ -345,7 +345,11 @@ pub struct CopseResponse {
     )]
     pub queue_message: Option<QueueMessage>,
     /// Environment variables for the session's later hooks (`sessionStart`).
-    #[serde(rename = "sessionEnv", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "sessionEnv",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub session_env: Option<BTreeMap<String, String>>,
 }
 
@@ -448,14 +452,16 @@ mod tests {
     #[test]
     fn responses_use_the_copse_spelling() {
         assert_eq!(
-            serde_json::to_value(CopseResponse::deny("no").with_user_message("blocked"))
-                .unwrap(),
+            serde_json::to_value(CopseResponse::deny("no").with_user_message("blocked")).unwrap(),
             json!({"decision": "deny", "agentMessage": "no", "userMessage": "blocked"})
         );
         assert_eq!(
             serde_json::to_value(CopseResponse::halt("stop")).unwrap(),
             json!({"haltRun": {"reason": "stop"}})
         );
-        assert_eq!(serde_json::to_value(CopseResponse::default()).unwrap(), json!({}));
+        assert_eq!(
+            serde_json::to_value(CopseResponse::default()).unwrap(),
+            json!({})
+        );
     }
 }

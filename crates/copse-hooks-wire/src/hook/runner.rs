@@ -270,20 +270,34 @@ mod tests {
     #[test]
     fn per_call_prints_exits_and_blocks() {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = per_call(gate("rm -rf /").to_string().as_bytes(), &mut out, &mut err, policy);
+        let code = per_call(
+            gate("rm -rf /").to_string().as_bytes(),
+            &mut out,
+            &mut err,
+            policy,
+        );
         assert_eq!(code.unwrap(), 0);
         assert_eq!(
             String::from_utf8(out).unwrap(),
             "{\"decision\":\"deny\",\"agentMessage\":\"no\"}\n"
         );
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let code = per_call(gate("block").to_string().as_bytes(), &mut out, &mut err, policy);
+        let code = per_call(
+            gate("block").to_string().as_bytes(),
+            &mut out,
+            &mut err,
+            policy,
+        );
         assert_eq!((code.unwrap(), out.len()), (2, 0));
         assert_eq!(err, b"blocked");
         let (mut out, mut err) = (Vec::new(), Vec::new());
         let code = per_call(&b"{not json"[..], &mut out, &mut err, policy);
         assert_eq!(code.unwrap(), 1);
-        assert!(String::from_utf8(err).unwrap().contains("could not read its payload"));
+        assert!(
+            String::from_utf8(err)
+                .unwrap()
+                .contains("could not read its payload")
+        );
     }
 
     #[test]
@@ -304,7 +318,10 @@ mod tests {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-        assert_eq!(lines[0], json!({"hello": {"protocol": 1, "events": ["toolGate"]}}));
+        assert_eq!(
+            lines[0],
+            json!({"hello": {"protocol": 1, "events": ["toolGate"]}})
+        );
         assert_eq!(
             lines[1],
             json!({"id": 5, "response": {"decision": "deny", "agentMessage": "no"}})
@@ -320,6 +337,9 @@ mod tests {
     fn a_line_that_is_not_a_request_stops_the_loop_with_a_clear_error() {
         let mut out = Vec::new();
         let err = persistent(&["stop"], &b"hello\n"[..], &mut out, policy).unwrap_err();
-        assert!(err.to_string().contains("not a persistent-hook request"), "{err}");
+        assert!(
+            err.to_string().contains("not a persistent-hook request"),
+            "{err}"
+        );
     }
 }

@@ -32,8 +32,10 @@ fn verdict(command: &str) -> Option<CopseResponse> {
     }
     if command.contains("git push --force") || command.contains("git push -f") {
         return Some(
-            CopseResponse::ask("A force push rewrites the remote branch; the user must confirm it.")
-                .with_user_message("This command force-pushes. Confirm to continue."),
+            CopseResponse::ask(
+                "A force push rewrites the remote branch; the user must confirm it.",
+            )
+            .with_user_message("This command force-pushes. Confirm to continue."),
         );
     }
     None

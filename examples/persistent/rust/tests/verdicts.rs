@@ -99,10 +99,7 @@ fn events() -> Vec<(String, Value)> {
         .map(|c| ("run_shell".to_string(), json!({ "command": c })))
         .collect();
     out.push(("read_file".into(), json!({"path": "/etc/passwd"})));
-    out.push((
-        "mcp__ops__run".into(),
-        json!({"command": "rm -rf /"}),
-    ));
+    out.push(("mcp__ops__run".into(), json!({"command": "rm -rf /"})));
     out
 }
 
@@ -141,11 +138,13 @@ fn command_of(example: &str) -> String {
         "rust" => env!("CARGO_BIN_EXE_guard-shell").to_string(),
         "python" => format!(
             "python3 {}",
-            repo.join("examples/persistent/python/guard_shell.py").display()
+            repo.join("examples/persistent/python/guard_shell.py")
+                .display()
         ),
         "node" => format!(
             "node {}",
-            repo.join("examples/persistent/node/guard-shell.mjs").display()
+            repo.join("examples/persistent/node/guard-shell.mjs")
+                .display()
         ),
         other => panic!("no example {other}"),
     }
