@@ -11,6 +11,7 @@
 //!   `exit 1` (a hook failure: the hook's failure policy applies) and the loop goes on.
 
 use std::io::{self, BufRead, Write};
+use std::panic::AssertUnwindSafe;
 use std::process::ExitCode;
 
 use serde::Serialize;
@@ -202,7 +203,8 @@ where
     Ok(())
 }
 
-/// The reply to one request.
+/// The reply to one request. A handler that panics answers `exit 1` with the panic's
+/// message (a hook failure for this request only) and the process serves on.
 pub fn answer<Req, Resp, F>(request: Request, handler: &mut F) -> Reply
 where
     Req: DeserializeOwned,
@@ -211,7 +213,13 @@ where
 {
     let id = request.id;
     let outcome = match serde_json::from_value::<Req>(request.payload) {
-        Ok(req) => handler(req),
+        Ok(req) => match std::panic::catch_unwind(AssertUnwindSafe(|| handler(req))) {
+            Ok(outcome) => outcome,
+            Err(panic) => Outcome::Exit {
+                code: 1,
+                stderr: format!("the hook panicked: {}", panic_message(panic.as_ref())),
+            },
+        },
         Err(e) => Outcome::Exit {
             code: 1,
             stderr: format!("the hook could not read its payload: {e}"),
@@ -226,6 +234,14 @@ where
         Outcome::Block(reason) => Reply::block(id, reason),
         Outcome::Exit { code, stderr } => Reply::exit(id, code, stderr),
     }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    panic
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(no message)")
 }
 
 fn write_line(output: &mut impl Write, value: &impl Serialize) -> Result<(), RunError> {
@@ -256,6 +272,7 @@ mod tests {
         match req.shell_command() {
             Some("rm -rf /") => Outcome::Respond(CopseResponse::deny("no")),
             Some("block") => Outcome::Block("blocked".into()),
+            Some("panic") => panic!("handler bug"),
             _ => Outcome::Nothing,
         }
     }
@@ -307,6 +324,8 @@ mod tests {
             json!({"id": 3, "event": "toolGate", "payload": gate("ls")}),
             json!({"id": 9, "event": "toolGate", "payload": gate("block")}),
             json!({"id": 4, "event": "toolGate", "payload": {"nope": 1}}),
+            json!({"id": 6, "event": "toolGate", "payload": gate("panic")}),
+            json!({"id": 7, "event": "toolGate", "payload": gate("ls")}),
         ]
         .iter()
         .map(|v| format!("{v}\n"))
@@ -330,7 +349,12 @@ mod tests {
         assert_eq!(lines[3], json!({"id": 9, "exit": 2, "stderr": "blocked"}));
         assert_eq!(lines[4]["id"], 4);
         assert_eq!(lines[4]["exit"], 1);
-        assert_eq!(lines.len(), 5);
+        assert_eq!(
+            lines[5],
+            json!({"id": 6, "exit": 1, "stderr": "the hook panicked: handler bug"})
+        );
+        assert_eq!(lines[6], json!({"id": 7, "response": null}), "serves on");
+        assert_eq!(lines.len(), 7);
     }
 
     #[test]
