@@ -187,6 +187,9 @@ pub struct HookOptions {
     pub async_rewake: bool,
     /// The Claude plugin that shipped the hook (`CLAUDE_PLUGIN_ROOT`).
     pub plugin: Option<claude::plugin::PluginRef>,
+    /// A Copse `"persistent": true` hook: one long-lived process answers every event
+    /// (see `docs/persistent-hooks.md`).
+    pub persistent: Option<copse::Persistence>,
 }
 
 /// What a hook that ran detached on an awaited event still delivers: Claude's

@@ -288,6 +288,9 @@ impl Engine {
             .collect();
         let mut limits = self.limits();
         limits.kill_grace = limits.kill_grace.min(Duration::from_secs(1));
+        // A persistent hook is tested as it runs: started, sent the one request over
+        // the protocol, then stopped (the pool is dropped with this call).
+        let pool = crate::persistent::pool::Pool::new(limits.kill_grace);
         let input = RunInput {
             event: &event_payload,
             ctx: Context {
@@ -300,6 +303,7 @@ impl Engine {
             limits,
             sandbox: self.sandbox_config(),
             failure_policy: self.failure_policy(),
+            persistent: Some(&pool),
         };
         let mut hook_for_run = clone_for_dry_run(hook);
         // Only a trusted Copse hook may leave the sandbox.

@@ -307,6 +307,8 @@ struct Inner {
     registry: Registry,
     base_env: Vec<(OsString, OsString)>,
     depth: u32,
+    /// The persistent hooks' processes, shared by every session; stopped on drop.
+    persistent: crate::persistent::pool::Pool,
 }
 
 /// Every script pinned by a trusted root among `roots`, sorted and deduplicated.
@@ -382,6 +384,7 @@ impl Engine {
             ),
         });
         let base_env = env::scrubbed(config.environment.iter().cloned());
+        let config_grace = config.limits.kill_grace;
         let (spine, spine_warning) = match &config.spine_path {
             Some(path) => {
                 #[allow(unused_mut)] // changed only with the test seam
@@ -429,6 +432,7 @@ impl Engine {
                 registry,
                 base_env,
                 depth,
+                persistent: crate::persistent::pool::Pool::new(config_grace),
             }),
         }
     }
@@ -655,6 +659,15 @@ impl Engine {
                         let scripts = self.hook_scripts(hook);
                         if let Some(bad) = scripts.iter().find(|s| s.state == ScriptState::Changed)
                         {
+                            // A running persistent process must not serve the changed
+                            // script either.
+                            if hook.options.persistent.is_some() {
+                                self.inner.persistent.stop_entry(
+                                    &hook.source,
+                                    &hook.event,
+                                    hook.entry,
+                                );
+                            }
                             changed(&bad.path);
                             continue;
                         }
@@ -756,6 +769,28 @@ impl Engine {
     /// sandboxing off).
     pub fn sandbox_status(&self) -> Option<crate::sandbox::SandboxStatus> {
         self.inner.sandbox.as_ref().map(|s| s.sandbox.status())
+    }
+
+    /// The engine's persistent hook processes.
+    pub(crate) fn persistent_pool(&self) -> &crate::persistent::pool::Pool {
+        &self.inner.persistent
+    }
+
+    /// The state of every persistent hook this engine has started: running, stopped
+    /// (idle, or its script changed), restarting after a crash, or broken.
+    pub fn persistent_status(&self) -> Vec<crate::persistent::pool::PersistentStatus> {
+        self.inner.persistent.status()
+    }
+
+    /// The pids of the running persistent hook processes.
+    pub fn persistent_pids(&self) -> Vec<u64> {
+        self.inner.persistent.pids()
+    }
+
+    /// Stops every persistent hook now (as dropping the engine does): stdin closed,
+    /// a short grace, then the group killed. They restart on demand.
+    pub fn stop_persistent(&self) {
+        self.inner.persistent.shutdown();
     }
 
     pub(crate) fn sandbox_config(&self) -> Option<&SandboxConfig> {

@@ -125,6 +125,9 @@ pub enum FailureKind {
     /// The host ran out of file descriptors or processes (EMFILE, ENFILE, EAGAIN) and
     /// could not start or supervise the hook.
     Resources,
+    /// A persistent hook crashed repeatedly and is marked broken: its events resolve
+    /// by the failure policy without starting it.
+    Broken,
 }
 
 impl FailureKind {
@@ -138,6 +141,7 @@ impl FailureKind {
             FailureKind::Oversize => "oversize",
             FailureKind::Sandbox => "sandbox",
             FailureKind::Resources => "resources",
+            FailureKind::Broken => "broken",
         }
     }
 }

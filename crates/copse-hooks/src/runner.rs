@@ -36,6 +36,8 @@ pub(crate) struct RunInput<'a> {
     pub sandbox: Option<&'a SandboxConfig>,
     /// The per-dialect `failurePolicy` setting (dialect name → policy).
     pub failure_policy: &'a BTreeMap<String, FailurePolicy>,
+    /// The engine's persistent hook processes (`None`: persistent hooks run per call).
+    pub persistent: Option<&'a crate::persistent::pool::Pool>,
 }
 
 /// How the host sandboxes hooks.
@@ -62,7 +64,7 @@ impl SandboxConfig {
     /// What a hook may write: the workspace roots, its own config directory when it
     /// is a user hook, and the configured extra paths (the private TMPDIR is added by
     /// the sandbox itself).
-    fn policy(&self, hook: &HookSpec, ctx: &Context<'_>) -> SandboxPolicy {
+    pub(crate) fn policy(&self, hook: &HookSpec, ctx: &Context<'_>) -> SandboxPolicy {
         let mut writable: Vec<PathBuf> = ctx.workspace_roots.to_vec();
         if let Some(root) = &hook.root {
             writable.push(root.clone());
@@ -146,6 +148,11 @@ pub(crate) fn run(
     input: &RunInput<'_>,
     stdin: Vec<u8>,
 ) -> HookRun {
+    if hook.options.persistent.is_some()
+        && let Some(pool) = input.persistent
+    {
+        return crate::persistent::run::run(adapter, hook, input, pool, stdin);
+    }
     let policy = crate::dialect::effective_policy(hook, input.failure_policy);
     let mut env = environment(adapter, hook, input);
     let cwd = adapter.cwd(hook, &input.ctx);

@@ -325,6 +325,7 @@ impl Session {
             limits: self.engine.limits(),
             sandbox: self.engine.sandbox_config(),
             failure_policy: self.engine.failure_policy(),
+            persistent: Some(self.engine.persistent_pool()),
         };
         let mut runs = run_selected(&selected, &input, event);
         let epoch = lock(&self.state.queue).epoch();
@@ -801,6 +802,7 @@ fn run_selected(selected: &[Selected], input: &RunInput<'_>, event: &EventPayloa
                 limits: input.limits,
                 sandbox: input.sandbox,
                 failure_policy: input.failure_policy,
+                persistent: input.persistent,
             };
             let run = run_one(s, &step);
             current = chain(current, &run.outcome);
@@ -972,6 +974,7 @@ impl DetachedRun {
             limits: session.engine.limits(),
             sandbox: session.engine.sandbox_config(),
             failure_policy: session.engine.failure_policy(),
+            persistent: Some(session.engine.persistent_pool()),
         };
         let mut run = run_one(&self.selected, &input);
         let hook = self.selected.hook();

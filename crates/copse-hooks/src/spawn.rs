@@ -58,6 +58,8 @@ use std::time::{Duration, SystemTime};
 pub use contain::set_containment_for_benchmarks;
 #[cfg(unix)]
 pub use contain::{contained, kill_all, layers};
+#[cfg(unix)]
+pub use unix::resident::{Resident, StdinWriter, start};
 
 /// Work to do in the child between its creation and exec (e.g. apply a sandbox).
 ///

@@ -554,6 +554,12 @@ impl Spine {
         self.read(query::recent_failures).unwrap_or_default()
     }
 
+    /// The persistent hooks the store last saw broken (`list`, `doctor`), newest
+    /// first. Empty when the spine cannot be read.
+    pub fn broken_hooks(&self) -> Vec<query::HookFailure> {
+        self.read(query::broken_hooks).unwrap_or_default()
+    }
+
     /// The session of the newest run; `None` when there is none or the spine cannot
     /// be read.
     pub fn latest_session(&self) -> Option<String> {

@@ -3,7 +3,10 @@
 //!
 //! * [`protocol`] — the newline-delimited JSON spoken on the hook's stdin and stdout.
 
+pub mod pool;
+pub mod process;
 pub mod protocol;
+pub(crate) mod run;
 
 pub use protocol::{
     Answer, Hello, HelloLine, Line, PROTOCOL_VERSION, ProtocolError, Reply, Request,

@@ -166,6 +166,28 @@ pub fn parse_line(line: &[u8]) -> Result<Line, ProtocolError> {
         .map_err(shape)
 }
 
+/// One request as the line the engine writes (with its newline), from the payload's
+/// JSON text as a per-call hook would read it. A payload with a raw newline (only
+/// possible in a hand-written one) is re-serialised onto one line; one that is not
+/// JSON at all is sent as a string.
+pub fn encode_request_raw(id: u64, event: &str, payload: &[u8]) -> Vec<u8> {
+    if payload.contains(&b'\n') || payload.iter().all(u8::is_ascii_whitespace) {
+        let value = serde_json::from_slice::<Value>(payload)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(payload).into_owned()));
+        return encode_request(id, event, &value);
+    }
+    let mut line = Vec::with_capacity(payload.len() + event.len() + 48);
+    line.extend_from_slice(b"{\"id\":");
+    line.extend_from_slice(id.to_string().as_bytes());
+    line.extend_from_slice(b",\"event\":");
+    // Serialising a string cannot fail.
+    line.extend_from_slice(&serde_json::to_vec(event).unwrap_or_default());
+    line.extend_from_slice(b",\"payload\":");
+    line.extend_from_slice(payload);
+    line.extend_from_slice(b"}\n");
+    line
+}
+
 /// One request as the line the engine writes (with its newline).
 pub fn encode_request(id: u64, event: &str, payload: &Value) -> Vec<u8> {
     #[derive(Serialize)]
@@ -222,6 +244,19 @@ mod tests {
             parse_line(br#"{"hello":{"protocol":2,"events":[]}}"#),
             Err(ProtocolError::Version { found: 2 })
         );
+    }
+
+    #[test]
+    fn raw_payloads_are_embedded_or_reserialised() {
+        let line = encode_request_raw(2, "toolGate", br#"{"a":1}"#);
+        assert_eq!(
+            line,
+            b"{\"id\":2,\"event\":\"toolGate\",\"payload\":{\"a\":1}}\n"
+        );
+        let line = encode_request_raw(3, "toolGate", b"{\n\"a\": 1\n}");
+        let back: Request = serde_json::from_slice(&line).unwrap();
+        assert_eq!(back.payload, json!({"a": 1}));
+        assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
     }
 
     #[test]

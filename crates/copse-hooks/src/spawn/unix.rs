@@ -23,6 +23,7 @@ use super::{Limits, SpawnError, SpawnOutput, SpawnRequest, Termination};
 
 mod pipes;
 mod process;
+pub(crate) mod resident;
 mod sigpipe;
 
 use pipes::{ParentEnds, Read, pipes, read_into, write_some};

@@ -10,6 +10,7 @@ mod cursor;
 mod env;
 mod escape;
 mod gemini;
+mod persistent;
 mod sandbox;
 mod session;
 mod spawn;

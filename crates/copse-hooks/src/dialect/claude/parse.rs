@@ -508,6 +508,7 @@ impl Claude {
                             condition: h.condition,
                             async_rewake: h.async_rewake,
                             plugin: None,
+                            ..crate::dialect::HookOptions::default()
                         },
                     });
                 }
