@@ -1,11 +1,13 @@
 //! The persistent example hooks (Rust, Python, Node) through the real engine give the
 //! same verdicts as the per-call shell example they port
 //! (`examples/copse/hooks/guard-shell.sh`), over a set of shell commands and other
-//! tools; and each example also works as a plain per-call hook.
+//! tools, from one process each that the engine stops when it is dropped; and each
+//! example also works as a plain per-call hook.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // test code: a panic is a failed test
 
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use copse_hooks::{Decision, Engine, EngineConfig, Session, SessionIdentity, ToolCall, Verdict};
 use serde_json::{Map, Value, json};
@@ -109,7 +111,11 @@ type Said = (Decision, Option<String>, Option<String>);
 fn replay(entry: Value) -> Vec<Said> {
     let fx = Fx::new(entry);
     let engine = fx.engine();
-    let session = session(&engine);
+    replay_on(&engine)
+}
+
+fn replay_on(engine: &Engine) -> Vec<Said> {
+    let session = session(engine);
     events()
         .into_iter()
         .map(|(tool, input)| {
@@ -155,6 +161,60 @@ fn assert_same(example: &str, mode: &str, baseline: &[Said], got: &[Said]) {
         assert_eq!(got, want, "{example} ({mode}) differs on {tool} {input}");
     }
     assert_eq!(got.len(), baseline.len());
+}
+
+/// Whether a host pid still names a live (non-zombie) process.
+fn alive(pid: u64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !matches!(
+            stat.rsplit_once(") ")
+                .and_then(|(_, rest)| rest.chars().next()),
+            Some('Z' | 'X')
+        ),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn every_example_run_persistent_gives_the_shell_examples_verdicts_from_one_process() {
+    let baseline = per_call_baseline();
+    for example in ["rust", "python", "node"] {
+        let fx = Fx::new(json!({
+            "command": format!("{} --persistent", command_of(example)),
+            "persistent": true,
+            "matcher": "^run_shell$",
+            "timeout": 10,
+        }));
+        let engine = fx.engine();
+        // Twice over: the second pass is served by the same, already running process.
+        for pass in ["first", "second"] {
+            let got = replay_on(&engine);
+            assert_same(
+                example,
+                &format!("persistent, {pass} pass"),
+                &baseline,
+                &got,
+            );
+        }
+        let status = engine.persistent_status();
+        assert_eq!(status.len(), 1, "{example}: {status:?}");
+        assert_eq!(
+            (status[0].state, status[0].starts, status[0].crashes),
+            ("running", 1, 0),
+            "{example}: {status:?}"
+        );
+        let pids = engine.persistent_pids();
+        assert_eq!(pids.len(), 1, "{example}: one process served every event");
+        drop(engine);
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while alive(pids[0]) {
+            assert!(
+                Instant::now() < deadline,
+                "{example}: the hook outlived the engine"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 #[test]
