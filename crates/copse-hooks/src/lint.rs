@@ -396,6 +396,8 @@ impl Engine {
                     }
                     for field in [
                         "matcher",
+                        "idleTimeout",
+                        "persistent",
                         "timeout",
                         "failClosed",
                         "onFailure",
@@ -686,6 +688,8 @@ fn entry_keys(dialect: Dialect) -> &'static [&'static str] {
             "async",
             "loop_limit",
             "timeout",
+            "persistent",
+            "idleTimeout",
         ],
         // Gemini: `{type, command, name?, timeout?, description?}`.
         Dialect::Gemini => &[

@@ -2,7 +2,7 @@
 //! `~/.copse/hooks.json`, user scope) and `<root>/.copse/hooks.json` (project scope).
 //!
 //! Flat entries `{command, matcher?, glob?, onFailure?, sandbox?, async?, loop_limit?,
-//! timeout?}` under the *canonical* event names, so one config entry is one hook on one
+//! timeout?, persistent?, idleTimeout?}` under the *canonical* event names, so one config entry is one hook on one
 //! canonical event: there is no wire-event translation. Stdin is the canonical
 //! envelope (`hook_event_name`, ids, roots, the model as a nested object) plus the
 //! event's fields in snake_case; answers use the canonical outcome vocabulary

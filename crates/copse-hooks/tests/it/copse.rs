@@ -1888,7 +1888,9 @@ fn schema_lists_every_event_the_parser_knows() {
             "network",
             "async",
             "loop_limit",
-            "timeout"
+            "timeout",
+            "persistent",
+            "idleTimeout"
         ]
     );
 }
