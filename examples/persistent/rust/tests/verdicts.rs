@@ -234,3 +234,32 @@ fn every_example_run_per_call_gives_the_shell_examples_verdicts() {
         assert_same(example, "per call", &baseline, &got);
     }
 }
+
+#[test]
+fn every_examples_hooks_json_lints_clean_as_a_copse_config() {
+    let fx = Fx::new(json!({"command": "true"}));
+    let engine = fx.engine();
+    let paths: Vec<PathBuf> = ["python", "node", "rust"]
+        .iter()
+        .map(|l| {
+            repo()
+                .join("examples/persistent")
+                .join(l)
+                .join("hooks.json")
+        })
+        .collect();
+    let report = engine.lint(&paths);
+    assert_eq!(report.files.len(), 3);
+    for (path, dialect) in &report.files {
+        assert_eq!(*dialect, copse_hooks::Dialect::Copse, "{}", path.display());
+    }
+    assert!(
+        report.problems.is_empty(),
+        "{:?}",
+        report
+            .problems
+            .iter()
+            .map(|p| &p.message)
+            .collect::<Vec<_>>()
+    );
+}
