@@ -48,6 +48,14 @@ __all__ = [
     "Edit",
     "QueueMessage",
     "HaltRun",
+    "ClaudePayload",
+    "ClaudeResponse",
+    "CursorPayload",
+    "CursorResponse",
+    "GeminiPayload",
+    "GeminiResponse",
+    "CodexPayload",
+    "CodexResponse",
 ]
 
 #: The persistent-hook protocol version (the ``hello`` line's ``protocol``).
@@ -164,6 +172,219 @@ CopseResponse = TypedDict(
     total=False,
 )
 CopseResponse.__doc__ = "What a Copse hook prints; every field optional."
+
+
+# -- the vendor dialects (per-call hooks; only Copse entries can be persistent) ------
+
+
+class ClaudePayload(TypedDict, total=False):
+    """The stdin of a Claude Code hook; ``hook_event_name`` says which fields are set."""
+
+    session_id: str
+    transcript_path: str
+    cwd: str
+    hook_event_name: str
+    prompt_id: str
+    permission_mode: str
+    tool_name: str
+    tool_input: Any
+    tool_use_id: str
+    tool_response: Any
+    duration_ms: int
+    error: str
+    is_interrupt: bool
+    permission_suggestions: List[Any]
+    message: str
+    title: str
+    notification_type: str
+    prompt: str
+    stop_hook_active: bool
+    last_assistant_message: str
+    agent_id: str
+    agent_type: str
+    agent_transcript_path: str
+    trigger: str
+    custom_instructions: str
+    source: str
+    model: str
+    reason: str
+
+
+#: What a Claude Code hook prints (``hookSpecificOutput`` carries the event's answer:
+#: ``hookEventName``, ``permissionDecision``, ``permissionDecisionReason``,
+#: ``updatedInput``, ``additionalContext``, or ``decision`` on PermissionRequest).
+ClaudeResponse = TypedDict(
+    "ClaudeResponse",
+    {
+        "continue": bool,
+        "stopReason": str,
+        "suppressOutput": bool,
+        "systemMessage": str,
+        "decision": str,
+        "reason": str,
+        "hookSpecificOutput": Dict[str, Any],
+    },
+    total=False,
+)
+
+
+class CursorPayload(TypedDict, total=False):
+    """The stdin of a Cursor hook; ``hook_event_name`` says which fields are set."""
+
+    conversation_id: str
+    generation_id: str
+    hook_event_name: str
+    cursor_version: str
+    workspace_roots: List[str]
+    user_email: str
+    transcript_path: str
+    model: str
+    model_id: str
+    model_params: List[Dict[str, str]]
+    session_id: str
+    is_background_agent: bool
+    composer_mode: str
+    reason: str
+    duration_ms: int
+    final_status: str
+    tool_name: str
+    tool_input: Any
+    tool_use_id: str
+    cwd: str
+    duration: int
+    tool_output: str
+    error_message: str
+    failure_type: str
+    is_interrupt: bool
+    subagent_id: str
+    subagent_type: str
+    task: str
+    parent_conversation_id: str
+    tool_call_id: str
+    subagent_model: str
+    is_parallel_worker: bool
+    status: str
+    description: str
+    summary: str
+    message_count: int
+    tool_call_count: int
+    loop_count: int
+    modified_files: List[str]
+    agent_transcript_path: str
+    command: str
+    url: str
+    output: str
+    result_json: str
+    file_path: str
+    content: str
+    attachments: List[Any]
+    edits: List[Any]
+    prompt: str
+    trigger: str
+    context_usage_percent: float
+    context_tokens: int
+    context_window_size: int
+    messages_to_compact: int
+    is_first_compaction: bool
+    text: str
+
+
+CursorResponse = TypedDict(
+    "CursorResponse",
+    {
+        "permission": str,  # allow | ask | deny
+        "user_message": str,
+        "agent_message": str,
+        "updated_input": Dict[str, Any],
+        "additional_context": str,
+        "continue": bool,
+        "followup_message": str,
+        "env": Dict[str, str],
+    },
+    total=False,
+)
+CursorResponse.__doc__ = "What a Cursor hook prints; every field optional."
+
+
+class GeminiPayload(TypedDict, total=False):
+    """The stdin of a Gemini CLI hook; ``hook_event_name`` says which fields are set."""
+
+    session_id: str
+    transcript_path: str
+    cwd: str
+    hook_event_name: str
+    timestamp: str
+    tool_name: str
+    tool_input: Any
+    mcp_context: Dict[str, str]
+    tool_response: Any
+    prompt: str
+    notification_type: str
+    message: str
+    details: Any
+    prompt_response: str
+    stop_hook_active: bool
+    source: str
+    reason: str
+    trigger: str
+
+
+#: What a Gemini CLI hook prints (``hookSpecificOutput``: ``hookEventName``,
+#: ``additionalContext``, ``tool_input``).
+GeminiResponse = TypedDict(
+    "GeminiResponse",
+    {
+        "continue": bool,
+        "stopReason": str,
+        "suppressOutput": bool,
+        "systemMessage": str,
+        "decision": str,
+        "reason": str,
+        "hookSpecificOutput": Dict[str, Any],
+    },
+    total=False,
+)
+
+
+class CodexPayload(TypedDict, total=False):
+    """The stdin of a Codex hook; ``hook_event_name`` says which fields are set."""
+
+    session_id: str
+    transcript_path: Optional[str]
+    cwd: str
+    hook_event_name: str
+    model: str
+    permission_mode: str
+    source: str
+    agent_type: str
+    reason: str
+    turn_id: str
+    prompt: str
+    tool_name: str
+    tool_input: Any
+    tool_response: Any
+    tool_use_id: str
+    trigger: str
+    stop_hook_active: bool
+    last_assistant_message: Optional[str]
+
+
+#: What a Codex hook prints (``hookSpecificOutput``: ``hookEventName``,
+#: ``permissionDecision``, ``permissionDecisionReason``, ``updatedInput``,
+#: ``additionalContext``).
+CodexResponse = TypedDict(
+    "CodexResponse",
+    {
+        "continue": bool,
+        "stopReason": str,
+        "suppressOutput": bool,
+        "systemMessage": str,
+        "decision": str,
+        "reason": str,
+        "hookSpecificOutput": Dict[str, Any],
+    },
+    total=False,
+)
 
 
 class Block:

@@ -149,3 +149,29 @@ class HookTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TypesTest(unittest.TestCase):
+    """The TypedDicts name every field the engine sends (its golden payloads)."""
+
+    def test_every_golden_payload_field_is_typed(self) -> None:
+        from copse_hooks_client import hook
+
+        fixture = os.path.join(CLIENT, "..", "..", "crates", "copse-hooks", "tests", "fixtures", "wire-payloads.json")
+        with open(fixture) as f:
+            golden = json.load(f)
+        types = {
+            "copse": hook.CopsePayload,
+            "claude": hook.ClaudePayload,
+            "cursor": hook.CursorPayload,
+            "gemini": hook.GeminiPayload,
+            "codex": hook.CodexPayload,
+        }
+        self.assertEqual(sorted(golden), sorted(types))
+        for dialect, payloads in golden.items():
+            declared = set(types[dialect].__annotations__)
+            for key, payload in payloads.items():
+                missing = set(payload) - declared
+                self.assertFalse(missing, f"{dialect} {key}: untyped fields {sorted(missing)}")
+        events = sorted({p["hook_event_name"] for p in golden["copse"].values()})
+        self.assertEqual(events, sorted(hook.COPSE_EVENTS))

@@ -122,3 +122,192 @@ export declare function runHook<P = CopsePayload, R = CopseResponse>(
   handler: Handler<P, R>,
   options?: { events?: readonly string[]; persistent?: boolean },
 ): Promise<void>;
+
+// -- The vendor dialects (per-call hooks; only Copse entries can be persistent). Event-
+// specific fields are optional: `hook_event_name` says which are present.
+
+export interface ClaudePayload {
+  session_id: string;
+  transcript_path: string;
+  cwd: string;
+  hook_event_name: string;
+  prompt_id?: string;
+  permission_mode?: string;
+  tool_name?: string;
+  tool_input?: unknown;
+  tool_use_id?: string;
+  tool_response?: unknown;
+  duration_ms?: number;
+  error?: string;
+  is_interrupt?: boolean;
+  permission_suggestions?: unknown[];
+  message?: string;
+  title?: string;
+  notification_type?: string;
+  prompt?: string;
+  stop_hook_active?: boolean;
+  last_assistant_message?: string;
+  agent_id?: string;
+  agent_type?: string;
+  agent_transcript_path?: string;
+  trigger?: string;
+  custom_instructions?: string;
+  source?: string;
+  model?: string;
+  reason?: string;
+}
+
+export interface ClaudeResponse {
+  continue?: boolean;
+  stopReason?: string;
+  suppressOutput?: boolean;
+  systemMessage?: string;
+  decision?: string;
+  reason?: string;
+  hookSpecificOutput?: {
+    hookEventName: string;
+    permissionDecision?: "allow" | "deny" | "ask" | "defer";
+    permissionDecisionReason?: string;
+    updatedInput?: Record<string, unknown>;
+    additionalContext?: string;
+    decision?: { behavior: "allow" | "deny"; updatedInput?: Record<string, unknown>; message?: string; interrupt?: boolean };
+  };
+}
+
+export interface CursorPayload {
+  conversation_id: string;
+  generation_id: string;
+  hook_event_name: string;
+  workspace_roots: string[];
+  cursor_version?: string;
+  user_email?: string;
+  transcript_path?: string;
+  model?: string;
+  model_id?: string;
+  model_params?: { id: string; value: string }[];
+  session_id?: string;
+  is_background_agent?: boolean;
+  composer_mode?: string;
+  reason?: string;
+  duration_ms?: number;
+  final_status?: string;
+  tool_name?: string;
+  tool_input?: unknown;
+  tool_use_id?: string;
+  cwd?: string;
+  duration?: number;
+  tool_output?: string;
+  error_message?: string;
+  failure_type?: string;
+  is_interrupt?: boolean;
+  subagent_id?: string;
+  subagent_type?: string;
+  task?: string;
+  parent_conversation_id?: string;
+  tool_call_id?: string;
+  subagent_model?: string;
+  is_parallel_worker?: boolean;
+  status?: string;
+  description?: string;
+  summary?: string;
+  message_count?: number;
+  tool_call_count?: number;
+  loop_count?: number;
+  modified_files?: string[];
+  agent_transcript_path?: string;
+  command?: string;
+  url?: string;
+  output?: string;
+  result_json?: string;
+  file_path?: string;
+  content?: string;
+  attachments?: unknown[];
+  edits?: unknown[];
+  prompt?: string;
+  trigger?: string;
+  context_usage_percent?: number;
+  context_tokens?: number;
+  context_window_size?: number;
+  messages_to_compact?: number;
+  is_first_compaction?: boolean;
+  text?: string;
+}
+
+export interface CursorResponse {
+  permission?: "allow" | "ask" | "deny";
+  user_message?: string;
+  agent_message?: string;
+  updated_input?: Record<string, unknown>;
+  additional_context?: string;
+  continue?: boolean;
+  followup_message?: string;
+  env?: Record<string, string>;
+}
+
+export interface GeminiPayload {
+  session_id: string;
+  transcript_path: string;
+  cwd: string;
+  hook_event_name: string;
+  timestamp: string;
+  tool_name?: string;
+  tool_input?: unknown;
+  mcp_context?: { server_name: string; tool_name: string };
+  tool_response?: unknown;
+  prompt?: string;
+  notification_type?: string;
+  message?: string;
+  details?: unknown;
+  prompt_response?: string;
+  stop_hook_active?: boolean;
+  source?: string;
+  reason?: string;
+  trigger?: string;
+}
+
+export interface GeminiResponse {
+  continue?: boolean;
+  stopReason?: string;
+  suppressOutput?: boolean;
+  systemMessage?: string;
+  decision?: "allow" | "approve" | "deny" | "block" | "ask";
+  reason?: string;
+  hookSpecificOutput?: { hookEventName?: string; additionalContext?: string; tool_input?: unknown };
+}
+
+export interface CodexPayload {
+  session_id: string;
+  transcript_path: string | null;
+  cwd: string;
+  hook_event_name: string;
+  model?: string;
+  permission_mode?: string;
+  source?: string;
+  agent_type?: string;
+  reason?: string;
+  turn_id?: string;
+  prompt?: string;
+  tool_name?: string;
+  tool_input?: unknown;
+  tool_response?: unknown;
+  tool_use_id?: string;
+  trigger?: string;
+  stop_hook_active?: boolean;
+  last_assistant_message?: string | null;
+}
+
+export interface CodexResponse {
+  continue?: boolean;
+  stopReason?: string;
+  suppressOutput?: boolean;
+  systemMessage?: string;
+  decision?: "approve" | "block";
+  reason?: string;
+  hookSpecificOutput?: {
+    hookEventName: string;
+    permissionDecision?: "allow" | "deny" | "ask";
+    permissionDecisionReason?: string;
+    updatedInput?: Record<string, unknown>;
+    additionalContext?: string;
+  };
+}

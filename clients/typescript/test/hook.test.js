@@ -158,3 +158,11 @@ test("persistent: COPSE_HOOK_PERSISTENT=1 selects it too; a line that is not a r
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("COPSE_EVENTS names exactly the events the engine sends to Copse hooks (its golden payloads)", async () => {
+  const { COPSE_EVENTS } = await import(hookModule);
+  const { readFileSync } = await import("node:fs");
+  const golden = JSON.parse(readFileSync(join(here, "..", "..", "..", "crates", "copse-hooks", "tests", "fixtures", "wire-payloads.json"), "utf8"));
+  const events = [...new Set(Object.values(golden.copse).map((p) => p.hook_event_name))].sort();
+  assert.deepEqual([...COPSE_EVENTS].sort(), events);
+});
