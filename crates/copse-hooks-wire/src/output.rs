@@ -243,6 +243,17 @@ pub struct HookOutput {
     /// The workspace scripts its command runs, each pinned at trust time.
     #[serde(default)]
     pub scripts: Vec<ScriptOutput>,
+    /// A Copse `"persistent": true` hook: one long-lived process answers its events
+    /// (absent when not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub persistent: bool,
+    /// A persistent hook's idle timeout in milliseconds (absent: never stopped idle,
+    /// or not persistent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_ms: Option<u64>,
+    /// Why a persistent hook is broken (repeated crashes); absent when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broken: Option<String>,
 }
 
 /// A workspace script a hook runs, and whether it is as trusted.
@@ -289,6 +300,9 @@ impl From<&HookSummary> for HookOutput {
                         .unwrap_or_default(),
                 })
                 .collect(),
+            persistent: h.persistent,
+            idle_timeout_ms: h.idle_timeout_ms,
+            broken: h.broken.clone(),
         }
     }
 }
@@ -651,6 +665,10 @@ pub struct TestOutput {
     /// The hook's timeout.
     #[serde(default)]
     pub timeout_ms: u64,
+    /// A persistent hook: it was started, sent this one request over the persistent
+    /// protocol, then stopped (absent when not persistent).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub persistent: bool,
 }
 
 impl From<&DryRun> for TestOutput {
@@ -658,6 +676,7 @@ impl From<&DryRun> for TestOutput {
         TestOutput {
             sandboxed: d.sandboxed,
             timeout_ms: d.timeout_ms,
+            persistent: d.persistent,
             version: OUTPUT_VERSION,
             dialect: d.dialect.as_str().to_string(),
             event: d.event.clone(),
@@ -857,6 +876,33 @@ pub struct DoctorOutput {
     pub audit: AuditReport,
     /// The most recent failure of each hook, across sessions.
     pub recent_failures: Vec<RecentFailure>,
+    /// Every persistent hook (Copse `"persistent": true`) and its process's state
+    /// (absent when there is none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub persistent: Vec<PersistentReport>,
+}
+
+/// One persistent hook, as `doctor` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PersistentReport {
+    /// The config file.
+    pub source: String,
+    /// The event.
+    pub event: String,
+    /// 1-based position in its event's array.
+    pub entry: usize,
+    /// The command.
+    pub command: String,
+    /// `running`, `stopped` (never started here, idle, or its script changed),
+    /// `restarting` (after a crash) or `broken` (repeated crashes: its events resolve
+    /// by the failure policy without starting it).
+    pub state: String,
+    /// The process id while running.
+    pub pid: Option<u64>,
+    /// The idle timeout in milliseconds (`null`: never stopped idle).
+    pub idle_timeout_ms: Option<u64>,
+    /// Why it is broken, or how its process last ended.
+    pub reason: Option<String>,
 }
 
 /// Whether hooks are on.

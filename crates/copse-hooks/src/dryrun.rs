@@ -115,6 +115,8 @@ pub struct DryRun {
     pub sandboxed: bool,
     /// The timeout it ran with (its own), in milliseconds.
     pub timeout_ms: u64,
+    /// A persistent hook: started, sent the one request over the protocol, stopped.
+    pub persistent: bool,
 }
 
 /// The dialect and scope of a config path.
@@ -326,6 +328,7 @@ impl Engine {
             summary: summary(&run),
             sandboxed: hook_for_run.sandbox && self.sandbox_config().is_some(),
             timeout_ms: u64::try_from(hook_for_run.timeout.as_millis()).unwrap_or(u64::MAX),
+            persistent: hook_for_run.options.persistent.is_some(),
         })
     }
 

@@ -231,6 +231,13 @@ pub struct HookSummary {
     /// The workspace files a project hook's command runs, and whether each is as
     /// trusted (empty for user hooks and commands that run no workspace file).
     pub scripts: Vec<ScriptPin>,
+    /// A Copse `"persistent": true` hook (one long-lived process).
+    pub persistent: bool,
+    /// A persistent hook's idle timeout in milliseconds (`None`: never stopped idle).
+    pub idle_timeout_ms: Option<u64>,
+    /// Why a persistent hook is broken (repeated crashes), as this engine or the audit
+    /// store last saw it; its events resolve by the failure policy without starting it.
+    pub broken: Option<String>,
 }
 
 /// One workspace file a project hook runs, as trust sees it.
@@ -851,7 +858,39 @@ impl Engine {
         let mut configs = self.inner.registry.load(|_| true);
         let plugins = self.plugin_configs(&configs);
         configs.extend(plugins);
-        self.listing_of(&configs, &failures)
+        let mut listing = self.listing_of(&configs, &failures);
+        // Broken persistent hooks: this engine's own, then what the audit store saw
+        // (another process's engine, e.g. the daemon).
+        let mut broken: std::collections::HashMap<(String, String, String), String> = spine
+            .map(|s| {
+                s.broken_hooks()
+                    .into_iter()
+                    .map(|f| ((f.source, f.event, f.command), f.message))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for st in self.persistent_status() {
+            if let Some(reason) = st.reason.filter(|_| st.state == "broken") {
+                broken.insert(
+                    (
+                        st.source.to_string_lossy().into_owned(),
+                        st.event,
+                        st.command,
+                    ),
+                    reason,
+                );
+            }
+        }
+        for h in listing.hooks.iter_mut().filter(|h| h.persistent) {
+            h.broken = broken
+                .get(&(
+                    h.source.to_string_lossy().into_owned(),
+                    h.event.clone(),
+                    h.command.clone(),
+                ))
+                .cloned();
+        }
+        listing
     }
 
     fn listing_of(
@@ -930,6 +969,13 @@ impl Engine {
                         .cloned(),
                     timeout_ms: u64::try_from(hook.timeout.as_millis()).unwrap_or(u64::MAX),
                     scripts,
+                    persistent: hook.options.persistent.is_some(),
+                    idle_timeout_ms: hook
+                        .options
+                        .persistent
+                        .and_then(|p| p.idle_timeout)
+                        .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+                    broken: None,
                 });
             }
             warnings.extend(loaded.config.warnings.iter().cloned());

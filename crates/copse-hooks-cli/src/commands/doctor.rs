@@ -153,6 +153,38 @@ fn print_human(r: &DoctorOutput) {
             clean(w)
         );
     }
+    if !r.persistent.is_empty() {
+        heading("Persistent hooks");
+        for p in &r.persistent {
+            let state = match p.state.as_str() {
+                "broken" => paint("broken", output::RED, false),
+                "running" => paint("running", output::GREEN, false),
+                other => clean(other),
+            };
+            let idle = p.idle_timeout_ms.map_or_else(
+                || "never stopped idle".to_string(),
+                |ms| format!("idle stop after {}s", ms as f64 / 1000.0),
+            );
+            outln!(
+                "  {} {}[{}] {} {}",
+                state,
+                clean(&p.event),
+                p.entry,
+                clean(&p.command),
+                paint(
+                    &format!(
+                        "({}{idle})",
+                        p.pid.map(|pid| format!("pid {pid} · ")).unwrap_or_default()
+                    ),
+                    output::DIM,
+                    false
+                )
+            );
+            if let Some(reason) = &p.reason {
+                outln!("      {}", clean(reason));
+            }
+        }
+    }
     heading("Most recent failure of each hook");
     if r.recent_failures.is_empty() {
         outln!("  none recorded");

@@ -207,20 +207,39 @@ fn print_human(l: &Listing, enabled: bool) {
             status(h),
             paint(
                 &format!(
-                    "· {policy} · {} · timeout {}",
+                    "· {policy} · {} · timeout {}{}",
                     if h.sandboxed {
                         "sandboxed"
                     } else {
                         "UNSANDBOXED (sandbox: false)"
                     },
-                    seconds(h.timeout_ms)
+                    seconds(h.timeout_ms),
+                    match (h.persistent, h.idle_timeout_ms) {
+                        (false, _) => String::new(),
+                        (true, Some(ms)) => format!(" · persistent (idle stop {})", seconds(ms)),
+                        (true, None) => " · persistent".to_string(),
+                    }
                 ),
                 output::DIM,
                 false
             )
         );
         print_scripts(h);
-        if let Some(e) = &h.last_error {
+        if let Some(why) = &h.broken {
+            outln!(
+                "      {}",
+                paint(
+                    &format!("persistent hook {}", clean(why)),
+                    output::RED,
+                    false
+                )
+            );
+        }
+        if let Some(e) = h
+            .last_error
+            .as_ref()
+            .filter(|e| h.broken.as_ref() != Some(*e))
+        {
             outln!(
                 "      {}",
                 paint(&format!("last error: {}", clean(e)), output::RED, false)

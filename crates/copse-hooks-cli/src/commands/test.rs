@@ -53,14 +53,19 @@ pub fn run(
         "  {}",
         paint(
             &format!(
-                "canonical event {}; the hook really runs ({}, timeout {} ms); nothing is recorded, and no session environment, settings or verdict is applied",
+                "canonical event {}; the hook really runs ({}, timeout {} ms{}); nothing is recorded, and no session environment, settings or verdict is applied",
                 dry.canonical_event.name(),
                 if dry.sandboxed {
                     "sandboxed"
                 } else {
                     "UNSANDBOXED"
                 },
-                dry.timeout_ms
+                dry.timeout_ms,
+                if dry.persistent {
+                    "; persistent: started, sent this one request over the protocol, then stopped"
+                } else {
+                    ""
+                }
             ),
             output::DIM,
             false

@@ -15,6 +15,7 @@ mod hostile;
 mod lint;
 mod list;
 mod notices;
+mod persistent;
 mod protect;
 mod readme;
 mod replay;

@@ -63,21 +63,20 @@ impl Death {
             Death::Exited {
                 code: Some(c),
                 signal: _,
-            } => format!("exited with code {c} (persistent hook)"),
+            } => format!("exited with code {c}"),
             Death::Exited {
                 code: None,
                 signal: Some(s),
-            } => format!("was killed by signal {s} (persistent hook)"),
-            Death::Exited { .. } => "closed its stdout (persistent hook)".to_string(),
-            Death::Protocol(e) => format!("{e} (persistent hook)"),
+            } => format!("was killed by signal {s}"),
+            Death::Exited { .. } => "closed its stdout".to_string(),
+            Death::Protocol(e) => e.clone(),
             Death::Oversize(cap) => {
-                format!("printed a line of more than {cap} bytes on stdout (persistent hook)")
+                format!("printed a line of more than {cap} bytes on stdout")
             }
-            Death::NoHello(t) => format!(
-                "did not say hello within {} (persistent hook)",
-                crate::dialect::seconds(*t)
-            ),
-            Death::Stopped => "was stopped (persistent hook)".to_string(),
+            Death::NoHello(t) => {
+                format!("did not say hello within {}", crate::dialect::seconds(*t))
+            }
+            Death::Stopped => "was stopped".to_string(),
         }
     }
 }

@@ -237,5 +237,9 @@ fn failed(death: &Death, hook: &HookSpec) -> Interpretation {
         Death::NoHello(_) => FailureKind::Timeout,
     };
     let _ = hook;
-    Interpretation::failed(kind, death.message(), false)
+    Interpretation::failed(
+        kind,
+        format!("{} (persistent hook)", death.message()),
+        false,
+    )
 }
