@@ -186,8 +186,9 @@ impl Server {
         Ok(hosted)
     }
 
-    /// Cancels every in-flight request of every connection and flushes every audit
-    /// store (a daemon told to stop).
+    /// Cancels every in-flight request of every connection, stops every persistent
+    /// hook (stdin closed, a short grace, then its group killed) and flushes every
+    /// audit store (a daemon told to stop).
     pub fn shutdown_all(&self) {
         let conns: Vec<Arc<Conn>> = lock(&self.connections)
             .values()
@@ -197,7 +198,13 @@ impl Server {
             c.cancel_all();
             c.wait_idle();
         }
-        for h in lock(&self.engines).values() {
+        let engines: Vec<Hosted> = lock(&self.engines).values().cloned().collect();
+        std::thread::scope(|scope| {
+            for h in &engines {
+                scope.spawn(|| h.engine.stop_persistent());
+            }
+        });
+        for h in &engines {
             h.engine.flush_spine();
         }
     }

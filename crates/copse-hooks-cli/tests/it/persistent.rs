@@ -114,3 +114,97 @@ fn lint_accepts_the_persistent_fields_and_flags_bad_values() {
     let out = env.cmd().arg("lint").arg(&path).run();
     insta::assert_snapshot!("persistent_lint", out.redacted());
 }
+
+/// A tiny JSON-RPC client over the daemon's socket.
+struct Client {
+    out: std::os::unix::net::UnixStream,
+    input: std::io::BufReader<std::os::unix::net::UnixStream>,
+    next: u64,
+}
+
+impl Client {
+    fn connect(socket: &std::path::Path) -> Client {
+        let stream = std::os::unix::net::UnixStream::connect(socket).unwrap();
+        Client {
+            input: std::io::BufReader::new(stream.try_clone().unwrap()),
+            out: stream,
+            next: 0,
+        }
+    }
+
+    fn ok(&mut self, method: &str, params: Value) -> Value {
+        use std::io::{BufRead, Write};
+        self.next += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params});
+        writeln!(self.out, "{msg}").unwrap();
+        loop {
+            let mut line = String::new();
+            self.input.read_line(&mut line).unwrap();
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(self.next) {
+                assert!(v.get("error").is_none(), "{v}");
+                return v["result"].clone();
+            }
+        }
+    }
+}
+
+fn alive(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        !stat
+            .rsplit(')')
+            .next()
+            .is_some_and(|rest| rest.trim_start().starts_with('Z'))
+    })
+}
+
+#[test]
+fn the_daemon_serves_every_client_with_one_process_and_stops_it() {
+    let env = Env::new();
+    let pids = env.root().join("pids");
+    // Records its host pid once per process, then denies every request.
+    let hook = format!(
+        r#"read -r pid rest < /proc/self/stat; echo $pid >> {}; {DENY_ALL}"#,
+        pids.display()
+    );
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": hook, "persistent": true}]}),
+    );
+    env.cmd()
+        .args(["--enable", "daemon", "start"])
+        .run()
+        .success();
+    let socket = env.copse_dir().join("daemon.sock");
+    for conversation in ["conv-a", "conv-b", "conv-c"] {
+        let mut c = Client::connect(&socket);
+        c.ok(
+            "initialize",
+            json!({"workspaceRoots": [env.workspace()], "enabled": true}),
+        );
+        let sid =
+            c.ok("session/open", json!({"conversationId": conversation}))["sessionId"].clone();
+        let v = c.ok(
+            "hooks/toolGate",
+            json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+        );
+        assert_eq!(v["decision"], "deny", "{v}");
+    }
+    let started = std::fs::read_to_string(&pids).unwrap();
+    let started: Vec<&str> = started.split_whitespace().collect();
+    assert_eq!(
+        started.len(),
+        1,
+        "one process served every client's session"
+    );
+    assert!(alive(started[0]));
+    env.cmd().args(["daemon", "stop"]).run().success();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while alive(started[0]) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the persistent hook outlived the daemon"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -163,6 +163,9 @@ impl Pool {
         }
         reconcile(slot);
         if let Some(p) = &slot.process {
+            // Under the slots lock, so the idle stop cannot take it between here and
+            // the request being in flight.
+            p.touch();
             return Ok((Arc::clone(p), slot.sandbox));
         }
         if let Some(why) = &slot.broken {
@@ -173,6 +176,7 @@ impl Pool {
         }
         match start() {
             Ok((process, sandbox)) => {
+                process.touch();
                 let process = Arc::new(process);
                 slot.process = Some(Arc::clone(&process));
                 slot.sandbox = sandbox;

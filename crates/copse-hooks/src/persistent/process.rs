@@ -98,6 +98,12 @@ pub enum CallResult {
         /// Stderr written while the request was in flight.
         stderr: Vec<u8>,
     },
+    /// The host cancelled the event first (the process lives on; a late answer is
+    /// dropped).
+    Cancelled {
+        /// Stderr written while the request was in flight.
+        stderr: Vec<u8>,
+    },
     /// The process died (or could not serve) before answering.
     Failed {
         /// Why.
@@ -152,6 +158,9 @@ struct Shared {
 fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
+
+/// How often a request waiting for its answer checks the host's cancellation.
+const CANCEL_SLICE: Duration = Duration::from_millis(20);
 
 /// Most stderr bytes kept as the tail of a dead process.
 const TAIL: usize = 2048;
@@ -250,7 +259,8 @@ impl Process {
         lock(&self.shared.state).hello.clone()
     }
 
-    fn touch(&self) {
+    /// Marks it used now (the idle stop measures from here).
+    pub fn touch(&self) {
         let ms = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.last_used.store(ms, Ordering::Relaxed);
     }
@@ -330,9 +340,30 @@ impl Process {
                 });
             return CallResult::Failed { death, stderr };
         }
-        let got = match deadline {
-            Some(at) => rx.recv_timeout(at.saturating_duration_since(Instant::now())),
-            None => rx.recv().map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        // A host's cancellation abandons this request (never the shared process): the
+        // wait is sliced so a cancel is seen within a slice.
+        let cancel = crate::cancel::CancelToken::current();
+        let got = loop {
+            let left = deadline.map_or(Duration::from_secs(3600), |at| {
+                at.saturating_duration_since(Instant::now())
+            });
+            let slice = if cancel.is_some() {
+                left.min(CANCEL_SLICE)
+            } else {
+                left
+            };
+            match rx.recv_timeout(slice) {
+                Err(mpsc::RecvTimeoutError::Timeout) if !left.is_zero() && slice < left => {
+                    if cancel
+                        .as_ref()
+                        .is_some_and(crate::cancel::CancelToken::is_cancelled)
+                    {
+                        let stderr = self.forget(id);
+                        return CallResult::Cancelled { stderr };
+                    }
+                }
+                other => break other,
+            }
         };
         match got {
             Ok((got, stderr)) => self.finish(got, stderr),

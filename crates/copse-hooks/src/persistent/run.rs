@@ -204,6 +204,14 @@ pub(crate) fn run(
                         false,
                     )
                 }
+                CallResult::Cancelled { stderr } => {
+                    record.stderr = stderr;
+                    Interpretation::failed(
+                        FailureKind::Exit,
+                        "was cancelled by the host (persistent hook: the request was abandoned)",
+                        false,
+                    )
+                }
                 CallResult::Failed { death, stderr } => {
                     record.stderr = stderr;
                     failed(&death, hook)

@@ -106,7 +106,20 @@ for line in sys.stdin:
 "#
     );
     let path = fx.write(&format!("hooks/{name}.py"), &script);
-    format!("python3 {}", path.display())
+    format!("{} {}", python(), path.display())
+}
+
+/// The real python3 (not a version manager's shim script, which costs a shell and
+/// more per start).
+fn python() -> &'static str {
+    static PYTHON: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    PYTHON.get_or_init(|| {
+        let out = std::process::Command::new("python3")
+            .args(["-c", "import sys; print(sys.executable)"])
+            .output()
+            .expect("python3");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    })
 }
 
 fn persistent(command: &str, extra: Value) -> Value {
@@ -510,7 +523,9 @@ for line in sys.stdin:
     };
     // A user hook: a changed script restarts it with the new content.
     let path = fx.write("copse/policy.py", &script("v1"));
-    fx.user(json!({ "toolGate": [persistent(&format!("python3 {}", path.display()), json!({}))] }));
+    fx.user(
+        json!({ "toolGate": [persistent(&format!("{} {}", python(), path.display()), json!({}))] }),
+    );
     let engine = fx.engine();
     let s = session(&engine);
     assert_eq!(shell(&s, "x").agent_message.as_deref(), Some("v1"));
@@ -646,12 +661,12 @@ fn the_same_policy_gives_identical_verdicts_per_call_and_persistent() {
     let fx = Fx::new();
     let per_call = verdicts(
         &fx,
-        &format!("python3 {}", fixture("policy_call.py")),
+        &format!("{} -S {}", python(), fixture("policy_call.py")),
         false,
     );
     let persistent = verdicts(
         &fx,
-        &format!("python3 {}", fixture("policy_persistent.py")),
+        &format!("{} -S {}", python(), fixture("policy_persistent.py")),
         true,
     );
     assert_eq!(per_call.len(), 200);
@@ -666,4 +681,51 @@ fn the_same_policy_gives_identical_verdicts_per_call_and_persistent() {
     assert_eq!(decisions.len(), 3, "{decisions:?}");
     assert!(per_call.iter().any(|v| v["updated"].is_object()));
     assert!(per_call.iter().any(|v| v["context"].is_string()));
+}
+
+#[test]
+fn a_cancelled_request_is_abandoned_and_the_process_lives_on() {
+    let fx = Fx::new();
+    let hook = python_hook(
+        &fx,
+        "cancel",
+        r#"    if cmd == "hang":
+        continue
+    reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "saw " + cmd}})"#,
+    );
+    fx.user(json!({ "toolGate": [persistent(&hook, json!({"timeout": 30}))] }));
+    let engine = fx.engine();
+    assert_eq!(
+        shell(&session(&engine), "a").agent_message.as_deref(),
+        Some("saw a")
+    );
+    let pids = engine.persistent_pids();
+    let token = copse_hooks::cancel::CancelToken::new();
+    let (e2, t2) = (engine.clone(), token.clone());
+    let started = Instant::now();
+    let hung = std::thread::spawn(move || {
+        t2.enter(|| {
+            let s = session(&e2);
+            shell(&s, "hang");
+            only_run(&s)
+        })
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    token.cancel();
+    let run = hung.join().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "not the 30 s timeout"
+    );
+    let failure = run.failure.unwrap();
+    assert!(failure.message.contains("cancelled"), "{}", failure.message);
+    assert_eq!(
+        engine.persistent_pids(),
+        pids,
+        "the shared process is not killed"
+    );
+    assert_eq!(
+        shell(&session(&engine), "b").agent_message.as_deref(),
+        Some("saw b")
+    );
 }
