@@ -21,6 +21,7 @@
 //! * [`matcher`] — regex (linear first, bounded backtracking when needed) and globs.
 //! * [`discovery`] — config locations and the parse cache.
 //! * [`spawn`] — one child process, supervised.
+//! * [`persistent`] — Copse `"persistent": true` hooks: one long-lived process per hook.
 //! * [`runner`](crate::engine) and [`gate`] — one hook, then many outcomes to one verdict.
 //! * [`outcome`] — decisions, failures, run records, verdicts.
 //!

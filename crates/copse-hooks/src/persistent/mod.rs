@@ -2,6 +2,15 @@
 //! of one process per event (Copse dialect, `"persistent": true`).
 //!
 //! * [`protocol`] — the newline-delimited JSON spoken on the hook's stdin and stdout.
+//! * [`process`] — one running hook process: its reader threads, pipelined requests
+//!   matched by id, stderr attribution, stop.
+//! * [`pool`] — the engine's processes: one per (hook entry, sandbox policy), shared by
+//!   every session; restart with backoff, `broken`, idle stop, changed scripts, shutdown.
+//! * `run` — one event through a persistent hook, read as the per-call hook's exit
+//!   code and stdout would be, with the failure policy applied.
+//!
+//! The protocol, lifecycle and failure handling are documented for hook authors in
+//! `docs/persistent-hooks.md`.
 
 pub mod pool;
 pub mod process;

@@ -729,3 +729,50 @@ fn a_cancelled_request_is_abandoned_and_the_process_lives_on() {
         Some("saw b")
     );
 }
+
+#[test]
+fn a_hook_that_never_says_hello_fails_within_the_request_timeout() {
+    let fx = Fx::new();
+    fx.user(json!({ "toolGate": [persistent("exec sleep 30", json!({"timeout": 0.3}))] }));
+    let engine = fx.engine();
+    let s = session(&engine);
+    let started = Instant::now();
+    let v = shell(&s, "ls");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    let failure = only_run(&s).failure.unwrap();
+    assert_eq!(failure.kind, FailureKind::Timeout);
+    assert!(
+        failure.message.contains("did not say hello"),
+        "{}",
+        failure.message
+    );
+    wait_until("the silent process to be killed", || {
+        engine.persistent_pids().is_empty()
+    });
+}
+
+#[test]
+fn the_session_environment_overlay_does_not_reach_a_shared_process() {
+    let fx = Fx::new();
+    let hook = python_hook(
+        &fx,
+        "env",
+        r#"    reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "FOO=" + os.environ.get("FOO", "unset") + " conv=" + p["conversation_id"]}})"#,
+    );
+    let per_call = r#"cat >/dev/null; printf '{"decision":"deny","agentMessage":"FOO=%s"}' "$FOO""#;
+    fx.user(json!({
+        "sessionStart": [{ "command": r#"cat >/dev/null; echo '{"sessionEnv": {"FOO": "bar"}}'"# }],
+        "toolGate": [persistent(&hook, json!({"matcher": "^run_shell$"})), { "command": per_call, "matcher": "^read_file$" }]
+    }));
+    let engine = fx.engine();
+    let s = session(&engine);
+    s.fire(EventPayload::SessionStart { first_turn: true });
+    let per_call = s.gate_tool(ToolCall::new("read_file", obj(json!({"path": "x"}))));
+    assert_eq!(per_call.agent_message.as_deref(), Some("FOO=bar"));
+    // What a persistent hook needs per session comes in the payload instead.
+    assert_eq!(
+        shell(&s, "ls").agent_message.as_deref(),
+        Some("FOO=unset conv=conv-p")
+    );
+}
