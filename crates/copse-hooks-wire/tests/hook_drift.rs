@@ -393,6 +393,8 @@ fn vendor_responses_mean_what_they_say() {
 
 #[test]
 fn protocol_lines_serialise_exactly_as_the_engines() {
+    // The runner's persistent-mode variable is the one the engine sets.
+    assert_eq!(hook::runner::PERSISTENT_ENV, persistent::PERSISTENT_ENV);
     let ours = HelloLine::new(["toolGate", "stop"]);
     let theirs = persistent::HelloLine {
         hello: persistent::Hello {

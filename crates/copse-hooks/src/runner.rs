@@ -120,6 +120,9 @@ pub(crate) fn environment(
     input: &RunInput<'_>,
 ) -> Vec<(OsString, OsString)> {
     let mut env = input.base_env.to_vec();
+    // Only the engine says a hook runs persistent (`persistent::run` sets it): a
+    // per-call hook never inherits it from the host.
+    env.retain(|(k, _)| k != crate::persistent::PERSISTENT_ENV);
     if hook.scope == Scope::Project {
         env.retain(|(k, _)| !k.to_str().is_some_and(crate::env::withheld_from_project));
     }

@@ -23,7 +23,8 @@ use super::protocol::{HelloLine, Reply, Request};
 /// The command-line flag that selects persistent mode.
 pub const PERSISTENT_FLAG: &str = "--persistent";
 
-/// The environment variable that selects persistent mode when it is `1`.
+/// The environment variable that selects persistent mode when it is `1`; the engine
+/// sets it for a persistent hook (and never for a per-call one).
 pub const PERSISTENT_ENV: &str = "COPSE_HOOK_PERSISTENT";
 
 /// What a hook answers to one request.

@@ -23,6 +23,6 @@ pub(crate) mod run;
 
 pub use pool::PersistentStatus;
 pub use protocol::{
-    Answer, Hello, HelloLine, Line, PROTOCOL_VERSION, ProtocolError, Reply, Request,
-    encode_request, parse_line,
+    Answer, Hello, HelloLine, Line, PERSISTENT_ENV, PROTOCOL_VERSION, ProtocolError, Reply,
+    Request, encode_request, parse_line,
 };

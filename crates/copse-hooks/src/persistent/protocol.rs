@@ -20,6 +20,11 @@ use serde_json::Value;
 /// The protocol version this engine speaks.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// The variable the engine sets to `1` in a persistent hook's environment (and only
+/// there: a per-call hook never inherits it), so one program can tell which way it
+/// was started and serve both, as the hook SDKs' runners do.
+pub const PERSISTENT_ENV: &str = "COPSE_HOOK_PERSISTENT";
+
 /// The hook's first line: `{"hello": {...}}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HelloLine {

@@ -93,6 +93,8 @@ pub(crate) fn run(
             persistent: input.persistent,
         };
         let mut env = crate::runner::environment(adapter, hook, &shared_input);
+        // Tells the program it was started persistent (the SDK runners read it).
+        set_var(&mut env, super::protocol::PERSISTENT_ENV, "1");
         let mut state = SandboxState::Off;
         let prepared = match &sandbox_policy {
             None => None,

@@ -773,3 +773,33 @@ fn the_session_environment_overlay_does_not_reach_a_shared_process() {
         Some("FOO=unset conv=conv-p")
     );
 }
+
+#[test]
+fn only_a_persistent_hook_sees_copse_hook_persistent() {
+    let fx = Fx::new();
+    let hook = python_hook(
+        &fx,
+        "mode",
+        r#"    reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "persistent=" + os.environ.get("COPSE_HOOK_PERSISTENT", "unset")}})"#,
+    );
+    let per_call = r#"cat >/dev/null; printf '{"decision":"deny","agentMessage":"persistent=%s"}' "${COPSE_HOOK_PERSISTENT-unset}""#;
+    fx.user(json!({
+        "toolGate": [persistent(&hook, json!({"matcher": "^run_shell$"})), { "command": per_call, "matcher": "^read_file$" }]
+    }));
+    // Even a host whose own environment has it set does not pass it to a per-call hook.
+    let engine = fx.engine_with(|c| {
+        c.environment
+            .push(("COPSE_HOOK_PERSISTENT".into(), "1".into()));
+    });
+    let s = session(&engine);
+    assert_eq!(
+        shell(&s, "ls").agent_message.as_deref(),
+        Some("persistent=1")
+    );
+    let per_call = s.gate_tool(ToolCall::new("read_file", obj(json!({"path": "x"}))));
+    assert_eq!(per_call.agent_message.as_deref(), Some("persistent=unset"));
+    assert_eq!(
+        copse_hooks::persistent::PERSISTENT_ENV,
+        "COPSE_HOOK_PERSISTENT"
+    );
+}
