@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use crate::dialect::{Adapter, Context, Dialect, HookSpec, ProcessResult, Scope, seconds};
 use crate::env::{DEPTH_VAR, set_var};
@@ -221,28 +221,9 @@ pub(crate) fn run(
         (None, None) => Some(spawn::run(&request)),
         _ => None,
     };
-    let mut record = HookRun {
-        event: hook.event.clone(),
-        canonical: input.event.event(),
-        dialect: hook.dialect,
-        command: hook.command.clone(),
-        source: hook.source.clone(),
-        scope: hook.scope,
-        started_at,
-        duration: Duration::ZERO,
-        exit_code: None,
-        parse_ok: false,
-        failure: None,
-        policy,
-        outcome: Outcome::default(),
-        result: RunOutcome::None,
-        stdin,
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        sandbox: sandbox_state,
-        leaked: false,
-        warnings: Vec::new(),
-    };
+    let mut record = blank_run(hook, input.event, policy, stdin);
+    record.started_at = started_at;
+    record.sandbox = sandbox_state;
     let interpretation = match spawned {
         None => match resources_failure {
             Some(message) => {
@@ -426,28 +407,34 @@ pub(crate) fn panicked_run(
         kind: FailureKind::Spawn,
         message: "could not be supervised (internal error)".to_string(),
     };
-    HookRun {
-        event: hook.event.clone(),
-        canonical: event.event(),
-        dialect: hook.dialect,
-        command: hook.command.clone(),
-        source: hook.source.clone(),
-        scope: hook.scope,
-        started_at: SystemTime::now(),
-        duration: Duration::ZERO,
-        exit_code: None,
-        parse_ok: false,
-        outcome: policy_outcome(hook, policy, event, &failure),
-        failure: Some(failure),
-        policy,
-        result: RunOutcome::Failed,
-        stdin: Vec::new(),
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        sandbox: SandboxState::Off,
-        leaked: false,
-        warnings: Vec::new(),
-    }
+    let mut record = blank_run(hook, event, policy, Vec::new());
+    record.outcome = policy_outcome(hook, policy, event, &failure);
+    record.failure = Some(failure);
+    record.result = RunOutcome::Failed;
+    record
+}
+
+/// The record of a run of `hook` for `event` that has done nothing yet (started now,
+/// no output, not parsed, not sandboxed), under `policy` with `stdin` as sent: what
+/// the per-call runner, the persistent runner and the panic path each fill in.
+pub(crate) fn blank_run(
+    hook: &HookSpec,
+    event: &EventPayload,
+    policy: FailurePolicy,
+    stdin: Vec<u8>,
+) -> HookRun {
+    let mut record = HookRun::new(
+        hook.event.clone(),
+        event.event(),
+        hook.dialect,
+        hook.command.clone(),
+        hook.source.clone(),
+        hook.scope,
+    );
+    record.parse_ok = false;
+    record.policy = policy;
+    record.stdin = stdin;
+    record
 }
 
 /// The short label of a clean outcome.

@@ -3,7 +3,7 @@
 //! per-call hook's exit code and stdout would be, with the failure policy applied.
 
 use std::os::unix::fs::MetadataExt;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use super::pool::{Key, Pool, Unavailable};
 use super::process::{CallResult, Death, Process, StartSpec};
@@ -11,7 +11,7 @@ use super::protocol::Answer;
 use crate::dialect::{Adapter, HookSpec, Interpretation, ProcessResult, seconds};
 use crate::env::set_var;
 use crate::outcome::{FailureKind, HookRun, Outcome, RunOutcome, SandboxState};
-use crate::runner::{RunInput, label, policy_outcome};
+use crate::runner::{RunInput, blank_run, label, policy_outcome};
 use crate::sandbox::SandboxError;
 
 /// What identifies the content a process was started with: size, mtime and inode of
@@ -56,28 +56,8 @@ pub(crate) fn run(
     };
     let started = Instant::now();
     let started_at = SystemTime::now();
-    let mut record = HookRun {
-        event: hook.event.clone(),
-        canonical: input.event.event(),
-        dialect: hook.dialect,
-        command: hook.command.clone(),
-        source: hook.source.clone(),
-        scope: hook.scope,
-        started_at,
-        duration: Duration::ZERO,
-        exit_code: None,
-        parse_ok: false,
-        failure: None,
-        policy,
-        outcome: Outcome::default(),
-        result: RunOutcome::None,
-        stdin,
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        sandbox: SandboxState::Off,
-        leaked: false,
-        warnings: Vec::new(),
-    };
+    let mut record = blank_run(hook, input.event, policy, stdin);
+    record.started_at = started_at;
     let start = || {
         // The shared process gets the scrubbed base environment and the vendor
         // variables, never a session's overlay (it serves every session).
