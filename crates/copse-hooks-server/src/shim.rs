@@ -21,7 +21,7 @@ use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::panic::AssertUnwindSafe;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -46,8 +46,6 @@ pub(crate) struct ShimHost {
     detached: Mutex<HashMap<u64, CancelToken>>,
     detached_done: Condvar,
     next: AtomicU64,
-    /// Agents whose "served by the daemon" record is written.
-    served: Mutex<HashMap<(PathBuf, Agent), ()>>,
 }
 
 impl ShimHost {
@@ -95,16 +93,10 @@ impl ShimHost {
             engine.flush_spine();
         }
     }
-
-    fn record_served(&self, copse_dir: &Path, agent: Agent) {
-        let key = (copse_dir.to_path_buf(), agent);
-        if lock(&self.served).insert(key, ()).is_none() {
-            engine_shim::record_served(copse_dir, agent, "daemon", None);
-        }
-    }
 }
 
-/// What to do once the answer is written.
+/// What to do once the answer is written (besides noting that the daemon served the
+/// agent, [`Served`]).
 enum After {
     Nothing,
     /// Commit these engines' audit records.
@@ -142,10 +134,14 @@ pub(crate) fn request(conn: &Arc<Conn>, id: Value, params: Option<Value>) {
                 );
                 After::Nothing
             }
-            Ok(Ok((result, after))) => {
+            Ok(Ok((result, after, served))) => {
                 match serde_json::to_value(&result) {
                     Ok(v) => conn.send_result(id, v),
                     Err(e) => conn.send_error(id, codes::INTERNAL_ERROR, &e.to_string()),
+                }
+                if let Some((copse_dir, agent)) = served {
+                    // Reads one small file; writes only when the path changed.
+                    engine_shim::record_served(&copse_dir, agent, "daemon", None);
                 }
                 after
             }
@@ -243,10 +239,13 @@ fn vars(env: &std::collections::BTreeMap<String, String>) -> Vec<(OsString, OsSt
         .collect()
 }
 
+/// Which agent of which `$COPSE_DIR` a call served.
+type Served = Option<(PathBuf, Agent)>;
+
 fn call(
     shim: &ShimHost,
     params: Option<Value>,
-) -> Result<(rpc::ShimHandleResult, After), CallError> {
+) -> Result<(rpc::ShimHandleResult, After, Served), CallError> {
     let p: rpc::ShimHandleParams = crate::methods::parse(params).map_err(|e| e.parts())?;
     let Some(agent) = Agent::parse(&p.agent) else {
         return Err((
@@ -276,6 +275,7 @@ fn call(
             return Ok((
                 result_of(agent::fail_closed(agent, wire.as_deref(), &reason), false),
                 After::Nothing,
+                None,
             ));
         }
     };
@@ -290,17 +290,21 @@ fn call(
                 false,
             ),
             After::Nothing,
+            None,
         ))
     };
     let config = match engine_shim::engine_config(agent, &inbound, &vars) {
         Ok(c) => c,
         Err(e) => return fail(e.to_string(), &inbound),
     };
-    shim.record_served(&config.copse_dir, agent);
+    let served = Some((config.copse_dir.clone(), agent));
     if engine_shim::is_observation(&inbound) {
+        // The session's state goes before the answer (a next call must not see it).
+        engine_shim::end_session(&config.copse_dir, agent, &inbound);
         return Ok((
             result_of(Answer::nothing(), true),
             After::Detach(agent, Box::new(inbound), Box::new(config)),
+            served,
         ));
     }
     let used: RefCell<Vec<Engine>> = RefCell::new(Vec::new());
@@ -320,6 +324,7 @@ fn call(
         Ok(reply) => Ok((
             result_of(agent::answer(agent, &inbound, &reply), false),
             After::Flush(used.into_inner()),
+            served,
         )),
         Err(e) => fail(e.to_string(), &inbound),
     }

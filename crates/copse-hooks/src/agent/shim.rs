@@ -27,7 +27,7 @@ pub enum ShimError {
     #[error(transparent)]
     State(#[from] StateError),
     /// `$COPSE_DIR/settings.json` could not be read.
-    #[error("settings: {0}")]
+    #[error("{0}")]
     Settings(String),
 }
 
@@ -181,12 +181,7 @@ pub fn handle_with(
     let canonical = event.event();
     if canonical == CanonicalEvent::SessionEnd {
         let reply = run_hooks_only(&event, inbound, config, host);
-        // The session is over: its state goes (an agent that resumes it starts afresh).
-        if !inbound.session_id.is_empty() {
-            let path = state_path(&copse_dir, agent, &inbound.session_id);
-            let _ = std::fs::remove_file(&path);
-            let _ = std::fs::remove_file(path.with_extension("lock"));
-        }
+        end_session(&copse_dir, agent, inbound);
         return Ok(reply);
     }
     if !needs_state(canonical) && !any_hook_applies(&event, inbound, &config, host) {
@@ -302,6 +297,21 @@ pub fn handle_with(
         followups,
         notices,
     })
+}
+
+/// Forgets a session's state when `inbound` is its end (an agent that resumes it
+/// starts afresh). The daemon does this before answering a session end whose hooks it
+/// runs detached.
+pub fn end_session(copse_dir: &Path, agent: Agent, inbound: &Inbound) {
+    let ends = inbound
+        .event
+        .as_ref()
+        .is_some_and(|e| e.event() == CanonicalEvent::SessionEnd);
+    if ends && !inbound.session_id.is_empty() {
+        let path = state_path(copse_dir, agent, &inbound.session_id);
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(path.with_extension("lock"));
+    }
 }
 
 /// Runs an event's hooks with no session state (session end).
