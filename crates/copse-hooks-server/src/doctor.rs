@@ -172,5 +172,6 @@ pub fn report(hosted: &Hosted) -> DoctorOutput {
         sandbox,
         audit,
         recent_failures,
+        agents: Vec::new(),
     }
 }

@@ -809,3 +809,76 @@ fn observations_run_detached_on_the_daemon_and_are_audited() {
     }
     assert!(done.exists());
 }
+
+/// The binary's path and times out of an agents report.
+fn redact_agents(text: &str, env: &Env) -> String {
+    let exe = env!("CARGO_BIN_EXE_copse-hooks");
+    let text = text.replace(exe, "[EXE]");
+    let text = redact(&text, &env.root());
+    text.lines()
+        .map(|l| match l.find(" since ") {
+            Some(i) => format!("{} since [TIME]", &l[..i]),
+            None => l.to_string(),
+        })
+        .map(|l| match l.find("\"since_ms\": ") {
+            Some(i) => format!("{}\"since_ms\": [MS]", &l[..i]),
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn doctor_and_list_show_each_agents_shim_adopted_hooks_and_serving_path() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env, json!({}));
+    env.write(
+        "home/.cursor/hooks.json",
+        "{\"version\": 1, \"hooks\": {\"beforeShellExecution\": [{\"command\": \"./guard.sh\"}]}}\n",
+    );
+    for args in [
+        &["install", "--agent", "cursor", "--adopt"][..],
+        &["install", "--agent", "claude"][..],
+        &["install", "--agent", "gemini"][..],
+    ] {
+        env.cmd().args(args).run().success();
+    }
+    // Claude's calls go to the daemon, Cursor's run in-process; Gemini's shim has not
+    // been called.
+    shim(&env, "claude", &bash("ls"));
+    assert!(served_by_daemon(&env, "claude"));
+    shim_with(
+        &env,
+        "cursor",
+        &json!({"conversation_id": SID, "hook_event_name": "stop", "status": "completed"})
+            .to_string(),
+        IN_PROCESS,
+    );
+    let human = env.cmd().arg("doctor").run().success().stdout();
+    let section: String = human
+        .lines()
+        .skip_while(|l| *l != "Agents")
+        .take_while(|l| !l.starts_with("Most recent"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!("doctor_agents_human", redact_agents(&section, &env));
+    let json = env.cmd().args(["--json", "doctor"]).run().success().json();
+    insta::assert_snapshot!(
+        "doctor_agents_json",
+        redact_agents(
+            &serde_json::to_string_pretty(&json["agents"]).unwrap(),
+            &env
+        )
+    );
+    let list = env.cmd().args(["--json", "list"]).run().success().json();
+    assert_eq!(list["agents"], json["agents"], "list and doctor agree");
+    let list_human = env.cmd().arg("list").run().success().stdout();
+    let agents: String = list_human
+        .lines()
+        .skip_while(|l| *l != "Agents:")
+        .take_while(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!("list_agents_human", redact_agents(&agents, &env));
+}
