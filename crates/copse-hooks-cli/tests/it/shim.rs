@@ -527,6 +527,10 @@ fn the_daemon_is_started_on_demand_and_serves_the_call() {
     assert_eq!(stdout_json(&out), answer);
     assert_eq!(served(&env, "claude")["path"], "in-process");
     assert_eq!(served(&env, "claude")["fallback"], "COPSE_SHIM_DAEMON=0");
+    // The daemon a shim started answers `daemon stop` (it does not inherit the shim's
+    // blocked termination signals).
+    let stopped = env.cmd().args(["daemon", "stop"]).run();
+    assert!(stopped.out.status.success(), "{}", stopped.stderr());
 }
 
 #[test]
