@@ -8,8 +8,9 @@
 //! entry point, with the same session-state files — and answers with the agent's
 //! stdout, stderr and exit code.
 //!
-//! Off the critical path: the audit records are committed after the answer is written;
-//! an observation call (see [`copse_hooks::agent::shim::is_observation`]) is answered
+//! The audit records of a call are committed before its answer is written (the agent
+//! acts on the answer; the record must not be lost if the daemon dies right after).
+//! Off the critical path: an observation call (see [`copse_hooks::agent::shim::is_observation`]) is answered
 //! as soon as it is accepted and its hooks run detached, still audited. A daemon told
 //! to stop cancels detached runs (killing their hooks) and flushes every engine.
 //!
@@ -17,7 +18,6 @@
 //! even a panic inside the call, is answered with the agent's block on a gated event
 //! (and recorded in `$COPSE_DIR/shim-errors.log`), never left unanswered.
 
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::ffi::OsString;
 use std::panic::AssertUnwindSafe;
@@ -99,8 +99,6 @@ impl ShimHost {
 /// agent, [`Served`]).
 enum After {
     Nothing,
-    /// Commit these engines' audit records.
-    Flush(Vec<Engine>),
     /// Run this observation's hooks detached.
     Detach(Agent, Box<Inbound>, Box<EngineConfig>),
 }
@@ -162,11 +160,6 @@ pub(crate) fn request(conn: &Arc<Conn>, id: Value, params: Option<Value>) {
         };
         match after {
             After::Nothing => {}
-            After::Flush(engines) => {
-                for e in engines {
-                    e.flush_spine();
-                }
-            }
             After::Detach(agent, inbound, config) => detach(&server, agent, *inbound, *config),
         }
         let mut st = lock(&conn.state);
@@ -307,23 +300,19 @@ fn call(
             served,
         ));
     }
-    let used: RefCell<Vec<Engine>> = RefCell::new(Vec::new());
-    let engine = |c: EngineConfig, probe: bool| {
-        let e = shim.engine(c);
-        if !probe {
-            used.borrow_mut().push(e.clone());
-        }
-        e
-    };
+    let engine = |c: EngineConfig, _probe: bool| shim.engine(c);
     let host = Host {
         engine: &engine,
-        flush: false,
+        // Recorded before the agent hears the answer (and acts on it): a daemon that
+        // dies right after replying loses nothing, and a reader of the audit log after
+        // the shim returns finds the run.
+        flush: true,
         answered: true,
     };
     match engine_shim::handle_with(agent, &inbound, config, &host) {
         Ok(reply) => Ok((
             result_of(agent::answer(agent, &inbound, &reply), false),
-            After::Flush(used.into_inner()),
+            After::Nothing,
             served,
         )),
         Err(e) => fail(e.to_string(), &inbound),
