@@ -6,19 +6,24 @@
 //! 2. One trivial Copse hook (`true`, matching): the shim path (the shim, which runs
 //!    the hook sandboxed and records it) against running that hook directly.
 //!
-//! The shim runs its engine in-process here (no daemon on this build), so these are
-//! the in-process fallback's figures. Ratios are medians measured in the same run.
+//! Each is measured with a warm daemon (the default path: the shim forwards the call
+//! over `$COPSE_DIR/daemon.sock`) and with the in-process fallback
+//! (`COPSE_SHIM_DAEMON=0`). To see where the time goes, the one-hook case is repeated
+//! with the audit store off (`"spine": false`) and on a second daemon with the Landlock
+//! sandbox off (`COPSE_HOOKS_SANDBOX_FORCE_ABI=none`, a test seam). Ratios are medians
+//! measured in the same run, each case alternated with its baseline.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a panic is a failed run
 
 use std::io::Write as _;
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 150;
 
-fn spawn_once(command: &str, payload: &[u8], env: &[(&str, &Path)]) -> Duration {
+fn spawn_once(command: &str, payload: &[u8], env: &[(&str, &OsStr)]) -> Duration {
     let start = Instant::now();
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
@@ -43,7 +48,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 /// Alternates the two commands and returns their medians.
-fn compare(a: &str, b: &str, payload: &[u8], env: &[(&str, &Path)]) -> (Duration, Duration) {
+fn compare(a: &str, b: &str, payload: &[u8], env: &[(&str, &OsStr)]) -> (Duration, Duration) {
     for _ in 0..10 {
         spawn_once(a, payload, env);
         spawn_once(b, payload, env);
@@ -60,6 +65,19 @@ fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+fn report(what: &str, (a, b): (Duration, Duration), base: &str, target: &str) {
+    println!(
+        "{what:<34} shim {:>7.0} µs   {base} {:>7.0} µs   ratio {:>5.2}x{target}",
+        us(a),
+        us(b),
+        us(a) / us(b)
+    );
+}
+
 fn main() {
     let bin = env!("CARGO_BIN_EXE_copse-hooks");
     let dir = tempfile::tempdir().unwrap();
@@ -68,60 +86,114 @@ fn main() {
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&copse).unwrap();
     std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(
-        copse.join("settings.json"),
-        r#"{"cursorHooksEnabled": true}"#,
-    )
-    .unwrap();
-    let env: Vec<(&str, &Path)> = vec![("HOME", &home), ("COPSE_DIR", &copse)];
+    let settings = copse.join("settings.json");
+    let hooks = copse.join("hooks.json");
+    write(&settings, r#"{"cursorHooksEnabled": true}"#);
+    let daemon_env: Vec<(&str, &OsStr)> = vec![
+        ("HOME", home.as_os_str()),
+        ("COPSE_DIR", copse.as_os_str()),
+    ];
+    let mut in_process_env = daemon_env.clone();
+    in_process_env.push(("COPSE_SHIM_DAEMON", OsStr::new("0")));
     let payload = serde_json::json!({
         "session_id": "bench-session", "cwd": ws, "hook_event_name": "PreToolUse",
         "tool_name": "Bash", "tool_input": {"command": "git status"}
     })
     .to_string();
+    let payload = payload.as_bytes();
     let shim = format!("{bin} shim --agent claude");
+    let no_match =
+        r#"{"version": 1, "hooks": {"toolGate": [{"command": "true", "matcher": "^read_file$"}]}}"#;
+    let one_hook =
+        r#"{"version": 1, "hooks": {"toolGate": [{"command": "true", "matcher": "^run_shell$"}]}}"#;
+    // The hook as the agent would run it: `sh -c true`, spawned by `sh -c` like every
+    // hook command here (so both sides pay the agent's own spawn).
+    let direct = "sh -c true";
 
+    // The warm daemon (the first shim call would start it; started here so the
+    // measurement never includes a start).
+    let status = Command::new(bin)
+        .args(["daemon", "start"])
+        .envs(daemon_env.iter().copied())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "daemon start failed");
+    // A second daemon without the Landlock sandbox, on its own COPSE_DIR.
+    let copse2 = home.join(".copse-nosandbox");
+    std::fs::create_dir_all(&copse2).unwrap();
+    write(&copse2.join("settings.json"), r#"{"cursorHooksEnabled": true}"#);
+    write(&copse2.join("hooks.json"), one_hook);
+    let nosandbox_env: Vec<(&str, &OsStr)> = vec![
+        ("HOME", home.as_os_str()),
+        ("COPSE_DIR", copse2.as_os_str()),
+        ("COPSE_HOOKS_SANDBOX_FORCE_ABI", OsStr::new("none")),
+    ];
+    let status = Command::new(bin)
+        .args(["daemon", "start"])
+        .envs(nosandbox_env.iter().copied())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "daemon start failed");
+
+    println!("whole-process round trips, medians of {ROUNDS} alternated runs:");
     // 1. No matching hook (a hook for another tool is configured).
-    std::fs::write(
-        copse.join("hooks.json"),
-        r#"{"version": 1, "hooks": {"toolGate": [{"command": "true", "matcher": "^read_file$"}]}}"#,
-    )
-    .unwrap();
-    let (shim_none, floor) = compare(&shim, "/bin/true", payload.as_bytes(), &env);
-    println!(
-        "no matching hook:   shim {:>8.0} µs   /bin/true {:>8.0} µs   ratio {:.2}x (target with a warm daemon: <= 2.0x)",
-        us(shim_none),
-        us(floor),
-        us(shim_none) / us(floor)
+    write(&hooks, no_match);
+    report(
+        "daemon, no matching hook:",
+        compare(&shim, "/bin/true", payload, &daemon_env),
+        "/bin/true    ",
+        "   (target <= 2.0x)",
     );
-
+    report(
+        "in-process, no matching hook:",
+        compare(&shim, "/bin/true", payload, &in_process_env),
+        "/bin/true    ",
+        "",
+    );
     // 2. One trivial matching Copse hook.
-    std::fs::write(
-        copse.join("hooks.json"),
-        r#"{"version": 1, "hooks": {"toolGate": [{"command": "true", "matcher": "^run_shell$"}]}}"#,
-    )
-    .unwrap();
-    let (shim_one, direct) = compare(&shim, "true", payload.as_bytes(), &env);
-    println!(
-        "one trivial hook:   shim {:>8.0} µs   hook directly {:>8.0} µs   ratio {:.2}x (target with a warm daemon: <= 1.2x)",
-        us(shim_one),
-        us(direct),
-        us(shim_one) / us(direct)
+    write(&hooks, one_hook);
+    report(
+        "daemon, one trivial hook:",
+        compare(&shim, direct, payload, &daemon_env),
+        "hook directly",
+        "   (target <= 1.2x)",
     );
-    // 3. The same, with the audit store off: what opening the store costs per process.
-    std::fs::write(
-        copse.join("settings.json"),
+    report(
+        "in-process, one trivial hook:",
+        compare(&shim, direct, payload, &in_process_env),
+        "hook directly",
+        "",
+    );
+    // 3. Where the time goes: the audit store off, then the sandbox off.
+    report(
+        "daemon, one hook, no sandbox:",
+        compare(&shim, direct, payload, &nosandbox_env),
+        "hook directly",
+        "",
+    );
+    write(
+        &settings,
         r#"{"cursorHooksEnabled": true, "spine": false}"#,
-    )
-    .unwrap();
-    let (shim_quiet, direct) = compare(&shim, "true", payload.as_bytes(), &env);
-    println!(
-        "one hook, no audit: shim {:>8.0} µs   hook directly {:>8.0} µs   ratio {:.2}x",
-        us(shim_quiet),
-        us(direct),
-        us(shim_quiet) / us(direct)
     );
-    println!(
-        "(in-process fallback: every call builds an engine, reads settings, configs and session state, opens the audit store)"
+    report(
+        "daemon, one hook, no audit store:",
+        compare(&shim, direct, payload, &daemon_env),
+        "hook directly",
+        "",
     );
+    report(
+        "in-process, one hook, no audit:",
+        compare(&shim, direct, payload, &in_process_env),
+        "hook directly",
+        "",
+    );
+    for env in [&daemon_env, &nosandbox_env] {
+        let _ = Command::new(bin)
+            .args(["daemon", "stop"])
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .status();
+    }
 }
