@@ -15,8 +15,8 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a panic is a failed run
 
-use std::io::Write as _;
 use std::ffi::OsStr;
+use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -89,10 +89,8 @@ fn main() {
     let settings = copse.join("settings.json");
     let hooks = copse.join("hooks.json");
     write(&settings, r#"{"cursorHooksEnabled": true}"#);
-    let daemon_env: Vec<(&str, &OsStr)> = vec![
-        ("HOME", home.as_os_str()),
-        ("COPSE_DIR", copse.as_os_str()),
-    ];
+    let daemon_env: Vec<(&str, &OsStr)> =
+        vec![("HOME", home.as_os_str()), ("COPSE_DIR", copse.as_os_str())];
     let mut in_process_env = daemon_env.clone();
     in_process_env.push(("COPSE_SHIM_DAEMON", OsStr::new("0")));
     let payload = serde_json::json!({
@@ -122,7 +120,10 @@ fn main() {
     // A second daemon without the Landlock sandbox, on its own COPSE_DIR.
     let copse2 = home.join(".copse-nosandbox");
     std::fs::create_dir_all(&copse2).unwrap();
-    write(&copse2.join("settings.json"), r#"{"cursorHooksEnabled": true}"#);
+    write(
+        &copse2.join("settings.json"),
+        r#"{"cursorHooksEnabled": true}"#,
+    );
     write(&copse2.join("hooks.json"), one_hook);
     let nosandbox_env: Vec<(&str, &OsStr)> = vec![
         ("HOME", home.as_os_str()),
@@ -173,10 +174,7 @@ fn main() {
         "hook directly",
         "",
     );
-    write(
-        &settings,
-        r#"{"cursorHooksEnabled": true, "spine": false}"#,
-    );
+    write(&settings, r#"{"cursorHooksEnabled": true, "spine": false}"#);
     report(
         "daemon, one hook, no audit store:",
         compare(&shim, direct, payload, &daemon_env),
