@@ -65,6 +65,36 @@ fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// The daemon's own service time for one `shim/handle` (a client in this process: no
+/// shim process, no agent spawn), median of `ROUNDS`.
+fn service(copse: &Path, env: &[(&str, &OsStr)], payload: &[u8]) -> Duration {
+    use std::io::BufRead as _;
+    let vars: serde_json::Map<String, serde_json::Value> = env
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), v.to_string_lossy().into_owned().into()))
+        .collect();
+    let mut line = serde_json::to_vec(&serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "shim/handle",
+        "params": {"agent": "claude", "payload": String::from_utf8_lossy(payload), "env": vars},
+    }))
+    .unwrap();
+    line.push(b'\n');
+    let socket = copse.join("daemon.sock");
+    let once = || {
+        let start = Instant::now();
+        let mut s = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        s.write_all(&line).unwrap();
+        let mut reply = String::new();
+        std::io::BufReader::new(&s).read_line(&mut reply).unwrap();
+        assert!(reply.contains("\"result\""), "{reply}");
+        start.elapsed()
+    };
+    for _ in 0..10 {
+        once();
+    }
+    median((0..ROUNDS).map(|_| once()).collect())
+}
+
 fn write(path: &Path, text: &str) {
     std::fs::write(path, text).unwrap();
 }
@@ -104,9 +134,9 @@ fn main() {
         r#"{"version": 1, "hooks": {"toolGate": [{"command": "true", "matcher": "^read_file$"}]}}"#;
     let one_hook =
         r#"{"version": 1, "hooks": {"toolGate": [{"command": "true", "matcher": "^run_shell$"}]}}"#;
-    // The hook as the agent would run it: `sh -c true`, spawned by `sh -c` like every
-    // hook command here (so both sides pay the agent's own spawn).
-    let direct = "sh -c true";
+    // The hook as the agent would run it: its command `true` given to `sh -c`, as every
+    // command here is spawned.
+    let direct = "true";
 
     // The warm daemon (the first shim call would start it; started here so the
     // measurement never includes a start).
@@ -186,6 +216,23 @@ fn main() {
         compare(&shim, direct, payload, &in_process_env),
         "hook directly",
         "",
+    );
+    // 4. The daemon's own share: its service time per call, by case.
+    println!("daemon service time per call (a client in this process), medians:");
+    write(&settings, r#"{"cursorHooksEnabled": true}"#);
+    write(&hooks, no_match);
+    let none = service(&copse, &daemon_env, payload);
+    write(&hooks, one_hook);
+    let one = service(&copse, &daemon_env, payload);
+    let nosandbox = service(&copse2, &nosandbox_env, payload);
+    write(&settings, r#"{"cursorHooksEnabled": true, "spine": false}"#);
+    let noaudit = service(&copse, &daemon_env, payload);
+    println!(
+        "  no matching hook {:>6.0} µs   one hook {:>6.0} µs   one hook without the audit commit {:>6.0} µs   one hook without Landlock {:>6.0} µs",
+        us(none),
+        us(one),
+        us(noaudit),
+        us(nosandbox)
     );
     for env in [&daemon_env, &nosandbox_env] {
         let _ = Command::new(bin)
