@@ -204,5 +204,6 @@ pub fn report(hosted: &Hosted) -> DoctorOutput {
         audit,
         recent_failures,
         persistent,
+        agents: Vec::new(),
     }
 }

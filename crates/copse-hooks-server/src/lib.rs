@@ -16,6 +16,10 @@
 //! and a daemon told to stop all cancel, which kills the hooks' process groups.
 //! Responses and `queue/message` notifications share one writer, a line at a time.
 //!
+//! `shim/handle` (agent hook calls forwarded by `copse-hooks shim`) needs no
+//! `initialize`: each call carries the agent's environment, and its engine comes from
+//! a cache of warm engines keyed by the whole call config (see `shim.rs`).
+//!
 //! Engines are built by the host's [`EngineFactory`] (the CLI's reads the user's
 //! settings) and cached per `(roots, trusted, enabled)`, so configs are parsed once and
 //! the audit store stays open across requests and clients.
@@ -30,6 +34,7 @@ pub mod doctor;
 pub mod framing;
 mod methods;
 pub mod pool;
+mod shim;
 pub mod socket;
 
 use std::collections::HashMap;
@@ -146,6 +151,7 @@ pub struct Server {
     pool: Pool,
     next_id: AtomicU64,
     connections: Mutex<HashMap<u64, Weak<Conn>>>,
+    shim: shim::ShimHost,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -162,6 +168,7 @@ impl Server {
             pool: Pool::default(),
             next_id: AtomicU64::new(1),
             connections: Mutex::new(HashMap::new()),
+            shim: shim::ShimHost::default(),
         })
     }
 
@@ -198,6 +205,7 @@ impl Server {
             c.cancel_all();
             c.wait_idle();
         }
+        self.shim.shutdown();
         let engines: Vec<Hosted> = lock(&self.engines).values().cloned().collect();
         std::thread::scope(|scope| {
             for h in &engines {

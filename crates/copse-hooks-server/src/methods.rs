@@ -26,6 +26,11 @@ pub(crate) struct RpcError {
 }
 
 impl RpcError {
+    /// The code and message.
+    pub(crate) fn parts(self) -> (i64, String) {
+        (self.code, self.message)
+    }
+
     fn new(code: i64, message: impl Into<String>) -> RpcError {
         RpcError {
             code,
@@ -131,6 +136,19 @@ fn request(conn: &Arc<Conn>, id: Value, method: &str, params: Option<Value>) {
         respond(conn, id, answer);
         return;
     }
+    if method == "shim/handle" {
+        if lock(&conn.state).shutdown {
+            conn.send_error(
+                id,
+                codes::SHUTTING_DOWN,
+                "the server is shutting down: only exit is accepted",
+            );
+            return;
+        }
+        // Needs no initialize: the call carries its own environment.
+        crate::shim::request(conn, id, params);
+        return;
+    }
     {
         let st = lock(&conn.state);
         if st.hosted.is_none() {
@@ -228,7 +246,7 @@ fn respond(conn: &Conn, id: Value, answer: RpcResult) {
 }
 
 /// Params as `T`: absent or `null` is `{}`; a bad field is named.
-fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, RpcError> {
+pub(crate) fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, RpcError> {
     let value = match params {
         None | Some(Value::Null) => json!({}),
         Some(v) => v,

@@ -357,6 +357,10 @@ pub struct ListOutput {
     /// (`autoContinueFollowUps`) instead of being held for a human.
     #[serde(default)]
     pub auto_continue_follow_ups: bool,
+    /// Per agent: where `copse-hooks install` put the shim and what it adopted
+    /// (absent when no shim is installed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentShimOutput>,
 }
 
 impl From<&Listing> for ListOutput {
@@ -377,6 +381,7 @@ impl From<&Listing> for ListOutput {
                 })
                 .collect(),
             auto_continue_follow_ups: l.auto_continue_follow_ups,
+            agents: Vec::new(),
         }
     }
 }
@@ -882,6 +887,11 @@ pub struct DoctorOutput {
     pub audit: AuditReport,
     /// The most recent failure of each hook, across sessions.
     pub recent_failures: Vec<RecentFailure>,
+    /// Per agent: where the shim is installed, what was adopted, and which path
+    /// (daemon or in-process) served its last calls (`copse-hooks doctor` fills it;
+    /// empty over JSON-RPC).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentShimOutput>,
     /// Every persistent hook (Copse `"persistent": true`) and its process's state
     /// (absent when there is none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -1334,4 +1344,38 @@ pub struct UninstallOutput {
     pub path: String,
     /// What was done, in words.
     pub result: String,
+}
+
+/// One agent's shim, as `list` and `doctor` show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentShimOutput {
+    /// `claude`, `gemini`, `codex` or `cursor`.
+    pub agent: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// The agent config file the shim entries are in.
+    pub path: String,
+    /// The shim command written there.
+    pub command: String,
+    /// Where the agent's own hooks were adopted to (`install --adopt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopted: Option<String>,
+    /// The adopted events, in order.
+    #[serde(default)]
+    pub adopted_events: Vec<String>,
+    /// Which path served the agent's most recent shim calls, when it has been called.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<ShimServedOutput>,
+}
+
+/// Which path served an agent's shim calls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ShimServedOutput {
+    /// `daemon` or `in-process`.
+    pub path: String,
+    /// Why the shim ran in-process (`COPSE_SHIM_DAEMON=0`, `no daemon: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// Since when (ms since the epoch).
+    pub since_ms: u64,
 }

@@ -137,6 +137,7 @@ pub use dryrun::{DryRun, DryRunError, DryRunOptions};
 pub use engine::{
     Engine, EngineConfig, HookSummary, Listing, ScriptPin, ScriptState, TrustSnapshot, TrustState,
 };
+pub use env::is_llm_secret;
 pub use event::{
     CanonicalEvent, Compaction, EventPayload, FileEdit, HostIdentity, McpServer, ModelIdentity,
     ModelParam, SessionIdentity, TOOL_OUTPUT_CAP, ToolCall, ToolInput, ToolInputError, ToolResult,

@@ -26,11 +26,13 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
     let listing = inv.engine.list_with(spine.as_ref());
     let installed = super::install::status();
     if global.json {
-        let mut value = serde_json::to_value(output::listing_json(&listing))?;
-        if !installed.is_empty()
+        let mut value = output::listing_json(&listing);
+        let agents = super::doctor::agents(&inv.engine.config().copse_dir);
+        if !agents.is_empty()
             && let Some(obj) = value.as_object_mut()
         {
-            obj.insert("agents".into(), serde_json::to_value(&installed)?);
+            // `ListOutput.agents`, typed (schemas/output/list.schema.json).
+            obj.insert("agents".into(), serde_json::to_value(&agents)?);
         }
         outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
