@@ -11,6 +11,9 @@ For each agent, in a fresh HOME, against the fake model server (fake_model.py):
      audit log under the agent's own session id;
   5. context injected at session start reaches the model;
   6. `copse-hooks uninstall` leaves the agent's config byte-identical.
+The shim forwards every call to the user daemon it starts on demand (checked: the calls
+were served by the daemon); the in-process fallback is tested by the Rust tests
+(crates/copse-hooks-cli/tests/it/shim.rs).
 Blocked prompts exit 0 in every agent, so the checks look at what fired and what the
 model received, never at exit codes.
 
@@ -269,6 +272,12 @@ def scenario(agent):
     check(any(CTX in json.dumps(c["body"]) for c in model_calls(agent.model.since(mark))),
           "the session-start context reached the model")
 
+    served = json.loads((agent.copse / "shim" / "served" / f"{agent.name}.json").read_text())
+    check(served["path"] == "daemon",
+          f"the shim's calls were served by the daemon it started (served: {served})")
+    check(json.loads(agent.cli("--json", "daemon", "status"))["status"] == "running",
+          "the daemon runs")
+
     print("  uninstall")
     agent.cli("uninstall", "--agent", agent.name)
     check(agent.config.read_bytes() == pristine, "the agent's config is byte-identical to before")
@@ -301,6 +310,10 @@ def main():
                 print(log.read_text()[-4000:])
         finally:
             model.stop()
+            # The daemon the shim started on demand (HOME and COPSE_DIR are this run's).
+            subprocess.run([args.bin, "daemon", "stop"], capture_output=True, timeout=30,
+                           env={"HOME": str(tmp / "home"), "COPSE_DIR": str(tmp / "home" / ".copse"),
+                                "PATH": os.environ.get("PATH", "/usr/bin:/bin")})
             if not args.keep and cls.name not in failed:
                 shutil.rmtree(tmp, ignore_errors=True)
     if failed:

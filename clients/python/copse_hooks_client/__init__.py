@@ -11,6 +11,9 @@ Spawn a private server (``Client.spawn``) or connect to the per-user daemon
 
 Standard library only. Requests may be issued from several threads at once; each
 answer is matched to its request, whatever order the server completes them in.
+
+To write a hook (per call or persistent) rather than host one, see
+``copse_hooks_client.hook``.
 """
 
 from __future__ import annotations

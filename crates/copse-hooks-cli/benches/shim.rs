@@ -6,11 +6,16 @@
 //! 2. One trivial Copse hook (`true`, matching): the shim path (the shim, which runs
 //!    the hook sandboxed and records it) against running that hook directly.
 //!
-//! The shim runs its engine in-process here (no daemon on this build), so these are
-//! the in-process fallback's figures. Ratios are medians measured in the same run.
+//! Each is measured with a warm daemon (the default path: the shim forwards the call
+//! over `$COPSE_DIR/daemon.sock`) and with the in-process fallback
+//! (`COPSE_SHIM_DAEMON=0`). To see where the time goes, the one-hook case is repeated
+//! with the audit store off (`"spine": false`) and on a second daemon with the Landlock
+//! sandbox off (`COPSE_HOOKS_SANDBOX_FORCE_ABI=none`, a test seam). Ratios are medians
+//! measured in the same run, each case alternated with its baseline.
 
 #![allow(clippy::unwrap_used, clippy::expect_used)] // a bench: a panic is a failed run
 
+use std::ffi::OsStr;
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -18,7 +23,7 @@ use std::time::{Duration, Instant};
 
 const ROUNDS: usize = 150;
 
-fn spawn_once(command: &str, payload: &[u8], env: &[(&str, &Path)]) -> Duration {
+fn spawn_once(command: &str, payload: &[u8], env: &[(&str, &OsStr)]) -> Duration {
     let start = Instant::now();
     let mut cmd = Command::new("/bin/sh");
     cmd.arg("-c")
@@ -43,7 +48,7 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 /// Alternates the two commands and returns their medians.
-fn compare(a: &str, b: &str, payload: &[u8], env: &[(&str, &Path)]) -> (Duration, Duration) {
+fn compare(a: &str, b: &str, payload: &[u8], env: &[(&str, &OsStr)]) -> (Duration, Duration) {
     for _ in 0..10 {
         spawn_once(a, payload, env);
         spawn_once(b, payload, env);
@@ -60,6 +65,49 @@ fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// The daemon's own service time for one `shim/handle` (a client in this process: no
+/// shim process, no agent spawn), median of `ROUNDS`.
+fn service(copse: &Path, env: &[(&str, &OsStr)], payload: &[u8]) -> Duration {
+    use std::io::BufRead as _;
+    let vars: serde_json::Map<String, serde_json::Value> = env
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), v.to_string_lossy().into_owned().into()))
+        .collect();
+    let mut line = serde_json::to_vec(&serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "shim/handle",
+        "params": {"agent": "claude", "payload": String::from_utf8_lossy(payload), "env": vars},
+    }))
+    .unwrap();
+    line.push(b'\n');
+    let socket = copse.join("daemon.sock");
+    let once = || {
+        let start = Instant::now();
+        let mut s = std::os::unix::net::UnixStream::connect(&socket).unwrap();
+        s.write_all(&line).unwrap();
+        let mut reply = String::new();
+        std::io::BufReader::new(&s).read_line(&mut reply).unwrap();
+        assert!(reply.contains("\"result\""), "{reply}");
+        start.elapsed()
+    };
+    for _ in 0..10 {
+        once();
+    }
+    median((0..ROUNDS).map(|_| once()).collect())
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::write(path, text).unwrap();
+}
+
+fn report(what: &str, (a, b): (Duration, Duration), base: &str, target: &str) {
+    println!(
+        "{what:<34} shim {:>7.0} µs   {base} {:>7.0} µs   ratio {:>5.2}x{target}",
+        us(a),
+        us(b),
+        us(a) / us(b)
+    );
+}
+
 fn main() {
     let bin = env!("CARGO_BIN_EXE_copse-hooks");
     let dir = tempfile::tempdir().unwrap();
@@ -68,60 +116,129 @@ fn main() {
     let ws = dir.path().join("ws");
     std::fs::create_dir_all(&copse).unwrap();
     std::fs::create_dir_all(&ws).unwrap();
-    std::fs::write(
-        copse.join("settings.json"),
-        r#"{"cursorHooksEnabled": true}"#,
-    )
-    .unwrap();
-    let env: Vec<(&str, &Path)> = vec![("HOME", &home), ("COPSE_DIR", &copse)];
+    let settings = copse.join("settings.json");
+    let hooks = copse.join("hooks.json");
+    write(&settings, r#"{"cursorHooksEnabled": true}"#);
+    let daemon_env: Vec<(&str, &OsStr)> =
+        vec![("HOME", home.as_os_str()), ("COPSE_DIR", copse.as_os_str())];
+    let mut in_process_env = daemon_env.clone();
+    in_process_env.push(("COPSE_SHIM_DAEMON", OsStr::new("0")));
     let payload = serde_json::json!({
         "session_id": "bench-session", "cwd": ws, "hook_event_name": "PreToolUse",
         "tool_name": "Bash", "tool_input": {"command": "git status"}
     })
     .to_string();
+    let payload = payload.as_bytes();
     let shim = format!("{bin} shim --agent claude");
+    let no_match =
+        r#"{"version": 1, "hooks": {"toolGate": [{"command": "true", "matcher": "^read_file$"}]}}"#;
+    let one_hook =
+        r#"{"version": 1, "hooks": {"toolGate": [{"command": "true", "matcher": "^run_shell$"}]}}"#;
+    // The hook as the agent would run it: its command `true` given to `sh -c`, as every
+    // command here is spawned.
+    let direct = "true";
 
+    // The warm daemon (the first shim call would start it; started here so the
+    // measurement never includes a start).
+    let status = Command::new(bin)
+        .args(["daemon", "start"])
+        .envs(daemon_env.iter().copied())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "daemon start failed");
+    // A second daemon without the Landlock sandbox, on its own COPSE_DIR.
+    let copse2 = home.join(".copse-nosandbox");
+    std::fs::create_dir_all(&copse2).unwrap();
+    write(
+        &copse2.join("settings.json"),
+        r#"{"cursorHooksEnabled": true}"#,
+    );
+    write(&copse2.join("hooks.json"), one_hook);
+    let nosandbox_env: Vec<(&str, &OsStr)> = vec![
+        ("HOME", home.as_os_str()),
+        ("COPSE_DIR", copse2.as_os_str()),
+        ("COPSE_HOOKS_SANDBOX_FORCE_ABI", OsStr::new("none")),
+    ];
+    let status = Command::new(bin)
+        .args(["daemon", "start"])
+        .envs(nosandbox_env.iter().copied())
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "daemon start failed");
+
+    println!("whole-process round trips, medians of {ROUNDS} alternated runs:");
     // 1. No matching hook (a hook for another tool is configured).
-    std::fs::write(
-        copse.join("hooks.json"),
-        r#"{"version": 1, "hooks": {"toolGate": [{"command": "true", "matcher": "^read_file$"}]}}"#,
-    )
-    .unwrap();
-    let (shim_none, floor) = compare(&shim, "/bin/true", payload.as_bytes(), &env);
-    println!(
-        "no matching hook:   shim {:>8.0} µs   /bin/true {:>8.0} µs   ratio {:.2}x (target with a warm daemon: <= 2.0x)",
-        us(shim_none),
-        us(floor),
-        us(shim_none) / us(floor)
+    write(&hooks, no_match);
+    report(
+        "daemon, no matching hook:",
+        compare(&shim, "/bin/true", payload, &daemon_env),
+        "/bin/true    ",
+        "   (target <= 2.0x)",
     );
-
+    report(
+        "in-process, no matching hook:",
+        compare(&shim, "/bin/true", payload, &in_process_env),
+        "/bin/true    ",
+        "",
+    );
     // 2. One trivial matching Copse hook.
-    std::fs::write(
-        copse.join("hooks.json"),
-        r#"{"version": 1, "hooks": {"toolGate": [{"command": "true", "matcher": "^run_shell$"}]}}"#,
-    )
-    .unwrap();
-    let (shim_one, direct) = compare(&shim, "true", payload.as_bytes(), &env);
-    println!(
-        "one trivial hook:   shim {:>8.0} µs   hook directly {:>8.0} µs   ratio {:.2}x (target with a warm daemon: <= 1.2x)",
-        us(shim_one),
-        us(direct),
-        us(shim_one) / us(direct)
+    write(&hooks, one_hook);
+    report(
+        "daemon, one trivial hook:",
+        compare(&shim, direct, payload, &daemon_env),
+        "hook directly",
+        "   (target <= 1.2x)",
     );
-    // 3. The same, with the audit store off: what opening the store costs per process.
-    std::fs::write(
-        copse.join("settings.json"),
-        r#"{"cursorHooksEnabled": true, "spine": false}"#,
-    )
-    .unwrap();
-    let (shim_quiet, direct) = compare(&shim, "true", payload.as_bytes(), &env);
-    println!(
-        "one hook, no audit: shim {:>8.0} µs   hook directly {:>8.0} µs   ratio {:.2}x",
-        us(shim_quiet),
-        us(direct),
-        us(shim_quiet) / us(direct)
+    report(
+        "in-process, one trivial hook:",
+        compare(&shim, direct, payload, &in_process_env),
+        "hook directly",
+        "",
     );
-    println!(
-        "(in-process fallback: every call builds an engine, reads settings, configs and session state, opens the audit store)"
+    // 3. Where the time goes: the audit store off, then the sandbox off.
+    report(
+        "daemon, one hook, no sandbox:",
+        compare(&shim, direct, payload, &nosandbox_env),
+        "hook directly",
+        "",
     );
+    write(&settings, r#"{"cursorHooksEnabled": true, "spine": false}"#);
+    report(
+        "daemon, one hook, no audit store:",
+        compare(&shim, direct, payload, &daemon_env),
+        "hook directly",
+        "",
+    );
+    report(
+        "in-process, one hook, no audit:",
+        compare(&shim, direct, payload, &in_process_env),
+        "hook directly",
+        "",
+    );
+    // 4. The daemon's own share: its service time per call, by case.
+    println!("daemon service time per call (a client in this process), medians:");
+    write(&settings, r#"{"cursorHooksEnabled": true}"#);
+    write(&hooks, no_match);
+    let none = service(&copse, &daemon_env, payload);
+    write(&hooks, one_hook);
+    let one = service(&copse, &daemon_env, payload);
+    let nosandbox = service(&copse2, &nosandbox_env, payload);
+    write(&settings, r#"{"cursorHooksEnabled": true, "spine": false}"#);
+    let noaudit = service(&copse, &daemon_env, payload);
+    println!(
+        "  no matching hook {:>6.0} µs   one hook {:>6.0} µs   one hook without the audit commit {:>6.0} µs   one hook without Landlock {:>6.0} µs",
+        us(none),
+        us(one),
+        us(noaudit),
+        us(nosandbox)
+    );
+    for env in [&daemon_env, &nosandbox_env] {
+        let _ = Command::new(bin)
+            .args(["daemon", "stop"])
+            .envs(env.iter().copied())
+            .stdout(Stdio::null())
+            .status();
+    }
 }

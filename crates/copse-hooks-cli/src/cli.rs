@@ -165,7 +165,7 @@ accepted as aliases of canonical tools, with a note.")]
         #[arg(long)]
         untrusted_preview: bool,
     },
-    /// Dry-run one declared hook with a synthesised payload (no side effects).
+    /// Run one declared hook for real with a synthesised payload (nothing recorded).
     Test {
         /// The config file that declares the hook.
         source: PathBuf,
@@ -330,6 +330,13 @@ const ERROR_EXIT: u8 = 2;
 
 pub fn main() -> ExitCode {
     ignore_sigxfsz();
+    // The shim runs once per agent hook call: its exact command line skips building
+    // the whole command-line parser (most of this binary's start-up time).
+    if let Some(agent) = shim_fast_path() {
+        #[cfg(unix)]
+        crate::signals::install();
+        return commands::shim::run(agent);
+    }
     let cli = Cli::parse();
     // Signals end a run (hooks killed, audit store flushed) — except in a socket server,
     // which handles TERM/INT itself (cancel in-flight requests, remove the socket).
@@ -457,6 +464,19 @@ fn man() -> anyhow::Result<ExitCode> {
 
 /// `ulimit -f` must not kill the gate before it prints its verdict: with SIGXFSZ
 /// ignored, an oversized write fails with EFBIG instead (reported, not fatal).
+/// `copse-hooks shim --agent NAME` (or `--agent=NAME`) with a known agent and nothing
+/// else; anything else goes through the full parser (and its errors).
+fn shim_fast_path() -> Option<copse_hooks::agent::Agent> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).take(4).collect();
+    let args: Vec<&str> = args.iter().map(|a| a.to_str()).collect::<Option<_>>()?;
+    let name = match args.as_slice() {
+        ["shim", "--agent", name] => *name,
+        ["shim", flag] => flag.strip_prefix("--agent=")?,
+        _ => return None,
+    };
+    copse_hooks::agent::Agent::parse(name)
+}
+
 fn ignore_sigxfsz() {
     // SAFETY: sets a signal's disposition to SIG_IGN at start-up, before any thread
     // exists; no handler code runs.

@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use anyhow::Result;
-use copse_hooks::settings::Settings;
+use copse_hooks::Settings;
 use copse_hooks_server::{HostContext, Hosted};
 use copse_hooks_wire::output::SettingValue;
 use serde_json::{Value, json};

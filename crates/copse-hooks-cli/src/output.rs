@@ -2,8 +2,7 @@
 
 use std::fmt::Write as _;
 
-use copse_hooks::dialect::ConfigWarning;
-use copse_hooks::{HookRun, HookSummary, Listing};
+use copse_hooks::{HookRun, Listing};
 use copse_hooks_wire::output as wire;
 use serde_json::Value;
 use std::io::Write as _;
@@ -163,16 +162,6 @@ pub fn millis(d: std::time::Duration) -> u64 {
 /// A typed output as a JSON value (serialising these plain structs cannot fail).
 fn value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
-}
-
-/// One discovered hook as JSON.
-pub fn hook_json(h: &HookSummary) -> Value {
-    value(&wire::HookOutput::from(h))
-}
-
-/// One config warning as JSON.
-pub fn warning_json(w: &ConfigWarning) -> Value {
-    value(&wire::WarningOutput::from(w))
 }
 
 /// A listing as JSON (the `list --json` contract, `schemas/output/list.schema.json`).

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use anyhow::{Context as _, Result};
-use copse_hooks::settings::{Settings, TrustedWorkspace};
 use copse_hooks::{Engine, EngineConfig};
+use copse_hooks::{Settings, TrustedWorkspace};
 
 use crate::cli::Global;
 
@@ -93,7 +93,7 @@ fn writable_paths(
         .sandbox_writable_paths
         .iter()
         .map(|p| {
-            let expanded = copse_hooks::lint::expand_home(p, home);
+            let expanded = copse_hooks::expand_home(p, home);
             if !expanded.is_dir() {
                 errln!(
                     "{}: sandboxWritablePaths in {}: {} does not exist: hooks cannot write there until it does",

@@ -3,14 +3,14 @@
 
 use std::path::Path;
 
-use copse_hooks::discovery;
-use copse_hooks::engine::TrustState;
-use copse_hooks::settings::TrustedWorkspace;
+use copse_hooks::TrustState;
+use copse_hooks::TrustedWorkspace;
+use copse_hooks::config_locations;
 use copse_hooks::spine::{Spine, SpineError};
 use copse_hooks_wire::OUTPUT_VERSION;
 use copse_hooks_wire::output::{
-    AuditReport, ConfigProbe, DoctorOutput, Enablement, RecentFailure, RootTrust, SandboxReport,
-    SettingsReport,
+    AuditReport, ConfigProbe, DoctorOutput, Enablement, PersistentReport, RecentFailure, RootTrust,
+    SandboxReport, SettingsReport,
 };
 
 use crate::Hosted;
@@ -52,7 +52,7 @@ pub fn report(hosted: &Hosted) -> DoctorOutput {
             }
         })
         .collect();
-    let configs = discovery::locations(&config.home, &config.copse_dir, engine.workspace_roots())
+    let configs = config_locations(&config.home, &config.copse_dir, engine.workspace_roots())
         .into_iter()
         .map(|loc| {
             let exists = loc.path.is_file();
@@ -140,6 +140,37 @@ pub fn report(hosted: &Hosted) -> DoctorOutput {
         exists: spine_path.exists(),
         warning: engine.spine_warning().or(read_warning),
     };
+    let broken = reader.as_ref().map(Spine::broken_hooks).unwrap_or_default();
+    let live = engine.persistent_status();
+    let persistent = listing
+        .hooks
+        .iter()
+        .filter(|h| h.persistent)
+        .map(|h| {
+            let source = h.source.display().to_string();
+            let here = live
+                .iter()
+                .find(|s| s.source == h.source && s.event == h.event && s.entry == h.entry);
+            let stored = broken
+                .iter()
+                .find(|f| f.source == source && f.event == h.event && f.command == h.command);
+            let (state, reason) = match (here, stored) {
+                (Some(s), _) => (s.state.to_string(), s.reason.clone()),
+                (None, Some(f)) => ("broken".to_string(), Some(f.message.clone())),
+                (None, None) => ("stopped".to_string(), None),
+            };
+            PersistentReport {
+                source,
+                event: h.event.clone(),
+                entry: h.entry,
+                command: h.command.clone(),
+                state,
+                pid: here.and_then(|s| s.pid),
+                idle_timeout_ms: h.idle_timeout_ms,
+                reason,
+            }
+        })
+        .collect();
     let recent_failures = reader
         .map(|s| {
             s.recent_failures()
@@ -172,5 +203,7 @@ pub fn report(hosted: &Hosted) -> DoctorOutput {
         sandbox,
         audit,
         recent_failures,
+        persistent,
+        agents: Vec::new(),
     }
 }

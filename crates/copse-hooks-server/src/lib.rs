@@ -12,9 +12,13 @@
 //! `$/cancelRequest`). Everything that may run a hook or touch the audit store goes
 //! to a growable worker [`pool`], so requests run concurrently and complete out of
 //! order, and one slow hook never holds up another request. Each such request carries
-//! a [`copse_hooks::cancel::CancelToken`]; `$/cancelRequest`, a client that goes away
+//! a [`copse_hooks::CancelToken`]; `$/cancelRequest`, a client that goes away
 //! and a daemon told to stop all cancel, which kills the hooks' process groups.
 //! Responses and `queue/message` notifications share one writer, a line at a time.
+//!
+//! `shim/handle` (agent hook calls forwarded by `copse-hooks shim`) needs no
+//! `initialize`: each call carries the agent's environment, and its engine comes from
+//! a cache of warm engines keyed by the whole call config (see `shim.rs`).
 //!
 //! Engines are built by the host's [`EngineFactory`] (the CLI's reads the user's
 //! settings) and cached per `(roots, trusted, enabled)`, so configs are parsed once and
@@ -30,6 +34,7 @@ pub mod doctor;
 pub mod framing;
 mod methods;
 pub mod pool;
+mod shim;
 pub mod socket;
 
 use std::collections::HashMap;
@@ -38,7 +43,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 
-use copse_hooks::cancel::CancelToken;
+use copse_hooks::CancelToken;
 use copse_hooks::{Engine, Session};
 use copse_hooks_wire::output::SettingValue;
 use copse_hooks_wire::rpc::{InitializeParams, codes};
@@ -108,6 +113,7 @@ impl ServerConfig {
 
 /// Why a server could not run.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ServerError {
     /// Another server holds the socket.
     #[error("another copse-hooks server{} is serving {}", pid.map(|p| format!(" (pid {p})")).unwrap_or_default(), path.display())]
@@ -118,15 +124,14 @@ pub enum ServerError {
         pid: Option<u32>,
     },
     /// An I/O error on a path.
-    #[error("{action} {}: {source}", path.display())]
+    #[error("{action} {}: {cause}", path.display())]
     Io {
         /// What was being done.
         action: &'static str,
         /// The path.
         path: PathBuf,
         /// The error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// No daemon answers.
     #[error("no copse-hooks daemon is running at {}", path.display())]
@@ -146,6 +151,7 @@ pub struct Server {
     pool: Pool,
     next_id: AtomicU64,
     connections: Mutex<HashMap<u64, Weak<Conn>>>,
+    shim: shim::ShimHost,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -162,6 +168,7 @@ impl Server {
             pool: Pool::default(),
             next_id: AtomicU64::new(1),
             connections: Mutex::new(HashMap::new()),
+            shim: shim::ShimHost::default(),
         })
     }
 
@@ -186,8 +193,9 @@ impl Server {
         Ok(hosted)
     }
 
-    /// Cancels every in-flight request of every connection and flushes every audit
-    /// store (a daemon told to stop).
+    /// Cancels every in-flight request of every connection, stops every persistent
+    /// hook (stdin closed, a short grace, then its group killed) and flushes every
+    /// audit store (a daemon told to stop).
     pub fn shutdown_all(&self) {
         let conns: Vec<Arc<Conn>> = lock(&self.connections)
             .values()
@@ -197,7 +205,14 @@ impl Server {
             c.cancel_all();
             c.wait_idle();
         }
-        for h in lock(&self.engines).values() {
+        self.shim.shutdown();
+        let engines: Vec<Hosted> = lock(&self.engines).values().cloned().collect();
+        std::thread::scope(|scope| {
+            for h in &engines {
+                scope.spawn(|| h.engine.stop_persistent());
+            }
+        });
+        for h in &engines {
             h.engine.flush_spine();
         }
     }

@@ -3,12 +3,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use copse_hooks::cancel::CancelToken;
-use copse_hooks::event::{Compaction, FileEdit, ToolResult};
+use copse_hooks::CancelToken;
 use copse_hooks::spine::{RunFilter, Spine, SpineError};
 use copse_hooks::{
     CanonicalEvent, EventPayload, Fired, QueueListener, Session, SessionIdentity, ToolCall,
 };
+use copse_hooks::{Compaction, FileEdit, ToolResult};
 use copse_hooks_wire::PROTOCOL_VERSION;
 use copse_hooks_wire::output::{
     ListOutput, LogOutput, NoticeOutput, QueuedOutput, ShowOutput, TestOutput, VerdictFields,
@@ -26,6 +26,11 @@ pub(crate) struct RpcError {
 }
 
 impl RpcError {
+    /// The code and message.
+    pub(crate) fn parts(self) -> (i64, String) {
+        (self.code, self.message)
+    }
+
     fn new(code: i64, message: impl Into<String>) -> RpcError {
         RpcError {
             code,
@@ -131,6 +136,19 @@ fn request(conn: &Arc<Conn>, id: Value, method: &str, params: Option<Value>) {
         respond(conn, id, answer);
         return;
     }
+    if method == "shim/handle" {
+        if lock(&conn.state).shutdown {
+            conn.send_error(
+                id,
+                codes::SHUTTING_DOWN,
+                "the server is shutting down: only exit is accepted",
+            );
+            return;
+        }
+        // Needs no initialize: the call carries its own environment.
+        crate::shim::request(conn, id, params);
+        return;
+    }
     {
         let st = lock(&conn.state);
         if st.hosted.is_none() {
@@ -228,7 +246,7 @@ fn respond(conn: &Conn, id: Value, answer: RpcResult) {
 }
 
 /// Params as `T`: absent or `null` is `{}`; a bad field is named.
-fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, RpcError> {
+pub(crate) fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, RpcError> {
     let value = match params {
         None | Some(Value::Null) => json!({}),
         Some(v) => v,
@@ -311,14 +329,12 @@ fn session_open(conn: &Arc<Conn>, p: rpc::SessionOpenParams) -> RpcResult {
     let Some(hosted) = hosted else {
         return Err(RpcError::new(codes::NOT_INITIALIZED, "not initialized"));
     };
-    let session = hosted.engine.session(SessionIdentity {
-        conversation_id: p.conversation_id.unwrap_or_default(),
-        generation_id: p.generation_id.unwrap_or_default(),
-        model: p.model.map(Into::into),
-        // Host-known envelope fields (transcript path, permission mode, …) are not
-        // part of the session/open params yet: the engine generates its defaults.
-        host: Default::default(),
-    });
+    // Host-known envelope fields (transcript path, permission mode, …) are not part
+    // of the session/open params yet: the engine generates its defaults.
+    let mut identity = SessionIdentity::new(p.conversation_id.unwrap_or_default());
+    identity.generation_id = p.generation_id.unwrap_or_default();
+    identity.model = p.model.map(Into::into);
+    let session = hosted.engine.session(identity);
     let session_id = format!("s{}", conn.server.next());
     let weak = Arc::downgrade(conn);
     let sid = session_id.clone();
@@ -558,14 +574,13 @@ fn payload(
             let p: rpc::AfterToolUseParams = parse(params)?;
             (
                 p.session_id,
-                EventPayload::AfterToolUse(ToolResult {
-                    tool: p.tool,
-                    input: p.input,
-                    output: p.output,
-                    is_error: p.is_error,
-                    duration_ms: p.duration_ms,
-                    tool_call_id: p.tool_call_id,
-                    response: p.response,
+                EventPayload::AfterToolUse({
+                    let mut r = ToolResult::new(p.tool, p.input, p.output);
+                    r.is_error = p.is_error;
+                    r.duration_ms = p.duration_ms;
+                    r.tool_call_id = p.tool_call_id;
+                    r.response = p.response;
+                    r
                 }),
             )
         }
@@ -584,10 +599,7 @@ fn payload(
                     edits: p
                         .edits
                         .into_iter()
-                        .map(|e| FileEdit {
-                            old_string: e.old_string,
-                            new_string: e.new_string,
-                        })
+                        .map(|e| FileEdit::new(e.old_string, e.new_string))
                         .collect(),
                 },
             )
@@ -643,14 +655,15 @@ fn payload(
             let p: rpc::PreCompactParams = parse(params)?;
             (
                 p.session_id,
-                EventPayload::PreCompact(Compaction {
-                    trigger: p.trigger.unwrap_or_else(|| "auto".to_owned()),
-                    context_usage_percent: p.context_usage_percent,
-                    context_tokens: p.context_tokens,
-                    context_window_size: p.context_window_size,
-                    message_count: p.message_count,
-                    messages_to_compact: p.messages_to_compact,
-                    is_first_compaction: p.is_first_compaction,
+                EventPayload::PreCompact({
+                    let mut c = Compaction::new(p.trigger.unwrap_or_else(|| "auto".to_owned()));
+                    c.context_usage_percent = p.context_usage_percent;
+                    c.context_tokens = p.context_tokens;
+                    c.context_window_size = p.context_window_size;
+                    c.message_count = p.message_count;
+                    c.messages_to_compact = p.messages_to_compact;
+                    c.is_first_compaction = p.is_first_compaction;
+                    c
                 }),
             )
         }
@@ -670,6 +683,13 @@ fn payload(
                     duration_ms: p.duration_ms,
                 },
             )
+        }
+        // An event the engine learned after this server was written.
+        other => {
+            return Err(RpcError::new(
+                codes::METHOD_NOT_FOUND,
+                format!("event {} has no JSON-RPC method yet", other.name()),
+            ));
         }
     })
 }

@@ -4,10 +4,12 @@
 //! pid) for as long as it serves, so a second server on the same path refuses to start
 //! and names the holder, and a socket file nobody holds the lock for is stale and
 //! replaced. The socket is created 0600 in a directory made 0700 when we create it.
+//! A server whose socket file disappears (or is replaced) exits within seconds: nobody
+//! can reach it any more.
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -29,7 +31,7 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
     move |source| ServerError::Io {
         action,
         path: path.to_path_buf(),
-        source,
+        cause: source,
     }
 }
 
@@ -123,6 +125,30 @@ pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerErro
             })
             .map_err(io("cannot start the signal thread for", &socket_path))?;
     }
+    {
+        // A daemon whose socket file was removed or replaced (its directory deleted,
+        // another server bound there) can never be reached again: it exits.
+        let server = Arc::clone(&server);
+        let path = socket_path.clone();
+        let ours = std::fs::symlink_metadata(&path)
+            .map(|m| (m.dev(), m.ino()))
+            .ok();
+        std::thread::Builder::new()
+            .name("copse-hooks-watch".to_owned())
+            .spawn(move || {
+                loop {
+                    std::thread::sleep(Duration::from_secs(2));
+                    let now = std::fs::symlink_metadata(&path)
+                        .map(|m| (m.dev(), m.ino()))
+                        .ok();
+                    if now.is_none() || now != ours {
+                        server.shutdown_all();
+                        std::process::exit(0);
+                    }
+                }
+            })
+            .map_err(io("cannot start the watch thread for", &socket_path))?;
+    }
     for stream in bound.listener.incoming() {
         let Ok(stream) = stream else { continue };
         let server = Arc::clone(&server);
@@ -174,6 +200,19 @@ pub fn status(socket: &Path) -> DaemonStatus {
 /// `log`), serialised by `SOCKET.start.lock` so two starts never race, and waits until
 /// it answers. Returns the pid of the running daemon and whether this call started it.
 pub fn start(exe: &Path, socket: &Path, log: &Path) -> Result<(Option<u32>, bool), ServerError> {
+    start_with(exe, socket, log, Duration::from_secs(10), None)
+}
+
+/// [`start`], waiting at most `wait` for the daemon to answer, and starting it with
+/// exactly the environment `env` when given (the shim starts it without the agent's
+/// LLM keys).
+pub fn start_with(
+    exe: &Path,
+    socket: &Path,
+    log: &Path,
+    wait: Duration,
+    env: Option<&[(std::ffi::OsString, std::ffi::OsString)]>,
+) -> Result<(Option<u32>, bool), ServerError> {
     if let Some(dir) = socket.parent().filter(|d| !d.as_os_str().is_empty())
         && !dir.exists()
     {
@@ -208,7 +247,11 @@ pub fn start(exe: &Path, socket: &Path, log: &Path) -> Result<(Option<u32>, bool
     let err_file = log_file
         .try_clone()
         .map_err(io("cannot open the daemon log", log))?;
-    let mut child = Command::new(exe)
+    let mut command = Command::new(exe);
+    if let Some(env) = env {
+        command.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    }
+    let mut child = command
         .arg("serve")
         .arg("--socket")
         .arg(socket)
@@ -219,7 +262,7 @@ pub fn start(exe: &Path, socket: &Path, log: &Path) -> Result<(Option<u32>, bool
         .process_group(0)
         .spawn()
         .map_err(io("cannot start", exe))?;
-    let deadline = Instant::now() + Duration::from_secs(10);
+    let deadline = Instant::now() + wait;
     loop {
         if let DaemonStatus::Running { pid } = status(socket) {
             let id = child.id();
@@ -238,9 +281,12 @@ pub fn start(exe: &Path, socket: &Path, log: &Path) -> Result<(Option<u32>, bool
             )));
         }
         if Instant::now() > deadline {
+            // Not ours to wait for any longer; it may still come up (and then serves
+            // the next call).
             return Err(ServerError::StartFailed(format!(
-                "nothing answered on {} within 10 s",
-                socket.display()
+                "nothing answered on {} within {} ms",
+                socket.display(),
+                wait.as_millis()
             )));
         }
         std::thread::sleep(Duration::from_millis(20));

@@ -15,7 +15,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use copse_hooks::settings::Settings;
+use copse_hooks::Settings;
 use copse_hooks::spine::{Spine, SpineOptions, unix_ms};
 use copse_hooks::{Engine, EngineConfig};
 use copse_hooks_ui::{Server, UiOptions};
@@ -107,10 +107,8 @@ async fn main() {
     std::fs::write(&cursor, hooks).expect("write config");
     seed(&copse.join("spine.db"), runs, &cursor.display().to_string());
 
-    let mut s = Settings {
-        cursor_hooks_enabled: true,
-        ..Settings::default()
-    };
+    let mut s = Settings::default();
+    s.cursor_hooks_enabled = true;
     s.trust(&ws).expect("trust");
     s.save(&Settings::path_in(&copse)).expect("save settings");
     let (h, c, w) = (home.clone(), copse.clone(), ws.clone());

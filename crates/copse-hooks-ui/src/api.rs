@@ -13,10 +13,10 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use copse_hooks::engine::TrustState;
-use copse_hooks::settings::{Settings, pin_of, project_config_candidates, sha256_hex};
+use copse_hooks::TrustState;
 use copse_hooks::spine::{RunCursor, RunKind, RunQuery, RunRecord, Spine, SpineError};
 use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
+use copse_hooks::{Settings, pin_of, project_config_candidates, sha256_hex};
 use serde::Deserialize;
 use serde_json::{Value, json};
 

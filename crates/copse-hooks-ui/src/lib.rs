@@ -29,22 +29,22 @@ pub type EngineFactory = Arc<dyn Fn() -> Result<Engine, String> + Send + Sync>;
 
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum UiError {
     /// The port could not be bound.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}: {cause}")]
     Bind {
         /// The address asked for.
         addr: SocketAddr,
         /// What the OS said.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// No random token could be made.
     #[error("cannot make a random token: {0}")]
     Random(String),
     /// Serving failed.
     #[error("the web server stopped: {0}")]
-    Serve(#[source] std::io::Error),
+    Serve(std::io::Error),
 }
 
 /// How to start the server.
@@ -70,10 +70,14 @@ impl Server {
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, options.port));
         let listener = tokio::net::TcpListener::bind(addr)
             .await
-            .map_err(|source| UiError::Bind { addr, source })?;
-        let addr = listener
-            .local_addr()
-            .map_err(|source| UiError::Bind { addr, source })?;
+            .map_err(|source| UiError::Bind {
+                addr,
+                cause: source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| UiError::Bind {
+            addr,
+            cause: source,
+        })?;
         let token = Token::random().map_err(UiError::Random)?;
         Ok(Server {
             listener,

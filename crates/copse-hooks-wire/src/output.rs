@@ -3,9 +3,9 @@
 //! The field names are the CLI's contract (snake_case, as printed since the first
 //! release); `version` is [`crate::OUTPUT_VERSION`].
 
+use copse_hooks::DryRun;
+use copse_hooks::SandboxState;
 use copse_hooks::dialect::ConfigWarning;
-use copse_hooks::dryrun::DryRun;
-use copse_hooks::outcome::SandboxState;
 use copse_hooks::spine::{RunRecord, RunSummary};
 use copse_hooks::{HookRun, HookSummary, Listing, Notice, Verdict};
 use schemars::JsonSchema;
@@ -249,6 +249,17 @@ pub struct HookOutput {
     /// The workspace scripts its command runs, each pinned at trust time.
     #[serde(default)]
     pub scripts: Vec<ScriptOutput>,
+    /// A Copse `"persistent": true` hook: one long-lived process answers its events
+    /// (absent when not).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub persistent: bool,
+    /// A persistent hook's idle timeout in milliseconds (absent: never stopped idle,
+    /// or not persistent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_ms: Option<u64>,
+    /// Why a persistent hook is broken (repeated crashes); absent when it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub broken: Option<String>,
 }
 
 /// A workspace script a hook runs, and whether it is as trusted.
@@ -295,6 +306,9 @@ impl From<&HookSummary> for HookOutput {
                         .unwrap_or_default(),
                 })
                 .collect(),
+            persistent: h.persistent,
+            idle_timeout_ms: h.idle_timeout_ms,
+            broken: h.broken.clone(),
         }
     }
 }
@@ -320,7 +334,7 @@ impl From<&ConfigWarning> for WarningOutput {
             source: w.source.display().to_string(),
             scope: w.scope.as_str().to_string(),
             event: w.event.clone(),
-            level: copse_hooks::lint::level_of(&w.message).as_str().to_string(),
+            level: copse_hooks::level_of(&w.message).as_str().to_string(),
             message: w.message.clone(),
         }
     }
@@ -343,6 +357,10 @@ pub struct ListOutput {
     /// (`autoContinueFollowUps`) instead of being held for a human.
     #[serde(default)]
     pub auto_continue_follow_ups: bool,
+    /// Per agent: where `copse-hooks install` put the shim and what it adopted
+    /// (absent when no shim is installed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentShimOutput>,
 }
 
 impl From<&Listing> for ListOutput {
@@ -356,13 +374,14 @@ impl From<&Listing> for ListOutput {
                 .iter()
                 .map(|(d, p)| {
                     let p = match p {
-                        copse_hooks::outcome::FailurePolicy::Open => "open",
-                        copse_hooks::outcome::FailurePolicy::Closed => "closed",
+                        copse_hooks::FailurePolicy::Open => "open",
+                        copse_hooks::FailurePolicy::Closed => "closed",
                     };
                     (d.clone(), p.to_string())
                 })
                 .collect(),
             auto_continue_follow_ups: l.auto_continue_follow_ups,
+            agents: Vec::new(),
         }
     }
 }
@@ -657,6 +676,10 @@ pub struct TestOutput {
     /// The hook's timeout.
     #[serde(default)]
     pub timeout_ms: u64,
+    /// A persistent hook: it was started, sent this one request over the persistent
+    /// protocol, then stopped (absent when not persistent).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub persistent: bool,
 }
 
 impl From<&DryRun> for TestOutput {
@@ -664,6 +687,7 @@ impl From<&DryRun> for TestOutput {
         TestOutput {
             sandboxed: d.sandboxed,
             timeout_ms: d.timeout_ms,
+            persistent: d.persistent,
             version: OUTPUT_VERSION,
             dialect: d.dialect.as_str().to_string(),
             event: d.event.clone(),
@@ -863,6 +887,38 @@ pub struct DoctorOutput {
     pub audit: AuditReport,
     /// The most recent failure of each hook, across sessions.
     pub recent_failures: Vec<RecentFailure>,
+    /// Per agent: where the shim is installed, what was adopted, and which path
+    /// (daemon or in-process) served its last calls (`copse-hooks doctor` fills it;
+    /// empty over JSON-RPC).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<AgentShimOutput>,
+    /// Every persistent hook (Copse `"persistent": true`) and its process's state
+    /// (absent when there is none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub persistent: Vec<PersistentReport>,
+}
+
+/// One persistent hook, as `doctor` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PersistentReport {
+    /// The config file.
+    pub source: String,
+    /// The event.
+    pub event: String,
+    /// 1-based position in its event's array.
+    pub entry: usize,
+    /// The command.
+    pub command: String,
+    /// `running`, `stopped` (never started here, idle, or its script changed),
+    /// `restarting` (after a crash) or `broken` (repeated crashes: its events resolve
+    /// by the failure policy without starting it).
+    pub state: String,
+    /// The process id while running.
+    pub pid: Option<u64>,
+    /// The idle timeout in milliseconds (`null`: never stopped idle).
+    pub idle_timeout_ms: Option<u64>,
+    /// Why it is broken, or how its process last ended.
+    pub reason: Option<String>,
 }
 
 /// Whether hooks are on.
@@ -987,4 +1043,339 @@ pub struct RecentFailure {
     pub run_id: String,
     /// When, unix ms.
     pub at: u64,
+}
+
+/// `lint --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LintOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// Every file read, with its detected dialect.
+    pub files: Vec<LintFile>,
+    /// Every problem, file by file, in position order.
+    pub problems: Vec<LintProblem>,
+    /// How many problems are errors.
+    pub errors: usize,
+    /// How many problems are warnings.
+    pub warnings: usize,
+}
+
+/// One file `lint` read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LintFile {
+    /// The file.
+    pub file: String,
+    /// Its dialect (`cursor`, `claude`, `copse`, `gemini`, `codex`); a copse-hooks
+    /// settings file counts as `copse`.
+    pub dialect: String,
+}
+
+/// One problem `lint` found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct LintProblem {
+    /// The file.
+    pub file: String,
+    /// 1-based line, when known.
+    pub line: Option<usize>,
+    /// 1-based column, when known.
+    pub column: Option<usize>,
+    /// `error` or `warning`.
+    pub level: String,
+    /// What is wrong (and, for common mistakes, what to do).
+    pub message: String,
+}
+
+impl From<&copse_hooks::LintReport> for LintOutput {
+    fn from(r: &copse_hooks::LintReport) -> Self {
+        LintOutput {
+            version: OUTPUT_VERSION,
+            files: r
+                .files
+                .iter()
+                .map(|(f, d)| LintFile {
+                    file: f.display().to_string(),
+                    dialect: d.as_str().to_string(),
+                })
+                .collect(),
+            problems: r
+                .problems
+                .iter()
+                .map(|p| LintProblem {
+                    file: p.file.display().to_string(),
+                    line: p.line,
+                    column: p.column,
+                    level: p.level.as_str().to_string(),
+                    message: p.message.clone(),
+                })
+                .collect(),
+            errors: r.count(copse_hooks::Level::Error),
+            warnings: r.count(copse_hooks::Level::Warning),
+        }
+    }
+}
+
+/// `trust --json`: what trusting a workspace pinned and now lets run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrustOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The workspace root trusted (canonical).
+    pub trusted: String,
+    /// The settings file written.
+    pub settings: String,
+    /// Each project config pinned, with the SHA-256 of its content (`null`: it did not
+    /// exist, and creating it later counts as a change).
+    pub pinned: Vec<PinnedConfig>,
+    /// Each workspace script the project hooks run, pinned the same way.
+    pub scripts: Vec<PinnedScript>,
+    /// The project hooks that may now run.
+    pub hooks: Vec<TrustedHook>,
+}
+
+/// A project config pinned by `trust`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PinnedConfig {
+    /// The config file.
+    pub config: String,
+    /// The SHA-256 (hex) of its bytes; `null` when it did not exist.
+    pub sha256: Option<String>,
+}
+
+/// A workspace script pinned by `trust`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PinnedScript {
+    /// The script.
+    pub script: String,
+    /// The SHA-256 (hex) of its bytes; `null` when it did not exist or was not a
+    /// readable regular file.
+    pub sha256: Option<String>,
+}
+
+/// A project hook `trust` lets run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrustedHook {
+    /// The dialect.
+    pub dialect: String,
+    /// The wire event as written in the config.
+    pub event: String,
+    /// The command.
+    pub command: String,
+    /// The config file that declares it.
+    pub source: String,
+    /// Whether it runs in the OS sandbox.
+    pub sandboxed: bool,
+}
+
+impl From<&HookSummary> for TrustedHook {
+    fn from(h: &HookSummary) -> Self {
+        TrustedHook {
+            dialect: h.dialect.as_str().to_string(),
+            event: h.event.clone(),
+            command: h.command.clone(),
+            source: h.source.display().to_string(),
+            sandboxed: h.sandboxed,
+        }
+    }
+}
+
+/// `untrust --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UntrustOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The workspace root (canonical).
+    pub untrusted: String,
+    /// Whether it was trusted before.
+    pub was_trusted: bool,
+}
+
+/// `enable --json` and `disable --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EnableOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// Whether external hooks are now on.
+    pub enabled: bool,
+    /// The settings file written.
+    pub settings: String,
+}
+
+/// `list --untrusted-preview --json`: what trusting the workspace would let run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UntrustedPreviewOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The workspace roots previewed.
+    pub workspaces: Vec<String>,
+    /// Every project hook trusting would let run, in configured order.
+    pub hooks: Vec<HookOutput>,
+    /// Those of them that would run outside the OS sandbox.
+    pub unsandboxed: Vec<HookOutput>,
+    /// The project configs' warnings.
+    pub warnings: Vec<WarningOutput>,
+}
+
+/// `sandbox check --json`: what this machine enforces, and the self-test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SandboxCheckOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The mechanism, e.g. `Landlock`.
+    pub mechanism: String,
+    /// The sandbox ABI version the kernel supports (`null`: none).
+    pub abi: Option<u32>,
+    /// Whether filesystem rules are available.
+    pub filesystem_rules: bool,
+    /// Whether network rules are available.
+    pub network_rules: bool,
+    /// Whether the default policy (writes confined, network allowed) is enforced.
+    pub enforced: bool,
+    /// The enforcement of the default policy, in words.
+    pub enforcement: String,
+    /// Whether a `"network": false` policy is enforced.
+    pub network_false_enforced: bool,
+    /// How sandbox blocks are detected, in words.
+    pub detection: String,
+    /// Each protection layer and whether this machine enforces it.
+    pub layers: Vec<LayerReport>,
+    /// Whether the sandbox is enforced and no check failed.
+    pub self_test_passed: bool,
+    /// Each self-test check, in order.
+    pub checks: Vec<SandboxCheck>,
+}
+
+/// One sandbox self-test check.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct SandboxCheck {
+    /// What was checked.
+    pub name: String,
+    /// `pass`, `fail` or `skip`.
+    pub result: String,
+    /// What happened (a failure) or why it could not run (a skip); empty on a pass.
+    pub detail: String,
+}
+
+impl From<&copse_hooks::sandbox::SelfTestReport> for SandboxCheckOutput {
+    fn from(r: &copse_hooks::sandbox::SelfTestReport) -> Self {
+        use copse_hooks::sandbox::CheckResult;
+        let s = &r.status;
+        SandboxCheckOutput {
+            version: OUTPUT_VERSION,
+            mechanism: s.mechanism.to_string(),
+            abi: s.abi,
+            filesystem_rules: s.filesystem_rules,
+            network_rules: s.network_rules,
+            enforced: s.enforcement.is_enforced(),
+            enforcement: s.enforcement.to_string(),
+            network_false_enforced: s.enforcement_without_network.is_enforced(),
+            detection: s.detection.to_string(),
+            layers: s
+                .layers
+                .iter()
+                .map(|l| LayerReport {
+                    name: l.name.to_string(),
+                    enforced: l.enforced,
+                    detail: l.detail.clone(),
+                })
+                .collect(),
+            self_test_passed: r.passed(),
+            checks: r
+                .checks
+                .iter()
+                .map(|c| {
+                    let (result, detail) = match &c.result {
+                        CheckResult::Passed => ("pass", String::new()),
+                        CheckResult::Failed(d) => ("fail", d.clone()),
+                        CheckResult::Skipped(d) => ("skip", d.clone()),
+                    };
+                    SandboxCheck {
+                        name: c.name.to_string(),
+                        result: result.to_string(),
+                        detail,
+                    }
+                })
+                .collect(),
+        }
+    }
+}
+
+/// `daemon status --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DaemonStatusOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// `running`, `stale` (a socket no daemon answers on) or `stopped`.
+    pub status: String,
+    /// The daemon's pid, when running and known.
+    pub pid: Option<u32>,
+    /// The daemon's socket.
+    pub socket: String,
+}
+
+/// `install AGENT --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InstallOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The agent (`claude`, `cursor`, `gemini`, `codex`).
+    pub agent: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// The agent's config file the shim was written into.
+    pub path: String,
+    /// The agent's events the shim now serves.
+    pub events: Vec<String>,
+    /// Where the agent's own hooks were moved, when they were adopted.
+    pub adopted: Option<String>,
+    /// The events whose hooks were adopted.
+    pub adopted_events: Vec<String>,
+    /// Whether external hooks are on (installing turns them on).
+    pub hooks_enabled: bool,
+}
+
+/// `uninstall AGENT --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UninstallOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The agent.
+    pub agent: String,
+    /// The agent's config file.
+    pub path: String,
+    /// What was done, in words.
+    pub result: String,
+}
+
+/// One agent's shim, as `list` and `doctor` show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AgentShimOutput {
+    /// `claude`, `gemini`, `codex` or `cursor`.
+    pub agent: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// The agent config file the shim entries are in.
+    pub path: String,
+    /// The shim command written there.
+    pub command: String,
+    /// Where the agent's own hooks were adopted to (`install --adopt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub adopted: Option<String>,
+    /// The adopted events, in order.
+    #[serde(default)]
+    pub adopted_events: Vec<String>,
+    /// Which path served the agent's most recent shim calls, when it has been called.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub served: Option<ShimServedOutput>,
+}
+
+/// Which path served an agent's shim calls.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ShimServedOutput {
+    /// `daemon` or `in-process`.
+    pub path: String,
+    /// Why the shim ran in-process (`COPSE_SHIM_DAEMON=0`, `no daemon: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// Since when (ms since the epoch).
+    pub since_ms: u64,
 }

@@ -543,6 +543,42 @@ fn event_methods() -> Vec<(&'static str, Value)> {
     ]
 }
 
+/// `shim/handle` params: one agent hook call, forwarded by `copse-hooks shim`. Needs
+/// no `initialize`: the call carries everything its engine is built from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ShimHandleParams {
+    /// `claude`, `gemini`, `codex` or `cursor`.
+    pub agent: String,
+    /// The agent's payload, as it arrived on the shim's stdin.
+    pub payload: String,
+    /// The shim's environment (the agent's), without LLM API keys: `HOME`,
+    /// `COPSE_DIR`, `CLAUDE_PROJECT_DIR`, `GEMINI_PROJECT_DIR`, `CODEX_HOME`, … and
+    /// the variables hooks start from. Variables whose name or value is not UTF-8 are
+    /// not sent.
+    #[serde(default)]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// The shim's working directory (the agent's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// `shim/handle` result: what the shim writes and exits with.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ShimHandleResult {
+    /// For the shim's stdout (the agent's JSON answer, or nothing).
+    pub stdout: String,
+    /// For the shim's stderr.
+    pub stderr: String,
+    /// The shim's exit code (2 blocks in every agent).
+    pub exit_code: i32,
+    /// The call is an observation: the daemon accepted it and runs its hooks
+    /// detached (still audited) after answering.
+    #[serde(default)]
+    pub detached: bool,
+}
+
 /// Every method: `(name, params schema, result schema)`; notifications have no
 /// result.
 pub fn methods() -> Vec<(String, Value, Option<Value>)> {
@@ -610,6 +646,11 @@ pub fn methods() -> Vec<(String, Value, Option<Value>)> {
             "doctor".into(),
             schema::<NoParams>(),
             Some(schema::<DoctorOutput>()),
+        ),
+        (
+            "shim/handle".into(),
+            schema::<ShimHandleParams>(),
+            Some(schema::<ShimHandleResult>()),
         ),
         ("$/cancelRequest".into(), schema::<CancelParams>(), None),
     ]);

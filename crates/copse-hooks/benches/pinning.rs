@@ -13,7 +13,7 @@
 
 use std::time::{Duration, Instant};
 
-use copse_hooks::settings::TrustedWorkspace;
+use copse_hooks::TrustedWorkspace;
 use copse_hooks::{Engine, EngineConfig, SessionIdentity, ToolCall};
 use serde_json::{Map, json};
 

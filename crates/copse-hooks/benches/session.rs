@@ -16,8 +16,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use copse_hooks::event::{ToolResult, tool};
 use copse_hooks::{Engine, EngineConfig, EventPayload, SessionIdentity, ToolCall};
+use copse_hooks::{ToolResult, tool};
 use serde_json::{Map, Value, json};
 
 fn obj(v: Value) -> Map<String, Value> {
@@ -42,14 +42,17 @@ fn events() -> Vec<EventPayload> {
                 tool::RUN_SHELL,
                 obj(json!({"command": cmd})),
             )));
-            out.push(EventPayload::AfterToolUse(ToolResult {
-                tool: tool::RUN_SHELL.into(),
-                input: obj(json!({"command": cmd})),
-                output: "test result: ok. 12 passed".into(),
-                is_error: false,
-                duration_ms: 1200,
-                tool_call_id: format!("call-{i}-{k}"),
-                response: None,
+            out.push(EventPayload::AfterToolUse({
+                let mut result = ToolResult::new(
+                    tool::RUN_SHELL,
+                    obj(json!({"command": cmd})),
+                    "test result: ok. 12 passed",
+                );
+                result.is_error = false;
+                result.duration_ms = 1200;
+                result.tool_call_id = format!("call-{i}-{k}");
+                result.response = None;
+                result
             }));
         }
         out.push(EventPayload::ToolGate(ToolCall::new(

@@ -20,10 +20,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant, SystemTime};
 
-use copse_hooks::outcome::FailurePolicy;
+use copse_hooks::FailurePolicy;
 use copse_hooks::spine::{Retention, RunRecord, Spine, SpineOptions, new_run_id, unix_ms};
 use copse_hooks::{CanonicalEvent, Decision, Dialect, HookRun, Outcome, RunOutcome, Scope};
 
@@ -168,34 +168,35 @@ fn stdin_json(i: u64) -> Vec<u8> {
 /// A realistic record: a deny with messages and a few KiB of captured streams.
 fn record(i: u64) -> RunRecord {
     let started_at = unix_ms(SystemTime::now());
-    RunRecord {
-        run_id: new_run_id(started_at),
-        session_id: format!("session-{}", i / 200),
-        turn_id: format!("turn-{}", i / 10),
-        dialect: "cursor".into(),
-        event: "beforeShellExecution".into(),
-        canonical: "toolGate".into(),
-        command: "~/.cursor/hooks/no-force-push.sh".into(),
-        source: "/home/u/.cursor/hooks.json".into(),
-        scope: "user".into(),
-        started_at,
-        duration_ms: 12,
-        exit_code: Some(0),
-        parse_ok: true,
-        policy: Some("closed".into()),
-        sandbox: Some("enforced".into()),
-        outcome: "deny".into(),
-        decision: Some("deny".into()),
-        agent_message: Some("force pushes to main are not allowed; push a branch".into()),
-        user_message: Some("blocked a force push".into()),
-        stdin: stdin_json(i),
-        stdout: format!(
+    {
+        let mut record = RunRecord::default();
+        record.run_id = new_run_id(started_at);
+        record.session_id = format!("session-{}", i / 200);
+        record.turn_id = format!("turn-{}", i / 10);
+        record.dialect = "cursor".into();
+        record.event = "beforeShellExecution".into();
+        record.canonical = "toolGate".into();
+        record.command = "~/.cursor/hooks/no-force-push.sh".into();
+        record.source = "/home/u/.cursor/hooks.json".into();
+        record.scope = "user".into();
+        record.started_at = started_at;
+        record.duration_ms = 12;
+        record.exit_code = Some(0);
+        record.parse_ok = true;
+        record.policy = Some("closed".into());
+        record.sandbox = Some("enforced".into());
+        record.outcome = "deny".into();
+        record.decision = Some("deny".into());
+        record.agent_message = Some("force pushes to main are not allowed; push a branch".into());
+        record.user_message = Some("blocked a force push".into());
+        record.stdin = stdin_json(i);
+        record.stdout = format!(
             r#"{{"permission":"deny","agent_message":"force pushes to main are not allowed","user_message":"blocked","log":"{}"}}"#,
             "y".repeat(900)
         )
-        .into_bytes(),
-        stderr: b"no-force-push: matched rule 3\n".to_vec(),
-        ..RunRecord::default()
+        .into_bytes();
+        record.stderr = b"no-force-push: matched rule 3\n".to_vec();
+        record
     }
 }
 
@@ -299,41 +300,42 @@ fn drain(spine: &Spine) {
 }
 
 fn hook_run(i: u64) -> HookRun {
-    HookRun {
-        event: "beforeShellExecution".into(),
-        canonical: CanonicalEvent::ToolGate,
-        dialect: Dialect::Cursor,
-        command: "~/.cursor/hooks/no-force-push.sh".into(),
-        source: PathBuf::from("/home/u/.cursor/hooks.json"),
-        scope: Scope::User,
-        started_at: SystemTime::now(),
-        duration: Duration::from_millis(12),
-        exit_code: Some(0),
-        parse_ok: true,
-        failure: None,
-        policy: FailurePolicy::Closed,
-        outcome: Outcome {
-            decision: Some(Decision::Deny),
-            agent_message: Some("force pushes to main are not allowed".into()),
-            user_message: Some("blocked a force push".into()),
-            ..Outcome::default()
-        },
-        result: RunOutcome::Deny,
-        stdin: stdin_json(i),
-        stdout: vec![b'y'; 1_000],
-        stderr: b"no-force-push: matched rule 3\n".to_vec(),
-        sandbox: copse_hooks::outcome::SandboxState::Enforced,
-        leaked: false,
-        warnings: Vec::new(),
-    }
+    let mut run = HookRun::new(
+        "beforeShellExecution",
+        CanonicalEvent::ToolGate,
+        Dialect::Cursor,
+        "~/.cursor/hooks/no-force-push.sh",
+        "/home/u/.cursor/hooks.json",
+        Scope::User,
+    );
+    run.started_at = SystemTime::now();
+    run.duration = Duration::from_millis(12);
+    run.exit_code = Some(0);
+    run.parse_ok = true;
+    run.failure = None;
+    run.policy = FailurePolicy::Closed;
+    run.outcome = {
+        let mut outcome = Outcome::default();
+        outcome.decision = Some(Decision::Deny);
+        outcome.agent_message = Some("force pushes to main are not allowed".into());
+        outcome.user_message = Some("blocked a force push".into());
+        outcome
+    };
+    run.result = RunOutcome::Deny;
+    run.stdin = stdin_json(i);
+    run.stdout = vec![b'y'; 1_000];
+    run.stderr = b"no-force-push: matched rule 3\n".to_vec();
+    run.sandbox = copse_hooks::SandboxState::Enforced;
+    run.leaked = false;
+    run.warnings = Vec::new();
+    run
 }
 
 /// A copy of the template with its own run id (a duplicate id would be rejected).
 fn fresh(template: &RunRecord) -> RunRecord {
-    RunRecord {
-        run_id: new_run_id(template.started_at),
-        ..template.clone()
-    }
+    let mut record = template.clone();
+    record.run_id = new_run_id(template.started_at);
+    record
 }
 
 fn caller_cost(path: &Path) {

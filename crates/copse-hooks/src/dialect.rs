@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use crate::scope::{Dialect, Scope};
+pub(crate) use crate::scope::{Dialect, Scope};
 
 use crate::event::{CanonicalEvent, EventPayload, SessionIdentity};
 use crate::matcher::{GlobMatcher, MatchResult, MatcherError, RegexMatcher};
@@ -129,6 +129,9 @@ pub struct HookOptions {
     /// A Claude `type: "http"` handler: the input is POSTed to its URL instead of
     /// running `command` (which then only names the hook: `http: <url>`).
     pub http: Option<crate::http::HttpHandler>,
+    /// A Copse `"persistent": true` hook: one long-lived process answers every event
+    /// (see `docs/persistent-hooks.md`).
+    pub persistent: Option<copse::Persistence>,
 }
 
 /// What a hook that ran detached on an awaited event still delivers: Claude's

@@ -235,11 +235,6 @@ impl Registry {
         self.accesses.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// The locations, in order.
-    pub fn locations(&self) -> impl Iterator<Item = &ConfigLocation> {
-        self.slots.iter().map(|s| &s.location)
-    }
-
     /// Loads every location `allow` admits, re-reading only files that changed.
     pub fn load(&self, allow: impl Fn(&ConfigLocation) -> bool) -> Vec<LoadedConfig> {
         self.slots

@@ -127,6 +127,7 @@ impl Dispatcher {
     }
 
     /// (running, pending) right now.
+    #[cfg(test)]
     pub fn load(&self) -> (usize, usize) {
         let st = self.lock();
         (st.running, st.pending.len())

@@ -24,6 +24,7 @@ use crate::runner::{self, RunInput};
 
 /// How a dry run may treat trust.
 #[derive(Debug, Clone, Copy, Default)]
+#[non_exhaustive]
 pub struct DryRunOptions {
     /// Run a project hook whose workspace is not trusted (or changed since trusted),
     /// for this one run, always in the sandbox.
@@ -32,15 +33,15 @@ pub struct DryRunOptions {
 
 /// Why a dry run could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DryRunError {
     /// The config file could not be read.
-    #[error("failed to read {path}: {source}")]
+    #[error("failed to read {path}: {cause}")]
     Read {
         /// The config.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The path is not a config file any dialect reads.
     #[error(
@@ -86,6 +87,7 @@ pub enum DryRunError {
 
 /// What a dry run did.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct DryRun {
     /// The dialect.
     pub dialect: Dialect,
@@ -115,6 +117,8 @@ pub struct DryRun {
     pub sandboxed: bool,
     /// The timeout it ran with (its own), in milliseconds.
     pub timeout_ms: u64,
+    /// A persistent hook: started, sent the one request over the protocol, stopped.
+    pub persistent: bool,
 }
 
 /// The dialect and scope of a config path.
@@ -289,6 +293,9 @@ impl Engine {
         let mut limits = self.limits();
         limits.kill_grace = limits.kill_grace.min(Duration::from_secs(1));
         let http_policy = self.claude_http_policy();
+        // A persistent hook is tested as it runs: started, sent the one request over
+        // the protocol, then stopped (the pool is dropped with this call).
+        let pool = crate::persistent::pool::Pool::new(limits.kill_grace);
         let input = RunInput {
             event: &event_payload,
             ctx: Context {
@@ -302,6 +309,7 @@ impl Engine {
             sandbox: self.sandbox_config(),
             failure_policy: self.failure_policy(),
             http_policy: Some(&http_policy),
+            persistent: Some(&pool),
         };
         let mut hook_for_run = clone_for_dry_run(hook);
         // Only a trusted Copse hook may leave the sandbox.
@@ -324,6 +332,7 @@ impl Engine {
             summary: summary(&run),
             sandboxed: hook_for_run.sandbox && self.sandbox_config().is_some(),
             timeout_ms: u64::try_from(hook_for_run.timeout.as_millis()).unwrap_or(u64::MAX),
+            persistent: hook_for_run.options.persistent.is_some(),
         })
     }
 
@@ -360,7 +369,7 @@ impl Engine {
     fn locate(&self, source: &Path, event: &str, entry: usize) -> Result<Located, DryRunError> {
         let source = std::fs::canonicalize(source).map_err(|e| DryRunError::Read {
             path: source.to_path_buf(),
-            source: e,
+            cause: e,
         })?;
         let (dialect, scope, root) =
             classify(self, &source).ok_or_else(|| DryRunError::UnknownConfig {
@@ -370,7 +379,7 @@ impl Engine {
             crate::fsread::read_regular(&source, crate::fsread::MAX_CONFIG_BYTES).map_err(|e| {
                 DryRunError::Read {
                     path: source.clone(),
-                    source: match e {
+                    cause: match e {
                         crate::fsread::ReadError::Io(e) => e,
                         other => std::io::Error::other(other.to_string()),
                     },

@@ -2,7 +2,7 @@
 //!
 //! An [`Engine`] is built once per host from an [`EngineConfig`] (where the user's
 //! home is, which workspace roots exist and which are trusted, whether external hooks
-//! are on). A [`Session`] carries the conversation identity and fires canonical
+//! are on). A [`Session`](crate::Session) carries the conversation identity and fires canonical
 //! events. With hooks off, or inside a hook process (the recursion guard), a gate
 //! returns at once without touching the disk.
 
@@ -15,16 +15,17 @@ use serde::Serialize;
 use crate::dialect::{ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Scope};
 use crate::discovery::{self, ConfigLocation, LoadedConfig, Registry};
 use crate::env::{self, DEPTH_VAR, MAX_HOOK_DEPTH};
-use crate::event::{CanonicalEvent, EventPayload, SessionIdentity};
+use crate::event::{CanonicalEvent, EventPayload};
 use crate::outcome::FailurePolicy;
 use crate::runner::SandboxConfig;
-use crate::session::Session;
+use crate::selected::Selected;
 use crate::settings::TrustedWorkspace;
 use crate::spawn::Limits;
 use crate::spine::{Retention, Spine, SpineOptions};
 
 /// How to build an engine.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct EngineConfig {
     /// The user's home directory (locates `~/.cursor/hooks.json`).
     pub home: PathBuf,
@@ -40,7 +41,7 @@ pub struct EngineConfig {
     pub environment: Vec<(OsString, OsString)>,
     /// Output caps and grace periods.
     pub limits: Limits,
-    /// Whether sessions keep every run record in memory ([`Session::runs`]); off by
+    /// Whether sessions keep every run record in memory ([`Session::runs`](crate::Session::runs)); off by
     /// default, since the audit store is where runs live.
     pub keep_session_runs: bool,
     /// Where to record every hook run (the audit store, `$COPSE_DIR/spine.db` in the
@@ -152,7 +153,7 @@ impl EngineConfig {
         self
     }
 
-    /// Keeps every run record in sessions ([`Session::runs`]).
+    /// Keeps every run record in sessions ([`Session::runs`](crate::Session::runs)).
     pub fn keep_runs(mut self) -> Self {
         self.keep_session_runs = true;
         self
@@ -190,6 +191,7 @@ impl TrustState {
 
 /// One discovered hook, as the Sources panel shows it.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct HookSummary {
     /// The dialect.
     pub dialect: Dialect,
@@ -234,6 +236,13 @@ pub struct HookSummary {
     /// The workspace files a project hook's command runs, and whether each is as
     /// trusted (empty for user hooks and commands that run no workspace file).
     pub scripts: Vec<ScriptPin>,
+    /// A Copse `"persistent": true` hook (one long-lived process).
+    pub persistent: bool,
+    /// A persistent hook's idle timeout in milliseconds (`None`: never stopped idle).
+    pub idle_timeout_ms: Option<u64>,
+    /// Why a persistent hook is broken (repeated crashes), as this engine or the audit
+    /// store last saw it; its events resolve by the failure policy without starting it.
+    pub broken: Option<String>,
 }
 
 /// One workspace file a project hook runs, as trust sees it.
@@ -263,6 +272,7 @@ pub enum ScriptState {
 /// What trusting a root pins, and the hooks it allows, from one read of each file:
 /// the bytes hashed are the bytes parsed and shown.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct TrustSnapshot {
     /// Config path → SHA-256 of its bytes (`None`: absent).
     pub configs: std::collections::BTreeMap<PathBuf, Option<String>>,
@@ -285,6 +295,7 @@ fn script_hash(path: &Path) -> Result<Option<String>, String> {
 
 /// Every discovered hook and every config warning.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Listing {
     /// The hooks, in configured order.
     pub hooks: Vec<HookSummary>,
@@ -310,6 +321,8 @@ struct Inner {
     registry: Registry,
     base_env: Vec<(OsString, OsString)>,
     depth: u32,
+    /// The persistent hooks' processes, shared by every session; stopped on drop.
+    persistent: crate::persistent::pool::Pool,
 }
 
 /// Every script pinned by a trusted root among `roots`, sorted and deduplicated.
@@ -385,6 +398,7 @@ impl Engine {
             ),
         });
         let base_env = env::scrubbed(config.environment.iter().cloned());
+        let config_grace = config.limits.kill_grace;
         let (spine, spine_warning) = match &config.spine_path {
             Some(path) => {
                 #[allow(unused_mut)] // changed only with the test seam
@@ -432,6 +446,7 @@ impl Engine {
                 registry,
                 base_env,
                 depth,
+                persistent: crate::persistent::pool::Pool::new(config_grace),
             }),
         }
     }
@@ -473,7 +488,7 @@ impl Engine {
 
     /// Whether a loaded config may run: user configs always; project configs when
     /// their root is trusted and (if pinned) their content is what was trusted.
-    pub fn trust_state(&self, loaded: &LoadedConfig) -> TrustState {
+    pub(crate) fn trust_state(&self, loaded: &LoadedConfig) -> TrustState {
         let loc = &loaded.location;
         let Some(root) = (match loc.scope {
             Scope::User => return TrustState::Trusted,
@@ -601,11 +616,6 @@ impl Engine {
         snapshot
     }
 
-    /// Opens a session for a conversation.
-    pub fn session(&self, identity: SessionIdentity) -> Session {
-        Session::new(self.clone(), identity)
-    }
-
     /// Whether hooks may run at all (enabled, and not inside a hook process).
     pub(crate) fn hooks_active(&self) -> bool {
         self.inner.config.hooks_enabled && !self.recursion_guard_tripped()
@@ -658,6 +668,15 @@ impl Engine {
                         let scripts = self.hook_scripts(hook);
                         if let Some(bad) = scripts.iter().find(|s| s.state == ScriptState::Changed)
                         {
+                            // A running persistent process must not serve the changed
+                            // script either.
+                            if hook.options.persistent.is_some() {
+                                self.inner.persistent.stop_entry(
+                                    &hook.source,
+                                    &hook.event,
+                                    hook.entry,
+                                );
+                            }
                             changed(&bad.path);
                             continue;
                         }
@@ -761,6 +780,28 @@ impl Engine {
         self.inner.sandbox.as_ref().map(|s| s.sandbox.status())
     }
 
+    /// The engine's persistent hook processes.
+    pub(crate) fn persistent_pool(&self) -> &crate::persistent::pool::Pool {
+        &self.inner.persistent
+    }
+
+    /// The state of every persistent hook this engine has started: running, stopped
+    /// (idle, or its script changed), restarting after a crash, or broken.
+    pub fn persistent_status(&self) -> Vec<crate::persistent::pool::PersistentStatus> {
+        self.inner.persistent.status()
+    }
+
+    /// The pids of the running persistent hook processes.
+    pub fn persistent_pids(&self) -> Vec<u64> {
+        self.inner.persistent.pids()
+    }
+
+    /// Stops every persistent hook now (as dropping the engine does): stdin closed,
+    /// a short grace, then the group killed. They restart on demand.
+    pub fn stop_persistent(&self) {
+        self.inner.persistent.shutdown();
+    }
+
     pub(crate) fn sandbox_config(&self) -> Option<&SandboxConfig> {
         self.inner.sandbox.as_ref()
     }
@@ -819,7 +860,39 @@ impl Engine {
         let mut configs = self.inner.registry.load(|_| true);
         let plugins = self.plugin_configs(&configs);
         configs.extend(plugins);
-        self.listing_of(&configs, &failures)
+        let mut listing = self.listing_of(&configs, &failures);
+        // Broken persistent hooks: this engine's own, then what the audit store saw
+        // (another process's engine, e.g. the daemon).
+        let mut broken: std::collections::HashMap<(String, String, String), String> = spine
+            .map(|s| {
+                s.broken_hooks()
+                    .into_iter()
+                    .map(|f| ((f.source, f.event, f.command), f.message))
+                    .collect()
+            })
+            .unwrap_or_default();
+        for st in self.persistent_status() {
+            if let Some(reason) = st.reason.filter(|_| st.state == "broken") {
+                broken.insert(
+                    (
+                        st.source.to_string_lossy().into_owned(),
+                        st.event,
+                        st.command,
+                    ),
+                    reason,
+                );
+            }
+        }
+        for h in listing.hooks.iter_mut().filter(|h| h.persistent) {
+            h.broken = broken
+                .get(&(
+                    h.source.to_string_lossy().into_owned(),
+                    h.event.clone(),
+                    h.command.clone(),
+                ))
+                .cloned();
+        }
+        listing
     }
 
     fn listing_of(
@@ -899,6 +972,13 @@ impl Engine {
                         .cloned(),
                     timeout_ms: u64::try_from(hook.timeout.as_millis()).unwrap_or(u64::MAX),
                     scripts,
+                    persistent: hook.options.persistent.is_some(),
+                    idle_timeout_ms: hook
+                        .options
+                        .persistent
+                        .and_then(|p| p.idle_timeout)
+                        .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
+                    broken: None,
                 });
             }
             warnings.extend(loaded.config.warnings.iter().cloned());
@@ -1026,18 +1106,5 @@ impl VendorSwitches {
             }
             _ => None,
         }
-    }
-}
-
-/// A selected hook: its parsed config (kept alive) and its index in it.
-#[derive(Debug, Clone)]
-pub(crate) struct Selected {
-    pub config: Arc<crate::dialect::ParsedConfig>,
-    pub index: usize,
-}
-
-impl Selected {
-    pub fn hook(&self) -> &HookSpec {
-        &self.config.hooks[self.index]
     }
 }

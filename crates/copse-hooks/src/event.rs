@@ -17,6 +17,7 @@ use serde_json::{Map, Value};
 /// opts into `async`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub enum CanonicalEvent {
     /// A tool call about to run.
     ToolGate,
@@ -154,6 +155,7 @@ pub struct ModelIdentity {
 /// Detached hooks capture this by value at dispatch, so a late hook still reports
 /// the turn it belongs to.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct SessionIdentity {
     /// Stable conversation (thread) id; empty outside any conversation.
     pub conversation_id: String,
@@ -173,6 +175,7 @@ pub struct SessionIdentity {
 /// Every field is optional: an absent value is sent the way the vendor sends an
 /// unknown one (Cursor `transcript_path: null`, Claude `permission_mode: "default"`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct HostIdentity {
     /// The conversation's transcript file (Claude `transcript_path`, Cursor
     /// `transcript_path` and `CURSOR_TRANSCRIPT_PATH`).
@@ -225,6 +228,7 @@ impl SessionIdentity {
 
 /// One edit applied to a file (`afterFileEdit`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct FileEdit {
     /// Text replaced.
     pub old_string: String,
@@ -232,8 +236,19 @@ pub struct FileEdit {
     pub new_string: String,
 }
 
+impl FileEdit {
+    /// One edit: `old_string` replaced by `new_string`.
+    pub fn new(old_string: impl Into<String>, new_string: impl Into<String>) -> Self {
+        FileEdit {
+            old_string: old_string.into(),
+            new_string: new_string.into(),
+        }
+    }
+}
+
 /// A canonical event together with its payload.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum EventPayload {
     /// A tool call about to run.
     ToolGate(ToolCall),
@@ -336,6 +351,7 @@ impl EventPayload {
 
 /// A tool call about to run (`toolGate`).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolCall {
     /// The canonical tool id: `run_shell`, `read_file`, `mcp__<server>__<tool>`, …
     pub tool: String,
@@ -353,6 +369,48 @@ pub struct ToolCall {
     /// What the agent said while making this call ("Installing dependencies…"):
     /// Cursor's `preToolUse` sends it as `agent_message`.
     pub agent_message: Option<String>,
+    /// The kind of JSON value given as the input when it was not an object.
+    not_object: Option<&'static str>,
+}
+
+/// A tool call's input, as [`ToolCall::new`] takes it: a JSON object.
+///
+/// From a `serde_json::Map` it is that object. From a `serde_json::Value`: an object is
+/// that object, `null` is an empty object, and any other value (a string, a number,
+/// an array, a boolean) makes a call whose [`ToolCall::validate`] fails, so the gate
+/// denies it without running a hook, as it does any malformed input.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolInput {
+    map: Map<String, Value>,
+    not_object: Option<&'static str>,
+}
+
+impl From<Map<String, Value>> for ToolInput {
+    fn from(map: Map<String, Value>) -> Self {
+        ToolInput {
+            map,
+            not_object: None,
+        }
+    }
+}
+
+impl From<Value> for ToolInput {
+    fn from(value: Value) -> Self {
+        let not_object = match &value {
+            Value::Object(_) | Value::Null => None,
+            Value::Bool(_) => Some("a boolean"),
+            Value::Number(_) => Some("a number"),
+            Value::String(_) => Some("a string"),
+            Value::Array(_) => Some("an array"),
+        };
+        ToolInput {
+            map: match value {
+                Value::Object(map) => map,
+                _ => Map::new(),
+            },
+            not_object,
+        }
+    }
 }
 
 /// An MCP server, as Cursor's `beforeMCPExecution` describes it.
@@ -367,15 +425,33 @@ pub struct McpServer {
 }
 
 impl ToolCall {
-    /// A tool call with no file content.
-    pub fn new(tool: impl Into<String>, input: Map<String, Value>) -> Self {
+    /// A tool call with no file content. `input` is a JSON object: a
+    /// `serde_json::Map`, or a `serde_json::Value` (see [`ToolInput`] for a `Value`
+    /// that is not an object: `null` is an empty input, anything else a call that
+    /// fails validation and so runs no hook).
+    ///
+    /// ```
+    /// use copse_hooks::ToolCall;
+    /// use serde_json::json;
+    ///
+    /// let call = ToolCall::new("run_shell", json!({"command": "ls"}));
+    /// assert_eq!(call.input_str("command"), "ls");
+    /// assert!(call.validate().is_ok());
+    ///
+    /// let wrong = ToolCall::new("run_shell", json!("ls"));
+    /// let err = wrong.validate().unwrap_err();
+    /// assert_eq!(err.to_string(), "run_shell input must be a JSON object (got a string)");
+    /// ```
+    pub fn new(tool: impl Into<String>, input: impl Into<ToolInput>) -> Self {
+        let ToolInput { map, not_object } = input.into();
         ToolCall {
             tool: tool.into(),
-            input,
+            input: map,
             file_content: None,
             tool_use_id: new_tool_use_id(),
             mcp_server: None,
             agent_message: None,
+            not_object,
         }
     }
 
@@ -400,8 +476,16 @@ impl ToolCall {
         self.input.get(key).and_then(Value::as_str).unwrap_or("")
     }
 
-    /// Checks the input against the tool's declared shape ([`tool::shape`]).
+    /// Checks the input against the tool's declared shape ([`tool::shape`]); an input
+    /// given as a JSON value that is not an object fails here.
     pub fn validate(&self) -> Result<(), ToolInputError> {
+        if let Some(kind) = self.not_object {
+            return Err(ToolInputError {
+                tool: self.tool.clone(),
+                field: String::new(),
+                problem: format!("must be a JSON object (got {kind})"),
+            });
+        }
         tool::validate(&self.tool, &self.input)
     }
 }
@@ -409,11 +493,13 @@ impl ToolCall {
 /// A canonical tool input that does not have its tool's declared shape. Hooks never
 /// see such an input: the host must handle the error.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{tool} input: \"{field}\" {problem}")]
+#[error("{tool} input{}{problem}", if field.is_empty() { " ".to_string() } else { format!(": \"{field}\" ") })]
+#[non_exhaustive]
 pub struct ToolInputError {
     /// The canonical tool.
     pub tool: String,
-    /// The field at fault (for an "one of" rule, the names joined by `|`).
+    /// The field at fault (for an "one of" rule, the names joined by `|`); empty when
+    /// the input as a whole is at fault.
     pub field: String,
     /// What is wrong: `is missing`, `must be a string (got a number)`, ...
     pub problem: String,
@@ -421,6 +507,7 @@ pub struct ToolInputError {
 
 /// A finished tool call (`afterToolUse`).
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub struct ToolResult {
     /// The canonical tool id.
     pub tool: String,
@@ -438,6 +525,26 @@ pub struct ToolResult {
     /// `{filePath, success}`), when the host has one; otherwise the dialects build
     /// the vendor's shape from `output`.
     pub response: Option<Value>,
+}
+
+impl ToolResult {
+    /// A finished call that succeeded, took no measured time, has no structured
+    /// response and a generated tool call id; set the other fields as needed.
+    pub fn new(
+        tool: impl Into<String>,
+        input: Map<String, Value>,
+        output: impl Into<String>,
+    ) -> Self {
+        ToolResult {
+            tool: tool.into(),
+            input,
+            output: output.into(),
+            is_error: false,
+            duration_ms: 0,
+            tool_call_id: new_tool_use_id(),
+            response: None,
+        }
+    }
 }
 
 /// A fresh tool use id (`toolu_copse_<time><pid><n>`), unique in this process.
@@ -570,6 +677,7 @@ pub mod tool {
 
 /// The context about to be compacted (`preCompact`), with Cursor's published fields.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Compaction {
     /// `auto` or `manual`.
     pub trigger: String,
@@ -585,6 +693,17 @@ pub struct Compaction {
     pub messages_to_compact: u64,
     /// Whether this is the conversation's first compaction.
     pub is_first_compaction: bool,
+}
+
+impl Compaction {
+    /// A compaction with the given trigger (`auto` or `manual`) and every count zero;
+    /// set the other fields as the host knows them.
+    pub fn new(trigger: impl Into<String>) -> Self {
+        Compaction {
+            trigger: trigger.into(),
+            ..Compaction::default()
+        }
+    }
 }
 
 /// The most bytes of a tool's output that reach a hook's stdin.

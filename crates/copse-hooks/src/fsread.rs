@@ -16,6 +16,7 @@ pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Why a file could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ReadError {
     /// It exists but is not a regular file.
     #[error("is not a regular file (it is a {kind})")]
@@ -30,7 +31,7 @@ pub enum ReadError {
         limit: u64,
     },
     /// Opening or reading failed.
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 

@@ -37,7 +37,7 @@ pub struct HttpPolicy {
 
 impl HttpPolicy {
     /// Merges the lists of several files (union per key; set when any file sets it).
-    pub fn merge<'a>(files: impl Iterator<Item = &'a HttpPolicy>) -> HttpPolicy {
+    pub(crate) fn merge<'a>(files: impl Iterator<Item = &'a HttpPolicy>) -> HttpPolicy {
         let mut out = HttpPolicy::default();
         for f in files {
             for (into, from) in [(&mut out.urls, &f.urls), (&mut out.env_vars, &f.env_vars)] {
@@ -55,7 +55,7 @@ impl HttpPolicy {
     }
 
     /// Whether a hook may POST to `url`.
-    pub fn url_allowed(&self, url: &str) -> bool {
+    pub(crate) fn url_allowed(&self, url: &str) -> bool {
         match &self.urls {
             None => true,
             Some(patterns) => patterns.iter().any(|p| wildcard(p, url)),
@@ -92,7 +92,7 @@ fn wildcard(pattern: &str, text: &str) -> bool {
 
 /// How an exchange ended when it produced no usable status and body.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum HttpError {
+pub(crate) enum HttpError {
     /// The deadline passed before the response was read.
     Timeout,
     /// The body was longer than the cap.
@@ -105,7 +105,7 @@ pub enum HttpError {
 
 /// A response read in full.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HttpResponse {
+pub(crate) struct HttpResponse {
     /// The status code.
     pub status: u16,
     /// The body (at most the cap).
@@ -116,7 +116,7 @@ impl HttpHandler {
     /// The header values with `$VAR` / `${VAR}` replaced from `env`: names outside
     /// `allowedEnvVars` (or outside the settings' `httpHookAllowedEnvVars`), unset
     /// names and LLM keys become the empty string.
-    pub fn resolved_headers(
+    pub(crate) fn resolved_headers(
         &self,
         env: &[(OsString, OsString)],
         policy: &HttpPolicy,
@@ -143,7 +143,7 @@ impl HttpHandler {
 
     /// POSTs `body` and reads the response (any status) within `timeout`, reading at
     /// most `cap` bytes of body.
-    pub fn post(
+    pub(crate) fn post(
         &self,
         body: &[u8],
         env: &[(OsString, OsString)],
@@ -207,7 +207,7 @@ fn transport(t: &ureq::Transport) -> HttpError {
 
 /// Replaces `$NAME` and `${NAME}` (NAME: letters, digits, `_`, not starting with a
 /// digit) with `lookup(NAME)`; anything else is kept as written.
-pub fn interpolate(text: &str, lookup: impl Fn(&str) -> String) -> String {
+pub(crate) fn interpolate(text: &str, lookup: impl Fn(&str) -> String) -> String {
     let name_char = |c: char| c.is_ascii_alphanumeric() || c == '_';
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -242,7 +242,7 @@ fn valid_name(name: &str) -> bool {
 }
 
 /// Why `url` cannot be an HTTP hook's target, if it cannot.
-pub fn url_problem(url: &str) -> Option<String> {
+pub(crate) fn url_problem(url: &str) -> Option<String> {
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("http://") {
         return None;

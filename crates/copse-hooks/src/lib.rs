@@ -1,9 +1,9 @@
 //! # copse-hooks
 //!
 //! A hooks runtime for AI coding agents. An agent host embeds this engine to honour
-//! the hooks its users registered — Cursor `hooks.json`, Claude Code `settings.json`
-//! hooks and the native Copse format, through the same seams — exactly as the vendors
-//! define them, safely and fast.
+//! the hooks its users registered — Cursor `hooks.json`, Claude Code `settings.json`,
+//! Gemini CLI and Codex hooks and the native Copse format, through the same seams —
+//! exactly as the vendors define them, safely and fast.
 //!
 //! ## Theory of operation
 //!
@@ -16,13 +16,23 @@
 //!           ─► gate::merge (configured order; Allow < Ask < Deny) ─► Verdict
 //! ```
 //!
-//! * [`event`] — canonical events, payloads, session identity.
-//! * [`dialect`] — vendor formats; [`dialect::cursor`] is Cursor's.
-//! * [`matcher`] — regex (linear first, bounded backtracking when needed) and globs.
-//! * [`discovery`] — config locations and the parse cache.
-//! * [`spawn`] — one child process, supervised.
-//! * [`runner`](crate::engine) and [`gate`] — one hook, then many outcomes to one verdict.
-//! * [`outcome`] — decisions, failures, run records, verdicts.
+//! ## The public face
+//!
+//! A host needs little: an [`EngineConfig`] (built with [`EngineConfig::builder`]), an
+//! [`Engine`], one [`Session`] per conversation, and the events it fires
+//! ([`ToolCall`], [`EventPayload`]); it gets back a [`Verdict`] made of [`HookRun`]s and
+//! [`Notice`]s. The pipeline's steps (discovery, matchers, the runner, the merge) are
+//! private; their vocabulary is re-exported at the crate root. Seven subsystems are
+//! public as namespaces, each with its own vocabulary:
+//!
+//! * [`dialect`] — each vendor's hook format ([`dialect::cursor`] is Cursor's).
+//! * [`agent`] — the agent shim's side of each agent's hook protocol.
+//! * [`spawn`] — one child process, supervised (process group, caps, timeout).
+//! * [`persistent`] — Copse `"persistent": true` hooks: the line protocol a
+//!   long-lived hook process speaks, and the status of the engine's processes.
+//! * [`sandbox`] — the OS sandbox a hook runs in.
+//! * [`spine`] — the audit store of every hook run.
+//! * [`vendor`] — the vendors' published event lists, with their provenance.
 //!
 //! A hook can only tighten a gate: the verdict's `Allow` means "no hook objects",
 //! never an approval.
@@ -45,65 +55,112 @@
 //! )?;
 //!
 //! let engine = Engine::new(
-//!     EngineConfig::from_process(vec![workspace.path().to_path_buf()])
+//!     EngineConfig::builder()
+//!         .workspace_root(workspace.path())
 //!         .home(home.path())
-//!         .enabled(true),
+//!         .enabled(true)
+//!         .build(),
 //! );
 //! let session = engine.session(SessionIdentity::new("conversation-1"));
 //!
-//! let input = json!({"command": "git push --force origin main"});
-//! let verdict = session.gate_tool(ToolCall::new("run_shell", input.as_object().unwrap().clone()));
+//! let verdict = session.gate_tool(ToolCall::new(
+//!     "run_shell",
+//!     json!({"command": "git push --force origin main"}),
+//! ));
 //! assert_eq!(verdict.effective_decision(), Decision::Deny);
 //! assert_eq!(verdict.agent_message.as_deref(), Some("no force pushes"));
 //!
-//! let input = json!({"command": "git status"});
-//! let verdict = session.gate_tool(ToolCall::new("run_shell", input.as_object().unwrap().clone()));
+//! let verdict = session.gate_tool(ToolCall::new("run_shell", json!({"command": "git status"})));
 //! assert_eq!(verdict.effective_decision(), Decision::Allow);
 //! assert!(verdict.runs.is_empty(), "the matcher did not match, so nothing ran");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// Every type a public item reaches must be nameable: re-exported below, or in a public
+// namespace.
+#![deny(unnameable_types)]
+
+// The engine's pipeline steps are private; what a host needs is re-exported below.
+// Seven subsystems stay public as namespaces, because each is a vocabulary of its own
+// (several types, an error type, one submodule per vendor or platform) that a host or
+// tool uses as a whole: `agent` (the shim side of each agent), `dialect` (each vendor's
+// hook format), `persistent` (the line protocol of a long-lived hook process, which hook
+// SDKs speak too), `sandbox`, `spawn` (one supervised child process), `spine` (the audit
+// store) and `vendor` (the vendors' published event lists).
 pub mod agent;
-pub mod cancel;
+mod builder;
+mod cancel;
 pub mod dialect;
-pub mod discovery;
-pub mod dispatcher;
-pub mod dryrun;
-pub mod engine;
-pub mod env;
-pub mod event;
+mod discovery;
+mod dispatcher;
+mod dropped;
+mod dryrun;
+mod engine;
+mod env;
+mod event;
+// The synthetic session and payloads behind the golden wire fixtures and the dry-run
+// tester; public only so the wire-fixture tests can marshal the same payloads.
+#[doc(hidden)]
 pub mod fixture;
-pub mod fsread;
-pub mod gate;
-pub mod http;
-pub mod jsonpos;
-pub mod lint;
-pub mod loop_limit;
-pub mod matcher;
-pub mod notice;
-pub mod outcome;
-pub mod private;
-pub mod queue;
+mod fsread;
+mod gate;
+mod http;
+mod jsonpos;
+mod lint;
+mod loop_limit;
+mod matcher;
+mod notice;
+mod outcome;
+mod overlay;
+pub mod persistent;
+mod private;
+mod queue;
 mod runner;
 pub mod sandbox;
-pub mod scope;
-pub mod scripts;
-pub mod session;
-pub mod settings;
+mod scope;
+mod scripts;
+mod selected;
+mod session;
+mod settings;
 pub mod spawn;
 pub mod spine;
 pub mod vendor;
 
-pub use engine::{Engine, EngineConfig, HookSummary, Listing};
-pub use event::{
-    CanonicalEvent, EventPayload, HostIdentity, McpServer, ModelIdentity, ModelParam,
-    SessionIdentity, ToolCall,
+pub use builder::EngineConfigBuilder;
+pub use cancel::CancelToken;
+pub use dialect::ConfigWarning;
+pub use discovery::{
+    ConfigLocation, VendorPaths, adapter, locations as config_locations,
+    locations_with as config_locations_with,
 };
+pub use dropped::DroppedRun;
+pub use dryrun::{DryRun, DryRunError, DryRunOptions};
+pub use engine::{
+    Engine, EngineConfig, HookSummary, Listing, ScriptPin, ScriptState, TrustSnapshot, TrustState,
+};
+pub use env::is_llm_secret;
+pub use event::{
+    CanonicalEvent, Compaction, EventPayload, FileEdit, HostIdentity, McpServer, ModelIdentity,
+    ModelParam, SessionIdentity, TOOL_OUTPUT_CAP, ToolCall, ToolInput, ToolInputError, ToolResult,
+    new_tool_use_id, tool,
+};
+pub use fsread::{MAX_READ_FILE_CONTENT, ReadError, read_prefix};
+pub use lint::{Level, LintReport, Problem, expand_home, level_of};
+// Compiled matchers appear in the dialects' parsed hooks (`dialect::HookSpec`).
+pub use loop_limit::LoopLimit;
+pub use matcher::{GlobError, GlobMatcher, MatchResult, MatcherError, RegexMatcher};
 pub use notice::{Notice, NoticeKind};
-pub use outcome::{Decision, FailureKind, HookRun, Outcome, RunOutcome, Verdict};
-pub use queue::{MessageOrigin, QueuedMessage};
+pub use outcome::{
+    Decision, Failure, FailureKind, FailurePolicy, Halt, HookRun, Outcome, QueueRequest,
+    RunOutcome, SandboxState, Verdict,
+};
+pub use queue::{DEFAULT_CONTINUATION_BUDGET, MessageOrigin, QueuedMessage};
 pub use scope::{Dialect, Scope};
-pub use session::{DroppedRun, Fired, QueueListener, Session};
+pub use session::{Fired, QueueListener, Session};
+pub use settings::{
+    RetentionSettings, Settings, SettingsError, TrustedWorkspace, pin_of,
+    project_config_candidates, settings_schema, settings_schema_text, sha256_hex,
+};
 
 /// The README's embedding snippet, compiled as a doctest so it cannot rot.
 #[doc = include_str!("../../../README.md")]

@@ -40,6 +40,7 @@ impl Level {
 
 /// One problem in one file.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct Problem {
     /// The config file.
     pub file: PathBuf,
@@ -55,6 +56,7 @@ pub struct Problem {
 
 /// The result of linting some files.
 #[derive(Debug, Clone, Serialize)]
+#[non_exhaustive]
 pub struct LintReport {
     /// The files read, with their detected dialect.
     pub files: Vec<(PathBuf, Dialect)>,
@@ -396,6 +398,8 @@ impl Engine {
                     }
                     for field in [
                         "matcher",
+                        "idleTimeout",
+                        "persistent",
                         "timeout",
                         "failClosed",
                         "onFailure",
@@ -671,6 +675,8 @@ fn entry_keys(dialect: Dialect) -> Vec<&'static str> {
             "async",
             "loop_limit",
             "timeout",
+            "persistent",
+            "idleTimeout",
         ],
         vendor => crate::dialect::spec::entry_keys(vendor)
             .iter()
@@ -868,16 +874,42 @@ pub fn expand_home(path: &Path, home: &Path) -> PathBuf {
     }
 }
 
-/// The settings keys and the JSON type each takes.
-const SETTINGS_KEYS: &[(&str, &str)] = &[
-    ("cursorHooksEnabled", "boolean"),
-    ("trustedWorkspaces", "array"),
-    ("requireSandbox", "boolean"),
-    ("sandboxWritablePaths", "array"),
-    ("spine", "boolean"),
-    ("retention", "object"),
-    ("$schema", "string"),
-];
+/// The settings file's keys and retention keys, read from its JSON Schema (which is
+/// generated from the settings types, so lint and the engine cannot disagree).
+struct SettingsKeys {
+    top: Vec<String>,
+    retention: Vec<String>,
+}
+
+fn settings_keys() -> &'static SettingsKeys {
+    static KEYS: std::sync::OnceLock<SettingsKeys> = std::sync::OnceLock::new();
+    KEYS.get_or_init(|| {
+        let schema = crate::settings::settings_schema();
+        let keys = |v: &Value| {
+            v.as_object()
+                .map(|o| o.keys().cloned().collect())
+                .unwrap_or_default()
+        };
+        SettingsKeys {
+            top: keys(&schema["properties"]),
+            retention: keys(&schema["definitions"]["RetentionSettings"]["properties"]),
+        }
+    })
+}
+
+/// The JSON type a settings key's schema names, when it names exactly one.
+fn settings_key_type(key: &str) -> Option<&'static str> {
+    static SCHEMA: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+    let schema = SCHEMA.get_or_init(crate::settings::settings_schema);
+    match schema["properties"][key]["type"].as_str()? {
+        "boolean" => Some("boolean"),
+        "array" => Some("array"),
+        "object" => Some("object"),
+        "string" => Some("string"),
+        "integer" | "number" => Some("number"),
+        _ => None,
+    }
+}
 
 /// Whether a file is a copse-hooks settings file rather than a hooks config.
 fn is_settings_file(path: &Path, doc: &Value, copse_dir: &Path) -> bool {
@@ -892,11 +924,11 @@ fn is_settings_file(path: &Path, doc: &Value, copse_dir: &Path) -> bool {
     if path.parent() == Some(copse_dir) {
         return true;
     }
+    let known = &settings_keys().top;
     doc.as_object().is_some_and(|o| {
         !o.contains_key("hooks")
             && o.keys().any(|k| {
-                SETTINGS_KEYS.iter().any(|(s, _)| s == k)
-                    || did_you_mean(k, SETTINGS_KEYS.iter().map(|(s, _)| *s)).is_some()
+                known.contains(k) || did_you_mean(k, known.iter().map(String::as_str)).is_some()
             })
     })
 }
@@ -930,34 +962,53 @@ fn lint_settings(doc: &Value, home: &Path, positions: &Positions, problem: &mut 
             .map(|p| (Some(p.0), Some(p.1)))
             .unwrap_or((None, None))
     };
+    let keys = settings_keys();
     for (k, v) in obj {
         let (line, column) = at(&[Step::Key(k.clone())]);
-        match SETTINGS_KEYS.iter().find(|(name, _)| name == k) {
-            None => {
-                let hint = did_you_mean(k, SETTINGS_KEYS.iter().map(|(s, _)| *s))
-                    .map(|m| format!(" — did you mean \"{m}\"?"))
-                    .unwrap_or_default();
-                problem(
-                    line,
-                    column,
-                    Level::Warning,
-                    format!("unknown settings key \"{k}\" is ignored{hint}"),
-                );
-            }
-            Some((_, ty)) if json_type(v) != *ty => problem(
+        if !keys.top.contains(k) {
+            let hint = did_you_mean(k, keys.top.iter().map(String::as_str))
+                .map(|m| format!(" — did you mean \"{m}\"?"))
+                .unwrap_or_default();
+            problem(
+                line,
+                column,
+                Level::Warning,
+                format!("unknown settings key \"{k}\" is ignored{hint}"),
+            );
+            continue;
+        }
+        if let Some(ty) = settings_key_type(k)
+            && json_type(v) != ty
+        {
+            problem(
                 line,
                 column,
                 Level::Error,
                 format!("\"{k}\" must be a JSON {ty}, got {}", json_type(v)),
-            ),
-            Some(_) => {}
+            );
+            continue;
+        }
+        // The retention object's own keys are checked one by one below.
+        if k == crate::settings::SCHEMA_KEY || (k == "retention" && v.is_object()) {
+            continue;
+        }
+        // Otherwise the settings types decide, exactly as the engine reads the key.
+        let mut one = serde_json::Map::new();
+        one.insert(k.clone(), v.clone());
+        if let Err(e) = serde_json::from_value::<crate::settings::Settings>(Value::Object(one)) {
+            problem(
+                line,
+                column,
+                Level::Error,
+                format!("\"{k}\" is not valid: {e}"),
+            );
         }
     }
     if let Some(retention) = obj.get("retention").and_then(Value::as_object) {
         for (k, v) in retention {
             let (line, column) = at(&[Step::Key("retention".into()), Step::Key(k.clone())]);
-            if !["maxRuns", "maxAgeDays"].contains(&k.as_str()) {
-                let hint = did_you_mean(k, ["maxRuns", "maxAgeDays"])
+            if !keys.retention.contains(k) {
+                let hint = did_you_mean(k, keys.retention.iter().map(String::as_str))
                     .map(|m| format!(" — did you mean \"{m}\"?"))
                     .unwrap_or_default();
                 problem(

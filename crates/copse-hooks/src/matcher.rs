@@ -65,7 +65,7 @@ pub struct RegexMatcher {
 
 impl RegexMatcher {
     /// Compiles a pattern: the linear-time engine when it can, the backtracking one
-    /// (with [`BACKTRACK_LIMIT`]) only when the pattern needs it.
+    /// (with a backtrack limit, `BACKTRACK_LIMIT`) only when the pattern needs it.
     pub fn new(pattern: &str) -> Result<RegexMatcher, MatcherError> {
         let engine = match regex::RegexBuilder::new(pattern)
             .size_limit(COMPILED_SIZE_LIMIT)

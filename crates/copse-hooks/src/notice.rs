@@ -62,6 +62,7 @@ impl NoticeKind {
 
 /// One notice: what happened, and what to do about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Notice {
     /// The stable kind.
     pub kind: NoticeKind,

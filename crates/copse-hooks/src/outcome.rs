@@ -66,6 +66,7 @@ pub struct QueueRequest {
 
 /// What one hook said, in the canonical vocabulary.
 #[derive(Debug, Clone, PartialEq, Default)]
+#[non_exhaustive]
 pub struct Outcome {
     /// The permission decision, if the hook gave one.
     pub decision: Option<Decision>,
@@ -113,6 +114,7 @@ impl Outcome {
 /// Why a hook run failed. Each kind goes through the hook's failure policy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum FailureKind {
     /// The process could not be started.
     Spawn,
@@ -129,6 +131,9 @@ pub enum FailureKind {
     /// The host ran out of file descriptors or processes (EMFILE, ENFILE, EAGAIN) and
     /// could not start or supervise the hook.
     Resources,
+    /// A persistent hook crashed repeatedly and is marked broken: its events resolve
+    /// by the failure policy without starting it.
+    Broken,
 }
 
 impl FailureKind {
@@ -142,6 +147,7 @@ impl FailureKind {
             FailureKind::Oversize => "oversize",
             FailureKind::Sandbox => "sandbox",
             FailureKind::Resources => "resources",
+            FailureKind::Broken => "broken",
         }
     }
 }
@@ -156,7 +162,7 @@ pub struct Failure {
 }
 
 /// What to do when a hook fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FailurePolicy {
     /// A failure is "no opinion".
@@ -196,6 +202,7 @@ impl RunOutcome {
 
 /// The record of one hook run: what ran, for which event, and how it ended.
 #[derive(Debug, Clone)]
+#[non_exhaustive]
 pub struct HookRun {
     /// The dialect's wire event name, e.g. `beforeShellExecution`.
     pub event: String,
@@ -241,6 +248,44 @@ pub struct HookRun {
     pub warnings: Vec<String>,
 }
 
+impl HookRun {
+    /// The record of a run of the hook `command` (declared in `source`) for `event`
+    /// that has not done anything yet: started now, no exit code, no output, no
+    /// decision, not sandboxed. The runner fills in the rest as the run goes; a host or
+    /// test that records a run of its own sets the fields it knows.
+    pub fn new(
+        event: impl Into<String>,
+        canonical: CanonicalEvent,
+        dialect: Dialect,
+        command: impl Into<String>,
+        source: impl Into<PathBuf>,
+        scope: Scope,
+    ) -> Self {
+        HookRun {
+            event: event.into(),
+            canonical,
+            dialect,
+            command: command.into(),
+            source: source.into(),
+            scope,
+            started_at: SystemTime::now(),
+            duration: Duration::ZERO,
+            exit_code: None,
+            parse_ok: true,
+            failure: None,
+            policy: FailurePolicy::Closed,
+            outcome: Outcome::default(),
+            result: RunOutcome::None,
+            stdin: Vec::new(),
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+            sandbox: SandboxState::Off,
+            leaked: false,
+            warnings: Vec::new(),
+        }
+    }
+}
+
 /// How the sandbox applied to one run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -269,6 +314,7 @@ impl SandboxState {
 
 /// The merged answer of a blocking event's hooks.
 #[derive(Debug, Clone, Default)]
+#[non_exhaustive]
 pub struct Verdict {
     /// The strictest decision; `Allow` means "no hook objects", never an approval.
     pub decision: Option<Decision>,

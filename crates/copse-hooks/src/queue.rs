@@ -117,6 +117,7 @@ impl MessageQueue {
     }
 
     /// Whether a non-held send-now message is waiting (the host should interrupt).
+    #[cfg(test)]
     pub fn has_send_now(&self) -> bool {
         self.items.iter().any(|m| m.send_now && !m.held)
     }

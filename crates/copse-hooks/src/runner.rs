@@ -8,7 +8,7 @@
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Instant, SystemTime};
 
 use crate::dialect::{Adapter, Context, Dialect, HookSpec, ProcessResult, Scope, seconds};
 use crate::env::{DEPTH_VAR, set_var};
@@ -27,7 +27,7 @@ pub(crate) struct RunInput<'a> {
     pub base_env: &'a [(OsString, OsString)],
     /// The session's environment overlays (from sessionStart hooks); each hook gets
     /// only its own scope and root's.
-    pub session_env: Option<&'a crate::session::Overlays>,
+    pub session_env: Option<&'a crate::overlay::Overlays>,
     /// The depth the child gets.
     pub child_depth: u32,
     /// Output caps and grace periods.
@@ -39,6 +39,8 @@ pub(crate) struct RunInput<'a> {
     /// Claude's `allowedHttpHookUrls` / `httpHookAllowedEnvVars` (merged over the
     /// trusted settings files); `None` when no http hook is about to run.
     pub http_policy: Option<&'a crate::http::HttpPolicy>,
+    /// The engine's persistent hook processes (`None`: persistent hooks run per call).
+    pub persistent: Option<&'a crate::persistent::pool::Pool>,
 }
 
 /// How the host sandboxes hooks.
@@ -65,7 +67,7 @@ impl SandboxConfig {
     /// What a hook may write: the workspace roots, its own config directory when it
     /// is a user hook, and the configured extra paths (the private TMPDIR is added by
     /// the sandbox itself).
-    fn policy(&self, hook: &HookSpec, ctx: &Context<'_>) -> SandboxPolicy {
+    pub(crate) fn policy(&self, hook: &HookSpec, ctx: &Context<'_>) -> SandboxPolicy {
         let mut writable: Vec<PathBuf> = ctx.workspace_roots.to_vec();
         if let Some(root) = &hook.root {
             writable.push(root.clone());
@@ -121,6 +123,9 @@ pub(crate) fn environment(
     input: &RunInput<'_>,
 ) -> Vec<(OsString, OsString)> {
     let mut env = input.base_env.to_vec();
+    // Only the engine says a hook runs persistent (`persistent::run` sets it): a
+    // per-call hook never inherits it from the host.
+    env.retain(|(k, _)| k != crate::persistent::PERSISTENT_ENV);
     if hook.scope == Scope::Project {
         env.retain(|(k, _)| !k.to_str().is_some_and(crate::env::withheld_from_project));
     }
@@ -149,6 +154,11 @@ pub(crate) fn run(
     input: &RunInput<'_>,
     stdin: Vec<u8>,
 ) -> HookRun {
+    if hook.options.persistent.is_some()
+        && let Some(pool) = input.persistent
+    {
+        return crate::persistent::run::run(adapter, hook, input, pool, stdin);
+    }
     let policy = crate::dialect::effective_policy(hook, input.failure_policy);
     if let Some(http) = &hook.options.http {
         return run_http(adapter, hook, http, input, stdin, policy);
@@ -175,7 +185,7 @@ pub(crate) fn run(
                 sandbox_state = SandboxState::Unenforced;
                 None
             }
-            Err(SandboxError::Setup { source, .. })
+            Err(SandboxError::Setup { cause: source, .. })
                 if matches!(
                     source.raw_os_error(),
                     Some(libc::EMFILE | libc::ENFILE | libc::ENOMEM)
@@ -217,28 +227,9 @@ pub(crate) fn run(
         (None, None) => Some(spawn::run(&request)),
         _ => None,
     };
-    let mut record = HookRun {
-        event: hook.event.clone(),
-        canonical: input.event.event(),
-        dialect: hook.dialect,
-        command: hook.command.clone(),
-        source: hook.source.clone(),
-        scope: hook.scope,
-        started_at,
-        duration: Duration::ZERO,
-        exit_code: None,
-        parse_ok: false,
-        failure: None,
-        policy,
-        outcome: Outcome::default(),
-        result: RunOutcome::None,
-        stdin,
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        sandbox: sandbox_state,
-        leaked: false,
-        warnings: Vec::new(),
-    };
+    let mut record = blank_run(hook, input.event, policy, stdin);
+    record.started_at = started_at;
+    record.sandbox = sandbox_state;
     let interpretation = match spawned {
         None => match resources_failure {
             Some(message) => {
@@ -253,9 +244,8 @@ pub(crate) fn run(
         Some(Err(e)) => {
             record.duration = started.elapsed();
             let source = match &e {
-                spawn::SpawnError::Start { source, .. } | spawn::SpawnError::Io { source, .. } => {
-                    source.raw_os_error()
-                }
+                spawn::SpawnError::Start { cause: source, .. }
+                | spawn::SpawnError::Io { cause: source, .. } => source.raw_os_error(),
             };
             if let Some(errno @ (libc::EMFILE | libc::ENFILE | libc::EAGAIN | libc::ENOMEM)) =
                 source
@@ -378,28 +368,9 @@ fn run_http(
         ))
     };
     let duration = started.elapsed();
-    let mut record = HookRun {
-        event: hook.event.clone(),
-        canonical: input.event.event(),
-        dialect: hook.dialect,
-        command: hook.command.clone(),
-        source: hook.source.clone(),
-        scope: hook.scope,
-        started_at,
-        duration,
-        exit_code: None,
-        parse_ok: false,
-        failure: None,
-        policy,
-        outcome: Outcome::default(),
-        result: RunOutcome::None,
-        stdin,
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        sandbox: SandboxState::Off,
-        leaked: false,
-        warnings: Vec::new(),
-    };
+    let mut record = blank_run(hook, input.event, policy, stdin);
+    record.started_at = started_at;
+    record.duration = duration;
     let interpretation = match answer {
         Err(HttpError::Timeout) => Interpretation::failed(
             FailureKind::Timeout,
@@ -544,28 +515,34 @@ pub(crate) fn panicked_run(
         kind: FailureKind::Spawn,
         message: "could not be supervised (internal error)".to_string(),
     };
-    HookRun {
-        event: hook.event.clone(),
-        canonical: event.event(),
-        dialect: hook.dialect,
-        command: hook.command.clone(),
-        source: hook.source.clone(),
-        scope: hook.scope,
-        started_at: SystemTime::now(),
-        duration: Duration::ZERO,
-        exit_code: None,
-        parse_ok: false,
-        outcome: policy_outcome(hook, policy, event, &failure),
-        failure: Some(failure),
-        policy,
-        result: RunOutcome::Failed,
-        stdin: Vec::new(),
-        stdout: Vec::new(),
-        stderr: Vec::new(),
-        sandbox: SandboxState::Off,
-        leaked: false,
-        warnings: Vec::new(),
-    }
+    let mut record = blank_run(hook, event, policy, Vec::new());
+    record.outcome = policy_outcome(hook, policy, event, &failure);
+    record.failure = Some(failure);
+    record.result = RunOutcome::Failed;
+    record
+}
+
+/// The record of a run of `hook` for `event` that has done nothing yet (started now,
+/// no output, not parsed, not sandboxed), under `policy` with `stdin` as sent: what
+/// the per-call runner, the persistent runner and the panic path each fill in.
+pub(crate) fn blank_run(
+    hook: &HookSpec,
+    event: &EventPayload,
+    policy: FailurePolicy,
+    stdin: Vec<u8>,
+) -> HookRun {
+    let mut record = HookRun::new(
+        hook.event.clone(),
+        event.event(),
+        hook.dialect,
+        hook.command.clone(),
+        hook.source.clone(),
+        hook.scope,
+    );
+    record.parse_ok = false;
+    record.policy = policy;
+    record.stdin = stdin;
+    record
 }
 
 /// The short label of a clean outcome.

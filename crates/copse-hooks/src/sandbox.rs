@@ -259,6 +259,7 @@ impl fmt::Display for Detection {
 
 /// What the machine's sandbox enforces, for `copse-hooks sandbox check` and logs.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SandboxStatus {
     /// The mechanism, e.g. `"Landlock"`.
     pub mechanism: &'static str,
@@ -281,6 +282,7 @@ pub struct SandboxStatus {
 
 /// One protection layer of the sandbox (or of process containment).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Layer {
     /// What it protects, e.g. "signals only to the run's processes".
     pub name: &'static str,
@@ -336,6 +338,7 @@ impl fmt::Display for SandboxStatus {
 
 /// Why a sandbox could not be prepared.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SandboxError {
     /// The policy would not be fully enforced on this machine.
     #[error("the OS sandbox is not enforced here: {reason}")]
@@ -344,13 +347,12 @@ pub enum SandboxError {
         reason: String,
     },
     /// The sandbox is available but preparing it failed (e.g. out of file descriptors).
-    #[error("could not prepare the OS sandbox ({what}): {source}")]
+    #[error("could not prepare the OS sandbox ({what}): {cause}")]
     Setup {
         /// The step that failed.
         what: &'static str,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 
@@ -614,6 +616,7 @@ pub struct SelfTestCheck {
 
 /// What [`self_test`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SelfTestReport {
     /// The sandbox's status.
     pub status: SandboxStatus,

@@ -17,18 +17,19 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use serde::Serialize;
-
 use crate::dialect::{Context, Dialect, Scope};
 use crate::discovery;
 use crate::dispatcher::{Dispatched, Dispatcher};
-use crate::engine::{Engine, Selected};
+use crate::dropped::DroppedRun;
+use crate::engine::Engine;
 use crate::event::{CanonicalEvent, EventPayload, SessionIdentity, ToolCall};
 use crate::gate;
 use crate::notice::{Notice, NoticeKind};
 use crate::outcome::{HookRun, Verdict};
+use crate::overlay::Overlays;
 use crate::queue::{MessageOrigin, MessageQueue, QueuedMessage};
 use crate::runner::{self, RunInput};
+use crate::selected::Selected;
 
 /// What firing an event did.
 // A verdict is returned once per event and moved, never stored in bulk: boxing it
@@ -45,26 +46,6 @@ pub enum Fired {
         /// How many were dropped because the dispatcher was full.
         dropped: usize,
     },
-}
-
-/// A detached run that was dropped because the dispatcher's queue was full.
-#[derive(Debug, Clone, Serialize)]
-pub struct DroppedRun {
-    /// The wire event.
-    pub event: String,
-    /// The canonical event.
-    pub canonical: CanonicalEvent,
-    /// The hook's dialect.
-    pub dialect: Dialect,
-    /// The hook's command.
-    pub command: String,
-    /// The config file.
-    pub source: std::path::PathBuf,
-    /// User or project.
-    pub scope: Scope,
-    /// When it was dropped.
-    #[serde(skip)]
-    pub at: SystemTime,
 }
 
 #[derive(Debug, Default)]
@@ -181,12 +162,7 @@ impl Session {
     /// Every environment overlay of the session (from sessionStart hooks), merged:
     /// what was accepted, whichever hooks it reaches ([`Session::env_for`]).
     pub fn env(&self) -> BTreeMap<String, String> {
-        let overlays = lock(&self.state.env);
-        let mut all = BTreeMap::new();
-        for (_, vars) in &overlays.0 {
-            all.extend(vars.iter().map(|(k, v)| (k.clone(), v.clone())));
-        }
-        all
+        lock(&self.state.env).merged()
     }
 
     /// The overlay a hook of this scope and root receives (set by sessionStart hooks of
@@ -330,6 +306,7 @@ impl Session {
             sandbox: self.engine.sandbox_config(),
             failure_policy: self.engine.failure_policy(),
             http_policy: http_policy.as_ref(),
+            persistent: Some(self.engine.persistent_pool()),
         };
         let mut runs = run_selected(&selected, &input, event);
         let epoch = lock(&self.state.queue).epoch();
@@ -689,57 +666,10 @@ impl Session {
     }
 }
 
-/// The session's environment overlays, one per (scope, root) that set one.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct Overlays(Vec<(OverlayKey, BTreeMap<String, String>)>);
-
-/// Whose overlay: the scope and root of the hooks that set it.
-type OverlayKey = (Scope, Option<std::path::PathBuf>);
-
-impl Overlays {
-    fn get(
-        &self,
-        scope: Scope,
-        root: Option<&std::path::Path>,
-    ) -> Option<&BTreeMap<String, String>> {
-        self.0
-            .iter()
-            .find(|((s, r), _)| *s == scope && r.as_deref() == root)
-            .map(|(_, vars)| vars)
-    }
-
-    fn extend(
-        &mut self,
-        scope: Scope,
-        root: Option<&std::path::Path>,
-        vars: BTreeMap<String, String>,
-    ) {
-        if let Some((_, existing)) = self
-            .0
-            .iter_mut()
-            .find(|((s, r), _)| *s == scope && r.as_deref() == root)
-        {
-            existing.extend(vars);
-        } else {
-            self.0
-                .push(((scope, root.map(std::path::Path::to_path_buf)), vars));
-        }
-    }
-
-    fn clear(&mut self) {
-        self.0.clear();
-    }
-
-    /// The overlay `hook` receives: its own scope and root's, and none at all when it
-    /// runs outside the sandbox.
-    pub(crate) fn for_hook(
-        &self,
-        hook: &crate::dialect::HookSpec,
-    ) -> Option<&BTreeMap<String, String>> {
-        if !hook.sandbox {
-            return None;
-        }
-        self.get(hook.scope, hook.root.as_deref())
+impl Engine {
+    /// Opens a session for a conversation.
+    pub fn session(&self, identity: SessionIdentity) -> Session {
+        Session::new(self.clone(), identity)
     }
 }
 
@@ -807,6 +737,7 @@ fn run_selected(selected: &[Selected], input: &RunInput<'_>, event: &EventPayloa
                 sandbox: input.sandbox,
                 failure_policy: input.failure_policy,
                 http_policy: input.http_policy,
+                persistent: input.persistent,
             };
             let run = run_one(s, &step);
             current = chain(current, &run.outcome);
@@ -986,6 +917,7 @@ impl DetachedRun {
             sandbox: session.engine.sandbox_config(),
             failure_policy: session.engine.failure_policy(),
             http_policy: http_policy.as_ref(),
+            persistent: Some(session.engine.persistent_pool()),
         };
         let mut run = run_one(&self.selected, &input);
         let hook = self.selected.hook();

@@ -21,16 +21,20 @@ use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 /// A trusted workspace root, optionally pinned to its configs' content.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum TrustedWorkspace {
-    /// A bare path: trusted, not pinned.
+    /// A workspace root as a plain path: trusted, not pinned (its configs' current
+    /// content runs).
     Path(PathBuf),
-    /// A root with the hash of each project config as it was when trusted.
+    /// A workspace root pinned to the SHA-256 of each project config (and script) as
+    /// it was when trusted, as `copse-hooks trust` writes it: a config that changed
+    /// since stops running until it is trusted again.
     Pinned {
         /// The workspace root.
         path: PathBuf,
@@ -71,10 +75,10 @@ impl TrustedWorkspace {
 }
 
 /// Audit-store retention.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct RetentionSettings {
-    /// Keep at most this many runs.
+    /// Keep at most this many runs (the newest).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_runs: Option<u64>,
     /// Keep runs at most this many days.
@@ -86,8 +90,13 @@ pub struct RetentionSettings {
 }
 
 /// The settings file's contents. Unknown keys are kept on rewrite.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(
+    title = "copse-hooks settings",
+    description = "$COPSE_DIR/settings.json (default ~/.copse/settings.json): whether hooks run, which workspaces are trusted, the sandbox and the audit store. Reference: docs/settings.md."
+)]
+#[non_exhaustive]
 pub struct Settings {
     /// Whether external hooks run at all.
     #[serde(default)]
@@ -125,6 +134,7 @@ pub struct Settings {
     pub auto_continue_follow_ups: bool,
     /// Keys this version does not know, preserved.
     #[serde(flatten)]
+    #[schemars(skip)]
     pub other: serde_json::Map<String, serde_json::Value>,
     /// What was wrong with the file (wrong-typed or unknown keys), one line each.
     #[serde(skip)]
@@ -133,54 +143,108 @@ pub struct Settings {
 
 /// Why settings could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SettingsError {
     /// The file exists but could not be read.
-    #[error("failed to read settings {path}: {source}")]
+    #[error("failed to read settings {path}: {cause}")]
     Read {
         /// The settings file.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The settings lock could not be taken.
-    #[error("failed to lock settings {path}: {source}")]
+    #[error("failed to lock settings {path}: {cause}")]
     Lock {
         /// The lock file.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The file exists but is not a regular file or is too large.
-    #[error("settings file {path} {source}; using safe defaults: hooks off, nothing trusted")]
+    #[error("settings file {path} {cause}; using safe defaults: hooks off, nothing trusted")]
     Unreadable {
         /// The settings file.
         path: PathBuf,
         /// Why.
-        #[source]
-        source: crate::fsread::ReadError,
+        cause: crate::fsread::ReadError,
     },
     /// The file is not valid settings JSON.
     #[error(
-        "settings file {path} is corrupt ({source}); using safe defaults: hooks off, nothing trusted"
+        "settings file {path} is corrupt ({cause}); using safe defaults: hooks off, nothing trusted"
     )]
     Corrupt {
         /// The settings file.
         path: PathBuf,
         /// The parse error.
-        #[source]
-        source: serde_json::Error,
+        cause: serde_json::Error,
     },
     /// The file could not be written.
-    #[error("failed to write settings {path}: {source}")]
+    #[error("failed to write settings {path}: {cause}")]
     Write {
         /// The settings file.
         path: PathBuf,
         /// The I/O error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
+}
+
+/// The key an editor reads the settings file's JSON Schema from; allowed, not used.
+pub(crate) const SCHEMA_KEY: &str = "$schema";
+
+/// The JSON Schema of the settings file (draft-07), generated from [`Settings`]: what
+/// `schemas/settings.schema.json` holds and what `lint` checks a settings file against
+/// (unknown keys are flagged, as `additionalProperties: false`, though the engine keeps
+/// and ignores them).
+pub fn settings_schema() -> serde_json::Value {
+    use serde_json::Value;
+    let generator = schemars::generate::SchemaSettings::draft07()
+        .with_transform(schemars::transform::RecursiveTransform(
+            |s: &mut schemars::Schema| {
+                // Rust integer widths mean nothing to a settings author.
+                s.remove("format");
+                if let Some(Value::String(d)) = s.get_mut("description") {
+                    *d = crate::dialect::copse::unwrap_paragraphs(d);
+                }
+            },
+        ))
+        .into_generator();
+    let schema = generator.into_root_schema_for::<Settings>().to_value();
+    let Value::Object(mut rest) = schema else {
+        return schema;
+    };
+    if let Some(Value::Object(props)) = rest.get_mut("properties") {
+        props.insert(
+            SCHEMA_KEY.to_string(),
+            serde_json::json!({
+                "description": "The JSON Schema editors check this file against; copse-hooks ignores it.",
+                "type": "string"
+            }),
+        );
+    }
+    rest.insert("additionalProperties".into(), Value::Bool(false));
+    if let Some(Value::Object(defs)) = rest.get_mut("definitions")
+        && let Some(Value::Object(retention)) = defs.get_mut("RetentionSettings")
+    {
+        retention.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    // The identifying keys first, as schema files conventionally start.
+    let mut ordered = serde_json::Map::new();
+    for key in ["$schema", "title", "description"] {
+        if let Some(v) = rest.remove(key) {
+            ordered.insert(key.to_string(), v);
+        }
+    }
+    ordered.extend(rest);
+    Value::Object(ordered)
+}
+
+/// [`settings_schema`] as the committed file's text: pretty-printed, with a final
+/// newline.
+pub fn settings_schema_text() -> String {
+    let mut text = serde_json::to_string_pretty(&settings_schema()).unwrap_or_default();
+    text.push('\n');
+    text
 }
 
 /// The project config files a workspace root may hold, in every dialect.
@@ -222,12 +286,12 @@ fn parse_lenient(path: &Path, bytes: &[u8]) -> Result<Settings, SettingsError> {
     let value: serde_json::Value =
         serde_json::from_slice(bytes).map_err(|source| SettingsError::Corrupt {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         })?;
     let serde_json::Value::Object(map) = value else {
         return Err(SettingsError::Corrupt {
             path: path.to_path_buf(),
-            source: <serde_json::Error as serde::de::Error>::custom(
+            cause: <serde_json::Error as serde::de::Error>::custom(
                 "the top level is not a JSON object",
             ),
         });
@@ -236,6 +300,12 @@ fn parse_lenient(path: &Path, bytes: &[u8]) -> Result<Settings, SettingsError> {
     let mut good = serde_json::Map::new();
     let mut require_unreadable = false;
     for (key, value) in map {
+        // Editors read `$schema` (schemas/settings.schema.json); copse-hooks keeps it
+        // on rewrite (with the other keys it does not use) and says nothing about it.
+        if key == SCHEMA_KEY {
+            good.insert(key, value);
+            continue;
+        }
         let mut one = serde_json::Map::new();
         one.insert(key.clone(), value);
         let probe = serde_json::Value::Object(one);
@@ -271,7 +341,7 @@ fn parse_lenient(path: &Path, bytes: &[u8]) -> Result<Settings, SettingsError> {
         serde_json::from_value(serde_json::Value::Object(good)).map_err(|source| {
             SettingsError::Corrupt {
                 path: path.to_path_buf(),
-                source,
+                cause: source,
             }
         })?;
     if require_unreadable {
@@ -295,11 +365,11 @@ impl Settings {
             Ok(None) => Ok(Settings::default()),
             Err(crate::fsread::ReadError::Io(source)) => Err(SettingsError::Read {
                 path: path.to_path_buf(),
-                source,
+                cause: source,
             }),
             Err(source) => Err(SettingsError::Unreadable {
                 path: path.to_path_buf(),
-                source,
+                cause: source,
             }),
         }
     }
@@ -320,7 +390,7 @@ impl Settings {
         let lock_path = dir.join("settings.lock");
         let lock_err = |source| SettingsError::Lock {
             path: lock_path.clone(),
-            source,
+            cause: source,
         };
         notices.extend(crate::private::ensure_dir(dir).map_err(lock_err)?);
         let lock = {
@@ -353,7 +423,7 @@ impl Settings {
     pub fn save(&self, path: &Path) -> Result<(), SettingsError> {
         let err = |source| SettingsError::Write {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         };
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         crate::private::ensure_dir(dir).map_err(err)?;

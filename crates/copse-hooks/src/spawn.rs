@@ -58,6 +58,8 @@ use std::time::{Duration, SystemTime};
 pub use contain::set_containment_for_benchmarks;
 #[cfg(unix)]
 pub use contain::{contained, kill_all, layers};
+#[cfg(unix)]
+pub use unix::resident::{Resident, StdinWriter, start};
 
 /// Work to do in the child between its creation and exec (e.g. apply a sandbox).
 ///
@@ -174,29 +176,28 @@ pub struct SpawnOutput {
 
 /// Why a run produced no [`SpawnOutput`].
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpawnError {
     /// The child could not be started (the spawn or exec failed, `cwd` is missing, the
     /// command, cwd or environment contains a NUL byte, or the [`ChildSetup`] failed or
     /// killed the child).
-    #[error("failed to start `{command}` in {cwd}: {source}")]
+    #[error("failed to start `{command}` in {cwd}: {cause}")]
     Start {
         /// The command as given.
         command: String,
         /// The working directory as given.
         cwd: PathBuf,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// Supervising a started child failed (a poll/read/wait error). The child's group was
     /// killed and the child reaped before this was returned.
-    #[error("failed to supervise `{command}`: {source}")]
+    #[error("failed to supervise `{command}`: {cause}")]
     Io {
         /// The command as given.
         command: String,
         /// The underlying error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 
@@ -223,7 +224,7 @@ pub fn run(req: &SpawnRequest<'_>) -> Result<SpawnOutput, SpawnError> {
         Err(SpawnError::Start {
             command: req.command.to_owned(),
             cwd: req.cwd.to_path_buf(),
-            source: std::io::Error::new(
+            cause: std::io::Error::new(
                 std::io::ErrorKind::Unsupported,
                 "hooks can only be spawned on Unix",
             ),

@@ -61,24 +61,23 @@ pub const DEFAULT_LIMIT: usize = 50;
 
 /// Why the spine could not do something.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SpineError {
     /// The database (or its directory) could not be created or opened.
-    #[error("cannot open the hook run database {}: {source}", path.display())]
+    #[error("cannot open the hook run database {}: {cause}", path.display())]
     Open {
         /// The database file.
         path: PathBuf,
         /// What SQLite said.
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     /// The directory for the database could not be created.
-    #[error("cannot create the directory for the hook run database {}: {source}", path.display())]
+    #[error("cannot create the directory for the hook run database {}: {cause}", path.display())]
     CreateDir {
         /// The database file.
         path: PathBuf,
         /// What the OS said.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// The database file cannot be written.
     #[error("the hook run database {} is read-only", path.display())]
@@ -139,33 +138,30 @@ pub enum SpineError {
         path: PathBuf,
     },
     /// Migrating to a schema version failed; the database stays at the previous one.
-    #[error("cannot migrate the hook run database {} to schema version {version}: {source}", path.display())]
+    #[error("cannot migrate the hook run database {} to schema version {version}: {cause}", path.display())]
     Migrate {
         /// The database file.
         path: PathBuf,
         /// The version being migrated to.
         version: i64,
         /// What SQLite said.
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     /// The writer thread could not be started.
-    #[error("cannot start the hook run writer for {}: {source}", path.display())]
+    #[error("cannot start the hook run writer for {}: {cause}", path.display())]
     Thread {
         /// The database file.
         path: PathBuf,
         /// What the OS said.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// A read failed.
-    #[error("cannot read the hook run database {}: {source}", path.display())]
+    #[error("cannot read the hook run database {}: {cause}", path.display())]
     Query {
         /// The database file.
         path: PathBuf,
         /// What SQLite said.
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     /// A filter value is not one the spine knows.
     #[error("invalid hook run filter: {0}")]
@@ -177,6 +173,7 @@ pub enum SpineError {
 
 /// Something the host should show the user once: recording is off or lost records.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct SpineWarning {
     /// The database file.
     pub path: PathBuf,
@@ -334,7 +331,7 @@ impl Spine {
             let notice =
                 crate::private::ensure_dir(dir).map_err(|source| SpineError::CreateDir {
                     path: path.clone(),
-                    source,
+                    cause: source,
                 })?;
             notices.extend(notice);
         }
@@ -358,7 +355,7 @@ impl Spine {
         }
         let open_err = |source| SpineError::Open {
             path: path.clone(),
-            source,
+            cause: source,
         };
         let mut conn = Connection::open_with_flags(
             &path,
@@ -408,7 +405,7 @@ impl Spine {
             .spawn(move || writer::run(&thread_shared, conn, retention))
             .map_err(|source| SpineError::Thread {
                 path: path.clone(),
-                source,
+                cause: source,
             })?;
         Ok(Spine {
             path: Some(path),
@@ -554,6 +551,12 @@ impl Spine {
         self.read(query::recent_failures).unwrap_or_default()
     }
 
+    /// The persistent hooks the store last saw broken (`list`, `doctor`), newest
+    /// first. Empty when the spine cannot be read.
+    pub fn broken_hooks(&self) -> Vec<query::HookFailure> {
+        self.read(query::broken_hooks).unwrap_or_default()
+    }
+
     /// The session of the newest run; `None` when there is none or the spine cannot
     /// be read.
     pub fn latest_session(&self) -> Option<String> {
@@ -572,7 +575,7 @@ impl Spine {
         };
         f(conn).map_err(|source| SpineError::Query {
             path: path.clone(),
-            source,
+            cause: source,
         })
     }
 }
@@ -603,7 +606,7 @@ fn require_regular_or_absent(path: &Path) -> Result<(), SpineError> {
 fn open_reader(path: &Path) -> Result<Connection, SpineError> {
     let err = |source| SpineError::Open {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     };
     require_regular_or_absent(path)?;
     let conn = Connection::open_with_flags(

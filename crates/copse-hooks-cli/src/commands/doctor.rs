@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
-use copse_hooks_wire::output::DoctorOutput;
+use copse_hooks_wire::output::{AgentShimOutput, DoctorOutput, ShimServedOutput};
 
 use crate::cli::Global;
 use crate::host::{self, Origin};
@@ -21,13 +21,81 @@ pub fn run(global: &Global) -> Result<ExitCode> {
         global.enable.then_some(true),
         Origin::Flag,
     )?;
-    let report = copse_hooks_server::doctor::report(&hosted);
+    let mut report = copse_hooks_server::doctor::report(&hosted);
+    report.agents = agents(&hosted.engine.config().copse_dir);
     if global.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
         print_human(&report);
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Per agent: where the shim is installed (`install`'s manifest), what was adopted,
+/// and which path served its most recent calls.
+pub fn agents(copse_dir: &std::path::Path) -> Vec<AgentShimOutput> {
+    super::install::status()
+        .into_iter()
+        .map(|i| {
+            let served = copse_hooks::agent::Agent::parse(&i.agent)
+                .and_then(|a| copse_hooks::agent::shim::read_served(copse_dir, a))
+                .map(|s| ShimServedOutput {
+                    path: s.path,
+                    fallback: s.fallback,
+                    since_ms: s.since_ms,
+                });
+            AgentShimOutput {
+                agent: i.agent,
+                scope: i.scope,
+                path: i.path.display().to_string(),
+                command: i.command,
+                adopted: i.adopted.map(|a| a.display().to_string()),
+                adopted_events: i.adopted_events,
+                served,
+            }
+        })
+        .collect()
+}
+
+fn print_agents(agents: &[AgentShimOutput]) {
+    heading("Agents");
+    if agents.is_empty() {
+        outln!("  no shim installed (`copse-hooks install --agent NAME`)");
+    }
+    for a in agents {
+        outln!(
+            "  {:<7} shim installed ({}) in {}",
+            clean(&a.agent),
+            clean(&a.scope),
+            clean(&a.path)
+        );
+        if let Some(adopted) = &a.adopted {
+            outln!(
+                "          adopted {} into {}",
+                clean(&a.adopted_events.join(", ")),
+                clean(adopted)
+            );
+        }
+        match &a.served {
+            None => outln!("          {}", paint("not called yet", output::DIM, false)),
+            Some(s) => {
+                let why = s
+                    .fallback
+                    .as_deref()
+                    .map(|f| format!(" ({})", clean(f)))
+                    .unwrap_or_default();
+                let by = if s.path == "daemon" {
+                    "by the daemon".to_string()
+                } else {
+                    clean(&s.path)
+                };
+                outln!(
+                    "          served {by}{why} since {}",
+                    crate::time::format_time(s.since_ms, true)
+                );
+            }
+        }
+    }
 }
 
 fn heading(text: &str) {
@@ -153,6 +221,39 @@ fn print_human(r: &DoctorOutput) {
             clean(w)
         );
     }
+    if !r.persistent.is_empty() {
+        heading("Persistent hooks");
+        for p in &r.persistent {
+            let state = match p.state.as_str() {
+                "broken" => paint("broken", output::RED, false),
+                "running" => paint("running", output::GREEN, false),
+                other => clean(other),
+            };
+            let idle = p.idle_timeout_ms.map_or_else(
+                || "never stopped idle".to_string(),
+                |ms| format!("idle stop after {}s", ms as f64 / 1000.0),
+            );
+            outln!(
+                "  {} {}[{}] {} {}",
+                state,
+                clean(&p.event),
+                p.entry,
+                clean(&p.command),
+                paint(
+                    &format!(
+                        "({}{idle})",
+                        p.pid.map(|pid| format!("pid {pid} · ")).unwrap_or_default()
+                    ),
+                    output::DIM,
+                    false
+                )
+            );
+            if let Some(reason) = &p.reason {
+                outln!("      {}", clean(reason));
+            }
+        }
+    }
+    print_agents(&r.agents);
     heading("Most recent failure of each hook");
     if r.recent_failures.is_empty() {
         outln!("  none recorded");

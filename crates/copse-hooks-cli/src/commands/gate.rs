@@ -43,14 +43,13 @@ fn read_content(input: &Map<String, Value>, roots: &[std::path::PathBuf]) -> Res
     };
     // Regular files only, opened without blocking; hooks see at most the first
     // 1 MiB (cut at a character boundary) of a larger file.
-    let (mut bytes, cut) =
-        copse_hooks::fsread::read_prefix(&resolved, copse_hooks::fsread::MAX_READ_FILE_CONTENT)
-            .with_context(|| {
-                format!(
-                    "failed to read {} for the beforeReadFile content",
-                    resolved.display()
-                )
-            })?;
+    let (mut bytes, cut) = copse_hooks::read_prefix(&resolved, copse_hooks::MAX_READ_FILE_CONTENT)
+        .with_context(|| {
+            format!(
+                "failed to read {} for the beforeReadFile content",
+                resolved.display()
+            )
+        })?;
     if cut {
         // The cut may split a character: drop the incomplete tail.
         if let Err(e) = std::str::from_utf8(&bytes)

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result, bail};
 use copse_hooks::EngineConfig;
 use copse_hooks::agent::{self, Agent};
-use copse_hooks::settings::{Settings, sha256_hex};
+use copse_hooks::{Settings, sha256_hex};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -422,8 +422,20 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
     if global.json {
         println!(
             "{}",
-            json!({"agent": agent.as_str(), "scope": scope, "path": path, "events": agent.served_events(),
-                   "adopted": adopted_path, "adopted_events": adopted_events, "hooks_enabled": true})
+            serde_json::to_string(&copse_hooks_wire::output::InstallOutput {
+                version: copse_hooks_wire::OUTPUT_VERSION,
+                agent: agent.as_str().to_string(),
+                scope: scope.to_string(),
+                path: path.display().to_string(),
+                events: agent
+                    .served_events()
+                    .iter()
+                    .map(|e| e.to_string())
+                    .collect(),
+                adopted: adopted_path.as_ref().map(|p| p.display().to_string()),
+                adopted_events,
+                hooks_enabled: true,
+            })?
         );
     } else {
         println!(
@@ -547,7 +559,12 @@ pub fn uninstall(global: &Global, agent: &str, project: bool) -> Result<ExitCode
     if global.json {
         println!(
             "{}",
-            json!({"agent": agent.as_str(), "path": path, "result": how})
+            serde_json::to_string(&copse_hooks_wire::output::UninstallOutput {
+                version: copse_hooks_wire::OUTPUT_VERSION,
+                agent: agent.as_str().to_string(),
+                path: path.display().to_string(),
+                result: how.to_string(),
+            })?
         );
     } else {
         println!("{how} {} ({agent})", path.display());

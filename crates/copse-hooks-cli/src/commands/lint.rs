@@ -4,8 +4,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use copse_hooks::lint::Level;
-use serde_json::json;
+use copse_hooks::Level;
 
 use crate::cli::Global;
 use crate::output::{self, paint};
@@ -19,19 +18,7 @@ pub fn run(global: &Global, paths: &[PathBuf], deny_warnings: bool) -> Result<Ex
     if global.json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&json!({
-                "files": report.files.iter().map(|(f, d)| json!({"file": f.display().to_string(), "dialect": d.as_str()})).collect::<Vec<_>>(),
-                "problems": report.problems.iter().map(|p| json!({
-                    "file": p.file.display().to_string(),
-                    "line": p.line,
-                    "column": p.column,
-                    "level": p.level.as_str(),
-                    "message": p.message,
-                })).collect::<Vec<_>>(),
-                "errors": errors,
-                "warnings": warnings,
-                "version": 1,
-            }))?
+            serde_json::to_string_pretty(&copse_hooks_wire::output::LintOutput::from(&report))?
         );
     } else {
         for p in &report.problems {

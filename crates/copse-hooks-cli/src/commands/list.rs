@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use anyhow::Result;
-use copse_hooks::engine::TrustState;
+use copse_hooks::TrustState;
 use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
 
 use crate::cli::Global;
@@ -26,11 +26,13 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
     let listing = inv.engine.list_with(spine.as_ref());
     let installed = super::install::status();
     if global.json {
-        let mut value = serde_json::to_value(output::listing_json(&listing))?;
-        if !installed.is_empty()
+        let mut value = output::listing_json(&listing);
+        let agents = super::doctor::agents(&inv.engine.config().copse_dir);
+        if !agents.is_empty()
             && let Some(obj) = value.as_object_mut()
         {
-            obj.insert("agents".into(), serde_json::to_value(&installed)?);
+            // `ListOutput.agents`, typed (schemas/output/list.schema.json).
+            obj.insert("agents".into(), serde_json::to_value(&agents)?);
         }
         outln!("{}", serde_json::to_string_pretty(&value)?);
     } else {
@@ -51,8 +53,8 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
                 .iter()
                 .map(|(dialect, p)| {
                     let word = match p {
-                        copse_hooks::outcome::FailurePolicy::Open => "open",
-                        copse_hooks::outcome::FailurePolicy::Closed => "closed",
+                        copse_hooks::FailurePolicy::Open => "open",
+                        copse_hooks::FailurePolicy::Closed => "closed",
                     };
                     format!("{} fails {word}", output::clean(dialect))
                 })
@@ -207,7 +209,7 @@ fn print_human(l: &Listing, enabled: bool) {
             status(h),
             paint(
                 &format!(
-                    "· {policy} · {} · timeout {}",
+                    "· {policy} · {} · timeout {}{}",
                     if h.http {
                         "HTTP request (no process)"
                     } else if h.sandboxed {
@@ -215,14 +217,33 @@ fn print_human(l: &Listing, enabled: bool) {
                     } else {
                         "UNSANDBOXED (sandbox: false)"
                     },
-                    seconds(h.timeout_ms)
+                    seconds(h.timeout_ms),
+                    match (h.persistent, h.idle_timeout_ms) {
+                        (false, _) => String::new(),
+                        (true, Some(ms)) => format!(" · persistent (idle stop {})", seconds(ms)),
+                        (true, None) => " · persistent".to_string(),
+                    }
                 ),
                 output::DIM,
                 false
             )
         );
         print_scripts(h);
-        if let Some(e) = &h.last_error {
+        if let Some(why) = &h.broken {
+            outln!(
+                "      {}",
+                paint(
+                    &format!("persistent hook {}", clean(why)),
+                    output::RED,
+                    false
+                )
+            );
+        }
+        if let Some(e) = h
+            .last_error
+            .as_ref()
+            .filter(|e| h.broken.as_ref() != Some(*e))
+        {
             outln!(
                 "      {}",
                 paint(&format!("last error: {}", clean(e)), output::RED, false)
@@ -236,9 +257,9 @@ fn print_human(l: &Listing, enabled: bool) {
             outln!(
                 "  {}: {}: {}",
                 output::path(&w.source),
-                match copse_hooks::lint::level_of(&w.message) {
-                    copse_hooks::lint::Level::Error => paint("error", output::RED, false),
-                    copse_hooks::lint::Level::Warning => paint("warning", output::YELLOW, false),
+                match copse_hooks::level_of(&w.message) {
+                    copse_hooks::Level::Error => paint("error", output::RED, false),
+                    copse_hooks::Level::Warning => paint("warning", output::YELLOW, false),
                 },
                 clean(&w.message)
             );
@@ -271,25 +292,20 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
         .collect();
     let unsandboxed: Vec<&&HookSummary> = project.iter().filter(|h| !h.sandboxed).collect();
     if global.json {
-        let hooks: Vec<serde_json::Value> = project.iter().map(|h| output::hook_json(h)).collect();
-        let uns: Vec<serde_json::Value> =
-            unsandboxed.iter().map(|h| output::hook_json(h)).collect();
-        let warnings: Vec<serde_json::Value> = listing
-            .warnings
-            .iter()
-            .filter(|w| w.scope == Scope::Project)
-            .map(output::warning_json)
-            .collect();
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "workspaces": roots.iter().map(|r| r.display().to_string()).collect::<Vec<_>>(),
-                "hooks": hooks,
-                "unsandboxed": uns,
-                "warnings": warnings,
-                "version": 1,
-            }))?
-        );
+        use copse_hooks_wire::output::{HookOutput, UntrustedPreviewOutput, WarningOutput};
+        let preview = UntrustedPreviewOutput {
+            version: copse_hooks_wire::OUTPUT_VERSION,
+            workspaces: roots.iter().map(|r| r.display().to_string()).collect(),
+            hooks: project.iter().map(|h| HookOutput::from(*h)).collect(),
+            unsandboxed: unsandboxed.iter().map(|h| HookOutput::from(**h)).collect(),
+            warnings: listing
+                .warnings
+                .iter()
+                .filter(|w| w.scope == Scope::Project)
+                .map(WarningOutput::from)
+                .collect(),
+        };
+        outln!("{}", serde_json::to_string_pretty(&preview)?);
         return Ok(ExitCode::SUCCESS);
     }
     // A config that exists but cannot be read is said, never shown as absent.
@@ -363,13 +379,13 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
 fn print_scripts(h: &copse_hooks::HookSummary) {
     for s in &h.scripts {
         let (word, colour) = match s.state {
-            copse_hooks::engine::ScriptState::Pinned => ("pinned", output::DIM),
-            copse_hooks::engine::ScriptState::Changed => ("CHANGED since trusted", output::RED),
-            copse_hooks::engine::ScriptState::Unpinned => ("pinned when trusted", output::DIM),
+            copse_hooks::ScriptState::Pinned => ("pinned", output::DIM),
+            copse_hooks::ScriptState::Changed => ("CHANGED since trusted", output::RED),
+            copse_hooks::ScriptState::Unpinned => ("pinned when trusted", output::DIM),
         };
         let state = match (&s.sha256, s.state) {
             (None, _) => format!("{word}; missing or unreadable"),
-            (Some(h), copse_hooks::engine::ScriptState::Unpinned) => {
+            (Some(h), copse_hooks::ScriptState::Unpinned) => {
                 format!("{word}; sha256 {}", h.get(..12).unwrap_or(h))
             }
             (Some(h), _) => format!("{word}, sha256 {}", h.get(..12).unwrap_or(h)),

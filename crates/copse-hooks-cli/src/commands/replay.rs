@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result, anyhow, bail};
-use copse_hooks::event::{Compaction, FileEdit, McpServer, ToolResult};
+use copse_hooks::{Compaction, FileEdit, McpServer, ToolResult};
 use copse_hooks::{EventPayload, Fired, HostIdentity, ModelIdentity, Session, SessionIdentity};
 use copse_hooks_wire::OUTPUT_VERSION;
 use copse_hooks_wire::output::{
@@ -102,12 +102,11 @@ pub fn session_identity(obj: &Map<String, Value>) -> Result<SessionIdentity> {
     let host = serde_json::from_value::<HostIdentity>(Value::Object(obj.clone())).context(
         "transcript_path, permission_mode, host_version, user_email, last_assistant_message, agent_id and agent_transcript_path must be strings",
     )?;
-    Ok(SessionIdentity {
-        conversation_id: str_field(obj, "conversation_id")?,
-        generation_id: str_field(obj, "generation_id")?,
-        model,
-        host,
-    })
+    let mut identity = SessionIdentity::new(str_field(obj, "conversation_id")?);
+    identity.generation_id = str_field(obj, "generation_id")?;
+    identity.model = model;
+    identity.host = host;
+    Ok(identity)
 }
 
 fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]) -> Result<Step> {
@@ -150,22 +149,23 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
                 Some(Value::String(s)) => s.clone(),
                 Some(other) => other.to_string(),
             };
-            EventPayload::AfterToolUse(ToolResult {
-                tool: required_str(obj, "tool")?,
-                input: object_field(obj, "input")?,
+            let mut result = ToolResult::new(
+                required_str(obj, "tool")?,
+                object_field(obj, "input")?,
                 output,
-                is_error: opt_bool(obj, "is_error", false)?,
-                duration_ms: u64_field(obj, "duration_ms")?,
-                tool_call_id: match str_field(obj, "tool_call_id")? {
-                    id if id.is_empty() => str_field(obj, "tool_use_id")?,
-                    id => id,
-                },
-                response: obj
-                    .get("tool_response")
-                    .or_else(|| obj.get("response"))
-                    .filter(|v| !v.is_null())
-                    .cloned(),
-            })
+            );
+            result.is_error = opt_bool(obj, "is_error", false)?;
+            result.duration_ms = u64_field(obj, "duration_ms")?;
+            result.tool_call_id = match str_field(obj, "tool_call_id")? {
+                id if id.is_empty() => str_field(obj, "tool_use_id")?,
+                id => id,
+            };
+            result.response = obj
+                .get("tool_response")
+                .or_else(|| obj.get("response"))
+                .filter(|v| !v.is_null())
+                .cloned();
+            EventPayload::AfterToolUse(result)
         }
         "afterFileEdit" => EventPayload::AfterFileEdit {
             file_path: {
@@ -200,15 +200,16 @@ fn parse_step(obj: &Map<String, Value>, name: &str, roots: &[std::path::PathBuf]
             reason: opt_str(obj, "reason", "completed")?,
             duration_ms: u64_field(obj, "duration_ms")?,
         },
-        "preCompact" => EventPayload::PreCompact(Compaction {
-            trigger: opt_str(obj, "trigger", "auto")?,
-            context_usage_percent: opt_f64(obj, "context_usage_percent")?,
-            context_tokens: u64_field(obj, "context_tokens")?,
-            context_window_size: u64_field(obj, "context_window_size")?,
-            message_count: u64_field(obj, "message_count")?,
-            messages_to_compact: u64_field(obj, "messages_to_compact")?,
-            is_first_compaction: opt_bool(obj, "is_first_compaction", false)?,
-        }),
+        "preCompact" => {
+            let mut c = Compaction::new(opt_str(obj, "trigger", "auto")?);
+            c.context_usage_percent = opt_f64(obj, "context_usage_percent")?;
+            c.context_tokens = u64_field(obj, "context_tokens")?;
+            c.context_window_size = u64_field(obj, "context_window_size")?;
+            c.message_count = u64_field(obj, "message_count")?;
+            c.messages_to_compact = u64_field(obj, "messages_to_compact")?;
+            c.is_first_compaction = opt_bool(obj, "is_first_compaction", false)?;
+            EventPayload::PreCompact(c)
+        }
         "afterAgentResponse" => EventPayload::AfterAgentResponse {
             text: str_field(obj, "text")?,
         },
@@ -536,5 +537,7 @@ fn describe(e: &EventPayload, roots: &[PathBuf]) -> String {
             notification_type,
             ..
         } => format!("{notification_type}: {}", short(message)),
+        // An event the engine learned after this summary was written: its name.
+        other => other.event().name().to_string(),
     }
 }

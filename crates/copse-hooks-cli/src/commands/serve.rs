@@ -37,6 +37,7 @@ pub fn serve(_global: &Global, socket_path: Option<&Path>) -> Result<ExitCode> {
             })
         }
         Some(path) => {
+            unblock_termination_signals();
             let bound = socket::bind(path)?;
             errln!(
                 "copse-hooks {} serving on {} (pid {})",
@@ -47,6 +48,23 @@ pub fn serve(_global: &Global, socket_path: Option<&Path>) -> Result<ExitCode> {
             socket::serve_socket(bound, config())?;
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// A signal mask survives exec: a daemon started by a process that blocks INT, TERM
+/// and HUP (the shim takes them with `sigwait`) would never see `daemon stop`'s TERM.
+/// The socket server handles them itself, so it unblocks them first thing, before any
+/// of its threads exists (they inherit the mask).
+fn unblock_termination_signals() {
+    // SAFETY: all-zeroes is a valid sigset_t; sigemptyset/sigaddset initialise it and
+    // pthread_sigmask only reads it (the old mask is not wanted).
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
     }
 }
 
@@ -101,7 +119,12 @@ pub fn daemon_status(global: &Global) -> Result<ExitCode> {
     if global.json {
         outln!(
             "{}",
-            serde_json::json!({"status": word, "pid": pid, "socket": path.display().to_string()})
+            serde_json::to_string(&copse_hooks_wire::output::DaemonStatusOutput {
+                version: copse_hooks_wire::OUTPUT_VERSION,
+                status: word.to_string(),
+                pid,
+                socket: path.display().to_string(),
+            })?
         );
     } else {
         match status {

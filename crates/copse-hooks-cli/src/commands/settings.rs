@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, Result};
-use copse_hooks::settings::{Settings, SettingsError};
 use copse_hooks::{Engine, EngineConfig};
-use serde_json::json;
+use copse_hooks::{Settings, SettingsError};
+use copse_hooks_wire::output as wire;
 
 use crate::cli::Global;
 use crate::output::{self, paint};
@@ -42,7 +42,7 @@ fn recover(
             ));
             std::fs::rename(path, &aside).map_err(|source| SettingsError::Write {
                 path: path.to_path_buf(),
-                source,
+                cause: source,
             })?;
             errln!(
                 "{}: settings file {} was corrupt; moved it to {} and started from the defaults",
@@ -79,7 +79,11 @@ pub fn enable(global: &Global, on: bool) -> Result<ExitCode> {
     if global.json {
         outln!(
             "{}",
-            json!({"enabled": on, "settings": path.display().to_string(), "version": 1})
+            serde_json::to_string(&wire::EnableOutput {
+                version: copse_hooks_wire::OUTPUT_VERSION,
+                enabled: on,
+                settings: path.display().to_string(),
+            })?
         );
     } else {
         let word = if on { "on" } else { "off" };
@@ -128,14 +132,26 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     if global.json {
         outln!(
             "{}",
-            serde_json::to_string_pretty(&json!({
-                "trusted": root.display().to_string(),
-                "settings": path.display().to_string(),
-                "pinned": pins.iter().map(|(p, h)| json!({"config": p.display().to_string(), "sha256": h})).collect::<Vec<_>>(),
-                "scripts": scripts.iter().map(|(p, h)| json!({"script": p.display().to_string(), "sha256": h})).collect::<Vec<_>>(),
-                "hooks": hooks.iter().map(|h| json!({"dialect": h.dialect.as_str(), "event": h.event, "command": h.command, "source": h.source.display().to_string(), "sandboxed": h.sandboxed})).collect::<Vec<_>>(),
-                "version": 1,
-            }))?
+            serde_json::to_string_pretty(&wire::TrustOutput {
+                version: copse_hooks_wire::OUTPUT_VERSION,
+                trusted: root.display().to_string(),
+                settings: path.display().to_string(),
+                pinned: pins
+                    .iter()
+                    .map(|(p, h)| wire::PinnedConfig {
+                        config: p.display().to_string(),
+                        sha256: h.clone(),
+                    })
+                    .collect(),
+                scripts: scripts
+                    .iter()
+                    .map(|(p, h)| wire::PinnedScript {
+                        script: p.display().to_string(),
+                        sha256: h.clone(),
+                    })
+                    .collect(),
+                hooks: hooks.iter().map(|h| wire::TrustedHook::from(*h)).collect(),
+            })?
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -191,7 +207,11 @@ pub fn untrust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     if global.json {
         outln!(
             "{}",
-            json!({"untrusted": root.display().to_string(), "was_trusted": removed, "version": 1})
+            serde_json::to_string(&wire::UntrustOutput {
+                version: copse_hooks_wire::OUTPUT_VERSION,
+                untrusted: root.display().to_string(),
+                was_trusted: removed,
+            })?
         );
     } else if removed {
         outln!("{} is no longer trusted.", root.display());

@@ -5,142 +5,231 @@
 //! accident: any internal error — unreadable payload, state or settings trouble, even
 //! a panic — is answered with the agent's block (exit 2, the reason on stderr) on a
 //! gated event, and recorded in `$COPSE_DIR/shim-errors.log`.
+//!
+//! The call goes to the user's daemon (`$COPSE_DIR/daemon.sock`, `shim/handle`;
+//! started on demand) when one can be had: the shim then parses no config and opens
+//! no audit store, it only relays the payload and the agent's environment (without
+//! LLM keys) and replays the answer. Without a daemon (turned off with
+//! `COPSE_SHIM_DAEMON=0`, or none could be started or reached before the call was
+//! handed over) the engine runs in this process. Once the daemon has the call, a
+//! broken answer (it died mid-call, garbage, an internal error) is not retried
+//! in-process — hooks may have run — but answered with the block on a gated event.
 
-use std::io::{Read as _, Write as _};
+use std::ffi::OsString;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use copse_hooks::EngineConfig;
-use copse_hooks::agent::{self, Agent, Answer, Inbound, Reply};
-use copse_hooks::settings::Settings;
+use copse_hooks::agent::{self, Agent, Answer, Inbound};
+use copse_hooks_wire::rpc;
 
 /// The most payload bytes read (a larger payload is an error, which fails closed).
 const MAX_PAYLOAD: u64 = 64 << 20;
 
-/// Where a shim call's engine runs. Today only in this process; the daemon backend
-/// (forwarding to `$COPSE_DIR/daemon.sock`) plugs in here.
+/// The environment variable that turns daemon forwarding off (`0`, `off`, `false`,
+/// `no`): every call then runs in-process.
+pub const DAEMON_VAR: &str = "COPSE_SHIM_DAEMON";
+
+/// How long the shim waits for a daemon it starts to answer before running the call
+/// in-process.
+const START_WAIT: Duration = Duration::from_secs(3);
+
+/// Where a shim call's engine runs.
 pub enum Backend {
-    /// Build an engine in this process for the call.
-    InProcess,
+    /// Forward to the user's daemon on this socket (started on demand), falling back
+    /// to in-process when no daemon can be had.
+    Daemon(PathBuf),
+    /// Build an engine in this process for the call (`why`: the daemon is turned off,
+    /// or could not be had).
+    InProcess {
+        /// Why not the daemon.
+        why: String,
+    },
 }
 
 impl Backend {
-    /// The backend for this call.
+    /// The backend for this call: the daemon unless `COPSE_SHIM_DAEMON` turns it off.
     pub fn select() -> Backend {
-        Backend::InProcess
-    }
-
-    fn call(&self, agent: Agent, inbound: &Inbound) -> Result<Reply, String> {
-        match self {
-            Backend::InProcess => in_process(agent, inbound),
+        let off = std::env::var(DAEMON_VAR).is_ok_and(|v| {
+            matches!(
+                v.trim().to_ascii_lowercase().as_str(),
+                "0" | "off" | "false" | "no"
+            )
+        });
+        if off {
+            Backend::InProcess {
+                why: format!("{DAEMON_VAR}=0"),
+            }
+        } else {
+            Backend::Daemon(super::serve::daemon_socket())
         }
     }
 }
 
-fn env(name: &str) -> Option<String> {
-    std::env::var(name).ok()
+/// The agent's environment as the engine should see it: everything but LLM API keys
+/// (which never reach a hook, nor the daemon).
+fn call_vars() -> Vec<(OsString, OsString)> {
+    std::env::vars_os()
+        .filter(|(k, _)| !k.to_str().is_some_and(copse_hooks::is_llm_secret))
+        .collect()
 }
 
-/// Builds the engine config for one call: settings decide enablement and trust; the
-/// shim's own list of config locations replaces discovery's.
-pub fn engine_config(agent: Agent, inbound: &Inbound) -> Result<EngineConfig, String> {
-    let roots = agent::shim::canonical_roots(&agent::workspace_roots(agent, inbound, &env));
-    let mut config = EngineConfig::from_process(roots.clone());
-    let settings =
-        Settings::load(&Settings::path_in(&config.copse_dir)).map_err(|e| e.to_string())?;
-    // Registering the shim in an agent is the opt-in: hooks run unless the settings
-    // explicitly turn them off (`copse-hooks disable`).
-    config.hooks_enabled = settings.cursor_hooks_enabled || !explicitly_disabled(&config.copse_dir);
-    config.trusted = settings.trusted_workspaces.clone();
-    config.require_sandbox = settings.require_sandbox;
-    config.sandbox_writable = settings.sandbox_writable_paths.clone();
-    if settings.spine != Some(false) {
-        config.spine_path = Some(config.copse_dir.join("spine.db"));
+fn copse_dir() -> PathBuf {
+    EngineConfig::from_process(Vec::new()).copse_dir
+}
+
+/// Runs the call in this process.
+fn in_process(agent: Agent, mut inbound: Inbound, why: &str) -> Answer {
+    if inbound.cwd.is_none() {
+        inbound.cwd = std::env::current_dir().ok();
     }
-    if let Some(r) = settings.retention {
-        if r.max_runs.is_some() {
-            config.retention.max_runs = r.max_runs;
-        }
-        if r.max_age_days.is_some() {
-            config.retention.max_age_days = r.max_age_days;
-        }
-    }
-    let also = agent::also_from_settings(&settings.other, agent);
-    config.locations = Some(agent::locations(
-        agent,
-        &config.home,
-        &config.copse_dir,
-        &roots,
-        &also,
-    ));
-    Ok(config)
-}
-
-/// Whether `$COPSE_DIR/settings.json` says `"cursorHooksEnabled": false` (rather than
-/// not saying anything).
-fn explicitly_disabled(copse_dir: &Path) -> bool {
-    std::fs::read(Settings::path_in(copse_dir))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|v| {
-            v.get("cursorHooksEnabled")
-                .and_then(serde_json::Value::as_bool)
-        })
-        == Some(false)
-}
-
-fn in_process(agent: Agent, inbound: &Inbound) -> Result<Reply, String> {
-    let config = engine_config(agent, inbound)?;
-    agent::shim::handle(agent, inbound, config).map_err(|e| e.to_string())
-}
-
-/// Records why a call failed closed (best effort: the answer matters more).
-fn record_error(agent: Agent, wire: Option<&str>, reason: &str) {
-    let copse_dir = EngineConfig::from_process(Vec::new()).copse_dir;
-    let line = serde_json::json!({
-        "at_ms": std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0),
-        "agent": agent.as_str(),
-        "event": wire,
-        "error": reason,
+    let vars = call_vars();
+    let result = agent::shim::engine_config(agent, &inbound, &vars).and_then(|config| {
+        agent::shim::record_served(&config.copse_dir, agent, "in-process", Some(why));
+        agent::shim::handle(agent, &inbound, config)
     });
-    let _ = std::fs::create_dir_all(&copse_dir);
-    if let Ok(mut f) = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(error_log(&copse_dir))
-    {
-        let _ = writeln!(f, "{line}");
+    match result {
+        Ok(reply) => agent::answer(agent, &inbound, &reply),
+        Err(e) => {
+            let reason = e.to_string();
+            agent::shim::record_error(&copse_dir(), agent, Some(&inbound.wire_event), &reason);
+            agent::fail_closed(agent, Some(&inbound.wire_event), &reason)
+        }
     }
 }
 
-/// The shim's error log.
-pub fn error_log(copse_dir: &Path) -> PathBuf {
-    copse_dir.join("shim-errors.log")
+/// Why forwarding failed: before the daemon could have run anything (fall back to
+/// in-process), or after it may have (fail closed: never run hooks twice, never fail
+/// open).
+enum Forward {
+    Unavailable(String),
+    Broken(String),
+}
+
+/// Connects to the daemon, starting it when nothing answers.
+fn connect(socket: &Path) -> Result<UnixStream, String> {
+    match UnixStream::connect(socket) {
+        Ok(s) => return Ok(s),
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            ) => {}
+        Err(e) => return Err(format!("cannot connect to {}: {e}", socket.display())),
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
+    let log = socket.with_file_name("daemon.log");
+    copse_hooks_server::socket::start_with(&exe, socket, &log, START_WAIT, Some(&call_vars()))
+        .map_err(|e| e.to_string())?;
+    UnixStream::connect(socket).map_err(|e| format!("cannot connect to {}: {e}", socket.display()))
+}
+
+/// Forwards one call: `shim/handle` on the daemon's socket.
+fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forward> {
+    let payload = std::str::from_utf8(payload)
+        .map_err(|_| Forward::Unavailable("the payload is not UTF-8".into()))?;
+    let mut stream = connect(socket).map_err(Forward::Unavailable)?;
+    let env: std::collections::BTreeMap<String, String> = call_vars()
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let params = rpc::ShimHandleParams {
+        agent: agent.as_str().to_string(),
+        payload: payload.to_string(),
+        env,
+        cwd: std::env::current_dir()
+            .ok()
+            .and_then(|d| d.into_os_string().into_string().ok()),
+    };
+    let request = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "shim/handle", "params": params,
+    });
+    let mut line = serde_json::to_vec(&request)
+        .map_err(|e| Forward::Unavailable(format!("cannot encode the call: {e}")))?;
+    line.push(b'\n');
+    // A failed write means the daemon has no complete request: nothing ran.
+    stream
+        .write_all(&line)
+        .map_err(|e| Forward::Unavailable(format!("the daemon did not take the call: {e}")))?;
+    let mut reply = Vec::new();
+    let read = BufReader::new(&stream)
+        .take(MAX_PAYLOAD * 4)
+        .read_until(b'\n', &mut reply);
+    match read {
+        Ok(0) => {
+            return Err(Forward::Broken(
+                "the daemon closed the connection mid-call".into(),
+            ));
+        }
+        Ok(_) => {}
+        Err(e) => return Err(Forward::Broken(format!("reading the daemon's answer: {e}"))),
+    }
+    let value: serde_json::Value = serde_json::from_slice(&reply)
+        .map_err(|e| Forward::Broken(format!("the daemon's answer is not JSON: {e}")))?;
+    if let Some(err) = value.get("error") {
+        let code = err.get("code").and_then(serde_json::Value::as_i64);
+        let message = err
+            .get("message")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("(no message)");
+        // A daemon that does not know the method (an older one) ran nothing.
+        return Err(if code == Some(rpc::codes::METHOD_NOT_FOUND) {
+            Forward::Unavailable(format!("the daemon does not serve shim/handle: {message}"))
+        } else {
+            Forward::Broken(format!("the daemon failed the call: {message}"))
+        });
+    }
+    let result: rpc::ShimHandleResult = value
+        .get("result")
+        .cloned()
+        .ok_or_else(|| Forward::Broken("the daemon's answer has no result".into()))
+        .and_then(|r| {
+            serde_json::from_value(r)
+                .map_err(|e| Forward::Broken(format!("the daemon's answer is malformed: {e}")))
+        })?;
+    Ok(Answer {
+        stdout: result.stdout,
+        stderr: result.stderr,
+        exit_code: result.exit_code,
+    })
+}
+
+/// The wire event named in a payload, when that much can be read.
+fn wire_of(payload: &[u8]) -> Option<String> {
+    serde_json::from_slice::<serde_json::Value>(payload)
+        .ok()
+        .and_then(|v| v.get("hook_event_name")?.as_str().map(str::to_string))
 }
 
 fn serve(agent: Agent, payload: &[u8]) -> Answer {
+    let why = match Backend::select() {
+        Backend::Daemon(socket) => match forward(&socket, agent, payload) {
+            Ok(answer) => return answer,
+            Err(Forward::Broken(reason)) => {
+                // The daemon may have run hooks: fail closed on a gated event rather
+                // than run them again (or fail open).
+                let wire = wire_of(payload);
+                agent::shim::record_error(&copse_dir(), agent, wire.as_deref(), &reason);
+                return agent::fail_closed(agent, wire.as_deref(), &reason);
+            }
+            Err(Forward::Unavailable(reason)) => format!("no daemon: {reason}"),
+        },
+        Backend::InProcess { why } => why,
+    };
     let inbound = match agent::read(agent, payload) {
         Ok(i) => i,
         Err(e) => {
             let reason = e.to_string();
             // Which event was it, if that much can be read?
-            let wire = serde_json::from_slice::<serde_json::Value>(payload)
-                .ok()
-                .and_then(|v| v.get("hook_event_name")?.as_str().map(str::to_string));
-            record_error(agent, wire.as_deref(), &reason);
+            let wire = wire_of(payload);
+            agent::shim::record_error(&copse_dir(), agent, wire.as_deref(), &reason);
             return agent::fail_closed(agent, wire.as_deref(), &reason);
         }
     };
-    match Backend::select().call(agent, &inbound) {
-        Ok(reply) => agent::answer(agent, &inbound, &reply),
-        Err(reason) => {
-            record_error(agent, Some(&inbound.wire_event), &reason);
-            agent::fail_closed(agent, Some(&inbound.wire_event), &reason)
-        }
-    }
+    in_process(agent, inbound, &why)
 }
 
 pub fn run(agent: Agent) -> ExitCode {
@@ -152,22 +241,20 @@ pub fn run(agent: Agent) -> ExitCode {
     let answer = match read {
         Err(e) => {
             let reason = format!("could not read the payload: {e}");
-            record_error(agent, None, &reason);
+            agent::shim::record_error(&copse_dir(), agent, None, &reason);
             agent::fail_closed(agent, None, &reason)
         }
         Ok(_) if payload.len() as u64 > MAX_PAYLOAD => {
             let reason = format!("the payload is larger than {MAX_PAYLOAD} bytes");
-            record_error(agent, None, &reason);
+            agent::shim::record_error(&copse_dir(), agent, None, &reason);
             agent::fail_closed(agent, None, &reason)
         }
         Ok(_) => match std::panic::catch_unwind(|| serve(agent, &payload)) {
             Ok(a) => a,
             Err(_) => {
                 let reason = "internal error (panic)".to_string();
-                let wire = serde_json::from_slice::<serde_json::Value>(&payload)
-                    .ok()
-                    .and_then(|v| v.get("hook_event_name")?.as_str().map(str::to_string));
-                record_error(agent, wire.as_deref(), &reason);
+                let wire = wire_of(&payload);
+                agent::shim::record_error(&copse_dir(), agent, wire.as_deref(), &reason);
                 agent::fail_closed(agent, wire.as_deref(), &reason)
             }
         },

@@ -25,15 +25,11 @@ pub fn run(
         ..global.clone()
     };
     let inv = workspace::engine(&engine_global)?;
-    let dry = inv.engine.dry_run_with(
-        source,
-        event,
-        entry,
-        payload,
-        copse_hooks::dryrun::DryRunOptions {
-            trust: global.trust,
-        },
-    )?;
+    let mut options = copse_hooks::DryRunOptions::default();
+    options.trust = global.trust;
+    let dry = inv
+        .engine
+        .dry_run_with(source, event, entry, payload, options)?;
     if global.json {
         outln!(
             "{}",
@@ -53,14 +49,19 @@ pub fn run(
         "  {}",
         paint(
             &format!(
-                "canonical event {}; the hook really runs ({}, timeout {} ms); nothing is recorded, and no session environment, settings or verdict is applied",
+                "canonical event {}; the hook really runs ({}, timeout {} ms{}); nothing is recorded, and no session environment, settings or verdict is applied",
                 dry.canonical_event.name(),
                 if dry.sandboxed {
                     "sandboxed"
                 } else {
                     "UNSANDBOXED"
                 },
-                dry.timeout_ms
+                dry.timeout_ms,
+                if dry.persistent {
+                    "; persistent: started, sent this one request over the protocol, then stopped"
+                } else {
+                    ""
+                }
             ),
             output::DIM,
             false

@@ -164,3 +164,37 @@ fn lint_suggests_names_and_understands_settings_files() {
             .contains("error: Unknown hook event \"beforeShellExecuton\"")
     );
 }
+
+/// `lint` checks a settings file against the keys and types of the settings schema
+/// (generated from the engine's settings types): every key the engine reads is known,
+/// a misspelling of any of them gets a did-you-mean, and a value the engine would not
+/// accept is an error saying why.
+#[test]
+fn lint_checks_settings_files_against_the_settings_schema() {
+    let env = Env::new();
+    env.write("home/.cache/hooks/.keep", "");
+    let settings = env.write(
+        "ws/settings.json",
+        r#"{
+  "$schema": "../schemas/settings.schema.json",
+  "cursorHooksEnabled": true,
+  "redactSecret": false,
+  "autoContinueFollowUp": true,
+  "sandboxAllowedSockets": ["/run/user/1000/bus"],
+  "sandboxWritablePaths": ["~/.cache/hooks"],
+  "failurePolicy": {"claude": "opne"},
+  "spine": "yes",
+  "retention": {"maxBytes": 1000000, "maxAgeDay": 3}
+}
+"#,
+    );
+    let r = env.cmd().arg("lint").arg(&settings).run();
+    assert_eq!(r.out.status.code(), Some(1));
+    insta::assert_snapshot!("lint_settings_schema", r.redacted());
+    let ok = env.write(
+        "ws2/settings.json",
+        r#"{"$schema": "x", "redactSecrets": false, "failurePolicy": {"gemini": "open"}, "spine": null, "retention": {"maxBytes": 5}}"#,
+    );
+    let r = env.cmd().arg("lint").arg(&ok).run();
+    assert_eq!(r.out.status.code(), Some(0), "{}", r.stdout());
+}

@@ -432,3 +432,458 @@ fn hooks_run_unless_explicitly_disabled() {
     assert_eq!(out.status.code(), Some(0));
     assert!(out.stdout.is_empty());
 }
+
+// The daemon path (`shim/handle` on $COPSE_DIR/daemon.sock) and its fallbacks.
+
+fn shim_with(env: &Env, agent: &str, payload: &str, vars: &[(&str, &str)]) -> Output {
+    let mut cmd = env.cmd().args(["shim", "--agent", agent]);
+    for (k, v) in vars {
+        cmd = cmd.env(k, v);
+    }
+    let mut child = cmd
+        .cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+const IN_PROCESS: &[(&str, &str)] = &[("COPSE_SHIM_DAEMON", "0")];
+
+fn served(env: &Env, agent: &str) -> Value {
+    let text =
+        std::fs::read_to_string(env.copse_dir().join(format!("shim/served/{agent}.json"))).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Waits for the daemon to record that it served `agent` (it does so after replying).
+fn served_by_daemon(env: &Env, agent: &str) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let path = env.copse_dir().join(format!("shim/served/{agent}.json"));
+        if path.exists() && served(env, agent)["path"] == "daemon" {
+            return true;
+        }
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// Stops the test's daemon (if one runs) when the test ends, pass or fail.
+struct StopDaemon<'a>(&'a Env);
+
+impl Drop for StopDaemon<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.cmd().args(["daemon", "stop"]).run();
+    }
+}
+
+fn daemon_pid(env: &Env) -> i32 {
+    std::fs::read_to_string(env.copse_dir().join("daemon.sock.lock"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn the_daemon_is_started_on_demand_and_serves_the_call() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env, json!({}));
+    copse_hooks(&env, json!({"toolGate": [{"command": DENY_RM}]}));
+    assert!(!env.copse_dir().join("daemon.sock").exists());
+    let out = shim(&env, "claude", &bash("rm -rf /tmp/x"));
+    assert_eq!(out.status.code(), Some(0));
+    let answer = stdout_json(&out);
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{answer}"
+    );
+    assert!(served_by_daemon(&env, "claude"));
+    let status = env.cmd().args(["daemon", "status"]).run();
+    assert!(
+        status.stdout().starts_with("running"),
+        "{}",
+        status.stdout()
+    );
+    // The daemon recorded the run under the agent's session id.
+    let log = env.cmd().args(["--json", "log"]).run().stdout();
+    let runs: Value = serde_json::from_str(&log).unwrap();
+    let text = runs.to_string();
+    assert!(text.contains(SID) && text.contains("deny"), "{log}");
+    // Turned off: the same call runs in-process, with the same answer.
+    let out = shim_with(&env, "claude", &bash("rm -rf /tmp/x"), IN_PROCESS);
+    assert_eq!(stdout_json(&out), answer);
+    assert_eq!(served(&env, "claude")["path"], "in-process");
+    assert_eq!(served(&env, "claude")["fallback"], "COPSE_SHIM_DAEMON=0");
+    // The daemon a shim started answers `daemon stop` (it does not inherit the shim's
+    // blocked termination signals).
+    let stopped = env.cmd().args(["daemon", "stop"]).run();
+    assert!(stopped.out.status.success(), "{}", stopped.stderr());
+}
+
+#[test]
+fn both_paths_share_the_session_state() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env, json!({}));
+    copse_hooks(
+        &env,
+        json!({
+            "sessionStart": [{"command": r#"printf '%s' '{"sessionEnv":{"COPSE_E2E_MODE":"strict"}}'"#}],
+            "toolGate": [{"command": r#"[ "$COPSE_E2E_MODE" = strict ] && printf '%s' '{"decision":"deny","agentMessage":"strict mode"}' || true"#}],
+            "afterToolUse": [{"command": r#"printf '%s' '{"queueMessage":{"text":"run the tests"}}'"#}]
+        }),
+    );
+    // sessionStart through the daemon, the gate in-process: the environment carries.
+    shim(
+        &env,
+        "claude",
+        &claude("SessionStart", json!({"source": "startup"})),
+    );
+    let answer = stdout_json(&shim_with(&env, "claude", &bash("ls"), IN_PROCESS));
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecisionReason"],
+        "strict mode"
+    );
+    // A follow-up queued in-process comes back at a stop served by the daemon.
+    shim_with(
+        &env,
+        "claude",
+        &claude(
+            "PostToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "ok"}),
+        ),
+        IN_PROCESS,
+    );
+    let answer = stdout_json(&shim(
+        &env,
+        "claude",
+        &claude("Stop", json!({"stop_hook_active": false})),
+    ));
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert_eq!(answer["reason"], "run the tests");
+    assert!(served_by_daemon(&env, "claude"));
+}
+
+#[test]
+fn no_daemon_to_be_had_falls_back_in_process() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    copse_hooks(&env, json!({"toolGate": [{"command": DENY_RM}]}));
+    // A directory where the socket should be: nothing can connect, and a daemon
+    // cannot bind there.
+    std::fs::create_dir_all(env.copse_dir().join("daemon.sock/x")).unwrap();
+    let out = shim(&env, "claude", &bash("rm -rf /tmp/x"));
+    let answer = stdout_json(&out);
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"],
+        "deny",
+        "{answer} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let served = served(&env, "claude");
+    assert_eq!(served["path"], "in-process");
+    assert!(
+        served["fallback"]
+            .as_str()
+            .unwrap()
+            .starts_with("no daemon: "),
+        "{served}"
+    );
+}
+
+#[test]
+fn a_stale_socket_is_replaced_by_a_started_daemon() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env, json!({}));
+    copse_hooks(&env, json!({"toolGate": [{"command": DENY_RM}]}));
+    // A socket file nobody listens on (a killed daemon's).
+    drop(std::os::unix::net::UnixListener::bind(env.copse_dir().join("daemon.sock")).unwrap());
+    assert!(env.copse_dir().join("daemon.sock").exists());
+    let answer = stdout_json(&shim(&env, "claude", &bash("rm -rf /tmp/x")));
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(served_by_daemon(&env, "claude"));
+}
+
+/// A fake daemon on the socket that reads one request and then does `then`.
+fn fake_daemon(
+    env: &Env,
+    then: impl FnOnce(std::os::unix::net::UnixStream) + Send + 'static,
+) -> std::thread::JoinHandle<Value> {
+    use std::io::BufRead as _;
+    let listener =
+        std::os::unix::net::UnixListener::bind(env.copse_dir().join("daemon.sock")).unwrap();
+    std::thread::spawn(move || {
+        let (stream, _) = listener.accept().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(&stream)
+            .read_line(&mut line)
+            .unwrap();
+        then(stream);
+        serde_json::from_str(&line).unwrap()
+    })
+}
+
+#[test]
+fn a_daemon_that_dies_mid_call_or_answers_garbage_fails_closed() {
+    for (name, reply) in [
+        ("closed", None),
+        ("garbage", Some("this is not json\n")),
+        (
+            "error",
+            Some(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#),
+        ),
+        ("no result", Some("{\"jsonrpc\":\"2.0\",\"id\":1}\n")),
+    ] {
+        for (payload, gated) in [
+            (bash("ls"), true),
+            (
+                claude(
+                    "PostToolUse",
+                    json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "ok"}),
+                ),
+                false,
+            ),
+        ] {
+            let env = Env::new();
+            enabled(&env, json!({}));
+            let reply = reply.map(str::to_owned);
+            let fake = fake_daemon(&env, move |mut s| {
+                if let Some(r) = reply {
+                    // The shim may hang up as soon as it has read a bad line, so a
+                    // write that finds the socket closed is not this test's failure.
+                    let _ = s.write_all(format!("{r}\n").as_bytes());
+                }
+            });
+            let out = shim(&env, "claude", &payload);
+            let request = fake.join().unwrap();
+            assert_eq!(request["method"], "shim/handle");
+            assert_eq!(request["params"]["agent"], "claude");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if gated {
+                assert_eq!(out.status.code(), Some(2), "{name}: {stderr}");
+                assert!(stderr.contains("failing closed"), "{name}: {stderr}");
+            } else {
+                assert_eq!(out.status.code(), Some(0), "{name}: {stderr}");
+                assert!(out.stdout.is_empty());
+            }
+            let log = std::fs::read_to_string(env.copse_dir().join("shim-errors.log")).unwrap();
+            assert!(log.contains("daemon"), "{name}: {log}");
+        }
+    }
+}
+
+#[test]
+fn the_shim_never_sends_llm_keys_to_the_daemon() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    let fake = fake_daemon(&env, |_| {});
+    shim_with(
+        &env,
+        "claude",
+        &bash("ls"),
+        &[
+            ("ANTHROPIC_API_KEY", "sk-secret"),
+            ("OPENAI_API_KEY", "sk-secret"),
+            ("CLAUDE_PROJECT_DIR", "/proj"),
+        ],
+    );
+    let request = fake.join().unwrap();
+    let env_sent = &request["params"]["env"];
+    assert_eq!(env_sent["CLAUDE_PROJECT_DIR"], "/proj");
+    assert!(env_sent.get("ANTHROPIC_API_KEY").is_none(), "{env_sent}");
+    assert!(env_sent.get("OPENAI_API_KEY").is_none(), "{env_sent}");
+    assert!(!request.to_string().contains("sk-secret"));
+}
+
+#[test]
+fn an_older_daemon_without_shim_handle_means_in_process() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    copse_hooks(&env, json!({"toolGate": [{"command": DENY_RM}]}));
+    let fake = fake_daemon(&env, |mut s| {
+        s.write_all(
+            b"{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32601,\"message\":\"method not found: shim/handle\"}}\n",
+        )
+        .unwrap();
+    });
+    let answer = stdout_json(&shim(&env, "claude", &bash("rm -rf /tmp/x")));
+    fake.join().unwrap();
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert_eq!(served(&env, "claude")["path"], "in-process");
+}
+
+#[test]
+fn a_daemon_killed_while_a_gated_hook_runs_fails_closed() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env, json!({}));
+    let started = env.root().join("started");
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": format!("touch {}; sleep 30", started.display())}]}),
+    );
+    // Warm the daemon with a call no hook matches.
+    shim(
+        &env,
+        "claude",
+        &claude("Notification", json!({"message": "hi"})),
+    );
+    let pid = daemon_pid(&env);
+    let payload = bash("ls");
+    let call = {
+        let mut cmd = env.cmd().args(["shim", "--agent", "claude"]).cmd;
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(payload.as_bytes())
+            .unwrap();
+        child
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !started.exists() {
+        assert!(std::time::Instant::now() < deadline, "the hook never ran");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = call.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("mid-call"));
+}
+
+#[test]
+fn observations_run_detached_on_the_daemon_and_are_audited() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env, json!({}));
+    let go = env.root().join("go");
+    let done = env.root().join("done");
+    copse_hooks(
+        &env,
+        json!({"notification": [{"command": format!(
+            "while [ ! -e {go} ]; do sleep 0.02; done; touch {done}",
+            go = go.display(),
+            done = done.display()
+        )}]}),
+    );
+    // The hook waits for `go`, which only exists after the shim has answered: the
+    // shim returning at all shows the hook runs detached.
+    let out = shim(
+        &env,
+        "claude",
+        &claude("Notification", json!({"message": "hi"})),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(!done.exists());
+    std::fs::write(&go, "").unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let log = env.cmd().args(["--json", "log"]).run().stdout();
+        if log.contains("notification") && log.contains(SID) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the detached run was not audited: {log}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(done.exists());
+}
+
+/// The binary's path and times out of an agents report.
+fn redact_agents(text: &str, env: &Env) -> String {
+    let exe = env!("CARGO_BIN_EXE_copse-hooks");
+    let text = text.replace(exe, "[EXE]");
+    let text = redact(&text, &env.root());
+    text.lines()
+        .map(|l| match l.find(" since ") {
+            Some(i) => format!("{} since [TIME]", &l[..i]),
+            None => l.to_string(),
+        })
+        .map(|l| match l.find("\"since_ms\": ") {
+            Some(i) => format!("{}\"since_ms\": [MS]", &l[..i]),
+            None => l,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn doctor_and_list_show_each_agents_shim_adopted_hooks_and_serving_path() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env, json!({}));
+    env.write(
+        "home/.cursor/hooks.json",
+        "{\"version\": 1, \"hooks\": {\"beforeShellExecution\": [{\"command\": \"./guard.sh\"}]}}\n",
+    );
+    for args in [
+        &["install", "--agent", "cursor", "--adopt"][..],
+        &["install", "--agent", "claude"][..],
+        &["install", "--agent", "gemini"][..],
+    ] {
+        env.cmd().args(args).run().success();
+    }
+    // Claude's calls go to the daemon, Cursor's run in-process; Gemini's shim has not
+    // been called.
+    shim(&env, "claude", &bash("ls"));
+    assert!(served_by_daemon(&env, "claude"));
+    shim_with(
+        &env,
+        "cursor",
+        &json!({"conversation_id": SID, "hook_event_name": "stop", "status": "completed"})
+            .to_string(),
+        IN_PROCESS,
+    );
+    let human = env.cmd().arg("doctor").run().success().stdout();
+    let section: String = human
+        .lines()
+        .skip_while(|l| *l != "Agents")
+        .take_while(|l| !l.starts_with("Most recent"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!("doctor_agents_human", redact_agents(&section, &env));
+    let json = env.cmd().args(["--json", "doctor"]).run().success().json();
+    insta::assert_snapshot!(
+        "doctor_agents_json",
+        redact_agents(
+            &serde_json::to_string_pretty(&json["agents"]).unwrap(),
+            &env
+        )
+    );
+    let list = env.cmd().args(["--json", "list"]).run().success().json();
+    assert_eq!(list["agents"], json["agents"], "list and doctor agree");
+    let list_human = env.cmd().arg("list").run().success().stdout();
+    let agents: String = list_human
+        .lines()
+        .skip_while(|l| *l != "Agents:")
+        .take_while(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!("list_agents_human", redact_agents(&agents, &env));
+}

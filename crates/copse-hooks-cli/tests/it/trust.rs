@@ -267,7 +267,7 @@ fn dry_run_tester_prints_everything_and_records_nothing() {
         .args(["afterTabFileEdit"])
         .run();
     assert!(r.stderr().contains("not supported"), "{}", r.stderr());
-    // No side effects: nothing in the audit store, no settings written.
+    // The engine's state is left alone: nothing in the audit store, no settings written.
     assert!(!env.copse_dir().join("spine.db").exists());
     assert!(settings(&env).get("trustedWorkspaces").is_none());
     assert!(settings(&env).get("cursorHooksEnabled").is_none());
@@ -292,4 +292,51 @@ fn dry_run_failures_are_summarised() {
         "failed — printed invalid JSON — response ignored"
     );
     assert_eq!(v["failure"], "invalid_json");
+}
+
+/// `test` says plainly that the hook really runs, and runs it with the hook's own
+/// timeout (1 s here, not a fixed 15 s): the hook starts (its marker is written) and
+/// is killed by that timeout.
+#[test]
+fn test_really_runs_the_hook_with_its_own_timeout() {
+    let env = Env::new();
+    let marker = env.root().join("started");
+    env.script(
+        "home/.cursor/slow.sh",
+        &format!(
+            "cat >/dev/null; echo started > {}; sleep 30",
+            marker.display()
+        ),
+    );
+    let cfg = env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "./slow.sh", "timeout": 1}]}})
+            .to_string(),
+    );
+    let r = env
+        .cmd()
+        .args(["test"])
+        .arg(&cfg)
+        .args(["beforeShellExecution"])
+        .run()
+        .success();
+    let out = r.stdout();
+    assert!(out.contains("the hook really runs"), "{out}");
+    assert!(out.contains("timeout 1000 ms"), "{out}");
+    assert!(out.contains("killed (timeout)"), "{out}");
+    assert!(!out.contains("side effect"), "{out}");
+    assert!(marker.exists(), "the hook really ran");
+
+    std::fs::remove_file(&marker).unwrap();
+    let v = env
+        .cmd()
+        .args(["--json", "test"])
+        .arg(&cfg)
+        .args(["beforeShellExecution"])
+        .run()
+        .success()
+        .json();
+    assert_eq!(v["timeout_ms"], 1000, "{v}");
+    assert_eq!(v["failure"], "timeout", "{v}");
+    assert_eq!(v["exit_code"], Value::Null, "{v}");
+    assert!(marker.exists(), "the hook really ran");
 }

@@ -502,14 +502,15 @@ async fn live_updates_announce_new_runs() {
         copse_hooks::spine::SpineOptions::default(),
     )
     .unwrap();
-    spine.record(copse_hooks::spine::RunRecord {
-        session_id: "session-live".into(),
-        dialect: "cursor".into(),
-        event: "stop".into(),
-        canonical: "stop".into(),
-        outcome: "none".into(),
-        started_at: copse_hooks::spine::unix_ms(std::time::SystemTime::now()),
-        ..Default::default()
+    spine.record({
+        let mut record = copse_hooks::spine::RunRecord::default();
+        record.session_id = "session-live".into();
+        record.dialect = "cursor".into();
+        record.event = "stop".into();
+        record.canonical = "stop".into();
+        record.outcome = "none".into();
+        record.started_at = copse_hooks::spine::unix_ms(std::time::SystemTime::now());
+        record
     });
     spine.flush();
     let next = tokio::time::timeout(std::time::Duration::from_secs(30), async {

@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use copse_hooks::settings::Settings;
+use copse_hooks::Settings;
 use copse_hooks::spine::{Retention, RunKind, RunRecord, Spine, SpineOptions, unix_ms};
 use copse_hooks::{Engine, EngineConfig};
 use copse_hooks_ui::{Server, UiOptions};
@@ -100,10 +100,8 @@ esac"#,
         ),
     );
     let settings_path = Settings::path_in(&copse);
-    let mut settings = Settings {
-        cursor_hooks_enabled: true,
-        ..Settings::default()
-    };
+    let mut settings = Settings::default();
+    settings.cursor_hooks_enabled = true;
     if trusted {
         settings.trust(&ws).unwrap();
     }
@@ -194,48 +192,49 @@ pub fn seed(db: &Path, cursor: &Path, claude: &Path, n: usize) {
         } else {
             br#"{"permission":"allow"}"#.to_vec()
         };
-        spine.record(RunRecord {
-            run_id: format!("run-{i:05}"),
-            session_id: session,
-            turn_id: format!("turn-{}", i / 12),
-            kind: if i == 5 {
+        spine.record({
+            let mut record = RunRecord::default();
+            record.run_id = format!("run-{i:05}");
+            record.session_id = session;
+            record.turn_id = format!("turn-{}", i / 12);
+            record.kind = if i == 5 {
                 RunKind::Dropped
             } else {
                 RunKind::Run
-            },
-            dialect: dialect.into(),
-            event: event.into(),
-            canonical: canonical.into(),
-            command: command.into(),
-            source: source.to_string_lossy().into_owned(),
-            scope: if dialect == "claude" {
+            };
+            record.dialect = dialect.into();
+            record.event = event.into();
+            record.canonical = canonical.into();
+            record.command = command.into();
+            record.source = source.to_string_lossy().into_owned();
+            record.scope = if dialect == "claude" {
                 "user"
             } else {
                 "project"
             }
-            .into(),
-            started_at,
-            duration_ms: 3 + (i as u64 * 7) % 180,
-            exit_code: if failure.is_some() { None } else { Some(0) },
-            parse_ok: failure.is_none(),
-            failure: failure.map(Into::into),
-            failure_message: failure.map(|_| "timed out after 5s".to_string()),
-            policy: Some("closed".into()),
-            sandbox: Some(if i == 9 { "blocked" } else { "enforced" }.into()),
-            outcome: outcome.into(),
-            decision: decision.map(Into::into),
-            agent_message: (outcome == "deny").then(|| "rm -rf is not allowed here".into()),
-            stdin: format!(
+            .into();
+            record.started_at = started_at;
+            record.duration_ms = 3 + (i as u64 * 7) % 180;
+            record.exit_code = if failure.is_some() { None } else { Some(0) };
+            record.parse_ok = failure.is_none();
+            record.failure = failure.map(Into::into);
+            record.failure_message = failure.map(|_| "timed out after 5s".to_string());
+            record.policy = Some("closed".into());
+            record.sandbox = Some(if i == 9 { "blocked" } else { "enforced" }.into());
+            record.outcome = outcome.into();
+            record.decision = decision.map(Into::into);
+            record.agent_message = (outcome == "deny").then(|| "rm -rf is not allowed here".into());
+            record.stdin = format!(
                 r#"{{"hook_event_name":"{event}","command":"rm -rf /tmp/x{i}","cwd":"/w"}}"#
             )
-            .into_bytes(),
-            stdout,
-            stderr: if i == 9 {
+            .into_bytes();
+            record.stdout = stdout;
+            record.stderr = if i == 9 {
                 b"touch: cannot touch '/etc/x': Permission denied\n".to_vec()
             } else {
                 Vec::new()
-            },
-            ..RunRecord::default()
+            };
+            record
         });
     }
     spine.flush();

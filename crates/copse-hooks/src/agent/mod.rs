@@ -88,10 +88,11 @@ impl std::fmt::Display for Agent {
 
 /// Why a payload could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum PayloadError {
     /// stdin is not JSON.
     #[error("the payload is not JSON: {0}")]
-    NotJson(#[from] serde_json::Error),
+    NotJson(serde_json::Error),
     /// stdin is JSON but not an object.
     #[error("the payload is not a JSON object")]
     NotObject,
@@ -179,7 +180,7 @@ pub struct Reply {
 
 /// Reads an agent's payload.
 pub fn read(agent: Agent, payload: &[u8]) -> Result<Inbound, PayloadError> {
-    let value: Value = serde_json::from_slice(payload)?;
+    let value: Value = serde_json::from_slice(payload).map_err(PayloadError::NotJson)?;
     let Value::Object(obj) = value else {
         return Err(PayloadError::NotObject);
     };
@@ -308,7 +309,12 @@ pub fn adopted_config(copse_dir: &Path, agent: Agent) -> PathBuf {
 
 /// The agent-format config files (user then per-root project) of `agent` that a
 /// shim of another agent reads when settings say `"also": [agent]`.
-fn agent_locations(agent: Agent, home: &Path, roots: &[PathBuf]) -> Vec<ConfigLocation> {
+fn agent_locations(
+    agent: Agent,
+    home: &Path,
+    codex_home: Option<&Path>,
+    roots: &[PathBuf],
+) -> Vec<ConfigLocation> {
     let mut out = Vec::new();
     match agent {
         Agent::Cursor => {
@@ -362,9 +368,8 @@ fn agent_locations(agent: Agent, home: &Path, roots: &[PathBuf]) -> Vec<ConfigLo
             }
         }
         Agent::Codex => {
-            let codex_home = std::env::var_os("CODEX_HOME")
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
+            let codex_home = codex_home
+                .map(Path::to_path_buf)
                 .unwrap_or_else(|| home.join(".codex"));
             for file in ["hooks.json", "config.toml"] {
                 out.push(ConfigLocation {
@@ -400,6 +405,23 @@ pub fn locations(
     roots: &[PathBuf],
     also: &[Agent],
 ) -> Vec<ConfigLocation> {
+    let codex_home = std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
+    locations_with(agent, home, codex_home.as_deref(), copse_dir, roots, also)
+}
+
+/// [`locations`] with Codex's home given (the caller's `CODEX_HOME`, when set) rather
+/// than read from this process's environment: the daemon serves agents whose
+/// environment is not its own.
+pub fn locations_with(
+    agent: Agent,
+    home: &Path,
+    codex_home: Option<&Path>,
+    copse_dir: &Path,
+    roots: &[PathBuf],
+    also: &[Agent],
+) -> Vec<ConfigLocation> {
     let mut out = vec![ConfigLocation {
         path: copse_dir.join("hooks.json"),
         dialect: Dialect::Copse,
@@ -415,7 +437,7 @@ pub fn locations(
     let also: Vec<Agent> = also.iter().copied().filter(|a| *a != agent).collect();
     for a in &also {
         out.extend(
-            agent_locations(*a, home, &[])
+            agent_locations(*a, home, codex_home, &[])
                 .into_iter()
                 .filter(|l| l.scope == Scope::User),
         );
@@ -423,7 +445,7 @@ pub fn locations(
     for root in roots {
         for a in &also {
             out.extend(
-                agent_locations(*a, home, std::slice::from_ref(root))
+                agent_locations(*a, home, codex_home, std::slice::from_ref(root))
                     .into_iter()
                     .filter(|l| l.scope == Scope::Project),
             );

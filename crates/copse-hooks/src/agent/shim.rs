@@ -2,34 +2,178 @@
 //! state carried between calls.
 //!
 //! [`handle`] is what both backends run: in-process (a short-lived `copse-hooks shim`
-//! process) today, and inside the user daemon once it serves shim calls. Every event
-//! is awaited here — the agent waits for the shim anyway, and a short-lived process
-//! cannot leave detached hooks behind — and its runs are recorded in the audit store
-//! under the agent's session id.
+//! process, [`handle`]) and inside the user daemon ([`handle_with`], with the daemon's
+//! warm engines). Both build the call's engine config the same way
+//! ([`engine_config`], from the agent's environment as the shim saw it) and keep the
+//! session's state in the same files ([`super::state`]), so a session can move from
+//! one path to the other between calls (a daemon that goes away, a fallback) without
+//! losing its queue, budget, environment or notices. Runs are recorded in the audit
+//! store under the agent's session id.
 
-use std::path::PathBuf;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 
 use super::state::{Locked, Pending, StateError, state_path};
 use super::{Agent, Inbound, Reply};
 use crate::engine::{Engine, EngineConfig};
 use crate::event::{CanonicalEvent, EventPayload, HostIdentity, SessionIdentity};
 use crate::queue::DEFAULT_CONTINUATION_BUDGET;
+use crate::settings::Settings;
 
 /// Why a shim call could not be served.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ShimError {
     /// The session state could not be read or written.
     #[error(transparent)]
     State(#[from] StateError),
+    /// `$COPSE_DIR/settings.json` could not be read.
+    #[error("{0}")]
+    Settings(String),
+}
+
+/// An environment: `(name, value)` pairs.
+pub type Vars = [(OsString, OsString)];
+
+fn var<'a>(vars: &'a Vars, name: &str) -> Option<&'a std::ffi::OsStr> {
+    vars.iter()
+        .rev()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_os_str())
+        .filter(|v| !v.is_empty())
+}
+
+/// Builds the engine config of one call from the agent's environment `vars` (what
+/// the shim process was started with; LLM keys are scrubbed by the engine before any
+/// hook sees them): `HOME`, `COPSE_DIR`, `CODEX_HOME` and the agent's project-dir
+/// variables come from there, and it is the environment every hook of the call
+/// starts from. Settings decide enablement and trust; the shim's own list of config
+/// locations replaces discovery's.
+pub fn engine_config(
+    agent: Agent,
+    inbound: &Inbound,
+    vars: &Vars,
+) -> Result<EngineConfig, ShimError> {
+    let lookup = |name: &str| var(vars, name).and_then(|v| v.to_str()).map(str::to_string);
+    let roots = canonical_roots(&super::workspace_roots(agent, inbound, &lookup));
+    let mut config = EngineConfig::from_process(roots.clone());
+    config.home = var(vars, "HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/"));
+    config.copse_dir = var(vars, "COPSE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| config.home.join(".copse"));
+    config.environment = vars.to_vec();
+    config.codex_home = var(vars, "CODEX_HOME").map(PathBuf::from);
+    config.gemini_system_settings = var(vars, "GEMINI_CLI_SYSTEM_SETTINGS_PATH")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
+    let settings = Settings::load(&Settings::path_in(&config.copse_dir))
+        .map_err(|e| ShimError::Settings(e.to_string()))?;
+    // Registering the shim in an agent is the opt-in: hooks run unless the settings
+    // explicitly turn them off (`copse-hooks disable`).
+    config.hooks_enabled = settings.cursor_hooks_enabled || !explicitly_disabled(&config.copse_dir);
+    config.trusted = settings.trusted_workspaces.clone();
+    config.require_sandbox = settings.require_sandbox;
+    config.sandbox_writable = settings.sandbox_writable_paths.clone();
+    if settings.spine != Some(false) {
+        config.spine_path = Some(config.copse_dir.join("spine.db"));
+    }
+    if let Some(r) = settings.retention {
+        if r.max_runs.is_some() {
+            config.retention.max_runs = r.max_runs;
+        }
+        if r.max_age_days.is_some() {
+            config.retention.max_age_days = r.max_age_days;
+        }
+    }
+    let also = super::also_from_settings(&settings.other, agent);
+    config.locations = Some(super::locations_with(
+        agent,
+        &config.home,
+        config.codex_home.as_deref(),
+        &config.copse_dir,
+        &roots,
+        &also,
+    ));
+    Ok(config)
+}
+
+/// Whether `$COPSE_DIR/settings.json` says `"cursorHooksEnabled": false` (rather than
+/// not saying anything).
+fn explicitly_disabled(copse_dir: &Path) -> bool {
+    std::fs::read(Settings::path_in(copse_dir))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|v| {
+            v.get("cursorHooksEnabled")
+                .and_then(serde_json::Value::as_bool)
+        })
+        == Some(false)
+}
+
+/// Whether the agent can use nothing of this call's answer but a message for the
+/// user: an observation the engine detaches everywhere else (`notification`,
+/// `sessionEnd`, `afterAgentResponse`, `afterAgentThought`) and that carries no
+/// session state. The daemon runs these detached: the shim returns as soon as the
+/// daemon has accepted the call. (`afterToolUse` is an observation too, but every
+/// agent reads context back from its answer, so it is awaited.)
+pub fn is_observation(inbound: &Inbound) -> bool {
+    inbound.event.as_ref().is_some_and(|e| {
+        matches!(
+            e.event(),
+            CanonicalEvent::Notification
+                | CanonicalEvent::SessionEnd
+                | CanonicalEvent::AfterAgentResponse
+                | CanonicalEvent::AfterAgentThought
+        )
+    })
+}
+
+/// How [`handle_with`] gets engines and what it owes the caller.
+pub struct Host<'a> {
+    /// The engine for a config; `probe` says the engine is only asked which hooks
+    /// would run (it need not open the audit store).
+    pub engine: &'a dyn Fn(EngineConfig, bool) -> Engine,
+    /// Commit the audit records before returning (a process about to exit); a
+    /// daemon flushes after it has replied instead.
+    pub flush: bool,
+    /// Whether the agent sees this call's answer (one-time notices are only marked
+    /// shown when it does).
+    pub answered: bool,
+}
+
+/// A fresh engine per call, flushed before returning: the in-process path.
+fn fresh(config: EngineConfig, probe: bool) -> Engine {
+    let mut config = config;
+    if probe {
+        config.spine_path = None;
+    }
+    Engine::new(config)
 }
 
 /// Runs one agent call through an engine built from `config` (its `locations` and
-/// roots already chosen by the caller), with the session state under
-/// `config.copse_dir`.
-pub fn handle(
+/// roots already chosen by the caller, see [`engine_config`]), with the session state
+/// under `config.copse_dir`: the in-process path.
+pub fn handle(agent: Agent, inbound: &Inbound, config: EngineConfig) -> Result<Reply, ShimError> {
+    handle_with(
+        agent,
+        inbound,
+        config,
+        &Host {
+            engine: &fresh,
+            flush: true,
+            answered: true,
+        },
+    )
+}
+
+/// [`handle`] with the engines and flushing of `host` (the daemon's warm engines).
+pub fn handle_with(
     agent: Agent,
     inbound: &Inbound,
     mut config: EngineConfig,
+    host: &Host<'_>,
 ) -> Result<Reply, ShimError> {
     let Some(event) = inbound.event.clone() else {
         return Ok(Reply::default());
@@ -37,16 +181,11 @@ pub fn handle(
     let copse_dir = config.copse_dir.clone();
     let canonical = event.event();
     if canonical == CanonicalEvent::SessionEnd {
-        let reply = run_hooks_only(&event, inbound, config);
-        // The session is over: its state goes (an agent that resumes it starts afresh).
-        if !inbound.session_id.is_empty() {
-            let path = state_path(&copse_dir, agent, &inbound.session_id);
-            let _ = std::fs::remove_file(&path);
-            let _ = std::fs::remove_file(path.with_extension("lock"));
-        }
+        let reply = run_hooks_only(&event, inbound, config, host);
+        end_session(&copse_dir, agent, inbound);
         return Ok(reply);
     }
-    if !needs_state(canonical) && !any_hook_applies(&event, inbound, &config) {
+    if !needs_state(canonical) && !any_hook_applies(&event, inbound, &config, host) {
         // The common case: nothing to run, nothing to remember. No audit store, no
         // session state.
         return Ok(Reply::default());
@@ -63,7 +202,7 @@ pub fn handle(
             .environment
             .extend(before.env.iter().map(|(k, v)| (k.into(), v.into())));
     }
-    let engine = Engine::new(config);
+    let engine = (host.engine)(config, false);
     let identity = SessionIdentity {
         conversation_id: inbound.session_id.clone(),
         generation_id: inbound.generation_id.clone().unwrap_or_default(),
@@ -76,7 +215,9 @@ pub fn handle(
         crate::event::cap_tool_output(&mut result.output);
     }
     let verdict = session.fire_blocking(&event);
-    engine.flush_spine();
+    if host.flush {
+        engine.flush_spine();
+    }
     let notices: Vec<String> = session
         .take_notices()
         .iter()
@@ -91,7 +232,7 @@ pub fn handle(
         });
     };
     let changes_state = needs_state(canonical)
-        || !notices.is_empty()
+        || (host.answered && !notices.is_empty())
         || verdict
             .runs
             .iter()
@@ -148,7 +289,9 @@ pub fn handle(
         .into_iter()
         .filter(|n| !state.announced.contains(n))
         .collect();
-    state.announced.extend(notices.iter().cloned());
+    if host.answered {
+        state.announced.extend(notices.iter().cloned());
+    }
     locked.save()?;
     Ok(Reply {
         verdict,
@@ -157,12 +300,32 @@ pub fn handle(
     })
 }
 
+/// Forgets a session's state when `inbound` is its end (an agent that resumes it
+/// starts afresh). The daemon does this before answering a session end whose hooks it
+/// runs detached.
+pub fn end_session(copse_dir: &Path, agent: Agent, inbound: &Inbound) {
+    let ends = inbound
+        .event
+        .as_ref()
+        .is_some_and(|e| e.event() == CanonicalEvent::SessionEnd);
+    if ends && !inbound.session_id.is_empty() {
+        let path = state_path(copse_dir, agent, &inbound.session_id);
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_file(path.with_extension("lock"));
+    }
+}
+
 /// Runs an event's hooks with no session state (session end).
-fn run_hooks_only(event: &EventPayload, inbound: &Inbound, config: EngineConfig) -> Reply {
-    if !any_hook_applies(event, inbound, &config) {
+fn run_hooks_only(
+    event: &EventPayload,
+    inbound: &Inbound,
+    config: EngineConfig,
+    host: &Host<'_>,
+) -> Reply {
+    if !any_hook_applies(event, inbound, &config, host) {
         return Reply::default();
     }
-    let engine = Engine::new(config);
+    let engine = (host.engine)(config, false);
     let session = engine.session(SessionIdentity {
         conversation_id: inbound.session_id.clone(),
         generation_id: inbound.generation_id.clone().unwrap_or_default(),
@@ -170,7 +333,9 @@ fn run_hooks_only(event: &EventPayload, inbound: &Inbound, config: EngineConfig)
         host: HostIdentity::default(),
     });
     let verdict = session.fire_blocking(event);
-    engine.flush_spine();
+    if host.flush {
+        engine.flush_spine();
+    }
     Reply {
         verdict,
         followups: Vec::new(),
@@ -196,10 +361,13 @@ fn needs_state(canonical: CanonicalEvent) -> bool {
 
 /// Whether any hook would run for this event (or a config needs a notice), checked
 /// with an engine that opens no audit store.
-fn any_hook_applies(event: &EventPayload, inbound: &Inbound, config: &EngineConfig) -> bool {
-    let mut probe = config.clone();
-    probe.spine_path = None;
-    let engine = Engine::new(probe);
+fn any_hook_applies(
+    event: &EventPayload,
+    inbound: &Inbound,
+    config: &EngineConfig,
+    host: &Host<'_>,
+) -> bool {
+    let engine = (host.engine)(config.clone(), true);
     if !engine.hooks_active() {
         return false;
     }
@@ -224,4 +392,92 @@ pub fn canonical_roots(roots: &[PathBuf]) -> Vec<PathBuf> {
         .iter()
         .filter_map(|r| std::fs::canonicalize(r).ok())
         .collect()
+}
+
+/// Which path served an agent's shim calls last: `$COPSE_DIR/shim/served/<agent>.json`
+/// (`copse-hooks doctor` shows it).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Served {
+    /// `daemon` or `in-process`.
+    pub path: String,
+    /// Why the shim fell back to in-process, when it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// When this path started serving (ms since the epoch).
+    pub since_ms: u64,
+}
+
+/// The record of which path served `agent`.
+pub fn served_path(copse_dir: &Path, agent: Agent) -> PathBuf {
+    copse_dir
+        .join("shim")
+        .join("served")
+        .join(format!("{}.json", agent.as_str()))
+}
+
+/// Reads the record of which path served `agent`.
+pub fn read_served(copse_dir: &Path, agent: Agent) -> Option<Served> {
+    let bytes = std::fs::read(served_path(copse_dir, agent)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Records which path served `agent` (best effort, and only when it changed: the
+/// common call reads one small file and writes nothing).
+pub fn record_served(copse_dir: &Path, agent: Agent, path: &str, fallback: Option<&str>) {
+    if let Some(old) = read_served(copse_dir, agent)
+        && old.path == path
+        && old.fallback.as_deref() == fallback
+    {
+        return;
+    }
+    let served = Served {
+        path: path.to_string(),
+        fallback: fallback.map(str::to_string),
+        since_ms: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+    };
+    let file = served_path(copse_dir, agent);
+    let Some(dir) = file.parent() else { return };
+    if std::fs::create_dir_all(dir).is_err() {
+        return;
+    }
+    let tmp = dir.join(format!(".{}.{}.tmp", agent.as_str(), std::process::id()));
+    let Ok(text) = serde_json::to_vec(&served) else {
+        return;
+    };
+    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &file).is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+}
+
+/// The shim's error log: `$COPSE_DIR/shim-errors.log`, one JSON line per call that
+/// failed (closed on a gated event) or fell back.
+pub fn error_log(copse_dir: &Path) -> PathBuf {
+    copse_dir.join("shim-errors.log")
+}
+
+/// Appends why a call failed or fell back to the error log (best effort: the answer
+/// matters more).
+pub fn record_error(copse_dir: &Path, agent: Agent, wire: Option<&str>, reason: &str) {
+    use std::io::Write as _;
+    let line = serde_json::json!({
+        "at_ms": std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0),
+        "agent": agent.as_str(),
+        "event": wire,
+        "error": reason,
+    });
+    let _ = std::fs::create_dir_all(copse_dir);
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(error_log(copse_dir))
+    {
+        let _ = writeln!(f, "{line}");
+    }
 }

@@ -49,15 +49,15 @@ pub struct SessionState {
 
 /// Why the state could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum StateError {
     /// An I/O error on the state or lock file.
-    #[error("session state {path}: {source}")]
+    #[error("session state {path}: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
         /// The error.
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 
@@ -87,7 +87,7 @@ impl Locked {
     pub fn open(path: &Path) -> Result<Locked, StateError> {
         let io = |source| StateError::Io {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         };
         let dir = path.parent().unwrap_or_else(|| Path::new("."));
         std::fs::create_dir_all(dir).map_err(io)?;
@@ -114,7 +114,7 @@ impl Locked {
     pub fn save(&self) -> Result<(), StateError> {
         let io = |source| StateError::Io {
             path: self.path.clone(),
-            source,
+            cause: source,
         };
         let dir = self.path.parent().unwrap_or_else(|| Path::new("."));
         let tmp = dir.join(format!(

@@ -2,7 +2,7 @@
 //! `~/.copse/hooks.json`, user scope) and `<root>/.copse/hooks.json` (project scope).
 //!
 //! Flat entries `{command, matcher?, glob?, onFailure?, sandbox?, async?, loop_limit?,
-//! timeout?}` under the *canonical* event names, so one config entry is one hook on one
+//! timeout?, persistent?, idleTimeout?}` under the *canonical* event names, so one config entry is one hook on one
 //! canonical event: there is no wire-event translation. Stdin is the canonical
 //! envelope (`hook_event_name`, ids, roots, the model as a nested object) plus the
 //! event's fields in snake_case; answers use the canonical outcome vocabulary
@@ -117,7 +117,18 @@ pub fn async_allowed(event: &str) -> bool {
     !FIXED_BLOCKING_EVENTS.contains(&event)
 }
 
-pub use crate::loop_limit::LoopLimit;
+pub(crate) use crate::loop_limit::LoopLimit;
+
+/// How long an idle persistent hook lives by default.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// A `"persistent": true` hook's settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Persistence {
+    /// How long the process may sit without a request before it is stopped (it
+    /// restarts on demand); `None` (`"idleTimeout": 0`) keeps it for the engine's life.
+    pub idle_timeout: Option<Duration>,
+}
 
 /// What a Copse entry declares beyond the [`HookSpec`] fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -397,6 +408,7 @@ impl Copse {
             }),
         };
 
+        let persistent = Self::persistence(out, cx, obj);
         let (matcher_source, matcher) = Self::matcher(out, cx, obj.get("matcher"));
         let glob = Self::glob(out, cx, obj.get("glob"));
 
@@ -420,6 +432,7 @@ impl Copse {
             loop_limit,
             options: super::HookOptions {
                 policy_fixed: matches!(obj.get("onFailure"), Some(Value::String(_))),
+                persistent,
                 ..super::HookOptions::default()
             },
         };
@@ -430,6 +443,49 @@ impl Copse {
                 loop_limit,
             },
         ))
+    }
+
+    /// `"persistent"` and `"idleTimeout"`: whether one long-lived process answers every
+    /// event, and after how long without one it is stopped.
+    fn persistence(
+        out: &mut ParsedConfig,
+        cx: &EntryCtx<'_>,
+        obj: &Map<String, Value>,
+    ) -> Option<Persistence> {
+        let persistent = match obj.get("persistent") {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+            Some(Value::Bool(true)) => true,
+            Some(_) => {
+                cx.warn(
+                    out,
+                    "\"persistent\" must be a boolean — the hook runs per call".to_string(),
+                );
+                false
+            }
+        };
+        let idle = match obj.get("idleTimeout") {
+            None | Some(Value::Null) => Some(DEFAULT_IDLE_TIMEOUT),
+            Some(Value::Number(n)) if n.as_f64() == Some(0.0) => None,
+            Some(v) => Some(timeout_seconds(v).unwrap_or_else(|| {
+                cx.warn(
+                    out,
+                    "\"idleTimeout\" must be a non-negative number of seconds — using the default 600s"
+                        .to_string(),
+                );
+                DEFAULT_IDLE_TIMEOUT
+            })),
+        };
+        if !persistent {
+            if obj.get("idleTimeout").is_some_and(|v| !v.is_null()) {
+                cx.warn(
+                    out,
+                    "\"idleTimeout\" only applies to a \"persistent\": true hook — ignored"
+                        .to_string(),
+                );
+            }
+            return None;
+        }
+        Some(Persistence { idle_timeout: idle })
     }
 
     /// The matcher as written and compiled. Events without a matcher subject ignore it
@@ -1093,10 +1149,25 @@ pub struct CopseHookEntry {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 0))]
     pub loop_limit: Option<u32>,
-    /// Seconds the hook may run (default 30).
+    /// Seconds the hook may run (default 30). For a persistent hook: seconds each
+    /// request may take to be answered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "f64", extend("exclusiveMinimum" = 0, "default" = 30))]
     pub timeout: Option<f64>,
+    /// `true` starts the hook once and sends it every event it matches, one JSON line
+    /// per request, instead of starting it per event (see `docs/persistent-hooks.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "bool", extend("default" = false))]
+    pub persistent: Option<bool>,
+    /// Seconds a persistent hook may sit without a request before it is stopped (it
+    /// restarts on demand); `0` keeps it for the engine's lifetime. Default 600.
+    #[serde(
+        rename = "idleTimeout",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    #[schemars(with = "f64", range(min = 0), extend("default" = 600))]
+    pub idle_timeout: Option<f64>,
 }
 
 /// One glob or a list of globs.
@@ -1152,7 +1223,7 @@ pub fn copse_hooks_schema() -> Value {
 }
 
 /// Joins the lines of each paragraph with spaces, keeping blank-line paragraph breaks.
-fn unwrap_paragraphs(text: &str) -> String {
+pub(crate) fn unwrap_paragraphs(text: &str) -> String {
     text.split("\n\n")
         .map(|p| p.lines().map(str::trim).collect::<Vec<_>>().join(" "))
         .collect::<Vec<_>>()

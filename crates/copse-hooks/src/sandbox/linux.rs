@@ -332,7 +332,12 @@ impl Sandbox for LinuxSandbox {
             Enforcement::Enforced { abi, .. } => abi,
             Enforcement::Unenforced { reason } => return Err(SandboxError::Unenforced { reason }),
         };
-        let setup = |what: &'static str| move |source| SandboxError::Setup { what, source };
+        let setup = |what: &'static str| {
+            move |source| SandboxError::Setup {
+                what,
+                cause: source,
+            }
+        };
         let prepared_at = SystemTime::now();
         let tmp = PrivateTmp::create().map_err(setup("create the private temp dir"))?;
 
@@ -366,7 +371,7 @@ impl Sandbox for LinuxSandbox {
         let ruleset: OwnedFd =
             Option::<OwnedFd>::from(ruleset).ok_or_else(|| SandboxError::Setup {
                 what: "create the Landlock ruleset",
-                source: io::Error::other("the kernel gave no ruleset"),
+                cause: io::Error::other("the kernel gave no ruleset"),
             })?;
 
         let (report_read, report_write) = pipe().map_err(setup("create the report pipe"))?;
@@ -476,7 +481,7 @@ fn allow(
         Err(err) if is_resource_error(&err) => {
             return Err(SandboxError::Setup {
                 what: "open a writable path",
-                source: err,
+                cause: err,
             });
         }
         Err(_) => return Ok(()),
@@ -509,7 +514,7 @@ fn add_rule(
 fn landlock_error(err: landlock::RulesetError) -> SandboxError {
     SandboxError::Setup {
         what: "build the Landlock ruleset",
-        source: io::Error::other(err.to_string()),
+        cause: io::Error::other(err.to_string()),
     }
 }
 

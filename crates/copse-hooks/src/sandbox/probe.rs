@@ -125,7 +125,9 @@ fn attempt(sandbox: &dyn Sandbox, policy: &SandboxPolicy, attack: Attack) -> Res
     };
     match spawn::run(&req) {
         Ok(out) => Ok(out.exit_code == Some(0)),
-        Err(SpawnError::Start { source, .. }) if source.raw_os_error().is_some() => Ok(false),
+        Err(SpawnError::Start { cause: source, .. }) if source.raw_os_error().is_some() => {
+            Ok(false)
+        }
         Err(e) => Err(e.to_string()),
     }
 }

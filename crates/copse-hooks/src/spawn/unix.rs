@@ -23,6 +23,7 @@ use super::{Limits, SpawnError, SpawnOutput, SpawnRequest, Termination};
 
 mod pipes;
 mod process;
+pub(crate) mod resident;
 mod sigpipe;
 
 use pipes::{ParentEnds, Read, pipes, read_into, write_some};
@@ -70,11 +71,11 @@ fn run_with(
     let start_error = |source| SpawnError::Start {
         command: req.command.to_owned(),
         cwd: req.cwd.to_path_buf(),
-        source,
+        cause: source,
     };
     let io_error = |source| SpawnError::Io {
         command: req.command.to_owned(),
-        source,
+        cause: source,
     };
     let (child_stdio, pipes) = pipes().map_err(start_error)?;
     let launched = launch(req, &child_stdio, allow_pidfd).map_err(start_error)?;

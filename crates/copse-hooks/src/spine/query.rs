@@ -345,6 +345,36 @@ pub(crate) fn recent_failures(conn: &Connection) -> rusqlite::Result<Vec<HookFai
     Ok(out)
 }
 
+/// The persistent hooks whose latest run found them broken (failure kind `broken`),
+/// newest first: what `list` and `doctor` mark as broken. A hook that ran without that
+/// failure since (the engine restarted, or its script changed) is not listed.
+pub(crate) fn broken_hooks(conn: &Connection) -> rusqlite::Result<Vec<HookFailure>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT source, event, command, ifnull(failure_message, failure), run_id, started_at \
+         FROM hook_runs h WHERE failure = 'broken' AND NOT EXISTS (SELECT 1 FROM hook_runs n \
+         WHERE n.source = h.source AND n.command = h.command AND n.event = h.event \
+         AND n.seq > h.seq AND n.kind = 'run' AND (n.failure IS NULL OR n.failure <> 'broken')) \
+         ORDER BY started_at DESC, seq DESC",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    while let Some(row) = rows.next()? {
+        let key: (String, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
+        if seen.insert(key.clone()) {
+            out.push(HookFailure {
+                source: key.0,
+                event: key.1,
+                command: key.2,
+                message: row.get(3)?,
+                run_id: row.get(4)?,
+                started_at: u64::try_from(row.get::<_, i64>(5)?).unwrap_or(0),
+            });
+        }
+    }
+    Ok(out)
+}
+
 pub(crate) fn latest_session(conn: &Connection) -> rusqlite::Result<Option<String>> {
     conn.prepare_cached(
         "SELECT session_id FROM hook_runs ORDER BY started_at DESC, seq DESC LIMIT 1",

@@ -8,8 +8,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
+use crate::dropped::DroppedRun;
 use crate::outcome::{FailurePolicy, HookRun};
-use crate::session::DroppedRun;
 
 /// The most bytes kept of each of stdin, stdout and stderr, and of each outcome channel
 /// text. Anything longer is cut (at a character boundary for text) and flagged.
@@ -58,6 +58,7 @@ impl RunKind {
 /// `RunOutcome::as_str`, ...). They are stored and returned as text so that a record
 /// stays readable when a vocabulary grows.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct RunRecord {
     /// Unique, sortable id; see [`new_run_id`]. An empty id is filled in when the
     /// record is written.

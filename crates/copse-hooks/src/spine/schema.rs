@@ -116,7 +116,7 @@ pub(crate) const INSERT: &str = "INSERT INTO hook_runs (run_id, kind, session_id
 pub(crate) fn check(conn: &Connection, path: &Path) -> Result<i64, SpineError> {
     let err = |source| SpineError::Open {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     };
     let version: i64 = conn
         .pragma_query_value(None, "user_version", |row| row.get(0))
@@ -161,7 +161,7 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path, from: i64) -> Result<(
         let err = |source| SpineError::Migrate {
             path: path.to_path_buf(),
             version: target,
-            source,
+            cause: source,
         };
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
+use copse_hooks::EventPayload;
 use copse_hooks::agent::{self, Agent, Reply};
-use copse_hooks::event::EventPayload;
-use copse_hooks::outcome::{Decision, Halt, Verdict};
+use copse_hooks::{Decision, Halt, Verdict};
 use serde_json::{Map, Value, json};
 
 fn fixture(name: &str) -> Value {
@@ -131,11 +131,10 @@ fn read(agent: Agent, payload: Value) -> agent::Inbound {
 }
 
 fn deny(message: &str) -> Verdict {
-    Verdict {
-        decision: Some(Decision::Deny),
-        agent_message: Some(message.into()),
-        ..Verdict::default()
-    }
+    let mut verdict = Verdict::default();
+    verdict.decision = Some(Decision::Deny);
+    verdict.agent_message = Some(message.into());
+    verdict
 }
 
 fn answer_line(agent: Agent, inbound: &agent::Inbound, reply: &Reply) -> String {
@@ -161,25 +160,29 @@ fn answers_in_each_agents_format() {
     };
     let mut rewrite = Map::new();
     rewrite.insert("command".into(), json!("echo safer"));
-    let halted = Verdict {
-        decision: Some(Decision::Deny),
-        halt: Some(Halt {
+    let halted = {
+        let mut verdict = Verdict::default();
+        verdict.decision = Some(Decision::Deny);
+        verdict.halt = Some(Halt {
             reason: "no secrets in prompts".into(),
-        }),
-        ..Verdict::default()
+        });
+        verdict
     };
-    let context = Verdict {
-        inject_context: Some("remember the style guide".into()),
-        ..Verdict::default()
+    let context = {
+        let mut verdict = Verdict::default();
+        verdict.inject_context = Some("remember the style guide".into());
+        verdict
     };
-    let ask = Verdict {
-        decision: Some(Decision::Ask),
-        agent_message: Some("confirm the push".into()),
-        ..Verdict::default()
+    let ask = {
+        let mut verdict = Verdict::default();
+        verdict.decision = Some(Decision::Ask);
+        verdict.agent_message = Some("confirm the push".into());
+        verdict
     };
-    let rewritten = Verdict {
-        updated_input: Some(rewrite),
-        ..Verdict::default()
+    let rewritten = {
+        let mut verdict = Verdict::default();
+        verdict.updated_input = Some(rewrite);
+        verdict
     };
     let followups = Reply {
         followups: vec!["summarise what changed".into()],
@@ -275,13 +278,11 @@ fn codex_never_gets_a_top_level_deny() {
     // Codex treats a top-level "decision": "deny" as invalid and runs the tool.
     let payloads = fixture("agent-payloads.json");
     let inbound = read(Agent::Codex, payloads["codex"]["PreToolUse"].clone());
-    for v in [
-        deny("x"),
-        Verdict {
-            decision: Some(Decision::Ask),
-            ..Verdict::default()
-        },
-    ] {
+    for v in [deny("x"), {
+        let mut verdict = Verdict::default();
+        verdict.decision = Some(Decision::Ask);
+        verdict
+    }] {
         let a = agent::answer(
             Agent::Codex,
             &inbound,
@@ -427,9 +428,10 @@ fn notifications_and_permission_requests_read_into_their_canonical_events() {
         Agent::Claude,
         &inbound,
         &Reply {
-            verdict: Verdict {
-                decision: Some(Decision::Allow),
-                ..Verdict::default()
+            verdict: {
+                let mut verdict = Verdict::default();
+                verdict.decision = Some(Decision::Allow);
+                verdict
             },
             ..Reply::default()
         },

@@ -9,12 +9,12 @@ use copse_hooks::dialect::claude::{self, Claude};
 use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
 };
-use copse_hooks::event::{Compaction, ToolResult};
-use copse_hooks::outcome::{FailurePolicy, Halt, QueueRequest};
 use copse_hooks::{
     CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
     ModelIdentity, Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
 };
+use copse_hooks::{Compaction, ToolResult};
+use copse_hooks::{FailurePolicy, Halt, QueueRequest};
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------------------------
@@ -963,18 +963,17 @@ fn cursor_and_claude_hooks_merge_into_one_verdict() {
 // ---------------------------------------------------------------------------------
 
 fn after_tool(is_error: bool) -> EventPayload {
-    EventPayload::AfterToolUse(ToolResult {
-        tool: "run_shell".into(),
-        input: obj(json!({"command": "cargo test"})),
-        output: if is_error {
-            "Exit code 101".into()
-        } else {
-            "ok".into()
-        },
-        is_error,
-        duration_ms: 42,
-        tool_call_id: "call-1".into(),
-        response: None,
+    EventPayload::AfterToolUse({
+        let mut result = ToolResult::new(
+            "run_shell",
+            obj(json!({"command": "cargo test"})),
+            if is_error { "Exit code 101" } else { "ok" },
+        );
+        result.is_error = is_error;
+        result.duration_ms = 42;
+        result.tool_call_id = "call-1".into();
+        result.response = None;
+        result
     })
 }
 
@@ -1160,7 +1159,9 @@ fn marshal_every_wired_event() {
         ),
         (
             "PreCompact",
-            EventPayload::PreCompact(Compaction { trigger: "auto".into(), ..Compaction::default() }),
+            EventPayload::PreCompact({ let mut compaction = Compaction::default();
+compaction.trigger = "auto".into();
+compaction }),
             true,
             r#""hook_event_name":"PreCompact","trigger":"auto","custom_instructions":"""#.into(),
         ),
@@ -1237,9 +1238,10 @@ fn matcher_subjects_per_event() {
     assert!(applies("SubagentStop", Some("^exp"), &stop));
     assert!(!applies("SubagentStop", Some("^plan"), &stop));
     // PreCompact on the trigger, SessionEnd on the reason (in Claude's vocabulary).
-    let compact = EventPayload::PreCompact(Compaction {
-        trigger: "manual".into(),
-        ..Compaction::default()
+    let compact = EventPayload::PreCompact({
+        let mut compaction = Compaction::default();
+        compaction.trigger = "manual".into();
+        compaction
     });
     assert!(applies("PreCompact", Some("manual"), &compact));
     assert!(!applies("PreCompact", Some("auto"), &compact));
@@ -1563,9 +1565,10 @@ fn events_that_cannot_block_show_exit_two_stderr() {
 
 #[test]
 fn pre_compact_blocks_and_notification_ignores_its_answer() {
-    let pc = EventPayload::PreCompact(Compaction {
-        trigger: "auto".into(),
-        ..Compaction::default()
+    let pc = EventPayload::PreCompact({
+        let mut compaction = Compaction::default();
+        compaction.trigger = "auto".into();
+        compaction
     });
     let o = read("PreCompact", &pc, 2, "", "snapshot failed\n");
     assert_eq!(clean(&o).decision, Some(Decision::Deny));
@@ -1897,14 +1900,17 @@ fn a_jq_formatter_reads_tool_response_file_path() {
     );
     fx.user(json!({"PostToolUse": [group(Some("Write|Edit"), &[&hook])]}));
     let session = fx.session(false);
-    session.fire(EventPayload::AfterToolUse(ToolResult {
-        tool: "write_file".into(),
-        input: obj(json!({"path": "src/main.rs", "content": "fn main() {}"})),
-        output: "ok".into(),
-        is_error: false,
-        duration_ms: 3,
-        tool_call_id: "toolu_01".into(),
-        response: None,
+    session.fire(EventPayload::AfterToolUse({
+        let mut result = ToolResult::new(
+            "write_file",
+            obj(json!({"path": "src/main.rs", "content": "fn main() {}"})),
+            "ok",
+        );
+        result.is_error = false;
+        result.duration_ms = 3;
+        result.tool_call_id = "toolu_01".into();
+        result.response = None;
+        result
     }));
     session.wait_idle();
     assert_eq!(
@@ -1972,14 +1978,13 @@ fn a_tracing_hook_pairs_pre_and_post_by_tool_use_id() {
         "a tool use id is never missing: {id}"
     );
     session.gate_tool(call);
-    session.fire(EventPayload::AfterToolUse(ToolResult {
-        tool: "run_shell".into(),
-        input: obj(json!({"command": "ls"})),
-        output: "a\nb\n".into(),
-        is_error: false,
-        duration_ms: 1,
-        tool_call_id: id.clone(),
-        response: None,
+    session.fire(EventPayload::AfterToolUse({
+        let mut result = ToolResult::new("run_shell", obj(json!({"command": "ls"})), "a\nb\n");
+        result.is_error = false;
+        result.duration_ms = 1;
+        result.tool_call_id = id.clone();
+        result.response = None;
+        result
     }));
     session.wait_idle();
     assert_eq!(
@@ -2302,15 +2307,17 @@ fn pre_compact_hooks_can_block_compaction() {
     let fx = Fx::new();
     fx.user(json!({"PreCompact": [group(Some("auto"), &["cat >/dev/null; echo 'notes not saved' >&2; exit 2"])]}));
     let session = fx.session(false);
-    let v = verdict(session.fire(EventPayload::PreCompact(Compaction {
-        trigger: "auto".into(),
-        ..Compaction::default()
+    let v = verdict(session.fire(EventPayload::PreCompact({
+        let mut compaction = Compaction::default();
+        compaction.trigger = "auto".into();
+        compaction
     })));
     assert_eq!(v.effective_decision(), Decision::Deny);
     assert_eq!(v.user_message.as_deref(), Some("notes not saved"));
-    let v = verdict(session.fire(EventPayload::PreCompact(Compaction {
-        trigger: "manual".into(),
-        ..Compaction::default()
+    let v = verdict(session.fire(EventPayload::PreCompact({
+        let mut compaction = Compaction::default();
+        compaction.trigger = "manual".into();
+        compaction
     })));
     assert!(v.runs.is_empty(), "the matcher is on the trigger");
 }
@@ -2399,14 +2406,17 @@ fn continue_false_on_a_detached_event_is_handed_to_the_host() {
     fx.user(json!({"PostToolUse": [group(None, &[&stop])]}));
     let session = fx.session(false);
     assert!(session.take_halt().is_none());
-    session.fire(EventPayload::AfterToolUse(ToolResult {
-        tool: "run_shell".into(),
-        input: obj(json!({"command": "rm -r tests"})),
-        output: String::new(),
-        is_error: false,
-        duration_ms: 1,
-        tool_call_id: "toolu_9".into(),
-        response: None,
+    session.fire(EventPayload::AfterToolUse({
+        let mut result = ToolResult::new(
+            "run_shell",
+            obj(json!({"command": "rm -r tests"})),
+            String::new(),
+        );
+        result.is_error = false;
+        result.duration_ms = 1;
+        result.tool_call_id = "toolu_9".into();
+        result.response = None;
+        result
     }));
     session.wait_idle();
     assert_eq!(

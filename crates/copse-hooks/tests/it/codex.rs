@@ -10,12 +10,12 @@ use copse_hooks::dialect::codex::{self, Codex};
 use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ProcessResult,
 };
-use copse_hooks::event::{Compaction, ToolResult};
-use copse_hooks::outcome::{FailurePolicy, QueueRequest};
 use copse_hooks::{
     CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
     RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
 };
+use copse_hooks::{Compaction, ToolResult};
+use copse_hooks::{FailurePolicy, QueueRequest};
 use serde_json::{Map, Value, json};
 
 struct Fx {
@@ -344,14 +344,15 @@ fn spec(event: &str, matcher: Option<&str>) -> HookSpec {
 }
 
 fn with_ctx<T>(f: impl FnOnce(&Context<'_>) -> T) -> T {
-    let session = SessionIdentity {
-        host: Default::default(),
-        conversation_id: "01a2379c".into(),
-        generation_id: "turn-1".into(),
-        model: Some(copse_hooks::ModelIdentity {
+    let session = {
+        let mut identity = SessionIdentity::new("01a2379c");
+        identity.host = Default::default();
+        identity.generation_id = "turn-1".into();
+        identity.model = Some(copse_hooks::ModelIdentity {
             model: "gpt-5".into(),
             ..Default::default()
-        }),
+        });
+        identity
     };
     let roots = vec![PathBuf::from("/tmp/proj-codex")];
     f(&Context {
@@ -449,14 +450,14 @@ fn stdin_of_every_wired_event_matches_the_real_codex_shapes() {
         ),
         (
             "PostToolUse",
-            EventPayload::AfterToolUse(ToolResult {
-                response: None,
-                tool: "run_shell".into(),
-                input: obj(json!({"command": "echo hi"})),
-                output: "hi\n".into(),
-                is_error: false,
-                duration_ms: 1,
-                tool_call_id: "call_1".into(),
+            EventPayload::AfterToolUse({
+                let mut result =
+                    ToolResult::new("run_shell", obj(json!({"command": "echo hi"})), "hi\n");
+                result.response = None;
+                result.is_error = false;
+                result.duration_ms = 1;
+                result.tool_call_id = "call_1".into();
+                result
             }),
             format!(
                 r#"{{{turn},"hook_event_name":"PostToolUse",{mm},"tool_name":"Bash","tool_input":{{"command":"echo hi"}},"tool_response":"hi\n","tool_use_id":"call_1"}}"#
@@ -481,9 +482,10 @@ fn stdin_of_every_wired_event_matches_the_real_codex_shapes() {
         ),
         (
             "PreCompact",
-            EventPayload::PreCompact(Compaction {
-                trigger: "manual".into(),
-                ..Compaction::default()
+            EventPayload::PreCompact({
+                let mut compaction = Compaction::default();
+                compaction.trigger = "manual".into();
+                compaction
             }),
             format!(r#"{{{turn},"hook_event_name":"PreCompact",{mm},"trigger":"manual"}}"#),
         ),
@@ -687,14 +689,13 @@ fn other_event_channels() {
     let i = read("UserPromptSubmit", &prompt, Some(0), "plain context", "");
     assert_eq!(i.outcome.inject_context.as_deref(), Some("plain context"));
 
-    let after = EventPayload::AfterToolUse(ToolResult {
-        response: None,
-        tool: "run_shell".into(),
-        input: obj(json!({"command": "ls"})),
-        output: "a".into(),
-        is_error: false,
-        duration_ms: 1,
-        tool_call_id: "1".into(),
+    let after = EventPayload::AfterToolUse({
+        let mut result = ToolResult::new("run_shell", obj(json!({"command": "ls"})), "a");
+        result.response = None;
+        result.is_error = false;
+        result.duration_ms = 1;
+        result.tool_call_id = "1".into();
+        result
     });
     let i = read(
         "PostToolUse",
@@ -898,13 +899,13 @@ fn locations_of_gemini_and_codex_layers_in_order() {
     fx.write("home/.gemini/extensions/b-ext/hooks/hooks.json", "{}");
     fx.write("home/.gemini/extensions/a-ext/hooks/hooks.json", "{}");
     fx.write("codex-home/plugins/cache/m/p/2.0.0/hooks/hooks.json", "{}");
-    let vendor = copse_hooks::discovery::VendorPaths {
+    let vendor = copse_hooks::VendorPaths {
         gemini_system_settings: PathBuf::from("/etc/gemini-cli/settings.json"),
         codex_home: fx.root.join("codex-home"),
         codex_system_dir: PathBuf::from("/etc/codex"),
     };
     let home = fx.home();
-    let got: Vec<(String, Dialect, Scope)> = copse_hooks::discovery::locations_with(
+    let got: Vec<(String, Dialect, Scope)> = copse_hooks::config_locations_with(
         &home,
         &home.join(".copse"),
         &[PathBuf::from("/w")],

@@ -6,20 +6,18 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use copse_hooks::dialect::copse::{
-    self, Copse, CopseHooksFile, EntryOptions, HALTED_BY_HOOK, LoopLimit,
-};
+use copse_hooks::config_locations;
+use copse_hooks::dialect::copse::{self, Copse, CopseHooksFile, EntryOptions, HALTED_BY_HOOK};
 use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
 };
-use copse_hooks::discovery;
-use copse_hooks::event::{Compaction, FileEdit, ToolResult};
-use copse_hooks::outcome::{FailurePolicy, Halt, QueueRequest};
 use copse_hooks::{
     CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
     ModelIdentity, ModelParam, Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall,
     Verdict,
 };
+use copse_hooks::{Compaction, FileEdit, LoopLimit, ToolResult};
+use copse_hooks::{FailurePolicy, Halt, QueueRequest};
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------------------------
@@ -101,12 +99,11 @@ impl Fx {
 
 /// The session identity every engine test uses: a conversation, a turn and a model.
 fn identity() -> SessionIdentity {
-    SessionIdentity {
-        conversation_id: "conv-1".into(),
-        generation_id: "gen-7".into(),
-        model: Some(model()),
-        ..SessionIdentity::default()
-    }
+    let mut identity = SessionIdentity::default();
+    identity.conversation_id = "conv-1".into();
+    identity.generation_id = "gen-7".into();
+    identity.model = Some(model());
+    identity
 }
 
 fn model() -> ModelIdentity {
@@ -280,7 +277,7 @@ fn locations_order_cursor_claude_copse_for_user_then_each_root() {
     let copse_dir = Path::new("/data/copse");
     let roots = vec![PathBuf::from("/w1"), PathBuf::from("/w2")];
     let got: Vec<(String, Dialect, Scope, Option<PathBuf>)> =
-        discovery::locations(home, copse_dir, &roots)
+        config_locations(home, copse_dir, &roots)
             .into_iter()
             // Gemini and Codex locations are tested in their own modules.
             .filter(|l| {
@@ -342,7 +339,10 @@ fn locations_order_cursor_claude_copse_for_user_then_each_root() {
     expected.extend(project("/w1"));
     expected.extend(project("/w2"));
     assert_eq!(got, expected);
-    assert_eq!(discovery::adapter(Dialect::Copse).dialect(), Dialect::Copse);
+    assert_eq!(
+        copse_hooks::adapter(Dialect::Copse).dialect(),
+        Dialect::Copse
+    );
 }
 
 #[test]
@@ -483,30 +483,35 @@ fn applies(event: &str, matcher: &str, payload: &EventPayload) -> bool {
 }
 
 fn after_tool(tool: &str, is_error: bool) -> EventPayload {
-    EventPayload::AfterToolUse(ToolResult {
-        tool: tool.into(),
-        input: obj(json!({"command": "cargo test"})),
-        output: if is_error {
-            "test result: FAILED".into()
-        } else {
-            "ok".into()
-        },
-        is_error,
-        duration_ms: 42,
-        tool_call_id: "call-1".into(),
-        response: None,
+    EventPayload::AfterToolUse({
+        let mut result = ToolResult::new(
+            tool,
+            obj(json!({"command": "cargo test"})),
+            if is_error {
+                "test result: FAILED"
+            } else {
+                "ok"
+            },
+        );
+        result.is_error = is_error;
+        result.duration_ms = 42;
+        result.tool_call_id = "call-1".into();
+        result.response = None;
+        result
     })
 }
 
 fn compaction(trigger: &str) -> EventPayload {
-    EventPayload::PreCompact(Compaction {
-        trigger: trigger.into(),
-        context_usage_percent: 85.5,
-        context_tokens: 171_000,
-        context_window_size: 200_000,
-        message_count: 40,
-        messages_to_compact: 30,
-        is_first_compaction: true,
+    EventPayload::PreCompact({
+        let mut compaction = Compaction::default();
+        compaction.trigger = trigger.into();
+        compaction.context_usage_percent = 85.5;
+        compaction.context_tokens = 171_000;
+        compaction.context_window_size = 200_000;
+        compaction.message_count = 40;
+        compaction.messages_to_compact = 30;
+        compaction.is_first_compaction = true;
+        compaction
     })
 }
 
@@ -605,10 +610,7 @@ fn every_event_gets_its_exact_stdin() {
     shell(&session, "ls");
     session.fire(EventPayload::AfterFileEdit {
         file_path: format!("{ws}/src/lib.rs"),
-        edits: vec![FileEdit {
-            old_string: "a".into(),
-            new_string: "b".into(),
-        }],
+        edits: vec![FileEdit::new("a", "b")],
     });
     session.fire(EventPayload::Stop {
         status: "completed".into(),
@@ -1649,9 +1651,10 @@ fn observation_events_keep_only_their_channel() {
         let i = read(p, Some(0), &full, "");
         assert_eq!(
             clean(&i),
-            &Outcome {
-                queue_message: queued("next", false, false),
-                ..Outcome::default()
+            &{
+                let mut outcome = Outcome::default();
+                outcome.queue_message = queued("next", false, false);
+                outcome
             },
             "{:?}",
             p.event()
@@ -1660,13 +1663,11 @@ fn observation_events_keep_only_their_channel() {
     let stop = EventPayload::Stop {
         status: "completed".into(),
     };
-    assert_eq!(
-        clean(&read(&stop, Some(0), &full, "")),
-        &Outcome {
-            queue_message: queued("next", false, true),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&read(&stop, Some(0), &full, "")), &{
+        let mut outcome = Outcome::default();
+        outcome.queue_message = queued("next", false, true);
+        outcome
+    });
     let sub = |status: &str| EventPayload::SubagentStop {
         subagent_type: "explore".into(),
         status: status.into(),
@@ -1677,13 +1678,11 @@ fn observation_events_keep_only_their_channel() {
     );
     assert!(clean(&read(&sub("error"), Some(0), &full, "")).is_empty());
     let start = EventPayload::SessionStart { first_turn: false };
-    assert_eq!(
-        clean(&read(&start, Some(0), &full, "")),
-        &Outcome {
-            session_env: Some([("K".to_string(), "v".to_string())].into()),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&read(&start, Some(0), &full, "")), &{
+        let mut outcome = Outcome::default();
+        outcome.session_env = Some([("K".to_string(), "v".to_string())].into());
+        outcome
+    });
     // sendNow only when literally true.
     let o = read(
         &stop,
@@ -1749,17 +1748,15 @@ fn gated_events_read_the_full_outcome() {
         r#"{"decision": "ask", "agentMessage": "a", "userMessage": "u", "updatedInput": {"command": "ls"}, "injectContext": "c", "queueMessage": {"text": "q"}, "sessionEnv": {"K": "v"}}"#,
         "",
     );
-    assert_eq!(
-        clean(&o),
-        &Outcome {
-            decision: Some(Decision::Ask),
-            agent_message: Some("a".into()),
-            user_message: Some("u".into()),
-            updated_input: Some(obj(json!({"command": "ls"}))),
-            inject_context: Some("c".into()),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&o), &{
+        let mut outcome = Outcome::default();
+        outcome.decision = Some(Decision::Ask);
+        outcome.agent_message = Some("a".into());
+        outcome.user_message = Some("u".into());
+        outcome.updated_input = Some(obj(json!({"command": "ls"})));
+        outcome.inject_context = Some("c".into());
+        outcome
+    });
     let o = read(&call, Some(0), r#"{"haltRun": "stop now"}"#, "");
     assert_eq!(
         clean(&o).halt,
@@ -1782,38 +1779,32 @@ fn gated_events_read_the_full_outcome() {
         r#"{"injectContext": "c", "updatedInput": {"x": 1}, "agentMessage": "a"}"#,
         "",
     );
-    assert_eq!(
-        clean(&o),
-        &Outcome {
-            agent_message: Some("a".into()),
-            inject_context: Some("c".into()),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&o), &{
+        let mut outcome = Outcome::default();
+        outcome.agent_message = Some("a".into());
+        outcome.inject_context = Some("c".into());
+        outcome
+    });
     let o = read(&prompt, Some(2), "", "");
-    assert_eq!(
-        clean(&o),
-        &Outcome {
-            decision: Some(Decision::Deny),
-            halt: Some(Halt {
-                reason: HALTED_BY_HOOK.into()
-            }),
-            user_message: Some(HALTED_BY_HOOK.into()),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&o), &{
+        let mut outcome = Outcome::default();
+        outcome.decision = Some(Decision::Deny);
+        outcome.halt = Some(Halt {
+            reason: HALTED_BY_HOOK.into(),
+        });
+        outcome.user_message = Some(HALTED_BY_HOOK.into());
+        outcome
+    });
     let start = EventPayload::SubagentStart {
         subagent_type: "explore".into(),
     };
     let o = read(&start, Some(2), r#"{"agentMessage": "from json"}"#, "");
-    assert_eq!(
-        clean(&o),
-        &Outcome {
-            decision: Some(Decision::Deny),
-            agent_message: Some("from json".into()),
-            ..Outcome::default()
-        }
-    );
+    assert_eq!(clean(&o), &{
+        let mut outcome = Outcome::default();
+        outcome.decision = Some(Decision::Deny);
+        outcome.agent_message = Some("from json".into());
+        outcome
+    });
 }
 
 // ---------------------------------------------------------------------------------
@@ -1888,7 +1879,9 @@ fn schema_lists_every_event_the_parser_knows() {
             "network",
             "async",
             "loop_limit",
-            "timeout"
+            "timeout",
+            "persistent",
+            "idleTimeout"
         ]
     );
 }

@@ -4,8 +4,8 @@
 
 use std::path::PathBuf;
 
-use copse_hooks::event::McpServer;
-use copse_hooks::outcome::FailurePolicy;
+use copse_hooks::FailurePolicy;
+use copse_hooks::McpServer;
 use copse_hooks::{
     Decision, Engine, EngineConfig, EventPayload, Fired, Session, SessionIdentity, ToolCall,
     Verdict,

@@ -7,7 +7,7 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 use copse_hooks::{
-    Engine, EngineConfig, EventPayload, SessionIdentity, ToolCall, settings::TrustedWorkspace,
+    Engine, EngineConfig, EventPayload, SessionIdentity, ToolCall, TrustedWorkspace,
 };
 use serde_json::{Value, json};
 

@@ -7,17 +7,17 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use copse_hooks::TrustedWorkspace;
 use copse_hooks::dialect::gemini::{self, Gemini, marshal::marshal};
 use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
 };
-use copse_hooks::event::{Compaction, ToolResult};
-use copse_hooks::outcome::{FailurePolicy, QueueRequest};
-use copse_hooks::settings::TrustedWorkspace;
 use copse_hooks::{
     CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
     Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
 };
+use copse_hooks::{Compaction, ToolResult};
+use copse_hooks::{FailurePolicy, QueueRequest};
 use serde_json::{Map, Value, json};
 
 // ---------------------------------------------------------------------------------
@@ -281,7 +281,7 @@ fn a_pinned_project_config_stops_running_when_it_changes() {
     let fx = Fx::new();
     let out = fx.at("ran");
     let project = fx.project(json!({"BeforeTool": [def(None, &[("p", &format!("touch {out}"))])]}));
-    let hash = copse_hooks::settings::sha256_hex(&std::fs::read(&project).unwrap());
+    let hash = copse_hooks::sha256_hex(&std::fs::read(&project).unwrap());
     let pinned = |hash: String| {
         let mut config = fx.config();
         config.trusted.push(TrustedWorkspace::Pinned {
@@ -493,9 +493,10 @@ fn lifecycle_matchers_are_exact_and_other_events_ignore_them() {
         .is_empty()
     );
     let compaction = |t: &str| {
-        EventPayload::PreCompact(Compaction {
-            trigger: t.into(),
-            ..Compaction::default()
+        EventPayload::PreCompact({
+            let mut compaction = Compaction::default();
+            compaction.trigger = t.into();
+            compaction
         })
     };
     assert!(fires("PreCompress", &compaction("auto")).is_empty());
@@ -574,14 +575,14 @@ fn stdin_of_every_wired_event() {
         ),
         (
             "AfterTool",
-            EventPayload::AfterToolUse(ToolResult {
-                response: None,
-                tool: "run_shell".into(),
-                input: obj(json!({"command": "echo hi"})),
-                output: "hi\n".into(),
-                is_error: false,
-                duration_ms: 3,
-                tool_call_id: "c1".into(),
+            EventPayload::AfterToolUse({
+                let mut result =
+                    ToolResult::new("run_shell", obj(json!({"command": "echo hi"})), "hi\n");
+                result.response = None;
+                result.is_error = false;
+                result.duration_ms = 3;
+                result.tool_call_id = "c1".into();
+                result
             }),
             r#""tool_name":"run_shell_command","tool_input":{"command":"echo hi"},"tool_response":{"llmContent":"hi\n","returnDisplay":"hi\n"}"#,
         ),
@@ -614,9 +615,10 @@ fn stdin_of_every_wired_event() {
         ),
         (
             "PreCompress",
-            EventPayload::PreCompact(Compaction {
-                trigger: "auto".into(),
-                ..Compaction::default()
+            EventPayload::PreCompact({
+                let mut compaction = Compaction::default();
+                compaction.trigger = "auto".into();
+                compaction
             }),
             r#""trigger":"auto""#,
         ),
@@ -641,14 +643,14 @@ fn stdin_of_every_wired_event() {
     // A failed tool carries `tool_response.error`.
     let failed = stdin(
         "AfterTool",
-        &EventPayload::AfterToolUse(ToolResult {
-            response: None,
-            tool: "run_shell".into(),
-            input: obj(json!({"command": "false"})),
-            output: "exit 1".into(),
-            is_error: true,
-            duration_ms: 3,
-            tool_call_id: "c1".into(),
+        &EventPayload::AfterToolUse({
+            let mut result =
+                ToolResult::new("run_shell", obj(json!({"command": "false"})), "exit 1");
+            result.response = None;
+            result.is_error = true;
+            result.duration_ms = 3;
+            result.tool_call_id = "c1".into();
+            result
         }),
     );
     assert!(failed.contains(
@@ -887,14 +889,13 @@ fn other_events_channels() {
     assert_eq!(clean(&i).queue_message, None);
     assert_eq!(clean(&i).user_message.as_deref(), Some("done"));
 
-    let after = EventPayload::AfterToolUse(ToolResult {
-        response: None,
-        tool: "run_shell".into(),
-        input: obj(json!({"command": "ls"})),
-        output: "a".into(),
-        is_error: false,
-        duration_ms: 1,
-        tool_call_id: "1".into(),
+    let after = EventPayload::AfterToolUse({
+        let mut result = ToolResult::new("run_shell", obj(json!({"command": "ls"})), "a");
+        result.response = None;
+        result.is_error = false;
+        result.duration_ms = 1;
+        result.tool_call_id = "1".into();
+        result
     });
     let i = read(
         "AfterTool",

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use copse_hooks::outcome::FailurePolicy;
+use copse_hooks::FailurePolicy;
 use copse_hooks::{
     Decision, Engine, EngineConfig, EventPayload, FailureKind, Fired, RunOutcome, Session,
     SessionIdentity, ToolCall, Verdict,

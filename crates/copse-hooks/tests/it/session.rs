@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use copse_hooks::event::ToolResult;
+use copse_hooks::ToolResult;
 use copse_hooks::{Engine, EngineConfig, EventPayload, Fired, SessionIdentity};
 use serde_json::{Map, json};
 
@@ -21,17 +21,20 @@ fn engine(home: &Path, ws: &Path, hooks: serde_json::Value) -> Engine {
 }
 
 fn tool_result(i: usize) -> EventPayload {
-    EventPayload::AfterToolUse(ToolResult {
-        tool: "write_file".into(),
-        input: json!({"path": format!("f{i}.txt")})
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
-        output: format!("wrote {i}"),
-        is_error: false,
-        duration_ms: 1,
-        tool_call_id: format!("call-{i}"),
-        response: None,
+    EventPayload::AfterToolUse({
+        let mut result = ToolResult::new(
+            "write_file",
+            json!({"path": format!("f{i}.txt")})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+            format!("wrote {i}"),
+        );
+        result.is_error = false;
+        result.duration_ms = 1;
+        result.tool_call_id = format!("call-{i}");
+        result.response = None;
+        result
     })
 }
 
@@ -174,7 +177,7 @@ fn alive(pid: &str) -> bool {
 
 #[test]
 fn a_cancel_token_kills_every_hook_group_of_a_blocking_event() {
-    use copse_hooks::cancel::CancelToken;
+    use copse_hooks::CancelToken;
     let home = tempfile::tempdir().unwrap();
     let ws = tempfile::tempdir().unwrap();
     let marks = tempfile::tempdir_in(std::env::temp_dir()).unwrap();

@@ -203,7 +203,7 @@ fn nul_bytes_are_a_start_error() {
     bad_env.push(("COPSE_NUL".into(), "a\0b".into()));
     for (command, env) in [("echo a\0b", &env), ("true", &bad_env)] {
         match spawn::run(&request(command, dir.path(), env)) {
-            Err(SpawnError::Start { source, .. }) => {
+            Err(SpawnError::Start { cause: source, .. }) => {
                 assert_eq!(source.kind(), io::ErrorKind::InvalidInput);
             }
             other => panic!("expected a start error for {command:?}, got {other:?}"),
@@ -566,11 +566,23 @@ fn missing_cwd_is_a_start_error() {
     let dir = tempfile::tempdir().unwrap();
     let env = path_env();
     let missing = dir.path().join("does-not-exist");
+    // The message carries its cause once: in the text, not again as `source()` (an
+    // error chain printed `{:#}` would otherwise say it twice).
+    let err = spawn::run(&request("true", &missing, &env)).unwrap_err();
+    let cause = io::Error::from(io::ErrorKind::NotFound).to_string();
+    let text = format!("{err}");
+    assert!(std::error::Error::source(&err).is_none(), "{text}");
+    assert!(text.starts_with("failed to start `true` in "), "{text}");
+    assert_eq!(
+        text.matches("No such file or directory").count(),
+        1,
+        "{text} ({cause})"
+    );
     match spawn::run(&request("true", &missing, &env)) {
         Err(SpawnError::Start {
             command,
             cwd,
-            source,
+            cause: source,
         }) => {
             assert_eq!(command, "true");
             assert_eq!(cwd, missing);
@@ -600,7 +612,7 @@ fn failing_child_setup_fails_the_spawn() {
         ..request(&command, dir.path(), &env)
     });
     match result {
-        Err(SpawnError::Start { source, .. }) => {
+        Err(SpawnError::Start { cause: source, .. }) => {
             assert_eq!(source.raw_os_error(), Some(libc::EPERM));
         }
         other => panic!("expected a start error, got {other:?}"),

@@ -6,7 +6,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
 
-use copse_hooks::outcome::{Failure, FailurePolicy, Halt, QueueRequest};
 use copse_hooks::spine::{
     CAPTURE_CAP, Retention, RunFilter, RunKind, RunRecord, Spine, SpineError, SpineOptions,
     new_run_id, schema, unix_ms,
@@ -14,6 +13,7 @@ use copse_hooks::spine::{
 use copse_hooks::{
     CanonicalEvent, Decision, Dialect, DroppedRun, FailureKind, HookRun, Outcome, RunOutcome, Scope,
 };
+use copse_hooks::{Failure, FailurePolicy, Halt, QueueRequest};
 use rusqlite::Connection;
 use serde_json::{Map, json};
 
@@ -50,68 +50,69 @@ fn open(path: &Path, options: SpineOptions) -> Spine {
 /// A record with every field set to something distinctive.
 fn full(i: u64) -> RunRecord {
     let started_at = now_ms() - 60_000 + i;
-    RunRecord {
-        run_id: new_run_id(started_at),
-        session_id: format!("session-{}", i % 3),
-        turn_id: format!("turn-{i}"),
-        kind: RunKind::Run,
-        dialect: "cursor".into(),
-        event: "beforeShellExecution".into(),
-        canonical: "toolGate".into(),
-        command: format!("./hooks/check-{i}.sh"),
-        source: "/home/u/.cursor/hooks.json".into(),
-        scope: "user".into(),
-        started_at,
-        duration_ms: 17 + i,
-        exit_code: Some(2),
-        parse_ok: false,
-        failure: Some("invalid_json".into()),
-        failure_message: Some("printed something that is not JSON".into()),
-        policy: Some("closed".into()),
-        sandbox: Some("enforced".into()),
-        outcome: "failed".into(),
-        decision: Some("deny".into()),
-        agent_message: Some("no force pushes".into()),
-        user_message: Some("blocked by policy ✓".into()),
-        halt_reason: Some("stop now".into()),
-        inject_context: Some("remember the tests".into()),
-        updated_input: Some(r#"{"command":"git status"}"#.into()),
-        queued_message: Some("follow up".into()),
-        session_env: true,
-        outcome_truncated: false,
-        stdin: format!("{{\"n\":{i}}}").into_bytes(),
-        stdin_truncated: false,
-        stdout: b"not json\x00\xff".to_vec(),
-        stdout_truncated: true,
-        stderr: b"warning: x\n".to_vec(),
-        stderr_truncated: false,
-        warnings: vec![format!("warning {i}")],
-        redactions: i,
-        leaked: i % 2 == 1,
+    {
+        let mut record = RunRecord::default();
+        record.run_id = new_run_id(started_at);
+        record.session_id = format!("session-{}", i % 3);
+        record.turn_id = format!("turn-{i}");
+        record.kind = RunKind::Run;
+        record.dialect = "cursor".into();
+        record.event = "beforeShellExecution".into();
+        record.canonical = "toolGate".into();
+        record.command = format!("./hooks/check-{i}.sh");
+        record.source = "/home/u/.cursor/hooks.json".into();
+        record.scope = "user".into();
+        record.started_at = started_at;
+        record.duration_ms = 17 + i;
+        record.exit_code = Some(2);
+        record.parse_ok = false;
+        record.failure = Some("invalid_json".into());
+        record.failure_message = Some("printed something that is not JSON".into());
+        record.policy = Some("closed".into());
+        record.sandbox = Some("enforced".into());
+        record.outcome = "failed".into();
+        record.decision = Some("deny".into());
+        record.agent_message = Some("no force pushes".into());
+        record.user_message = Some("blocked by policy ✓".into());
+        record.halt_reason = Some("stop now".into());
+        record.inject_context = Some("remember the tests".into());
+        record.updated_input = Some(r#"{"command":"git status"}"#.into());
+        record.queued_message = Some("follow up".into());
+        record.session_env = true;
+        record.outcome_truncated = false;
+        record.stdin = format!("{{\"n\":{i}}}").into_bytes();
+        record.stdin_truncated = false;
+        record.stdout = b"not json\x00\xff".to_vec();
+        record.stdout_truncated = true;
+        record.stderr = b"warning: x\n".to_vec();
+        record.stderr_truncated = false;
+        record.warnings = vec![format!("warning {i}")];
+        record.redactions = i;
+        record.leaked = i % 2 == 1;
+        record
     }
 }
 
 /// A plain allow run of `event` in `session`.
 fn simple(session: &str, event: &str, canonical: &str, outcome: &str, at: u64) -> RunRecord {
-    RunRecord {
-        run_id: new_run_id(at),
-        session_id: session.into(),
-        turn_id: "t".into(),
-        dialect: "cursor".into(),
-        event: event.into(),
-        canonical: canonical.into(),
-        command: "hook.sh".into(),
-        source: "/ws/.cursor/hooks.json".into(),
-        scope: "project".into(),
-        started_at: at,
-        duration_ms: 3,
-        exit_code: Some(0),
-        parse_ok: true,
-        outcome: outcome.into(),
-        decision: Decision::parse(outcome).map(|d| d.as_str().to_owned()),
-        stdin: b"{}".to_vec(),
-        ..RunRecord::default()
-    }
+    let mut record = RunRecord::default();
+    record.run_id = new_run_id(at);
+    record.session_id = session.into();
+    record.turn_id = "t".into();
+    record.dialect = "cursor".into();
+    record.event = event.into();
+    record.canonical = canonical.into();
+    record.command = "hook.sh".into();
+    record.source = "/ws/.cursor/hooks.json".into();
+    record.scope = "project".into();
+    record.started_at = at;
+    record.duration_ms = 3;
+    record.exit_code = Some(0);
+    record.parse_ok = true;
+    record.outcome = outcome.into();
+    record.decision = Decision::parse(outcome).map(|d| d.as_str().to_owned());
+    record.stdin = b"{}".to_vec();
+    record
 }
 
 fn count(path: &Path) -> i64 {
@@ -169,48 +170,53 @@ fn every_field_round_trips() {
 fn hook_run() -> HookRun {
     let mut updated = Map::new();
     updated.insert("command".into(), json!("git status"));
-    HookRun {
-        event: "beforeShellExecution".into(),
-        canonical: CanonicalEvent::ToolGate,
-        dialect: Dialect::Claude,
-        command: "./check.sh".into(),
-        source: PathBuf::from("/ws/.claude/settings.json"),
-        scope: Scope::Project,
-        started_at: SystemTime::UNIX_EPOCH + Duration::from_millis(1_718_000_000_123),
-        duration: Duration::from_micros(42_700),
-        exit_code: Some(1),
-        parse_ok: true,
-        failure: Some(Failure {
+    {
+        let mut run = HookRun::new(
+            "beforeShellExecution",
+            CanonicalEvent::ToolGate,
+            Dialect::Claude,
+            "./check.sh",
+            "/ws/.claude/settings.json",
+            Scope::Project,
+        );
+        run.started_at = SystemTime::UNIX_EPOCH + Duration::from_millis(1_718_000_000_123);
+        run.duration = Duration::from_micros(42_700);
+        run.exit_code = Some(1);
+        run.parse_ok = true;
+        run.failure = Some(Failure {
             kind: FailureKind::Timeout,
             message: "timed out after 30s".into(),
-        }),
-        policy: FailurePolicy::Closed,
-        outcome: Outcome {
-            decision: Some(Decision::Deny),
-            agent_message: Some("agent".into()),
-            user_message: Some("x".repeat(CAPTURE_CAP + 10)),
-            updated_input: Some(updated),
-            replace_input: false,
-            tool_env_script: None,
-            updated_permissions: None,
-            inject_context: Some("ctx".into()),
-            halt: Some(Halt {
+        });
+        run.policy = FailurePolicy::Closed;
+        run.outcome = {
+            let mut outcome = Outcome::default();
+            outcome.decision = Some(Decision::Deny);
+            outcome.agent_message = Some("agent".into());
+            outcome.user_message = Some("x".repeat(CAPTURE_CAP + 10));
+            outcome.updated_input = Some(updated);
+            outcome.replace_input = false;
+            outcome.tool_env_script = None;
+            outcome.updated_permissions = None;
+            outcome.inject_context = Some("ctx".into());
+            outcome.halt = Some(Halt {
                 reason: "halt!".into(),
-            }),
-            queue_message: Some(QueueRequest {
+            });
+            outcome.queue_message = Some(QueueRequest {
                 text: "queued".into(),
                 send_now: false,
                 held: true,
-            }),
-            session_env: Some(BTreeMap::from([("K".into(), "V".into())])),
-        },
-        result: RunOutcome::Failed,
-        stdin: vec![b'i'; CAPTURE_CAP + 1],
-        stdout: b"{}".to_vec(),
-        stderr: vec![b'e'; CAPTURE_CAP],
-        sandbox: copse_hooks::outcome::SandboxState::Enforced,
-        leaked: true,
-        warnings: vec!["session environment variable \"PATH\" dropped".into()],
+            });
+            outcome.session_env = Some(BTreeMap::from([("K".into(), "V".into())]));
+            outcome
+        };
+        run.result = RunOutcome::Failed;
+        run.stdin = vec![b'i'; CAPTURE_CAP + 1];
+        run.stdout = b"{}".to_vec();
+        run.stderr = vec![b'e'; CAPTURE_CAP];
+        run.sandbox = copse_hooks::SandboxState::Enforced;
+        run.leaked = true;
+        run.warnings = vec!["session environment variable \"PATH\" dropped".into()];
+        run
     }
 }
 
@@ -287,14 +293,17 @@ fn from_run_maps_and_caps_every_field() {
     suppressed.run_id = new_run_id(suppressed.started_at);
     spine.record(suppressed);
     let dropped = RunRecord::dropped(
-        &DroppedRun {
-            event: "afterFileEdit".into(),
-            canonical: CanonicalEvent::AfterFileEdit,
-            dialect: Dialect::Cursor,
-            command: "fmt.sh".into(),
-            source: PathBuf::from("/h/.cursor/hooks.json"),
-            scope: Scope::User,
-            at: SystemTime::now(),
+        &{
+            let mut dropped = DroppedRun::new(
+                "afterFileEdit",
+                CanonicalEvent::AfterFileEdit,
+                Dialect::Cursor,
+                "fmt.sh",
+                "/h/.cursor/hooks.json",
+                Scope::User,
+            );
+            dropped.at = SystemTime::now();
+            dropped
         },
         "sess",
         "turn",

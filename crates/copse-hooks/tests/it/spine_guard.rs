@@ -13,22 +13,23 @@ use serde_json::json;
 
 fn record(i: u64, stdout: Vec<u8>) -> RunRecord {
     let at = unix_ms(SystemTime::now()) + i;
-    RunRecord {
-        run_id: new_run_id(at),
-        session_id: "s".into(),
-        turn_id: "t".into(),
-        kind: RunKind::Run,
-        dialect: "cursor".into(),
-        event: "beforeShellExecution".into(),
-        canonical: "toolGate".into(),
-        command: "hook.sh".into(),
-        source: "/ws/.cursor/hooks.json".into(),
-        scope: "project".into(),
-        started_at: at,
-        parse_ok: true,
-        outcome: "allow".into(),
-        stdout,
-        ..RunRecord::default()
+    {
+        let mut record = RunRecord::default();
+        record.run_id = new_run_id(at);
+        record.session_id = "s".into();
+        record.turn_id = "t".into();
+        record.kind = RunKind::Run;
+        record.dialect = "cursor".into();
+        record.event = "beforeShellExecution".into();
+        record.canonical = "toolGate".into();
+        record.command = "hook.sh".into();
+        record.source = "/ws/.cursor/hooks.json".into();
+        record.scope = "project".into();
+        record.started_at = at;
+        record.parse_ok = true;
+        record.outcome = "allow".into();
+        record.stdout = stdout;
+        record
     }
 }
 

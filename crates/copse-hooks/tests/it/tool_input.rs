@@ -1,7 +1,7 @@
 //! Canonical tool inputs are typed: a malformed input is an error, never a coerced
 //! value shown to hooks.
 
-use copse_hooks::event::ToolResult;
+use copse_hooks::ToolResult;
 use copse_hooks::{EngineConfig, EventPayload, SessionIdentity, ToolCall};
 use serde_json::{Map, Value, json};
 
@@ -124,14 +124,13 @@ fn malformed_inputs_of_every_canonical_tool_are_errors_and_no_hook_sees_them() {
         let v = session.gate_tool(ToolCall::new(*tool, obj(input.clone())));
         assert_eq!(v.effective_decision(), copse_hooks::Decision::Deny);
         assert!(v.runs.is_empty());
-        let after = session.try_fire(EventPayload::AfterToolUse(ToolResult {
-            tool: tool.to_string(),
-            input: obj(input.clone()),
-            output: String::new(),
-            is_error: false,
-            duration_ms: 1,
-            tool_call_id: "c".into(),
-            response: None,
+        let after = session.try_fire(EventPayload::AfterToolUse({
+            let mut result = ToolResult::new(*tool, obj(input.clone()), String::new());
+            result.is_error = false;
+            result.duration_ms = 1;
+            result.tool_call_id = "c".into();
+            result.response = None;
+            result
         }));
         assert!(after.is_err(), "{tool} {input}: afterToolUse accepted");
     }
@@ -157,4 +156,70 @@ fn malformed_inputs_of_every_canonical_tool_are_errors_and_no_hook_sees_them() {
             .try_gate_tool(ToolCall::new("mcp__srv__do", obj(json!({"anything": 1}))))
             .is_ok()
     );
+}
+
+/// `ToolCall::new` takes a `serde_json::Value`: an object is the input, `null` an empty
+/// input, and any other value a malformed input that is denied before any hook runs.
+#[test]
+fn a_tool_call_from_a_json_value_that_is_not_an_object_is_denied_without_running_a_hook() {
+    let home = tempfile::tempdir().unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let marker = ws.path().join("seen");
+    std::fs::create_dir_all(home.path().join("copse")).unwrap();
+    std::fs::write(
+        home.path().join("copse/hooks.json"),
+        json!({"version": 1, "hooks": {
+            "toolGate": [{"command": format!("cat >> {}; echo >> {}", marker.display(), marker.display())}],
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let engine = copse_hooks::Engine::new(
+        EngineConfig::builder()
+            .workspace_root(ws.path())
+            .home(home.path())
+            .copse_dir(home.path().join("copse"))
+            .sandbox_writable(ws.path())
+            .enabled(true)
+            .build(),
+    );
+    let session = engine.session(SessionIdentity::new("conv-value"));
+
+    for (input, kind) in [
+        (json!("ls -la"), "a string"),
+        (json!(["ls"]), "an array"),
+        (json!(7), "a number"),
+        (json!(true), "a boolean"),
+    ] {
+        let call = ToolCall::new("run_shell", input);
+        let err = call.validate().unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            format!("run_shell input must be a JSON object (got {kind})")
+        );
+        let v = session.gate_tool(call);
+        assert_eq!(v.effective_decision(), copse_hooks::Decision::Deny);
+        assert_eq!(
+            v.agent_message.as_deref(),
+            Some(
+                format!("malformed tool input: run_shell input must be a JSON object (got {kind})")
+                    .as_str()
+            )
+        );
+        assert!(v.runs.is_empty());
+    }
+    assert!(!marker.exists(), "no hook saw a malformed input");
+
+    // An object runs the hook, and sees exactly that object.
+    let v = session.gate_tool(ToolCall::new("run_shell", json!({"command": "ls"})));
+    assert_eq!(v.runs.len(), 1);
+    let seen = std::fs::read_to_string(&marker).unwrap();
+    assert!(seen.contains(r#""command":"ls""#), "{seen}");
+
+    // `null` is an empty input: run_shell requires a command, so it is malformed too,
+    // but for the field, not for the shape.
+    let err = ToolCall::new("run_shell", Value::Null)
+        .validate()
+        .unwrap_err();
+    assert_eq!(err.to_string(), "run_shell input: \"command\" is missing");
 }

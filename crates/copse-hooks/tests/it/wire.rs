@@ -8,13 +8,14 @@
 
 use std::path::PathBuf;
 
-use copse_hooks::dialect::{Context, Dialect, HookMatcher, HookSpec, Scope};
-use copse_hooks::discovery::adapter;
-use copse_hooks::event::CanonicalEvent;
-use copse_hooks::event::EventPayload;
+use copse_hooks::CanonicalEvent;
+use copse_hooks::EventPayload;
+use copse_hooks::FailurePolicy;
+use copse_hooks::adapter;
+use copse_hooks::dialect::{Context, HookMatcher, HookSpec};
 use copse_hooks::fixture;
-use copse_hooks::outcome::FailurePolicy;
 use copse_hooks::vendor::{CLAUDE, CODEX, CURSOR, GEMINI};
+use copse_hooks::{Dialect, Scope};
 use serde_json::{Map, Value};
 
 /// The fixed `timestamp` Gemini payloads carry in the fixture (the live value is

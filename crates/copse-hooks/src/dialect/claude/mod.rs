@@ -6,7 +6,7 @@
 //! `{type: "command", command, timeout?, if?, async?}`. Every handler becomes its own
 //! [`HookSpec`] whose `entry` is the 1-based index of its group. `http` handlers
 //! (`{type: "http", url, headers?, allowedEnvVars?}`) become specs named
-//! `http: <url>` carrying [`crate::http::HttpHandler`]; the runner POSTs the input
+//! `http: <url>` carrying [`HttpHandler`]; the runner POSTs the input
 //! instead of spawning. Handlers of other types (`prompt`, `agent`, `mcp_tool`) are
 //! reported and kept as unsupported specs so `list` shows them; they never run.
 //!
@@ -27,6 +27,7 @@ pub mod parse;
 pub mod plugin;
 pub mod rule;
 
+pub use crate::http::{HttpHandler, HttpPolicy};
 pub use interpret::interpret_run;
 pub use marshal::{agent_id, tool_response};
 pub use rule::{PermissionRule, RuleError};

@@ -730,6 +730,7 @@ impl Claude {
                 async_rewake: h.async_rewake,
                 plugin: None,
                 http: h.http,
+                ..HookOptions::default()
             };
             out.hooks.push(spec);
         }

@@ -1,0 +1,375 @@
+//! Persistent hooks against per-call hooks: `cargo bench -p copse-hooks-server --bench persistent`.
+//!
+//! Plain `std` timing, no harness, one run. The same trivial policy (deny a shell
+//! command containing `rm -rf`, otherwise no opinion) is written per-call and
+//! persistent in Rust (this same binary, re-executed with `COPSE_BENCH_HOOK`), Python
+//! and Node (when `node` is on PATH). Each is gated through `Session::gate_tool`, in
+//! blocks interleaved with the no-hook baseline so machine noise hits both, and the
+//! median per gate is printed with the per-call / persistent ratio. Then the persistent
+//! Rust hook through the daemon (`serve_socket`, this binary re-executed with
+//! `COPSE_BENCH_SERVE`) over its Unix socket, one request at a time.
+//!
+//! Targets: a persistent hook <= 100 µs median per gate in process, <= 250 µs through
+//! the daemon. Misses are reported, never asserted. Every hook runs sandboxed, as by
+//! default. Linux only.
+
+// reason: a benchmark binary; a broken setup should abort loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use copse_hooks::{Decision, Engine, EngineConfig, Session, SessionIdentity, ToolCall};
+use copse_hooks_server::{HostContext, Hosted, ServerConfig};
+use serde_json::{Value, json};
+
+const SUBJECT: &str = "git status --short";
+
+const PYTHON: &str = r#"import json, sys
+def decide(p):
+    if "rm -rf" in p.get("input", {}).get("command", ""):
+        return {"decision": "deny", "agentMessage": "no rm -rf"}
+    return {}
+if sys.argv[1:] == ["persistent"]:
+    out = sys.stdout
+    out.write('{"hello":{"protocol":1,"events":["toolGate"]}}\n'); out.flush()
+    for line in sys.stdin:
+        r = json.loads(line)
+        out.write(json.dumps({"id": r["id"], "response": decide(r["payload"])}) + "\n"); out.flush()
+else:
+    print(json.dumps(decide(json.load(sys.stdin))))
+"#;
+
+const NODE: &str = r#"const decide = (p) => ((p.input || {}).command || "").includes("rm -rf")
+  ? { decision: "deny", agentMessage: "no rm -rf" } : {};
+if (process.argv[2] === "persistent") {
+  process.stdout.write('{"hello":{"protocol":1,"events":["toolGate"]}}\n');
+  require("readline").createInterface({ input: process.stdin }).on("line", (line) => {
+    const r = JSON.parse(line);
+    process.stdout.write(JSON.stringify({ id: r.id, response: decide(r.payload) }) + "\n");
+  });
+} else {
+  let s = ""; process.stdin.on("data", (d) => (s += d));
+  process.stdin.on("end", () => process.stdout.write(JSON.stringify(decide(JSON.parse(s)))));
+}
+"#;
+
+/// The Rust hook: this binary with `COPSE_BENCH_HOOK=persistent|per-call`.
+fn rust_hook(mode: &str) -> ! {
+    fn decide(payload: &Value) -> Value {
+        let command = payload["input"]["command"].as_str().unwrap_or_default();
+        if command.contains("rm -rf") {
+            json!({"decision": "deny", "agentMessage": "no rm -rf"})
+        } else {
+            json!({})
+        }
+    }
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    if mode == "persistent" {
+        let hello = copse_hooks::persistent::HelloLine {
+            hello: copse_hooks::persistent::Hello {
+                protocol: copse_hooks::persistent::PROTOCOL_VERSION,
+                events: vec!["toolGate".into()],
+            },
+        };
+        writeln!(out, "{}", serde_json::to_string(&hello).unwrap()).unwrap();
+        out.flush().unwrap();
+        for line in stdin.lock().lines() {
+            let Ok(line) = line else { break };
+            let req: copse_hooks::persistent::Request = serde_json::from_str(&line).unwrap();
+            let reply = copse_hooks::persistent::Reply::response(req.id, decide(&req.payload));
+            writeln!(out, "{}", serde_json::to_string(&reply).unwrap()).unwrap();
+            out.flush().unwrap();
+        }
+    } else {
+        let payload: Value = serde_json::from_reader(stdin.lock()).unwrap();
+        writeln!(out, "{}", decide(&payload)).unwrap();
+    }
+    std::process::exit(0)
+}
+
+fn engine_config(dir: &Path) -> EngineConfig {
+    let mut c = EngineConfig::from_process(vec![dir.join("ws")])
+        .home(dir.join("home"))
+        .enabled(true);
+    c.copse_dir = dir.join("copse");
+    c.spine_path = None;
+    c
+}
+
+/// A fresh directory with one Copse toolGate hook (or none).
+fn setup(base: &Path, name: &str, command: Option<&str>, persistent: bool) -> PathBuf {
+    let dir = base.join(name);
+    for d in ["home", "ws", "copse"] {
+        std::fs::create_dir_all(dir.join(d)).unwrap();
+    }
+    let hooks = match command {
+        Some(c) => json!({"toolGate": [{"command": c, "persistent": persistent}]}),
+        None => json!({}),
+    };
+    std::fs::write(
+        dir.join("copse/hooks.json"),
+        json!({"version": 1, "hooks": hooks}).to_string(),
+    )
+    .unwrap();
+    dir
+}
+
+fn gate(session: &Session, command: &str) -> Decision {
+    let mut input = serde_json::Map::new();
+    input.insert("command".into(), json!(command));
+    session
+        .gate_tool(ToolCall::new("run_shell", input))
+        .effective_decision()
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// Median per gate of `session` and of the baseline, interleaved in `blocks` blocks
+/// of `per_block` gates each.
+fn measure(
+    session: &Session,
+    baseline: &Session,
+    blocks: usize,
+    per_block: usize,
+) -> (Duration, Duration) {
+    // Proves the hook runs and decides.
+    assert_eq!(gate(session, "rm -rf /"), Decision::Deny);
+    for _ in 0..per_block.min(20) {
+        gate(session, SUBJECT);
+        gate(baseline, SUBJECT);
+    }
+    let (mut hook, mut base) = (Vec::new(), Vec::new());
+    for _ in 0..blocks {
+        for _ in 0..per_block {
+            let t = Instant::now();
+            assert_eq!(gate(session, SUBJECT), Decision::Allow);
+            hook.push(t.elapsed());
+        }
+        for _ in 0..per_block {
+            let t = Instant::now();
+            gate(baseline, SUBJECT);
+            base.push(t.elapsed());
+        }
+    }
+    (median(hook), median(base))
+}
+
+fn python() -> Option<String> {
+    let out = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn node() -> Option<String> {
+    let out = std::process::Command::new("node")
+        .args(["-e", "console.log(process.execPath)"])
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+fn serve(dir: PathBuf, socket: PathBuf) -> ! {
+    let factory = Arc::new(move |_: &copse_hooks_wire::rpc::InitializeParams| {
+        Ok(Hosted {
+            engine: Engine::new(engine_config(&dir)),
+            context: HostContext::default(),
+        })
+    });
+    let bound = copse_hooks_server::socket::bind(&socket).unwrap();
+    copse_hooks_server::socket::serve_socket(bound, ServerConfig::new(factory)).unwrap();
+    std::process::exit(0)
+}
+
+struct Rpc {
+    out: UnixStream,
+    input: BufReader<UnixStream>,
+    next: u64,
+    line: String,
+}
+
+impl Rpc {
+    fn connect(dir: &Path, socket: &Path) -> (std::process::Child, Rpc) {
+        let server = std::process::Command::new(std::env::current_exe().unwrap())
+            .env("COPSE_BENCH_SERVE", dir)
+            .env("COPSE_BENCH_SOCKET", socket)
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let stream = loop {
+            if let Ok(s) = UnixStream::connect(socket) {
+                break s;
+            }
+            assert!(Instant::now() < deadline, "the bench server never listened");
+            std::thread::sleep(Duration::from_millis(10));
+        };
+        let mut rpc = Rpc {
+            input: BufReader::new(stream.try_clone().unwrap()),
+            out: stream,
+            next: 0,
+            line: String::new(),
+        };
+        rpc.call("initialize", json!({"workspaceRoots": [dir.join("ws")]}));
+        (server, rpc)
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let mut msg =
+            json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params})
+                .to_string();
+        msg.push('\n');
+        self.out.write_all(msg.as_bytes()).unwrap();
+        self.line.clear();
+        self.input.read_line(&mut self.line).unwrap();
+        let v: Value = serde_json::from_str(&self.line).unwrap();
+        assert!(v.get("error").is_none(), "{v}");
+        v
+    }
+
+    fn gate_median(&mut self, n: usize) -> Duration {
+        let sid =
+            self.call("session/open", json!({"conversationId": "bench"}))["result"]["sessionId"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+        let params = json!({"sessionId": sid, "tool": "run_shell", "input": {"command": SUBJECT}});
+        for _ in 0..200 {
+            self.call("hooks/toolGate", params.clone());
+        }
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            let t = Instant::now();
+            self.call("hooks/toolGate", params.clone());
+            samples.push(t.elapsed());
+        }
+        median(samples)
+    }
+}
+
+fn verdict(value: f64, target: f64) -> &'static str {
+    if value <= target { "PASS" } else { "MISS" }
+}
+
+fn main() {
+    if let Some(mode) = std::env::var_os("COPSE_BENCH_HOOK") {
+        rust_hook(&mode.to_string_lossy());
+    }
+    if let (Some(dir), Some(sock)) = (
+        std::env::var_os("COPSE_BENCH_SERVE"),
+        std::env::var_os("COPSE_BENCH_SOCKET"),
+    ) {
+        serve(PathBuf::from(dir), PathBuf::from(sock));
+    }
+    println!(
+        "copse-hooks persistent-hook benchmark (pid {})",
+        std::process::id()
+    );
+    println!("median per gate; every ratio is against a baseline measured in this run\n");
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    let exe = std::env::current_exe().unwrap().display().to_string();
+    let none_dir = setup(&base, "none", None, false);
+    let none_engine = Engine::new(engine_config(&none_dir));
+    let baseline = none_engine.session(SessionIdentity::new("bench"));
+
+    let mut langs: Vec<(&str, String, String)> = vec![(
+        "rust",
+        format!("COPSE_BENCH_HOOK=per-call {exe}"),
+        format!("COPSE_BENCH_HOOK=persistent {exe}"),
+    )];
+    if let Some(py) = python() {
+        let script = base.join("policy.py");
+        std::fs::write(&script, PYTHON).unwrap();
+        langs.push((
+            "python3",
+            format!("{py} -S {}", script.display()),
+            format!("{py} -S {} persistent", script.display()),
+        ));
+    } else {
+        println!("python3 not found: skipped");
+    }
+    if let Some(node) = node() {
+        let script = base.join("policy.js");
+        std::fs::write(&script, NODE).unwrap();
+        langs.push((
+            "node",
+            format!("{node} {}", script.display()),
+            format!("{node} {} persistent", script.display()),
+        ));
+    } else {
+        println!("node not found: skipped");
+    }
+
+    println!(
+        "{:<9} {:>14} {:>14} {:>12} {:>16}  target (persistent <= 100 µs)",
+        "hook", "per-call µs", "persistent µs", "no hook µs", "per-call/pers."
+    );
+    for (lang, per_call, persistent) in &langs {
+        let pc_dir = setup(&base, &format!("{lang}-call"), Some(per_call), false);
+        let pc_engine = Engine::new(engine_config(&pc_dir));
+        let pc = pc_engine.session(SessionIdentity::new("bench"));
+        let (pc_med, _) = measure(&pc, &baseline, 4, 10);
+        let p_dir = setup(&base, &format!("{lang}-persistent"), Some(persistent), true);
+        let p_engine = Engine::new(engine_config(&p_dir));
+        let p = p_engine.session(SessionIdentity::new("bench"));
+        let (p_med, none_med) = measure(&p, &baseline, 10, 300);
+        assert_eq!(
+            p_engine.persistent_status()[0].starts,
+            1,
+            "one process served every gate"
+        );
+        println!(
+            "{lang:<9} {:>14.1} {:>14.1} {:>12.1} {:>15.0}x  {}",
+            us(pc_med),
+            us(p_med),
+            us(none_med),
+            pc_med.as_secs_f64() / p_med.as_secs_f64(),
+            verdict(us(p_med), 100.0)
+        );
+    }
+
+    println!("\nthrough the daemon (serve_socket, one request at a time; target <= 250 µs)");
+    let d_dir = setup(
+        &base,
+        "daemon",
+        Some(&format!("COPSE_BENCH_HOOK=persistent {exe}")),
+        true,
+    );
+    let (mut server, mut rpc) = Rpc::connect(&d_dir, &base.join("persistent.sock"));
+    let daemon = rpc.gate_median(2000);
+    let (mut none_server, mut none_rpc) = Rpc::connect(&none_dir, &base.join("none.sock"));
+    let daemon_none = none_rpc.gate_median(2000);
+    println!(
+        "  rust persistent {:>8.1} µs   no hook {:>8.1} µs   hook cost {:>6.1} µs   {}",
+        us(daemon),
+        us(daemon_none),
+        us(daemon.saturating_sub(daemon_none)),
+        verdict(us(daemon), 250.0)
+    );
+    for s in [&mut server, &mut none_server] {
+        // SIGTERM: the daemon stops its persistent hooks and exits.
+        let _ = rustix::process::kill_process(
+            rustix::process::Pid::from_raw(i32::try_from(s.id()).unwrap()).unwrap(),
+            rustix::process::Signal::TERM,
+        );
+        let _ = s.wait();
+    }
+}

@@ -1,0 +1,320 @@
+//! `shim/handle`: agent hook calls forwarded by `copse-hooks shim`.
+//!
+//! The shim sends the agent's name, its raw payload and its environment (LLM keys
+//! already removed; removed again here). The daemon builds the call's engine config
+//! exactly as the in-process path does ([`copse_hooks::agent::shim::engine_config`]),
+//! takes a warm engine for it from a small cache (configs parsed once, the audit store
+//! kept open), runs [`copse_hooks::agent::shim::handle_with`] — the in-process path's
+//! entry point, with the same session-state files — and answers with the agent's
+//! stdout, stderr and exit code.
+//!
+//! The audit records of a call are committed before its answer is written (the agent
+//! acts on the answer; the record must not be lost if the daemon dies right after).
+//! Off the critical path: an observation call (see [`copse_hooks::agent::shim::is_observation`]) is answered
+//! as soon as it is accepted and its hooks run detached, still audited. A daemon told
+//! to stop cancels detached runs (killing their hooks) and flushes every engine.
+//!
+//! Never fails open by accident: an unreadable payload, a settings or state error,
+//! even a panic inside the call, is answered with the agent's block on a gated event
+//! (and recorded in `$COPSE_DIR/shim-errors.log`), never left unanswered.
+
+use std::collections::HashMap;
+use std::ffi::OsString;
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+
+use copse_hooks::CancelToken;
+use copse_hooks::agent::shim::{self as engine_shim, Host};
+use copse_hooks::agent::{self, Agent, Answer, Inbound};
+use copse_hooks::{Engine, EngineConfig};
+use copse_hooks_wire::rpc::{self, codes};
+use serde_json::Value;
+
+use crate::{Conn, lock};
+
+/// The most engines kept warm (one per distinct call config: agent, roots,
+/// settings, environment).
+const MAX_ENGINES: usize = 32;
+
+/// The daemon's shim state: warm engines and detached runs.
+#[derive(Default)]
+pub(crate) struct ShimHost {
+    engines: Mutex<HashMap<String, (Engine, u64)>>,
+    tick: AtomicU64,
+    detached: Mutex<HashMap<u64, CancelToken>>,
+    detached_done: Condvar,
+    next: AtomicU64,
+}
+
+impl ShimHost {
+    /// The warm engine for `config` (built and cached on first use).
+    fn engine(&self, config: EngineConfig) -> Engine {
+        // Every field decides something (the environment is what hooks start from),
+        // so the whole config is the key.
+        let key = format!("{config:?}");
+        let tick = self.tick.fetch_add(1, Ordering::Relaxed);
+        let mut engines = lock(&self.engines);
+        if let Some((engine, used)) = engines.get_mut(&key) {
+            *used = tick;
+            return engine.clone();
+        }
+        if engines.len() >= MAX_ENGINES
+            && let Some(oldest) = engines
+                .iter()
+                .min_by_key(|(_, (_, used))| *used)
+                .map(|(k, _)| k.clone())
+            && let Some((old, _)) = engines.remove(&oldest)
+        {
+            old.flush_spine();
+        }
+        let engine = Engine::new(config);
+        engines.insert(key, (engine.clone(), tick));
+        engine
+    }
+
+    /// Cancels detached runs (killing their hooks), waits for them, and flushes every
+    /// warm engine's audit store.
+    pub(crate) fn shutdown(&self) {
+        {
+            let mut running = lock(&self.detached);
+            for token in running.values() {
+                token.cancel();
+            }
+            while !running.is_empty() {
+                running = self
+                    .detached_done
+                    .wait(running)
+                    .unwrap_or_else(|p| p.into_inner());
+            }
+        }
+        for (engine, _) in lock(&self.engines).values() {
+            engine.flush_spine();
+        }
+    }
+}
+
+/// What to do once the answer is written (besides noting that the daemon served the
+/// agent, [`Served`]).
+enum After {
+    Nothing,
+    /// Run this observation's hooks detached.
+    Detach(Agent, Box<Inbound>, Box<EngineConfig>),
+}
+
+/// Handles a `shim/handle` request on the pool (it may run hooks).
+pub(crate) fn request(conn: &Arc<Conn>, id: Value, params: Option<Value>) {
+    let token = CancelToken::new();
+    let key = id.to_string();
+    {
+        let mut st = lock(&conn.state);
+        if st.closed {
+            return;
+        }
+        st.inflight.insert(key.clone(), token.clone());
+        st.running += 1;
+    }
+    let conn2 = Arc::clone(conn);
+    conn.server.pool.execute(move || {
+        let conn = conn2;
+        let server = Arc::clone(&conn.server);
+        let outcome = token
+            .enter(|| std::panic::catch_unwind(AssertUnwindSafe(|| call(&server.shim, params))));
+        let cancelled = token.is_cancelled();
+        lock(&conn.state).inflight.remove(&key);
+        let after = match outcome {
+            _ if cancelled => {
+                conn.send_error(
+                    id,
+                    codes::REQUEST_CANCELLED,
+                    "request cancelled: its hooks were killed",
+                );
+                After::Nothing
+            }
+            Ok(Ok((result, after, served))) => {
+                match serde_json::to_value(&result) {
+                    Ok(v) => conn.send_result(id, v),
+                    Err(e) => conn.send_error(id, codes::INTERNAL_ERROR, &e.to_string()),
+                }
+                if let Some((copse_dir, agent)) = served {
+                    // Reads one small file; writes only when the path changed.
+                    engine_shim::record_served(&copse_dir, agent, "daemon", None);
+                }
+                after
+            }
+            Ok(Err(e)) => {
+                conn.send_error(id, e.0, &e.1);
+                After::Nothing
+            }
+            Err(_) => {
+                // A panic inside the call: the shim hears an error and fails closed on
+                // a gated event.
+                conn.send_error(
+                    id,
+                    codes::INTERNAL_ERROR,
+                    "internal error (panic) while serving the shim call",
+                );
+                After::Nothing
+            }
+        };
+        match after {
+            After::Nothing => {}
+            After::Detach(agent, inbound, config) => detach(&server, agent, *inbound, *config),
+        }
+        let mut st = lock(&conn.state);
+        st.running -= 1;
+        if st.running == 0 {
+            conn.idle.notify_all();
+        }
+    });
+}
+
+/// Runs an observation call's hooks off the connection: it outlives the shim's
+/// connection (the shim has gone), is audited, and is cancelled by a daemon stop.
+fn detach(server: &Arc<crate::Server>, agent: Agent, inbound: Inbound, config: EngineConfig) {
+    let id = server.shim.next.fetch_add(1, Ordering::Relaxed);
+    let token = CancelToken::new();
+    lock(&server.shim.detached).insert(id, token.clone());
+    let server2 = Arc::clone(server);
+    server.pool.execute(move || {
+        let server = server2;
+        let shim = &server.shim;
+        let copse_dir = config.copse_dir.clone();
+        let wire = inbound.wire_event.clone();
+        let result = token.enter(|| {
+            std::panic::catch_unwind(AssertUnwindSafe(|| {
+                engine_shim::handle_with(
+                    agent,
+                    &inbound,
+                    config,
+                    &Host {
+                        engine: &|c, _probe| shim.engine(c),
+                        flush: true,
+                        answered: false,
+                    },
+                )
+            }))
+        });
+        match result {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => engine_shim::record_error(&copse_dir, agent, Some(&wire), &e.to_string()),
+            Err(_) => engine_shim::record_error(
+                &copse_dir,
+                agent,
+                Some(&wire),
+                "internal error (panic) in a detached call",
+            ),
+        }
+        let mut running = lock(&shim.detached);
+        running.remove(&id);
+        shim.detached_done.notify_all();
+    });
+}
+
+type CallError = (i64, String);
+
+fn result_of(answer: Answer, detached: bool) -> rpc::ShimHandleResult {
+    rpc::ShimHandleResult {
+        stdout: answer.stdout,
+        stderr: answer.stderr,
+        exit_code: answer.exit_code,
+        detached,
+    }
+}
+
+/// The environment a call's hooks start from: what the shim sent, without LLM keys
+/// (the shim drops them; a client that did not is not trusted to).
+fn vars(env: &std::collections::BTreeMap<String, String>) -> Vec<(OsString, OsString)> {
+    env.iter()
+        .filter(|(k, _)| !copse_hooks::is_llm_secret(k))
+        .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .collect()
+}
+
+/// Which agent of which `$COPSE_DIR` a call served.
+type Served = Option<(PathBuf, Agent)>;
+
+fn call(
+    shim: &ShimHost,
+    params: Option<Value>,
+) -> Result<(rpc::ShimHandleResult, After, Served), CallError> {
+    let p: rpc::ShimHandleParams = crate::methods::parse(params).map_err(|e| e.parts())?;
+    let Some(agent) = Agent::parse(&p.agent) else {
+        return Err((
+            codes::INVALID_PARAMS,
+            format!(
+                "invalid params: field `agent`: unknown agent {:?} (claude, gemini, codex or cursor)",
+                p.agent
+            ),
+        ));
+    };
+    let vars = vars(&p.env);
+    let copse_dir = {
+        let home = p.env.get("HOME").filter(|h| !h.is_empty());
+        match p.env.get("COPSE_DIR").filter(|d| !d.is_empty()) {
+            Some(d) => PathBuf::from(d),
+            None => PathBuf::from(home.map(String::as_str).unwrap_or("/")).join(".copse"),
+        }
+    };
+    let mut inbound = match agent::read(agent, p.payload.as_bytes()) {
+        Ok(i) => i,
+        Err(e) => {
+            let reason = e.to_string();
+            let wire = serde_json::from_str::<Value>(&p.payload)
+                .ok()
+                .and_then(|v| v.get("hook_event_name")?.as_str().map(str::to_string));
+            engine_shim::record_error(&copse_dir, agent, wire.as_deref(), &reason);
+            return Ok((
+                result_of(agent::fail_closed(agent, wire.as_deref(), &reason), false),
+                After::Nothing,
+                None,
+            ));
+        }
+    };
+    if inbound.cwd.is_none() {
+        inbound.cwd = p.cwd.as_ref().map(PathBuf::from);
+    }
+    let fail = |reason: String, inbound: &Inbound| {
+        engine_shim::record_error(&copse_dir, agent, Some(&inbound.wire_event), &reason);
+        Ok((
+            result_of(
+                agent::fail_closed(agent, Some(&inbound.wire_event), &reason),
+                false,
+            ),
+            After::Nothing,
+            None,
+        ))
+    };
+    let config = match engine_shim::engine_config(agent, &inbound, &vars) {
+        Ok(c) => c,
+        Err(e) => return fail(e.to_string(), &inbound),
+    };
+    let served = Some((config.copse_dir.clone(), agent));
+    if engine_shim::is_observation(&inbound) {
+        // The session's state goes before the answer (a next call must not see it).
+        engine_shim::end_session(&config.copse_dir, agent, &inbound);
+        return Ok((
+            result_of(Answer::nothing(), true),
+            After::Detach(agent, Box::new(inbound), Box::new(config)),
+            served,
+        ));
+    }
+    let engine = |c: EngineConfig, _probe: bool| shim.engine(c);
+    let host = Host {
+        engine: &engine,
+        // Recorded before the agent hears the answer (and acts on it): a daemon that
+        // dies right after replying loses nothing, and a reader of the audit log after
+        // the shim returns finds the run.
+        flush: true,
+        answered: true,
+    };
+    match engine_shim::handle_with(agent, &inbound, config, &host) {
+        Ok(reply) => Ok((
+            result_of(agent::answer(agent, &inbound, &reply), false),
+            After::Nothing,
+            served,
+        )),
+        Err(e) => fail(e.to_string(), &inbound),
+    }
+}

@@ -1,0 +1,680 @@
+//! One running persistent hook: the process, its reader threads, and the requests in
+//! flight.
+//!
+//! An *owner* thread starts the process (on Linux the parent-death signal is tied to
+//! the thread that forked, so that thread must live as long as the process), then reads
+//! its stdout line by line: the hello first, then replies, each handed to the request
+//! waiting for its id over that request's own channel. A second thread reads stderr
+//! and appends each chunk to every request in flight (the attribution the audit store
+//! shows). Callers write requests under a lock on stdin and wait on their channel with
+//! their own deadline, so requests pipeline and a slow one does not hold up the others.
+//!
+//! When stdout ends (exit, crash, closed stdout), or a line is not protocol or exceeds
+//! the output cap, the owner records why, fails every request in flight with that
+//! reason, SIGKILLs the group (the whole pid namespace) and reaps it. [`Process::stop`]
+//! closes stdin first, so a well-behaved hook exits by itself within the grace.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read};
+use std::os::fd::OwnedFd;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use super::protocol::{Answer, Hello, Line, encode_request_raw, parse_line};
+use crate::sandbox::PreparedSandbox;
+use crate::spawn::{Limits, SpawnRequest, StdinWriter};
+
+/// Why a persistent hook process ended (or could not serve).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Death {
+    /// It could not be started.
+    Spawn(String),
+    /// It exited or closed its stdout (exit code or signal when known).
+    Exited {
+        /// Its exit code.
+        code: Option<i32>,
+        /// The signal that killed it.
+        signal: Option<i32>,
+    },
+    /// It printed a line that is not protocol.
+    Protocol(String),
+    /// It printed a line longer than the output cap.
+    Oversize(usize),
+    /// It did not say hello in time.
+    NoHello(Duration),
+    /// The engine stopped it (shutdown, idle, changed script).
+    Stopped,
+}
+
+impl Death {
+    /// Whether this counts as a crash (toward backoff and `broken`).
+    pub fn is_crash(&self) -> bool {
+        !matches!(self, Death::Stopped)
+    }
+
+    /// The reason, phrased to follow the hook's name.
+    pub fn message(&self) -> String {
+        match self {
+            Death::Spawn(e) => format!("failed to start: {e}"),
+            Death::Exited {
+                code: Some(c),
+                signal: _,
+            } => format!("exited with code {c}"),
+            Death::Exited {
+                code: None,
+                signal: Some(s),
+            } => format!("was killed by signal {s}"),
+            Death::Exited { .. } => "closed its stdout".to_string(),
+            Death::Protocol(e) => e.clone(),
+            Death::Oversize(cap) => {
+                format!("printed a line of more than {cap} bytes on stdout")
+            }
+            Death::NoHello(t) => {
+                format!("did not say hello within {}", crate::dialect::seconds(*t))
+            }
+            Death::Stopped => "was stopped".to_string(),
+        }
+    }
+}
+
+/// How one request ended.
+#[derive(Debug)]
+pub enum CallResult {
+    /// The hook answered.
+    Answered {
+        /// The answer.
+        answer: Answer,
+        /// Stderr written while the request was in flight.
+        stderr: Vec<u8>,
+    },
+    /// The hook did not ask for this event in its hello.
+    NotWanted,
+    /// No answer within the timeout (the process lives on; a late answer is dropped).
+    TimedOut {
+        /// Stderr written while the request was in flight.
+        stderr: Vec<u8>,
+    },
+    /// The host cancelled the event first (the process lives on; a late answer is
+    /// dropped).
+    Cancelled {
+        /// Stderr written while the request was in flight.
+        stderr: Vec<u8>,
+    },
+    /// The process died (or could not serve) before answering.
+    Failed {
+        /// Why.
+        death: Death,
+        /// Stderr written while the request was in flight.
+        stderr: Vec<u8>,
+    },
+}
+
+/// What it takes to start the process.
+pub struct StartSpec {
+    /// The shell command.
+    pub command: String,
+    /// Its working directory.
+    pub cwd: PathBuf,
+    /// Its complete environment.
+    pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    /// The prepared sandbox (kept for the life of the process: its private TMPDIR).
+    pub sandbox: Option<Box<dyn PreparedSandbox>>,
+    /// The output caps.
+    pub limits: Limits,
+}
+
+/// What a waiting request receives: the answer (or why there is none) and the stderr
+/// written while it was in flight.
+type Delivery = (Result<Answer, Death>, Vec<u8>);
+
+/// A request waiting for its reply.
+struct Pending {
+    tx: mpsc::Sender<Delivery>,
+    stderr: Vec<u8>,
+}
+
+#[derive(Default)]
+struct State {
+    hello: Option<Hello>,
+    dead: Option<Death>,
+    pending: HashMap<u64, Pending>,
+    /// The process has been reaped: its pid must not be signalled any more.
+    reaped: bool,
+    /// The last stderr bytes, for the message of a crash.
+    tail: Vec<u8>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    changed: Condvar,
+    pid: AtomicU64,
+    stderr_cap: usize,
+}
+
+fn lock(m: &Mutex<State>) -> MutexGuard<'_, State> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// How often a request waiting for its answer checks the host's cancellation.
+const CANCEL_SLICE: Duration = Duration::from_millis(20);
+
+/// Most stderr bytes kept as the tail of a dead process.
+const TAIL: usize = 2048;
+
+/// A running (or dead) persistent hook process.
+pub struct Process {
+    shared: Arc<Shared>,
+    stdin: Mutex<Option<StdinWriter>>,
+    next_id: AtomicU64,
+    owner: Mutex<Option<JoinHandle<()>>>,
+    /// When a request last used it (milliseconds since `epoch`).
+    last_used: AtomicU64,
+    epoch: Instant,
+    /// Whether it ever answered a request.
+    answered: std::sync::atomic::AtomicBool,
+}
+
+impl std::fmt::Debug for Process {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Process")
+            .field("pid", &self.pid())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Process {
+    /// Starts the process. Returns once it is running (not once it said hello).
+    pub fn start(spec: StartSpec) -> Result<Process, Death> {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State::default()),
+            changed: Condvar::new(),
+            pid: AtomicU64::new(0),
+            stderr_cap: spec.limits.stderr_cap,
+        });
+        let (started_tx, started_rx) = mpsc::channel();
+        let owner_shared = Arc::clone(&shared);
+        let owner = std::thread::Builder::new()
+            .name("copse-persistent".to_string())
+            .spawn(move || owner(spec, &owner_shared, &started_tx))
+            .map_err(|e| Death::Spawn(e.to_string()))?;
+        let stdin = match started_rx.recv() {
+            Ok(Ok(stdin)) => stdin,
+            Ok(Err(death)) => {
+                let _ = owner.join();
+                return Err(death);
+            }
+            Err(_) => {
+                let _ = owner.join();
+                return Err(Death::Spawn("the supervising thread ended".to_string()));
+            }
+        };
+        Ok(Process {
+            shared,
+            stdin: Mutex::new(Some(stdin)),
+            next_id: AtomicU64::new(1),
+            owner: Mutex::new(Some(owner)),
+            last_used: AtomicU64::new(0),
+            epoch: Instant::now(),
+            answered: std::sync::atomic::AtomicBool::new(false),
+        })
+    }
+
+    /// Its pid (0 before the start completed).
+    pub fn pid(&self) -> u64 {
+        self.shared.pid.load(Ordering::Relaxed)
+    }
+
+    /// Why it ended, once it has.
+    pub fn death(&self) -> Option<Death> {
+        lock(&self.shared.state).dead.clone()
+    }
+
+    /// The last stderr bytes it wrote (for a crash's message).
+    pub fn stderr_tail(&self) -> String {
+        String::from_utf8_lossy(&lock(&self.shared.state).tail).into_owned()
+    }
+
+    /// Whether it ever answered a request.
+    pub fn has_answered(&self) -> bool {
+        self.answered.load(Ordering::Relaxed)
+    }
+
+    /// How long since a request last used it.
+    pub fn idle_for(&self) -> Duration {
+        let last = Duration::from_millis(self.last_used.load(Ordering::Relaxed));
+        self.epoch.elapsed().saturating_sub(last)
+    }
+
+    /// Requests in flight.
+    pub fn in_flight(&self) -> usize {
+        lock(&self.shared.state).pending.len()
+    }
+
+    /// Marks it used now (the idle stop measures from here).
+    pub fn touch(&self) {
+        let ms = u64::try_from(self.epoch.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.last_used.store(ms, Ordering::Relaxed);
+    }
+
+    /// Sends one request (`payload`: the JSON text a per-call hook would read on stdin)
+    /// and waits for its answer until `timeout` has passed.
+    pub fn call(&self, event: &str, payload: &[u8], timeout: Duration) -> CallResult {
+        self.touch();
+        let deadline = Instant::now().checked_add(timeout);
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel();
+        {
+            let mut state = lock(&self.shared.state);
+            // The hello comes first: until then the hook cannot say what it wants.
+            while state.hello.is_none() && state.dead.is_none() {
+                let wait = match deadline {
+                    Some(at) => at.saturating_duration_since(Instant::now()),
+                    None => Duration::from_secs(3600),
+                };
+                if wait.is_zero() {
+                    drop(state);
+                    // No hello within a request's timeout: the process is useless.
+                    self.fail(Death::NoHello(timeout));
+                    return CallResult::Failed {
+                        death: Death::NoHello(timeout),
+                        stderr: Vec::new(),
+                    };
+                }
+                state = self
+                    .shared
+                    .changed
+                    .wait_timeout(state, wait)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+            }
+            if let Some(death) = &state.dead {
+                return CallResult::Failed {
+                    death: death.clone(),
+                    stderr: Vec::new(),
+                };
+            }
+            if state.hello.as_ref().is_some_and(|h| !h.wants(event)) {
+                return CallResult::NotWanted;
+            }
+            state.pending.insert(
+                id,
+                Pending {
+                    tx,
+                    stderr: Vec::new(),
+                },
+            );
+        }
+        let line = encode_request_raw(id, event, payload);
+        let written = {
+            let stdin = self
+                .stdin
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            match stdin.as_ref() {
+                Some(w) => w
+                    .write_all(&line, deadline.unwrap_or_else(far_future))
+                    .map_err(|e| e.kind()),
+                None => Err(std::io::ErrorKind::BrokenPipe),
+            }
+        };
+        if let Err(kind) = written {
+            let stderr = self.forget(id);
+            if kind == std::io::ErrorKind::TimedOut {
+                return CallResult::TimedOut { stderr };
+            }
+            // The reader sees the same end; wait briefly for its reason.
+            let death = self
+                .wait_death(Duration::from_millis(200))
+                .unwrap_or(Death::Exited {
+                    code: None,
+                    signal: None,
+                });
+            return CallResult::Failed { death, stderr };
+        }
+        // A host's cancellation abandons this request (never the shared process): the
+        // wait is sliced so a cancel is seen within a slice.
+        let cancel = crate::cancel::CancelToken::current();
+        let got = loop {
+            let left = deadline.map_or(Duration::from_secs(3600), |at| {
+                at.saturating_duration_since(Instant::now())
+            });
+            let slice = if cancel.is_some() {
+                left.min(CANCEL_SLICE)
+            } else {
+                left
+            };
+            match rx.recv_timeout(slice) {
+                Err(mpsc::RecvTimeoutError::Timeout) if !left.is_zero() && slice < left => {
+                    if cancel
+                        .as_ref()
+                        .is_some_and(crate::cancel::CancelToken::is_cancelled)
+                    {
+                        let stderr = self.forget(id);
+                        return CallResult::Cancelled { stderr };
+                    }
+                }
+                other => break other,
+            }
+        };
+        match got {
+            Ok((got, stderr)) => self.finish(got, stderr),
+            // Timed out: forget the request (a late answer finds no one), unless the
+            // answer raced in meanwhile.
+            Err(_) => {
+                let stderr = self.forget(id);
+                match rx.try_recv() {
+                    Ok((got, more)) => self.finish(got, [stderr, more].concat()),
+                    Err(_) => {
+                        self.touch();
+                        CallResult::TimedOut { stderr }
+                    }
+                }
+            }
+        }
+    }
+
+    fn finish(&self, got: Result<Answer, Death>, stderr: Vec<u8>) -> CallResult {
+        self.touch();
+        match got {
+            Ok(answer) => {
+                self.answered.store(true, Ordering::Relaxed);
+                CallResult::Answered { answer, stderr }
+            }
+            Err(death) => CallResult::Failed { death, stderr },
+        }
+    }
+
+    /// Removes a request from the pending table, returning its stderr.
+    fn forget(&self, id: u64) -> Vec<u8> {
+        lock(&self.shared.state)
+            .pending
+            .remove(&id)
+            .map(|p| p.stderr)
+            .unwrap_or_default()
+    }
+
+    fn wait_death(&self, within: Duration) -> Option<Death> {
+        let deadline = Instant::now() + within;
+        let mut state = lock(&self.shared.state);
+        loop {
+            if let Some(d) = &state.dead {
+                return Some(d.clone());
+            }
+            let wait = deadline.saturating_duration_since(Instant::now());
+            if wait.is_zero() {
+                return None;
+            }
+            state = self
+                .shared
+                .changed
+                .wait_timeout(state, wait)
+                .map(|(g, _)| g)
+                .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+        }
+    }
+
+    /// Records `death` (unless it already died) and kills the group; the owner thread
+    /// then fails what is in flight and reaps.
+    fn fail(&self, death: Death) {
+        let mut state = lock(&self.shared.state);
+        if state.dead.is_none() {
+            state.dead = Some(death);
+        }
+        kill_unreaped(&self.shared, &state);
+    }
+
+    /// Stops it: closes stdin, waits up to `grace` for it to exit by itself, then kills
+    /// the group; returns once it is reaped.
+    pub fn stop(&self, grace: Duration) {
+        self.begin_stop();
+        self.finish_stop(Instant::now() + grace);
+    }
+
+    /// The first half of [`Process::stop`]: marks it stopped and closes its stdin, the
+    /// hook's signal to finish.
+    pub fn begin_stop(&self) {
+        {
+            let mut state = lock(&self.shared.state);
+            if state.dead.is_none() {
+                state.dead = Some(Death::Stopped);
+            }
+        }
+        drop(
+            self.stdin
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .take(),
+        );
+    }
+
+    /// The second half of [`Process::stop`]: waits until `deadline` for it to exit,
+    /// then kills the group, and returns once it is reaped.
+    pub fn finish_stop(&self, deadline: Instant) {
+        {
+            let mut state = lock(&self.shared.state);
+            while !state.reaped {
+                let wait = deadline.saturating_duration_since(Instant::now());
+                if wait.is_zero() {
+                    kill_unreaped(&self.shared, &state);
+                    break;
+                }
+                state = self
+                    .shared
+                    .changed
+                    .wait_timeout(state, wait)
+                    .map(|(g, _)| g)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner().0);
+            }
+        }
+        let owner = self
+            .owner
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if let Some(owner) = owner {
+            let _ = owner.join();
+        }
+    }
+}
+
+impl Drop for Process {
+    fn drop(&mut self) {
+        self.stop(Duration::ZERO);
+    }
+}
+
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(86_400)
+}
+
+/// SIGKILLs the group while the leader is unreaped (the caller holds the state lock,
+/// which the owner also holds while reaping, so the id cannot be recycled meanwhile).
+fn kill_unreaped(shared: &Shared, state: &State) {
+    let pid = shared.pid.load(Ordering::Relaxed);
+    if !state.reaped
+        && let Ok(pid) = i32::try_from(pid)
+        && pid > 1
+    {
+        // SAFETY: killpg takes plain integers; the leader is unreaped (checked under
+        // the lock the reaper holds), so the id still names its group.
+        unsafe { libc::killpg(pid, libc::SIGKILL) };
+    }
+}
+
+/// The owner thread: start, read stdout, then fail what is in flight and reap.
+fn owner(
+    spec: StartSpec,
+    shared: &Arc<Shared>,
+    started: &mpsc::Sender<Result<StdinWriter, Death>>,
+) {
+    let request = SpawnRequest {
+        command: &spec.command,
+        cwd: &spec.cwd,
+        env: &spec.env,
+        stdin: &[],
+        timeout: Duration::MAX,
+        limits: spec.limits,
+        child_setup: spec.sandbox.as_deref().map(|p| p.as_child_setup()),
+    };
+    let mut resident = match crate::spawn::start(&request) {
+        Ok(r) => r,
+        Err(e) => {
+            let _ = started.send(Err(Death::Spawn(e.to_string())));
+            return;
+        }
+    };
+    shared.pid.store(
+        u64::try_from(resident.pid()).unwrap_or(0),
+        Ordering::Relaxed,
+    );
+    let (Some(stdin), Some(stdout), Some(stderr)) = (
+        resident.take_stdin(),
+        resident.take_stdout(),
+        resident.take_stderr(),
+    ) else {
+        let _ = started.send(Err(Death::Spawn("no pipes".to_string())));
+        return;
+    };
+    let err_shared = Arc::clone(shared);
+    let err_reader = std::thread::Builder::new()
+        .name("copse-persistent-stderr".to_string())
+        .spawn(move || read_stderr(stderr, &err_shared))
+        .ok();
+    let _ = started.send(Ok(stdin));
+    let death = read_stdout(stdout, shared, spec.limits.stdout_cap);
+    // Stdout ended by itself: the process is normally exiting; give it a moment to
+    // become a zombie, so its own exit status is what the requests report.
+    let mut exited = false;
+    if matches!(death, Death::Exited { .. }) {
+        let until = Instant::now() + Duration::from_millis(100);
+        while Instant::now() < until {
+            match resident.has_exited() {
+                Ok(true) => {
+                    exited = true;
+                    break;
+                }
+                Ok(false) => std::thread::sleep(Duration::from_millis(1)),
+                Err(_) => break,
+            }
+        }
+    }
+    {
+        // Kill and reap under the lock (see kill_unreaped), then fail what is in
+        // flight with the final reason.
+        let mut state = lock(&shared.state);
+        let status = resident.kill_and_wait().ok().filter(|_| exited);
+        state.reaped = true;
+        let death = match (death, status) {
+            (Death::Exited { .. }, Some(status)) => {
+                use std::os::unix::process::ExitStatusExt;
+                Death::Exited {
+                    code: status.code(),
+                    signal: status.signal(),
+                }
+            }
+            (death, _) => death,
+        };
+        if state.dead.is_none() {
+            state.dead = Some(death);
+        }
+        let death = state.dead.clone().unwrap_or(Death::Stopped);
+        for (_, p) in state.pending.drain() {
+            let _ = p.tx.send((Err(death.clone()), p.stderr));
+        }
+    }
+    shared.changed.notify_all();
+    if let Some(t) = err_reader {
+        let _ = t.join();
+    }
+    drop(spec.sandbox);
+}
+
+/// Reads lines until the process is done with stdout; returns why it ended.
+fn read_stdout(stdout: OwnedFd, shared: &Shared, cap: usize) -> Death {
+    let mut reader = BufReader::with_capacity(64 * 1024, std::fs::File::from(stdout));
+    let mut line: Vec<u8> = Vec::new();
+    loop {
+        let buf = match reader.fill_buf() {
+            Ok([]) | Err(_) => {
+                return Death::Exited {
+                    code: None,
+                    signal: None,
+                };
+            }
+            Ok(buf) => buf,
+        };
+        let (chunk, complete) = match buf.iter().position(|b| *b == b'\n') {
+            Some(i) => (buf.get(..i).unwrap_or_default(), Some(i + 1)),
+            None => (buf, None),
+        };
+        if line.len() + chunk.len() > cap {
+            return Death::Oversize(cap);
+        }
+        line.extend_from_slice(chunk);
+        let used = complete.unwrap_or(buf.len());
+        reader.consume(used);
+        if complete.is_none() {
+            continue;
+        }
+        let text = line.trim_ascii();
+        if !text.is_empty()
+            && let Err(death) = handle_line(text, shared)
+        {
+            return death;
+        }
+        line.clear();
+    }
+}
+
+/// One complete line from stdout.
+fn handle_line(text: &[u8], shared: &Shared) -> Result<(), Death> {
+    let parsed = parse_line(text).map_err(|e| Death::Protocol(e.to_string()))?;
+    let mut state = lock(&shared.state);
+    match parsed {
+        Line::Hello(hello) if state.hello.is_none() => {
+            state.hello = Some(hello);
+            drop(state);
+            shared.changed.notify_all();
+        }
+        Line::Hello(_) => {
+            return Err(Death::Protocol("said hello twice".to_string()));
+        }
+        Line::Reply(_) if state.hello.is_none() => {
+            return Err(Death::Protocol("replied before saying hello".to_string()));
+        }
+        Line::Reply(reply) => {
+            // A reply to a request that timed out (or was never sent) finds no one.
+            if let Some(p) = state.pending.remove(&reply.id) {
+                let _ = p.tx.send((Ok(reply.answer), p.stderr));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads stderr until EOF, attributing each chunk to the requests in flight.
+fn read_stderr(stderr: OwnedFd, shared: &Shared) {
+    let mut file = std::fs::File::from(stderr);
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) | Err(_) => return,
+            Ok(n) => n,
+        };
+        let chunk = buf.get(..n).unwrap_or_default();
+        let mut state = lock(&shared.state);
+        let cap = shared.stderr_cap;
+        for p in state.pending.values_mut() {
+            let room = cap.saturating_sub(p.stderr.len());
+            p.stderr
+                .extend_from_slice(chunk.get(..room.min(chunk.len())).unwrap_or_default());
+        }
+        state.tail.extend_from_slice(chunk);
+        let over = state.tail.len().saturating_sub(TAIL);
+        state.tail.drain(..over);
+    }
+}
