@@ -274,7 +274,12 @@ class Client:
         *,
         generation_id: Optional[str] = None,
         model: Optional[Dict[str, Any]] = None,
+        host: Optional[Dict[str, Any]] = None,
     ) -> "Session":
+        """``session/open``. ``host`` carries what only the host knows, camelCase:
+        ``transcriptPath``, ``permissionMode``, ``hostVersion``, ``userEmail``,
+        ``lastAssistantMessage``, ``agentId``, ``agentTranscriptPath``, ``remote``,
+        ``loopCount``."""
         params: Dict[str, Any] = {}
         if conversation_id is not None:
             params["conversationId"] = conversation_id
@@ -282,6 +287,8 @@ class Client:
             params["generationId"] = generation_id
         if model is not None:
             params["model"] = model
+        if host is not None:
+            params["host"] = host
         return Session(self, self.request("session/open", params)["sessionId"])
 
     def on_queue_message(self, callback: Callable[[QueuedMessage], None]) -> Callable[[], None]:
@@ -355,15 +362,50 @@ class Session:
     def fire(self, event: str, **fields: Any) -> Any:
         return self.fire_async(event, **fields).result()
 
-    def gate_async(self, tool: str, tool_input: Dict[str, Any], file_content: Optional[str] = None) -> "Future[Verdict]":
+    def gate_async(
+        self,
+        tool: str,
+        tool_input: Dict[str, Any],
+        file_content: Optional[str] = None,
+        *,
+        tool_use_id: Optional[str] = None,
+    ) -> "Future[Verdict]":
         params: Dict[str, Any] = {"tool": tool, "input": tool_input}
         if file_content is not None:
             params["fileContent"] = file_content
+        if tool_use_id is not None:
+            params["toolUseId"] = tool_use_id
         return self.fire_async("toolGate", **params)
 
-    def gate(self, tool: str, tool_input: Dict[str, Any], file_content: Optional[str] = None) -> Verdict:
-        """Gates a tool call: ``decision`` is ``allow`` (no hook objects), ``ask`` or ``deny``."""
-        return self.gate_async(tool, tool_input, file_content).result()
+    def gate(
+        self,
+        tool: str,
+        tool_input: Dict[str, Any],
+        file_content: Optional[str] = None,
+        *,
+        tool_use_id: Optional[str] = None,
+    ) -> Verdict:
+        """Gates a tool call: ``decision`` is ``allow`` (no hook objects), ``ask`` or ``deny``.
+        ``tool_use_id`` is the host's id for the call (generated when absent)."""
+        return self.gate_async(tool, tool_input, file_content, tool_use_id=tool_use_id).result()
+
+    def update(
+        self,
+        *,
+        generation_id: Optional[str] = None,
+        model: Optional[Dict[str, Any]] = None,
+        host: Optional[Dict[str, Any]] = None,
+    ) -> Dict[str, Any]:
+        """``session/update``: only the fields given change (a new turn id, another
+        model, a new permission mode …); the next event's hooks see them."""
+        params: Dict[str, Any] = {"sessionId": self.id}
+        if generation_id is not None:
+            params["generationId"] = generation_id
+        if model is not None:
+            params["model"] = model
+        if host is not None:
+            params["host"] = host
+        return self.client.request("session/update", params)
 
     def submit_prompt(self, prompt: str) -> Verdict:
         return self.fire("beforeSubmitPrompt", prompt=prompt)

@@ -41,12 +41,14 @@ class Workspace:
         )
         deny = self.script("deny.sh", "cat >/dev/null\necho '{\"permission\":\"deny\",\"agent_message\":\"no force push\"}'")
         follow = self.script("follow.sh", "cat >/dev/null\necho '{\"followup_message\":\"now run the tests\"}'")
+        dump = self.script("dump.sh", f"cat > {self.root}/dump.tmp; mv {self.root}/dump.tmp {self.root}/dump.json")
         hooks = {
             "version": 1,
             "hooks": {
                 "beforeShellExecution": [
                     {"command": slow, "matcher": "slow"},
                     {"command": deny, "matcher": "push --force"},
+                    {"command": dump, "matcher": "^dump"},
                 ],
                 "stop": [{"command": follow}],
             },
@@ -109,6 +111,26 @@ class ClientTest(unittest.TestCase):
         verdict = session.gate("run_shell", {"command": "git status"})
         self.assertEqual((verdict["decision"], verdict["runs"]), ("allow", []))
 
+    def test_host_fields_and_tool_use_id_reach_the_hooks(self) -> None:
+        session = self.client.open_session(
+            "conv-h", host={"hostVersion": "1.7.2", "userEmail": "dev@example.com", "transcriptPath": "/t/h.jsonl"}
+        )
+        dumped = os.path.join(self.w.root, "dump.json")
+
+        def gate_and_read(**kwargs):
+            if os.path.exists(dumped):
+                os.remove(dumped)
+            self.assertEqual(session.gate("run_shell", {"command": "dump"}, **kwargs)["decision"], "allow")
+            with open(dumped) as f:
+                return json.load(f)
+
+        seen = gate_and_read(tool_use_id="toolu_py_1")
+        self.assertEqual((seen["cursor_version"], seen["user_email"]), ("1.7.2", "dev@example.com"))
+        self.assertEqual(seen["transcript_path"], "/t/h.jsonl")
+        self.assertEqual(session.update(host={"userEmail": "other@example.com"}), {"updated": True})
+        seen = gate_and_read()
+        self.assertEqual((seen["cursor_version"], seen["user_email"]), ("1.7.2", "other@example.com"))
+
     def test_queue_message_notification_and_drain(self) -> None:
         got = threading.Event()
         seen = []
@@ -157,7 +179,7 @@ class ClientTest(unittest.TestCase):
         session = self.client.open_session("conv-m")
         session.gate("run_shell", {"command": "git push --force"})
         listing = self.client.list_hooks()
-        self.assertEqual(len(listing["hooks"]), 3)
+        self.assertEqual(len(listing["hooks"]), 4)
         runs = self.client.log(limit=5)["runs"]
         self.assertEqual(runs[0]["session_id"], "conv-m")
         self.assertEqual(self.client.show(runs[0]["run_id"])["outcome"], "deny")

@@ -39,6 +39,20 @@ export interface SessionIdentity {
   conversationId?: string;
   generationId?: string;
   model?: { model: string; model_id?: string; model_params?: { id: string; value: string }[] };
+  host?: HostFields;
+}
+
+/** What only the host knows; each is sent to the dialects whose vendor defines it. */
+export interface HostFields {
+  transcriptPath?: string;
+  permissionMode?: string;
+  hostVersion?: string;
+  userEmail?: string;
+  lastAssistantMessage?: string;
+  agentId?: string;
+  agentTranscriptPath?: string;
+  remote?: boolean;
+  loopCount?: number;
 }
 
 export interface RunRecord {
@@ -132,11 +146,12 @@ export declare class Session {
   readonly client: Client;
   readonly id: string;
   fire<T = Verdict | Detached>(event: string, fields?: Record<string, unknown>): Pending<T>;
-  gate(tool: string, input: Record<string, unknown>, options?: { fileContent?: string }): Pending<Verdict>;
+  gate(tool: string, input: Record<string, unknown>, options?: { fileContent?: string; toolUseId?: string }): Pending<Verdict>;
   submitPrompt(prompt: string): Pending<Verdict>;
   afterToolUse(tool: string, input: Record<string, unknown>, output: string, fields?: Record<string, unknown>): Pending<Detached>;
   afterFileEdit(filePath: string, edits?: { oldString: string; newString: string }[]): Pending<Verdict>;
   stop(status?: string): Pending<Detached>;
   drain(): Pending<Drained>;
+  update(changes: { generationId?: string; model?: SessionIdentity["model"]; host?: HostFields }): Pending<{ updated: true }>;
   close(): Pending<{ closed: true }>;
 }

@@ -254,7 +254,8 @@ export class Session {
    * Gates a tool call: `decision` is `allow` (no hook objects), `ask` or `deny`.
    * @param {string} tool
    * @param {Record<string, unknown>} input
-   * @param {{ fileContent?: string }} [options]
+   * @param {{ fileContent?: string, toolUseId?: string }} [options] `toolUseId`: the
+   *   host's id for the call (generated when absent).
    */
   gate(tool, input, options = {}) {
     return this.fire("toolGate", { tool, input, ...options });
@@ -290,6 +291,15 @@ export class Session {
 
   drain() {
     return this.client.request("queue/drain", { sessionId: this.id });
+  }
+
+  /**
+   * `session/update`: only the fields given change (a new turn id, another model, a new
+   * permission mode …); the next event's hooks see them.
+   * @param {{ generationId?: string, model?: object, host?: object }} changes
+   */
+  update(changes) {
+    return this.client.request("session/update", { sessionId: this.id, ...changes });
   }
 
   close() {

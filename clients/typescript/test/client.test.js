@@ -29,6 +29,7 @@ function workspace() {
   const slow = script("slow.sh", `cat >/dev/null\nread p _ </proc/self/stat; echo $p > ${root}/hook.pid\nwhile [ ! -e ${root}/go ]; do sleep 0.02; done\necho '{}'`);
   const deny = script("deny.sh", `cat >/dev/null\necho '{"permission":"deny","agent_message":"no force push"}'`);
   const follow = script("follow.sh", `cat >/dev/null\necho '{"followup_message":"now run the tests"}'`);
+  const dump = script("dump.sh", `cat > ${root}/dump.tmp; mv ${root}/dump.tmp ${root}/dump.json`);
   writeFileSync(
     join(home, ".cursor", "hooks.json"),
     JSON.stringify({
@@ -37,6 +38,7 @@ function workspace() {
         beforeShellExecution: [
           { command: slow, matcher: "slow" },
           { command: deny, matcher: "push --force" },
+          { command: dump, matcher: "^dump" },
         ],
         stop: [{ command: follow }],
       },
@@ -65,6 +67,31 @@ function gone(pid) {
   }
 }
 
+test("host fields from openSession and update reach the hooks", async () => {
+  const w = workspace();
+  const client = await Client.spawn({ binary, workspaceRoots: [w.ws], enabled: true, env: w.env });
+  try {
+    const session = await client.openSession({
+      conversationId: "conv-h",
+      host: { hostVersion: "1.7.2", userEmail: "dev@example.com", transcriptPath: "/t/h.jsonl" },
+    });
+    const dumped = join(w.root, "dump.json");
+    const gateAndRead = async (options) => {
+      rmSync(dumped, { force: true });
+      assert.equal((await session.gate("run_shell", { command: "dump" }, options)).decision, "allow");
+      return JSON.parse(readFileSync(dumped, "utf8"));
+    };
+    let seen = await gateAndRead({ toolUseId: "toolu_ts_1" });
+    assert.deepEqual([seen.cursor_version, seen.user_email, seen.transcript_path], ["1.7.2", "dev@example.com", "/t/h.jsonl"]);
+    assert.deepEqual(await session.update({ host: { userEmail: "other@example.com" } }), { updated: true });
+    seen = await gateAndRead();
+    assert.deepEqual([seen.cursor_version, seen.user_email], ["1.7.2", "other@example.com"]);
+  } finally {
+    await client.close();
+    w.cleanup();
+  }
+});
+
 test("gate, queue notification, drain, mirrors", async () => {
   const w = workspace();
   const client = await Client.spawn({ binary, workspaceRoots: [w.ws], enabled: true, env: w.env });
@@ -87,7 +114,7 @@ test("gate, queue notification, drain, mirrors", async () => {
     assert.deepEqual([...drained.messages, ...drained.pending].map((m) => m.text), ["now run the tests"]);
 
     const listing = await client.listHooks();
-    assert.equal(listing.hooks.length, 3);
+    assert.equal(listing.hooks.length, 4);
     const { runs } = await client.log({ limit: 5 });
     assert.equal(runs[0].session_id, "conv-ts");
     assert.equal((await client.show(runs[0].run_id)).run_id, runs[0].run_id);

@@ -177,6 +177,7 @@ fn request(conn: &Arc<Conn>, id: Value, method: &str, params: Option<Value>) {
                 Value::Null
             }),
             "session/open" => parse(params).and_then(|p| session_open(conn, p)),
+            "session/update" => parse(params).and_then(|p| session_update(conn, p)),
             "session/close" => parse(params).and_then(|p| session_close(conn, p)),
             "queue/drain" => parse(params).and_then(|p| queue_drain(conn, p)),
             _ => Err(RpcError::new(
@@ -329,11 +330,12 @@ fn session_open(conn: &Arc<Conn>, p: rpc::SessionOpenParams) -> RpcResult {
     let Some(hosted) = hosted else {
         return Err(RpcError::new(codes::NOT_INITIALIZED, "not initialized"));
     };
-    // Host-known envelope fields (transcript path, permission mode, …) are not part
-    // of the session/open params yet: the engine generates its defaults.
     let mut identity = SessionIdentity::new(p.conversation_id.unwrap_or_default());
     identity.generation_id = p.generation_id.unwrap_or_default();
     identity.model = p.model.map(Into::into);
+    if let Some(host) = p.host {
+        host.apply_to(&mut identity.host);
+    }
     let session = hosted.engine.session(identity);
     let session_id = format!("s{}", conn.server.next());
     let weak = Arc::downgrade(conn);
@@ -379,6 +381,22 @@ fn session_close(conn: &Conn, p: rpc::SessionParams) -> RpcResult {
             ),
         )),
     }
+}
+
+fn session_update(conn: &Conn, p: rpc::SessionUpdateParams) -> RpcResult {
+    let s = session(conn, &p.session_id)?;
+    let mut identity = s.identity();
+    if let Some(generation_id) = p.generation_id {
+        identity.generation_id = generation_id;
+    }
+    if let Some(model) = p.model {
+        identity.model = Some(model.into());
+    }
+    if let Some(host) = p.host {
+        host.apply_to(&mut identity.host);
+    }
+    s.set_identity(identity);
+    to_value(&rpc::SessionUpdateResult { updated: true })
 }
 
 fn queue_drain(conn: &Conn, p: rpc::SessionParams) -> RpcResult {
@@ -543,12 +561,18 @@ fn payload(
             let p: rpc::ToolGateParams = parse(params)?;
             let mut call = ToolCall::new(p.tool, p.input);
             call.file_content = p.file_content;
+            if let Some(id) = p.tool_use_id {
+                call = call.with_tool_use_id(id);
+            }
             (p.session_id, EventPayload::ToolGate(call))
         }
         CanonicalEvent::PermissionRequest => {
             let p: rpc::ToolGateParams = parse(params)?;
             let mut call = ToolCall::new(p.tool, p.input);
             call.file_content = p.file_content;
+            if let Some(id) = p.tool_use_id {
+                call = call.with_tool_use_id(id);
+            }
             (p.session_id, EventPayload::PermissionRequest(call))
         }
         CanonicalEvent::Notification => {

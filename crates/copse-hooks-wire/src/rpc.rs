@@ -4,7 +4,7 @@
 //! command's `--json` output are that output, field for field (snake_case), so a
 //! host and a shell script read the same shape.
 
-use copse_hooks::ModelIdentity;
+use copse_hooks::{HostIdentity, ModelIdentity};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -128,6 +128,107 @@ pub struct SessionOpenParams {
     /// The model running the conversation.
     #[serde(default)]
     pub model: Option<ModelParams>,
+    /// What only the host knows (transcript path, permission mode, its version, …);
+    /// each field is sent to the hooks of the dialects whose vendor defines it, and
+    /// an absent one is sent the way that vendor sends an unknown value.
+    #[serde(default)]
+    pub host: Option<HostParams>,
+}
+
+/// Host-known envelope fields (`session/open`, `session/update`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HostParams {
+    /// The conversation's transcript file (Claude `transcript_path`; Cursor
+    /// `transcript_path` and `CURSOR_TRANSCRIPT_PATH`).
+    #[serde(default)]
+    pub transcript_path: Option<String>,
+    /// The permission mode (`default`, `plan`, `acceptEdits`, `auto`, `dontAsk`,
+    /// `bypassPermissions`; Claude `permission_mode`).
+    #[serde(default)]
+    pub permission_mode: Option<String>,
+    /// The host's version (Cursor `cursor_version` and `CURSOR_VERSION`).
+    #[serde(default)]
+    pub host_version: Option<String>,
+    /// The signed-in user's email (Cursor `user_email` and `CURSOR_USER_EMAIL`).
+    #[serde(default)]
+    pub user_email: Option<String>,
+    /// The assistant's last message of the turn (Claude Stop / SubagentStop
+    /// `last_assistant_message`); filled from `hooks/afterAgentResponse` when absent.
+    #[serde(default)]
+    pub last_assistant_message: Option<String>,
+    /// The subagent's id on subagent events (Claude `agent_id`, Cursor
+    /// `subagent_id`); generated when absent.
+    #[serde(default)]
+    pub agent_id: Option<String>,
+    /// The subagent's own transcript (Claude SubagentStop `agent_transcript_path`).
+    #[serde(default)]
+    pub agent_transcript_path: Option<String>,
+    /// Whether the workspace is remote (Cursor sets `CURSOR_CODE_REMOTE=true`).
+    #[serde(default)]
+    pub remote: Option<bool>,
+    /// How many stop follow-ups already continued the agent in this turn (Cursor
+    /// `loop_count`, Claude `stop_hook_active`); counted by the session when absent.
+    #[serde(default)]
+    pub loop_count: Option<u64>,
+}
+
+impl HostParams {
+    /// Sets on `host` every field given here, keeping the others.
+    pub fn apply_to(self, host: &mut HostIdentity) {
+        let HostParams {
+            transcript_path,
+            permission_mode,
+            host_version,
+            user_email,
+            last_assistant_message,
+            agent_id,
+            agent_transcript_path,
+            remote,
+            loop_count,
+        } = self;
+        fn set<T>(slot: &mut Option<T>, value: Option<T>) {
+            if value.is_some() {
+                *slot = value;
+            }
+        }
+        set(&mut host.transcript_path, transcript_path);
+        set(&mut host.permission_mode, permission_mode);
+        set(&mut host.host_version, host_version);
+        set(&mut host.user_email, user_email);
+        set(&mut host.last_assistant_message, last_assistant_message);
+        set(&mut host.agent_id, agent_id);
+        set(&mut host.agent_transcript_path, agent_transcript_path);
+        set(&mut host.remote, remote);
+        set(&mut host.loop_count, loop_count);
+    }
+}
+
+/// `session/update` params: what changed about a session's identity since it was
+/// opened (a new turn, another model, a new permission mode, …). Only the fields
+/// given change; the next event's hooks see them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SessionUpdateParams {
+    /// The session.
+    pub session_id: String,
+    /// The new generation (turn) id.
+    #[serde(default)]
+    pub generation_id: Option<String>,
+    /// The model now running the conversation.
+    #[serde(default)]
+    pub model: Option<ModelParams>,
+    /// Host-known fields that changed.
+    #[serde(default)]
+    pub host: Option<HostParams>,
+}
+
+/// `session/update` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionUpdateResult {
+    /// Always true.
+    pub updated: bool,
 }
 
 /// The model identity (Cursor's fields).
@@ -209,6 +310,11 @@ pub struct ToolGateParams {
     /// For `read_file`: the file's content, as the host read it.
     #[serde(default)]
     pub file_content: Option<String>,
+    /// The host's id for this tool call (Claude and Cursor `tool_use_id`, which
+    /// hooks use to pair the gate with its `hooks/afterToolUse`, whose
+    /// `toolCallId` should be the same); generated when absent.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
 }
 
 /// `hooks/notification` params (observation: the host showed the user a notification).
@@ -598,6 +704,11 @@ pub fn methods() -> Vec<(String, Value, Option<Value>)> {
             "session/open".into(),
             schema::<SessionOpenParams>(),
             Some(schema::<SessionOpenResult>()),
+        ),
+        (
+            "session/update".into(),
+            schema::<SessionUpdateParams>(),
+            Some(schema::<SessionUpdateResult>()),
         ),
         (
             "session/close".into(),

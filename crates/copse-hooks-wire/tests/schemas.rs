@@ -89,6 +89,7 @@ fn every_output_has_a_version_and_every_method_a_params_schema() {
         "shutdown",
         "exit",
         "session/open",
+        "session/update",
         "session/close",
         "queue/message",
         "queue/drain",

@@ -884,3 +884,119 @@ fn shim_handle_needs_no_initialize_and_answers_in_the_agents_format() {
     let (code, _) = c.error("shim/handle", json!({"payload": "{}"}));
     assert_eq!(code, -32602);
 }
+
+#[test]
+fn host_known_fields_from_session_open_and_update_reach_the_hooks() {
+    let env = Env::new();
+    let dump = |name: &str| {
+        env.script(
+            format!("home/{name}.sh"),
+            &format!(
+                "f={root}/{name}.$$; cat > $f.json; echo \"${{CURSOR_VERSION-unset}}|${{CURSOR_USER_EMAIL-unset}}\" > $f.env",
+                root = env.root().display()
+            ),
+        )
+    };
+    let claude = dump("claude");
+    let cursor = dump("cursor");
+    env.write(
+        "home/.claude/settings.json",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": claude.display().to_string()}
+        ]}]}})
+        .to_string(),
+    );
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"preToolUse": [
+            {"command": cursor.display().to_string()}
+        ]}})
+        .to_string(),
+    );
+    // The newest dump of one hook: (stdin, "CURSOR_VERSION|CURSOR_USER_EMAIL").
+    let latest = |name: &str| -> (Value, String) {
+        let mut files: Vec<_> = std::fs::read_dir(env.root())
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| {
+                p.file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with(&format!("{name}.")) && n.ends_with(".json"))
+            })
+            .collect();
+        files.sort_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap());
+        let json = files.last().unwrap_or_else(|| panic!("{name} never ran"));
+        let stdin: Value = serde_json::from_slice(&std::fs::read(json).unwrap()).unwrap();
+        let vars = std::fs::read_to_string(json.with_extension("env")).unwrap();
+        for f in &files {
+            std::fs::remove_file(f).unwrap();
+            let _ = std::fs::remove_file(f.with_extension("env"));
+        }
+        (stdin, vars.trim().to_owned())
+    };
+    let mut s = serve(&env);
+    let c = &mut s.client;
+    c.initialize(&env, false);
+    let sid = c.ok(
+        "session/open",
+        json!({"conversationId": "conv-h", "host": {
+            "transcriptPath": "/transcripts/conv-h.jsonl",
+            "permissionMode": "acceptEdits",
+            "hostVersion": "1.7.2",
+            "userEmail": "dev@example.com",
+        }}),
+    )["sessionId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let gate = json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"},
+        "toolUseId": "toolu_host_1"});
+    let v = c.ok("hooks/toolGate", gate.clone());
+    assert_eq!(v["decision"], "allow", "{v:#}");
+    let (claude_in, _) = latest("claude");
+    assert_eq!(claude_in["transcript_path"], "/transcripts/conv-h.jsonl");
+    assert_eq!(claude_in["permission_mode"], "acceptEdits");
+    assert_eq!(claude_in["tool_use_id"], "toolu_host_1");
+    let (cursor_in, cursor_env) = latest("cursor");
+    assert_eq!(cursor_in["cursor_version"], "1.7.2");
+    assert_eq!(cursor_in["user_email"], "dev@example.com");
+    assert_eq!(cursor_in["transcript_path"], "/transcripts/conv-h.jsonl");
+    assert_eq!(cursor_in["tool_use_id"], "toolu_host_1");
+    assert_eq!(cursor_env, "1.7.2|dev@example.com");
+
+    // Only the fields given change.
+    let r = c.ok(
+        "session/update",
+        json!({"sessionId": sid, "host": {"permissionMode": "plan"}}),
+    );
+    assert_eq!(r, json!({"updated": true}));
+    c.ok("hooks/toolGate", gate);
+    let (claude_in, _) = latest("claude");
+    assert_eq!(claude_in["permission_mode"], "plan");
+    assert_eq!(claude_in["transcript_path"], "/transcripts/conv-h.jsonl");
+
+    // Without a toolUseId one is generated, never missing.
+    c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    let (claude_in, _) = latest("claude");
+    let generated = claude_in["tool_use_id"].as_str().unwrap();
+    assert!(!generated.is_empty() && generated != "toolu_host_1");
+
+    let (code, msg) = c.error(
+        "session/update",
+        json!({"sessionId": "s-none", "host": {"permissionMode": "plan"}}),
+    );
+    assert_eq!(code, -32001, "{msg}");
+    assert!(msg.contains("sessionId"), "{msg}");
+    let (code, msg) = c.error(
+        "session/update",
+        json!({"sessionId": sid, "host": {"permisionMode": "plan"}}),
+    );
+    assert_eq!(code, -32602, "{msg}");
+    assert!(msg.contains("permisionMode"), "{msg}");
+    assert_eq!(c.ok("shutdown", json!(null)), Value::Null);
+    c.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert!(wait_exit(&mut s.child).success());
+}
