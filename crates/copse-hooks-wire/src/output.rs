@@ -1207,7 +1207,9 @@ pub struct UntrustedPreviewOutput {
     pub version: u32,
     /// The workspace roots previewed.
     pub workspaces: Vec<String>,
-    /// Every project hook trusting would let run, in configured order.
+    /// Every project hook trusting would let run, in configured order; each one's
+    /// `trusted` and `trust` say where it stands today (`untrusted` or `changed` until
+    /// `trust` is run).
     pub hooks: Vec<HookOutput>,
     /// Those of them that would run outside the OS sandbox.
     pub unsandboxed: Vec<HookOutput>,

@@ -293,11 +293,28 @@ fn preview(global: &Global, engine: &Engine) -> Result<ExitCode> {
     let unsandboxed: Vec<&&HookSummary> = project.iter().filter(|h| !h.sandboxed).collect();
     if global.json {
         use copse_hooks_wire::output::{HookOutput, UntrustedPreviewOutput, WarningOutput};
+        // The listing above trusts the roots in memory to see what would run; each
+        // hook's `trusted`/`trust` say where it stands today, from the real engine.
+        let today = engine.list();
+        let output = |h: &HookSummary| {
+            let mut o = HookOutput::from(h);
+            let now = today
+                .hooks
+                .iter()
+                .find(|t| t.source == h.source && t.event == h.event && t.entry == h.entry);
+            // A hook the real engine does not list (its config appeared meanwhile) is
+            // not trusted.
+            (o.trusted, o.trust) = now.map_or((false, "untrusted".to_string()), |t| {
+                let t = HookOutput::from(t);
+                (t.trusted, t.trust)
+            });
+            o
+        };
         let preview = UntrustedPreviewOutput {
             version: copse_hooks_wire::OUTPUT_VERSION,
             workspaces: roots.iter().map(|r| r.display().to_string()).collect(),
-            hooks: project.iter().map(|h| HookOutput::from(*h)).collect(),
-            unsandboxed: unsandboxed.iter().map(|h| HookOutput::from(**h)).collect(),
+            hooks: project.iter().map(|h| output(h)).collect(),
+            unsandboxed: unsandboxed.iter().map(|h| output(h)).collect(),
             warnings: listing
                 .warnings
                 .iter()

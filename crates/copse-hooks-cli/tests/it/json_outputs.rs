@@ -154,6 +154,13 @@ fn trust_untrust_enable_and_preview_print_their_typed_shapes() {
         .json();
     assert_fits(&preview, "untrusted-preview");
     assert_eq!(preview["unsandboxed"].as_array().unwrap().len(), 1);
+    // What would run once trusted, each hook saying where it stands today.
+    for h in preview["hooks"].as_array().unwrap() {
+        assert_eq!(
+            (&h["trusted"], &h["trust"]),
+            (&json!(false), &json!("untrusted"))
+        );
+    }
     insta::assert_snapshot!("json_untrusted_preview", pretty(&env, &preview));
 
     let trust = env.cmd().args(["--json", "trust"]).run().success().json();
