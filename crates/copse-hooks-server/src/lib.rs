@@ -292,6 +292,21 @@ pub(crate) struct Conn {
 }
 
 impl Conn {
+    /// Registers a request about to run on the pool: its cancel token (under the
+    /// request id's text) and one more running request. `None` when the connection
+    /// is already closed (nothing is answered then).
+    fn begin_request(&self, id: &Value) -> Option<(CancelToken, String)> {
+        let token = CancelToken::new();
+        let key = id.to_string();
+        let mut st = lock(&self.state);
+        if st.closed {
+            return None;
+        }
+        st.inflight.insert(key.clone(), token.clone());
+        st.running += 1;
+        Some((token, key))
+    }
+
     /// Writes one message as one line. A client that went away is noticed by the
     /// reader; a failed write is dropped here.
     fn send(&self, message: &Value) {

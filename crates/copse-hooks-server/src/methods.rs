@@ -3,7 +3,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use copse_hooks::CancelToken;
 use copse_hooks::spine::{RunFilter, Spine, SpineError};
 use copse_hooks::{
     CanonicalEvent, EventPayload, Fired, QueueListener, Session, SessionIdentity, ToolCall,
@@ -202,16 +201,9 @@ fn request(conn: &Arc<Conn>, id: Value, method: &str, params: Option<Value>) {
         );
         return;
     }
-    let token = CancelToken::new();
-    let key = id.to_string();
-    {
-        let mut st = lock(&conn.state);
-        if st.closed {
-            return;
-        }
-        st.inflight.insert(key.clone(), token.clone());
-        st.running += 1;
-    }
+    let Some((token, key)) = conn.begin_request(&id) else {
+        return;
+    };
     let conn2 = Arc::clone(conn);
     let method = method.to_owned();
     conn.server.pool.execute(move || {

@@ -105,16 +105,9 @@ enum After {
 
 /// Handles a `shim/handle` request on the pool (it may run hooks).
 pub(crate) fn request(conn: &Arc<Conn>, id: Value, params: Option<Value>) {
-    let token = CancelToken::new();
-    let key = id.to_string();
-    {
-        let mut st = lock(&conn.state);
-        if st.closed {
-            return;
-        }
-        st.inflight.insert(key.clone(), token.clone());
-        st.running += 1;
-    }
+    let Some((token, key)) = conn.begin_request(&id) else {
+        return;
+    };
     let conn2 = Arc::clone(conn);
     conn.server.pool.execute(move || {
         let conn = conn2;

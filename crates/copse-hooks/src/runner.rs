@@ -322,18 +322,7 @@ pub(crate) fn run(
         let _ = std::fs::remove_file(&path);
         text
     });
-    record.parse_ok = interpretation.parse_ok;
-    match interpretation.failure {
-        Some(failure) => {
-            record.outcome = policy_outcome(hook, policy, input.event, &failure);
-            record.failure = Some(failure);
-            record.result = RunOutcome::Failed;
-        }
-        None => {
-            record.result = label(&interpretation.outcome);
-            record.outcome = interpretation.outcome;
-        }
-    }
+    settle(&mut record, hook, policy, input.event, interpretation);
     record.outcome.tool_env_script = tool_env_script;
     record
 }
@@ -425,18 +414,7 @@ fn run_http(
             interpretation
         }
     };
-    record.parse_ok = interpretation.parse_ok;
-    match interpretation.failure {
-        Some(failure) => {
-            record.outcome = policy_outcome(hook, policy, input.event, &failure);
-            record.failure = Some(failure);
-            record.result = RunOutcome::Failed;
-        }
-        None => {
-            record.result = label(&interpretation.outcome);
-            record.outcome = interpretation.outcome;
-        }
-    }
+    settle(&mut record, hook, policy, input.event, interpretation);
     record
 }
 
@@ -543,6 +521,29 @@ pub(crate) fn blank_run(
     record.policy = policy;
     record.stdin = stdin;
     record
+}
+
+/// Puts an interpretation into the run record: a failure settles by the failure
+/// policy, a clean run keeps what the hook said.
+pub(crate) fn settle(
+    record: &mut HookRun,
+    hook: &HookSpec,
+    policy: FailurePolicy,
+    event: &EventPayload,
+    interpretation: crate::dialect::Interpretation,
+) {
+    record.parse_ok = interpretation.parse_ok;
+    match interpretation.failure {
+        Some(failure) => {
+            record.outcome = policy_outcome(hook, policy, event, &failure);
+            record.failure = Some(failure);
+            record.result = RunOutcome::Failed;
+        }
+        None => {
+            record.result = label(&interpretation.outcome);
+            record.outcome = interpretation.outcome;
+        }
+    }
 }
 
 /// The short label of a clean outcome.

@@ -10,8 +10,8 @@ use super::process::{CallResult, Death, Process, StartSpec};
 use super::protocol::Answer;
 use crate::dialect::{Adapter, HookSpec, Interpretation, ProcessResult, seconds};
 use crate::env::set_var;
-use crate::outcome::{FailureKind, HookRun, Outcome, RunOutcome, SandboxState};
-use crate::runner::{RunInput, blank_run, label, policy_outcome};
+use crate::outcome::{FailureKind, HookRun, Outcome, SandboxState};
+use crate::runner::{RunInput, blank_run, settle};
 use crate::sandbox::SandboxError;
 
 /// What identifies the content a process was started with: size, mtime and inode of
@@ -203,18 +203,7 @@ pub(crate) fn run(
         }
     };
     record.duration = started.elapsed();
-    record.parse_ok = interpretation.parse_ok;
-    match interpretation.failure {
-        Some(failure) => {
-            record.outcome = policy_outcome(hook, policy, input.event, &failure);
-            record.failure = Some(failure);
-            record.result = RunOutcome::Failed;
-        }
-        None => {
-            record.result = label(&interpretation.outcome);
-            record.outcome = interpretation.outcome;
-        }
-    }
+    settle(&mut record, hook, policy, input.event, interpretation);
     record
 }
 
