@@ -332,9 +332,9 @@ pub fn main() -> ExitCode {
     ignore_sigxfsz();
     // The shim runs once per agent hook call: its exact command line skips building
     // the whole command-line parser (most of this binary's start-up time).
+    // Its signal handling is installed only if the call runs in-process (see
+    // `commands::shim`).
     if let Some(agent) = shim_fast_path() {
-        #[cfg(unix)]
-        crate::signals::install();
         return commands::shim::run(agent);
     }
     let cli = Cli::parse();

@@ -41,7 +41,7 @@ const MAX_ENGINES: usize = 32;
 /// The daemon's shim state: warm engines and detached runs.
 #[derive(Default)]
 pub(crate) struct ShimHost {
-    engines: Mutex<HashMap<String, (Engine, u64)>>,
+    engines: Mutex<HashMap<Vec<u8>, (Engine, u64)>>,
     tick: AtomicU64,
     detached: Mutex<HashMap<u64, CancelToken>>,
     detached_done: Condvar,
@@ -50,10 +50,21 @@ pub(crate) struct ShimHost {
 
 impl ShimHost {
     /// The warm engine for `config` (built and cached on first use).
-    fn engine(&self, config: EngineConfig) -> Engine {
+    fn engine(&self, mut config: EngineConfig) -> Engine {
         // Every field decides something (the environment is what hooks start from),
-        // so the whole config is the key.
-        let key = format!("{config:?}");
+        // so the whole config is the key: the environment as raw bytes (each name and
+        // value preceded by a NUL, which neither can contain), after the rest of the
+        // config's `Debug` (where a NUL would be escaped). Formatting the environment
+        // with `Debug` (escaping every value) was most of the key's cost.
+        let environment = std::mem::take(&mut config.environment);
+        let mut key = format!("{config:?}").into_bytes();
+        for (name, value) in &environment {
+            key.push(0);
+            key.extend_from_slice(name.as_encoded_bytes());
+            key.push(0);
+            key.extend_from_slice(value.as_encoded_bytes());
+        }
+        config.environment = environment;
         let tick = self.tick.fetch_add(1, Ordering::Relaxed);
         let mut engines = lock(&self.engines);
         if let Some((engine, used)) = engines.get_mut(&key) {

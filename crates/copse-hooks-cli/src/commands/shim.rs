@@ -22,7 +22,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use copse_hooks::EngineConfig;
 use copse_hooks::agent::{self, Agent, Answer, Inbound};
 use copse_hooks_wire::rpc;
 
@@ -64,7 +63,7 @@ impl Backend {
                 why: format!("{DAEMON_VAR}=0"),
             }
         } else {
-            Backend::Daemon(super::serve::daemon_socket())
+            Backend::Daemon(copse_dir().join("daemon.sock"))
         }
     }
 }
@@ -77,12 +76,26 @@ fn call_vars() -> Vec<(OsString, OsString)> {
         .collect()
 }
 
+/// `$COPSE_DIR` as `EngineConfig::from_process` resolves it (default
+/// `$HOME/.copse`), without collecting the rest of the environment.
 fn copse_dir() -> PathBuf {
-    EngineConfig::from_process(Vec::new()).copse_dir
+    let nonempty = |name| std::env::var_os(name).filter(|v| !v.is_empty());
+    match nonempty("COPSE_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => std::env::var_os("HOME")
+            .map_or_else(|| PathBuf::from("/"), PathBuf::from)
+            .join(".copse"),
+    }
 }
 
 /// Runs the call in this process.
 fn in_process(agent: Agent, mut inbound: Inbound, why: &str) -> Answer {
+    // Hooks run in this process from here on: a terminating signal must kill them and
+    // flush the audit store (see `signals`). The daemon path runs no hook here and
+    // needs none of it (a signal ends the relay; the daemon sees the hang-up), so the
+    // thread is only started now. No other thread exists yet.
+    #[cfg(unix)]
+    crate::signals::install();
     if inbound.cwd.is_none() {
         inbound.cwd = std::env::current_dir().ok();
     }
@@ -127,14 +140,34 @@ fn connect(socket: &Path) -> Result<UnixStream, String> {
     UnixStream::connect(socket).map_err(|e| format!("cannot connect to {}: {e}", socket.display()))
 }
 
+/// The `shim/handle` request line, serialised straight from the params.
+#[derive(serde::Serialize)]
+struct Request<'a> {
+    jsonrpc: &'static str,
+    id: u32,
+    method: &'static str,
+    params: &'a rpc::ShimHandleParams,
+}
+
+/// The daemon's answer: a result or an error (anything else in the line is ignored).
+#[derive(serde::Deserialize)]
+struct Response {
+    #[serde(default)]
+    result: Option<serde_json::Value>,
+    #[serde(default)]
+    error: Option<serde_json::Value>,
+}
+
 /// Forwards one call: `shim/handle` on the daemon's socket.
 fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forward> {
     let payload = std::str::from_utf8(payload)
         .map_err(|_| Forward::Unavailable("the payload is not UTF-8".into()))?;
     let mut stream = connect(socket).map_err(Forward::Unavailable)?;
-    let env: std::collections::BTreeMap<String, String> = call_vars()
-        .into_iter()
+    // The environment straight into the map sent (LLM keys and non-UTF-8 variables
+    // left out), without an intermediate list.
+    let env: std::collections::BTreeMap<String, String> = std::env::vars_os()
         .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .filter(|(k, _)| !copse_hooks::is_llm_secret(k))
         .collect();
     let params = rpc::ShimHandleParams {
         agent: agent.as_str().to_string(),
@@ -144,9 +177,12 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
             .ok()
             .and_then(|d| d.into_os_string().into_string().ok()),
     };
-    let request = serde_json::json!({
-        "jsonrpc": "2.0", "id": 1, "method": "shim/handle", "params": params,
-    });
+    let request = Request {
+        jsonrpc: "2.0",
+        id: 1,
+        method: "shim/handle",
+        params: &params,
+    };
     let mut line = serde_json::to_vec(&request)
         .map_err(|e| Forward::Unavailable(format!("cannot encode the call: {e}")))?;
     line.push(b'\n');
@@ -167,9 +203,9 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
         Ok(_) => {}
         Err(e) => return Err(Forward::Broken(format!("reading the daemon's answer: {e}"))),
     }
-    let value: serde_json::Value = serde_json::from_slice(&reply)
+    let response: Response = serde_json::from_slice(&reply)
         .map_err(|e| Forward::Broken(format!("the daemon's answer is not JSON: {e}")))?;
-    if let Some(err) = value.get("error") {
+    if let Some(err) = response.error {
         let code = err.get("code").and_then(serde_json::Value::as_i64);
         let message = err
             .get("message")
@@ -182,9 +218,8 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
             Forward::Broken(format!("the daemon failed the call: {message}"))
         });
     }
-    let result: rpc::ShimHandleResult = value
-        .get("result")
-        .cloned()
+    let result: rpc::ShimHandleResult = response
+        .result
         .ok_or_else(|| Forward::Broken("the daemon's answer has no result".into()))
         .and_then(|r| {
             serde_json::from_value(r)

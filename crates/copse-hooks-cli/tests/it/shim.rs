@@ -887,3 +887,76 @@ fn doctor_and_list_show_each_agents_shim_adopted_hooks_and_serving_path() {
         .join("\n");
     insta::assert_snapshot!("list_agents_human", redact_agents(&agents, &env));
 }
+
+/// Alive and not a zombie.
+fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| !rest.trim().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_terminated_in_process_shim_kills_its_hook_and_exits_128_plus_the_signal() {
+    // The shim starts its signal handling only when the call runs in this process
+    // (the daemon path runs no hook here): that late start must still catch TERM.
+    let env = Env::new();
+    enabled(&env, json!({}));
+    let pid_file = env.root().join("hook.pid");
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": format!(
+            "read p _ </proc/self/stat; echo $p > {f}.tmp; mv {f}.tmp {f}; exec sleep 1000",
+            f = pid_file.display()
+        ), "matcher": "^run_shell$", "timeout": 600}]}),
+    );
+    let mut cmd = env.cmd().args(["shim", "--agent", "claude"]);
+    for (k, v) in IN_PROCESS {
+        cmd = cmd.env(k, v);
+    }
+    let mut child = cmd
+        .cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(bash("ls").as_bytes())
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    let hook: i32 = loop {
+        if let Some(p) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            break p;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hook never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    assert!(alive(hook), "the hook is not running");
+    // SAFETY: a plain kill of the child this test started.
+    unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGTERM) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status:?}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while alive(hook) && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let survived = alive(hook);
+    if survived {
+        // SAFETY: clean up what this test's hook left.
+        unsafe { libc::kill(hook, libc::SIGKILL) };
+    }
+    assert!(!survived, "the hook survived the shim's TERM");
+}
