@@ -83,19 +83,27 @@ pub struct EngineConfig {
 }
 
 impl EngineConfig {
+    /// This process's `$HOME` (`/` when unset), as [`EngineConfig::from_process`]
+    /// reads it.
+    pub fn process_home() -> PathBuf {
+        std::env::var_os("HOME").map_or_else(|| PathBuf::from("/"), PathBuf::from)
+    }
+
+    /// This process's copse data directory: `$COPSE_DIR` when set and non-empty,
+    /// else `$HOME/.copse`, as [`EngineConfig::from_process`] reads it (without
+    /// collecting the rest of the environment).
+    pub fn process_copse_dir() -> PathBuf {
+        std::env::var_os("COPSE_DIR")
+            .filter(|v| !v.is_empty())
+            .map_or_else(|| Self::process_home().join(".copse"), PathBuf::from)
+    }
+
     /// A config for this process: `$HOME`, `$COPSE_DIR` (default `~/.copse`), this
     /// process's environment, hooks off, nothing trusted.
     pub fn from_process(workspace_roots: Vec<PathBuf>) -> EngineConfig {
-        let home = std::env::var_os("HOME")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| PathBuf::from("/"));
-        let copse_dir = std::env::var_os("COPSE_DIR")
-            .filter(|v| !v.is_empty())
-            .map(PathBuf::from)
-            .unwrap_or_else(|| home.join(".copse"));
         EngineConfig {
-            home,
-            copse_dir,
+            home: Self::process_home(),
+            copse_dir: Self::process_copse_dir(),
             workspace_roots,
             trusted: Vec::new(),
             hooks_enabled: false,

@@ -201,11 +201,11 @@ struct Options {
 }
 
 fn copse_dir() -> PathBuf {
-    EngineConfig::from_process(Vec::new()).copse_dir
+    EngineConfig::process_copse_dir()
 }
 
 fn home() -> PathBuf {
-    EngineConfig::from_process(Vec::new()).home
+    EngineConfig::process_home()
 }
 
 fn project_root(global: &Global) -> Result<PathBuf> {

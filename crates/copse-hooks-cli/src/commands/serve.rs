@@ -22,9 +22,7 @@ fn config() -> ServerConfig {
 
 /// The daemon's socket: `$COPSE_DIR/daemon.sock`.
 pub fn daemon_socket() -> PathBuf {
-    EngineConfig::from_process(Vec::new())
-        .copse_dir
-        .join("daemon.sock")
+    EngineConfig::process_copse_dir().join("daemon.sock")
 }
 
 pub fn serve(_global: &Global, socket_path: Option<&Path>) -> Result<ExitCode> {

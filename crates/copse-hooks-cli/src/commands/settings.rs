@@ -12,7 +12,7 @@ use crate::cli::Global;
 use crate::output::{self, paint};
 
 fn settings_path() -> PathBuf {
-    Settings::path_in(&EngineConfig::from_process(Vec::new()).copse_dir)
+    Settings::path_in(&EngineConfig::process_copse_dir())
 }
 
 /// The settings for modification. A corrupt file is moved aside (nothing is lost)

@@ -63,7 +63,7 @@ impl Backend {
                 why: format!("{DAEMON_VAR}=0"),
             }
         } else {
-            Backend::Daemon(copse_dir().join("daemon.sock"))
+            Backend::Daemon(super::serve::daemon_socket())
         }
     }
 }
@@ -76,16 +76,8 @@ fn call_vars() -> Vec<(OsString, OsString)> {
         .collect()
 }
 
-/// `$COPSE_DIR` as `EngineConfig::from_process` resolves it (default
-/// `$HOME/.copse`), without collecting the rest of the environment.
 fn copse_dir() -> PathBuf {
-    let nonempty = |name| std::env::var_os(name).filter(|v| !v.is_empty());
-    match nonempty("COPSE_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => std::env::var_os("HOME")
-            .map_or_else(|| PathBuf::from("/"), PathBuf::from)
-            .join(".copse"),
-    }
+    copse_hooks::EngineConfig::process_copse_dir()
 }
 
 /// Runs the call in this process.
