@@ -101,6 +101,9 @@ pub(crate) enum HttpError {
     Transport(String),
     /// A settings-wide limit forbids the request (it was never made).
     Refused(String),
+    /// The host cancelled the event while the request was in flight; the request is
+    /// abandoned (its thread ends by the timeout at the latest).
+    Cancelled,
 }
 
 /// A response read in full.
@@ -143,7 +146,55 @@ impl HttpHandler {
 
     /// POSTs `body` and reads the response (any status) within `timeout`, reading at
     /// most `cap` bytes of body.
+    /// [`HttpHandler::post_once`], abandoned as soon as the host cancels the event
+    /// (the current thread's [`crate::CancelToken`]), as a command hook's group is
+    /// killed. Without a token the request runs on this thread.
     pub(crate) fn post(
+        &self,
+        body: &[u8],
+        env: &[(OsString, OsString)],
+        policy: &HttpPolicy,
+        timeout: Duration,
+        cap: usize,
+    ) -> Result<HttpResponse, HttpError> {
+        let Some(cancel) = crate::cancel::CancelToken::current() else {
+            return self.post_once(body, env, policy, timeout, cap);
+        };
+        if cancel.is_cancelled() {
+            return Err(HttpError::Cancelled);
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (handler, body, env, policy) =
+            (self.clone(), body.to_vec(), env.to_vec(), policy.clone());
+        let spawned = std::thread::Builder::new()
+            .name("copse-http-hook".into())
+            .spawn(move || {
+                let _ = tx.send(handler.post_once(&body, &env, &policy, timeout, cap));
+            });
+        if let Err(e) = spawned {
+            return Err(HttpError::Transport(format!(
+                "cannot start the request's thread: {e}"
+            )));
+        }
+        loop {
+            match rx.recv_timeout(CANCEL_SLICE) {
+                Ok(answer) => return answer,
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if cancel.is_cancelled() {
+                        return Err(HttpError::Cancelled);
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(HttpError::Transport(
+                        "the request's thread ended without an answer".into(),
+                    ));
+                }
+            }
+        }
+    }
+
+    /// One POST, blocking this thread until the answer, the timeout or an error.
+    fn post_once(
         &self,
         body: &[u8],
         env: &[(OsString, OsString)],
@@ -183,6 +234,9 @@ impl HttpHandler {
         }
     }
 }
+
+/// How often a request in flight looks for its host's cancellation.
+const CANCEL_SLICE: Duration = Duration::from_millis(20);
 
 fn is_timeout(e: &std::io::Error) -> bool {
     matches!(

@@ -380,6 +380,11 @@ fn run_http(
             false,
         ),
         Err(HttpError::Refused(why)) => Interpretation::failed(FailureKind::Spawn, why, false),
+        Err(HttpError::Cancelled) => Interpretation::failed(
+            FailureKind::Exit,
+            "was cancelled by the host (HTTP hook: the request was abandoned)",
+            false,
+        ),
         Ok(response) => {
             record.exit_code = Some(i32::from(response.status));
             let body_text = String::from_utf8_lossy(&response.body);

@@ -423,6 +423,43 @@ fn a_slow_server_times_out_and_fails_closed() {
 }
 
 #[test]
+fn a_host_cancel_abandons_the_request_like_a_killed_hook() {
+    // The server answers only after 30 s; the hook's own timeout is 60 s. Without
+    // cancellation the run would end by the server's answer (an allow), never as
+    // cancelled.
+    let mut reply = Reply::json(json!({}));
+    reply.delay = Duration::from_secs(30);
+    let server = Server::start(reply);
+    let fx = Fx::new();
+    fx.user(pre_tool_use(vec![
+        json!({"type": "http", "url": server.url, "timeout": 60}),
+    ]));
+    let session = fx.session();
+    let token = copse_hooks::CancelToken::new();
+    let canceller = {
+        let token = token.clone();
+        let server_seen = Arc::clone(&server.seen);
+        std::thread::spawn(move || {
+            // Cancel once the request has reached the server.
+            while server_seen.lock().unwrap().is_empty() {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            token.cancel();
+        })
+    };
+    let v = token.enter(|| bash(&session, "ls"));
+    canceller.join().unwrap();
+    assert_eq!(v.effective_decision(), Decision::Deny, "{v:?}");
+    let failure = v.runs[0].failure.as_ref().unwrap();
+    assert_eq!(failure.kind, FailureKind::Exit);
+    assert!(
+        failure.message.contains("cancelled by the host"),
+        "{failure:?}"
+    );
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
 fn a_refused_connection_is_a_failure() {
     let port = {
         let l = TcpListener::bind("127.0.0.1:0").unwrap();
