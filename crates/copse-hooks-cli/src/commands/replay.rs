@@ -417,7 +417,10 @@ fn print_line(line: &Line, v: &Value, roots: &[PathBuf]) {
             "{head} {} {}",
             paint("detached", output::DIM, false),
             paint(
-                &format!("({} hooks) {detail}", v["dispatched"]),
+                &format!(
+                    "({}) {detail}",
+                    hooks_count(v["dispatched"].as_u64().unwrap_or(0))
+                ),
                 output::DIM,
                 false
             )
@@ -438,7 +441,11 @@ fn print_line(line: &Line, v: &Value, roots: &[PathBuf]) {
     outln!(
         "{head} {} {detail} {}",
         output::decision_padded(if word == "halt" { "deny" } else { word }, 6),
-        paint(&format!("({runs} hooks)"), output::DIM, false)
+        paint(
+            &format!("({})", hooks_count(runs as u64)),
+            output::DIM,
+            false
+        )
     );
     for key in ["agent_message", "user_message", "inject_context"] {
         if let Some(m) = v[key].as_str() {
@@ -539,5 +546,14 @@ fn describe(e: &EventPayload, roots: &[PathBuf]) -> String {
         } => format!("{notification_type}: {}", short(message)),
         // An event the engine learned after this summary was written: its name.
         other => other.event().name().to_string(),
+    }
+}
+
+/// "1 hook", "2 hooks", "0 hooks".
+fn hooks_count(n: u64) -> String {
+    if n == 1 {
+        "1 hook".to_string()
+    } else {
+        format!("{n} hooks")
     }
 }
