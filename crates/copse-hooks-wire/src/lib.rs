@@ -122,6 +122,14 @@ pub fn schemas() -> Vec<(String, serde_json::Value)> {
             schema_of::<output::DaemonStatusOutput>(),
         ),
         (
+            "output/daemon-start.schema.json".into(),
+            schema_of::<output::DaemonStartOutput>(),
+        ),
+        (
+            "output/daemon-stop.schema.json".into(),
+            schema_of::<output::DaemonStopOutput>(),
+        ),
+        (
             "output/install.schema.json".into(),
             schema_of::<output::InstallOutput>(),
         ),

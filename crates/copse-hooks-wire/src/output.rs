@@ -1314,6 +1314,34 @@ pub struct DaemonStatusOutput {
     pub socket: String,
 }
 
+/// `daemon start --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DaemonStartOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// Always true: a daemon is running on the socket.
+    pub running: bool,
+    /// Whether this call started it (false: one was already running).
+    pub started: bool,
+    /// The daemon's pid, when known.
+    pub pid: Option<u32>,
+    /// The daemon's socket.
+    pub socket: String,
+    /// The daemon's log file.
+    pub log: String,
+}
+
+/// `daemon stop --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct DaemonStopOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// Always false: no daemon runs on the socket any more.
+    pub running: bool,
+    /// The pid of the daemon stopped, when known.
+    pub stopped: Option<u32>,
+}
+
 /// `install AGENT --json`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct InstallOutput {

@@ -71,13 +71,20 @@ pub fn daemon_start(global: &Global) -> Result<ExitCode> {
     let log = path.with_file_name("daemon.log");
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let (pid, started) = socket::start(&exe, &path, &log)?;
-    let pid = pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into());
     if global.json {
-        outln!(
-            "{}",
-            serde_json::json!({"running": true, "started": started, "pid": pid, "socket": path.display().to_string(), "log": log.display().to_string()})
-        );
-    } else if started {
+        let out = copse_hooks_wire::output::DaemonStartOutput {
+            version: copse_hooks_wire::OUTPUT_VERSION,
+            running: true,
+            started,
+            pid,
+            socket: path.display().to_string(),
+            log: log.display().to_string(),
+        };
+        outln!("{}", serde_json::to_string_pretty(&out)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    let pid = pid.map_or_else(|| "?".to_string(), |p| p.to_string());
+    if started {
         outln!(
             "daemon started (pid {pid}) on {}; log: {}",
             crate::output::path(&path),
@@ -96,7 +103,12 @@ pub fn daemon_stop(global: &Global) -> Result<ExitCode> {
     let path = daemon_socket();
     let pid = socket::stop(&path)?;
     if global.json {
-        outln!("{}", serde_json::json!({"running": false, "stopped": pid}));
+        let out = copse_hooks_wire::output::DaemonStopOutput {
+            version: copse_hooks_wire::OUTPUT_VERSION,
+            running: false,
+            stopped: pid,
+        };
+        outln!("{}", serde_json::to_string_pretty(&out)?);
     } else {
         outln!(
             "daemon stopped (pid {})",

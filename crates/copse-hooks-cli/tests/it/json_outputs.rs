@@ -228,6 +228,47 @@ fn daemon_status_json_is_typed_and_fits_its_schema() {
 }
 
 #[test]
+fn daemon_start_and_stop_json_are_typed_and_fit_their_schemas() {
+    let env = Env::new();
+    let started = env
+        .cmd()
+        .args(["--json", "daemon", "start"])
+        .run()
+        .success()
+        .json();
+    assert_fits(&started, "daemon-start");
+    assert_eq!(
+        (&started["running"], &started["started"]),
+        (&json!(true), &json!(true))
+    );
+    let pid = started["pid"].as_u64().expect("the started daemon's pid");
+    assert!(started["socket"].as_str().unwrap().ends_with("daemon.sock"));
+    let again = env
+        .cmd()
+        .args(["--json", "daemon", "start"])
+        .run()
+        .success()
+        .json();
+    assert_fits(&again, "daemon-start");
+    assert_eq!(again["started"], false, "already running: {again}");
+    assert_eq!(again["pid"], pid);
+    let stopped = env
+        .cmd()
+        .args(["--json", "daemon", "stop"])
+        .run()
+        .success()
+        .json();
+    assert_fits(&stopped, "daemon-stop");
+    assert_eq!(stopped["running"], false);
+    assert_eq!(stopped["stopped"], pid);
+    let keys = |v: &Value| v.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    insta::assert_snapshot!(
+        "json_daemon_start_stop_keys",
+        format!("{:?}\n{:?}", keys(&started), keys(&stopped))
+    );
+}
+
+#[test]
 fn install_and_uninstall_json_are_typed_and_fit_their_schemas() {
     let env = Env::new();
     let r = env
