@@ -26,20 +26,7 @@ fn copse_hooks(env: &Env, hooks: Value) {
 }
 
 fn shim(env: &Env, agent: &str, payload: &str) -> Output {
-    let mut cmd = env.cmd().args(["shim", "--agent", agent]).cmd;
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    shim_with(env, agent, payload, &[])
 }
 
 fn claude(event: &str, extra: Value) -> String {
@@ -435,16 +422,31 @@ fn hooks_run_unless_explicitly_disabled() {
 
 // The daemon path (`shim/handle` on $COPSE_DIR/daemon.sock) and its fallbacks.
 
-fn shim_with(env: &Env, agent: &str, payload: &str, vars: &[(&str, &str)]) -> Output {
+/// Starts the shim with `vars` set and `payload` written to its stdin (then closed);
+/// `output` says whether its stdout and stderr are captured.
+fn spawn_shim(
+    env: &Env,
+    agent: &str,
+    payload: &str,
+    vars: &[(&str, &str)],
+    output: bool,
+) -> std::process::Child {
     let mut cmd = env.cmd().args(["shim", "--agent", agent]);
     for (k, v) in vars {
         cmd = cmd.env(k, v);
     }
+    let pipe = || {
+        if output {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        }
+    };
     let mut child = cmd
         .cmd
         .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .stdout(pipe())
+        .stderr(pipe())
         .spawn()
         .unwrap();
     child
@@ -453,7 +455,13 @@ fn shim_with(env: &Env, agent: &str, payload: &str, vars: &[(&str, &str)]) -> Ou
         .unwrap()
         .write_all(payload.as_bytes())
         .unwrap();
-    child.wait_with_output().unwrap()
+    child
+}
+
+fn shim_with(env: &Env, agent: &str, payload: &str, vars: &[(&str, &str)]) -> Output {
+    spawn_shim(env, agent, payload, vars, true)
+        .wait_with_output()
+        .unwrap()
 }
 
 const IN_PROCESS: &[(&str, &str)] = &[("COPSE_SHIM_DAEMON", "0")];
@@ -913,23 +921,7 @@ fn a_terminated_in_process_shim_kills_its_hook_and_exits_128_plus_the_signal() {
             f = pid_file.display()
         ), "matcher": "^run_shell$", "timeout": 600}]}),
     );
-    let mut cmd = env.cmd().args(["shim", "--agent", "claude"]);
-    for (k, v) in IN_PROCESS {
-        cmd = cmd.env(k, v);
-    }
-    let mut child = cmd
-        .cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(bash("ls").as_bytes())
-        .unwrap();
+    let mut child = spawn_shim(&env, "claude", &bash("ls"), IN_PROCESS, false);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     let hook: i32 = loop {
         if let Some(p) = std::fs::read_to_string(&pid_file)

@@ -326,23 +326,7 @@ pub(crate) fn recent_failures(conn: &Connection) -> rusqlite::Result<Vec<HookFai
         "SELECT source, event, command, ifnull(failure_message, failure), run_id, started_at \
          FROM hook_runs WHERE failure IS NOT NULL ORDER BY started_at DESC, seq DESC",
     )?;
-    let mut rows = stmt.query([])?;
-    let mut seen = std::collections::HashSet::new();
-    let mut out = Vec::new();
-    while let Some(row) = rows.next()? {
-        let key: (String, String, String) = (row.get(0)?, row.get(1)?, row.get(2)?);
-        if seen.insert(key.clone()) {
-            out.push(HookFailure {
-                source: key.0,
-                event: key.1,
-                command: key.2,
-                message: row.get(3)?,
-                run_id: row.get(4)?,
-                started_at: u64::try_from(row.get::<_, i64>(5)?).unwrap_or(0),
-            });
-        }
-    }
-    Ok(out)
+    first_per_hook(&mut stmt)
 }
 
 /// The persistent hooks whose latest run found them broken (failure kind `broken`),
@@ -356,6 +340,12 @@ pub(crate) fn broken_hooks(conn: &Connection) -> rusqlite::Result<Vec<HookFailur
          AND n.seq > h.seq AND n.kind = 'run' AND (n.failure IS NULL OR n.failure <> 'broken')) \
          ORDER BY started_at DESC, seq DESC",
     )?;
+    first_per_hook(&mut stmt)
+}
+
+/// Runs a statement selecting `source, event, command, message, run_id, started_at`
+/// newest first, and keeps the first row of each hook (source, event, command).
+fn first_per_hook(stmt: &mut rusqlite::CachedStatement<'_>) -> rusqlite::Result<Vec<HookFailure>> {
     let mut rows = stmt.query([])?;
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
