@@ -16,8 +16,7 @@
 // reason: a benchmark binary; a broken setup should abort loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
+use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -25,6 +24,9 @@ use std::time::{Duration, Instant};
 use copse_hooks::{Decision, Engine, EngineConfig, Session, SessionIdentity, ToolCall};
 use copse_hooks_server::{HostContext, Hosted, ServerConfig};
 use serde_json::{Value, json};
+
+mod common;
+use common::Rpc;
 
 const SUBJECT: &str = "git status --short";
 
@@ -198,50 +200,17 @@ fn serve(dir: PathBuf, socket: PathBuf) -> ! {
     std::process::exit(0)
 }
 
-struct Rpc {
-    out: UnixStream,
-    input: BufReader<UnixStream>,
-    next: u64,
-    line: String,
-}
-
 impl Rpc {
-    fn connect(dir: &Path, socket: &Path) -> (std::process::Child, Rpc) {
+    /// Starts this bench's server on `socket` and initializes a client on it.
+    fn start(dir: &Path, socket: &Path) -> (std::process::Child, Rpc) {
         let server = std::process::Command::new(std::env::current_exe().unwrap())
             .env("COPSE_BENCH_SERVE", dir)
             .env("COPSE_BENCH_SOCKET", socket)
             .spawn()
             .unwrap();
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let stream = loop {
-            if let Ok(s) = UnixStream::connect(socket) {
-                break s;
-            }
-            assert!(Instant::now() < deadline, "the bench server never listened");
-            std::thread::sleep(Duration::from_millis(10));
-        };
-        let mut rpc = Rpc {
-            input: BufReader::new(stream.try_clone().unwrap()),
-            out: stream,
-            next: 0,
-            line: String::new(),
-        };
+        let mut rpc = Rpc::connect(socket);
         rpc.call("initialize", json!({"workspaceRoots": [dir.join("ws")]}));
         (server, rpc)
-    }
-
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let mut msg =
-            json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params})
-                .to_string();
-        msg.push('\n');
-        self.out.write_all(msg.as_bytes()).unwrap();
-        self.line.clear();
-        self.input.read_line(&mut self.line).unwrap();
-        let v: Value = serde_json::from_str(&self.line).unwrap();
-        assert!(v.get("error").is_none(), "{v}");
-        v
     }
 
     fn gate_median(&mut self, n: usize) -> Duration {
@@ -353,9 +322,9 @@ fn main() {
         Some(&format!("COPSE_BENCH_HOOK=persistent {exe}")),
         true,
     );
-    let (mut server, mut rpc) = Rpc::connect(&d_dir, &base.join("persistent.sock"));
+    let (mut server, mut rpc) = Rpc::start(&d_dir, &base.join("persistent.sock"));
     let daemon = rpc.gate_median(2000);
-    let (mut none_server, mut none_rpc) = Rpc::connect(&none_dir, &base.join("none.sock"));
+    let (mut none_server, mut none_rpc) = Rpc::start(&none_dir, &base.join("none.sock"));
     let daemon_none = none_rpc.gate_median(2000);
     println!(
         "  rust persistent {:>8.1} µs   no hook {:>8.1} µs   hook cost {:>6.1} µs   {}",

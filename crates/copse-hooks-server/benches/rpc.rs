@@ -21,8 +21,6 @@
 // reason: a benchmark binary; a broken setup should abort loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -30,6 +28,9 @@ use std::time::{Duration, Instant};
 use copse_hooks::{Engine, EngineConfig, Session, SessionIdentity, ToolCall};
 use copse_hooks_server::{HostContext, Hosted, ServerConfig};
 use serde_json::{Value, json};
+
+mod common;
+use common::Rpc;
 
 const NOMATCH_BLOCKS: usize = 10;
 const NOMATCH_BLOCK: usize = 2_000;
@@ -122,20 +123,7 @@ fn start_server(dir: &Path, socket: &Path, tokio: bool) -> (std::process::Child,
         cmd.env("COPSE_BENCH_TOKIO", "1");
     }
     let server = cmd.spawn().unwrap();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let stream = loop {
-        if let Ok(s) = UnixStream::connect(socket) {
-            break s;
-        }
-        assert!(Instant::now() < deadline, "the bench server never listened");
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let rpc = Rpc {
-        input: BufReader::new(stream.try_clone().unwrap()),
-        out: stream,
-        next: 0,
-        line: String::new(),
-    };
+    let rpc = Rpc::connect(socket);
     (server, rpc)
 }
 
@@ -144,29 +132,6 @@ fn write_hooks(dir: &Path, matcher: &str) {
         {"command": "cat >/dev/null; echo '{\"permission\":\"allow\"}'", "matcher": matcher}
     ]}});
     std::fs::write(dir.join("home/.cursor/hooks.json"), hooks.to_string()).unwrap();
-}
-
-struct Rpc {
-    out: UnixStream,
-    input: BufReader<UnixStream>,
-    next: u64,
-    line: String,
-}
-
-impl Rpc {
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next += 1;
-        let mut msg =
-            json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params})
-                .to_string();
-        msg.push('\n');
-        self.out.write_all(msg.as_bytes()).unwrap();
-        self.line.clear();
-        self.input.read_line(&mut self.line).unwrap();
-        let v: Value = serde_json::from_str(&self.line).unwrap();
-        assert!(v.get("error").is_none(), "{v}");
-        v
-    }
 }
 
 fn rss_kib(pid: u32) -> u64 {
