@@ -328,6 +328,7 @@ fn session_open(conn: &Arc<Conn>, p: rpc::SessionOpenParams) -> RpcResult {
     if let Some(host) = p.host {
         host.apply_to(&mut identity.host);
     }
+    check_host(&identity)?;
     let session = hosted.engine.session(identity);
     let session_id = format!("s{}", conn.server.next());
     let weak = Arc::downgrade(conn);
@@ -375,6 +376,32 @@ fn session_close(conn: &Conn, p: rpc::SessionParams) -> RpcResult {
     }
 }
 
+/// A host field no hook's environment could carry is refused, naming it as the
+/// params do (`host.hostVersion`).
+fn check_host(identity: &SessionIdentity) -> Result<(), RpcError> {
+    let Some(field) = identity.host.nul_field() else {
+        return Ok(());
+    };
+    let mut camel = String::new();
+    let mut upper = false;
+    for c in field.chars() {
+        if c == '_' {
+            upper = true;
+        } else if upper {
+            camel.push(c.to_ascii_uppercase());
+            upper = false;
+        } else {
+            camel.push(c);
+        }
+    }
+    Err(RpcError::new(
+        codes::INVALID_PARAMS,
+        format!(
+            "invalid params: field `host.{camel}`: contains a NUL byte, which no hook's environment can carry"
+        ),
+    ))
+}
+
 fn session_update(conn: &Conn, p: rpc::SessionUpdateParams) -> RpcResult {
     let s = session(conn, &p.session_id)?;
     let mut identity = s.identity();
@@ -387,6 +414,7 @@ fn session_update(conn: &Conn, p: rpc::SessionUpdateParams) -> RpcResult {
     if let Some(host) = p.host {
         host.apply_to(&mut identity.host);
     }
+    check_host(&identity)?;
     s.set_identity(identity);
     to_value(&rpc::SessionUpdateResult { updated: true })
 }

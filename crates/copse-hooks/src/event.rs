@@ -214,6 +214,27 @@ pub struct HostIdentity {
     pub loop_count: Option<u64>,
 }
 
+impl HostIdentity {
+    /// The first field (by its snake_case name) whose text contains a NUL byte. Such a
+    /// value can reach no hook's environment (Cursor's `CURSOR_*` variables carry
+    /// several of them), so a host's API rejects it up front rather than have every
+    /// hook that would see it fail to start.
+    pub fn nul_field(&self) -> Option<&'static str> {
+        [
+            ("transcript_path", &self.transcript_path),
+            ("permission_mode", &self.permission_mode),
+            ("host_version", &self.host_version),
+            ("user_email", &self.user_email),
+            ("last_assistant_message", &self.last_assistant_message),
+            ("agent_id", &self.agent_id),
+            ("agent_transcript_path", &self.agent_transcript_path),
+        ]
+        .into_iter()
+        .find(|(_, v)| v.as_deref().is_some_and(|v| v.contains('\0')))
+        .map(|(name, _)| name)
+    }
+}
+
 impl SessionIdentity {
     /// An identity with the given conversation id, no turn yet and no model.
     pub fn new(conversation_id: impl Into<String>) -> Self {

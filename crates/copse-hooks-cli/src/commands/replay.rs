@@ -102,6 +102,9 @@ pub fn session_identity(obj: &Map<String, Value>) -> Result<SessionIdentity> {
     let host = serde_json::from_value::<HostIdentity>(Value::Object(obj.clone())).context(
         "transcript_path, permission_mode, host_version, user_email, last_assistant_message, agent_id and agent_transcript_path must be strings",
     )?;
+    if let Some(field) = host.nul_field() {
+        anyhow::bail!("\"{field}\" contains a NUL byte, which no hook's environment can carry");
+    }
     let mut identity = SessionIdentity::new(str_field(obj, "conversation_id")?);
     identity.generation_id = str_field(obj, "generation_id")?;
     identity.model = model;

@@ -742,4 +742,21 @@ fn gate_accepts_the_hosts_tool_use_id_and_session_fields() {
         .run();
     assert!(!bad.out.status.success());
     assert!(bad.stderr().contains("--session"), "{}", bad.stderr());
+    let nul = env
+        .cmd()
+        .args([
+            "--enable",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
+        .args(["--session", r#"{"user_email": "a\u0000b"}"#])
+        .run();
+    assert_eq!(nul.out.status.code(), Some(2), "{}", nul.stderr());
+    assert!(
+        nul.stderr().contains("\"user_email\" contains a NUL byte"),
+        "{}",
+        nul.stderr()
+    );
 }

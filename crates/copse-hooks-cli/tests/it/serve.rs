@@ -996,6 +996,26 @@ fn host_known_fields_from_session_open_and_update_reach_the_hooks() {
     );
     assert_eq!(code, -32602, "{msg}");
     assert!(msg.contains("permisionMode"), "{msg}");
+    // A value no hook's environment can carry is refused, not left to fail every hook.
+    let (code, msg) = c.error(
+        "session/update",
+        json!({"sessionId": sid, "host": {"userEmail": "a\0b"}}),
+    );
+    assert_eq!(code, -32602, "{msg}");
+    assert!(
+        msg.contains("host.userEmail") && msg.contains("NUL"),
+        "{msg}"
+    );
+    let (code, msg) = c.error("session/open", json!({"host": {"hostVersion": "1\0"}}));
+    assert_eq!(code, -32602, "{msg}");
+    assert!(msg.contains("host.hostVersion"), "{msg}");
+    // The refused update changed nothing.
+    c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    let (cursor_in, _) = latest("cursor");
+    assert_eq!(cursor_in["user_email"], "dev@example.com");
     assert_eq!(c.ok("shutdown", json!(null)), Value::Null);
     c.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
     assert!(wait_exit(&mut s.child).success());
