@@ -4,6 +4,9 @@
 //! A config is parsed and its matchers compiled once; later lookups only `stat` the
 //! file and reuse the compiled hooks while its identity (device, inode, size,
 //! modification and change times) is unchanged. A missing file is simply no hooks.
+//! A file owned by another user (root aside) or writable by group or others is
+//! refused as ssh refuses such a key file: none of its hooks run, and its warning
+//! names the `chmod` (or `chown`) that fixes it ([`crate::private::insecurity`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -297,11 +300,30 @@ impl Slot {
         }
         let mut hash = None;
         count_access();
-        let parsed = match crate::fsread::read_regular(&loc.path, crate::fsread::MAX_CONFIG_BYTES) {
+        let parsed = match crate::fsread::read_config(&loc.path, crate::fsread::MAX_CONFIG_BYTES) {
             Ok(bytes) => {
                 hash = Some(crate::settings::sha256_hex(&bytes));
                 let text = String::from_utf8_lossy(&bytes);
                 adapter(loc.dialect).parse(&text, &loc.path, loc.scope, loc.root.as_deref())
+            }
+            Err(crate::fsread::ReadError::Insecure(why)) => {
+                // The content is hashed (never parsed) so a pinned trust still
+                // matches: the notice is the refusal and its fix, not "changed".
+                hash = crate::fsread::read_regular(&loc.path, crate::fsread::MAX_CONFIG_BYTES)
+                    .ok()
+                    .map(|b| crate::settings::sha256_hex(&b));
+                ParsedConfig {
+                    warnings: vec![ConfigWarning {
+                        source: loc.path.clone(),
+                        scope: loc.scope,
+                        event: None,
+                        message: format!(
+                            "{} — refused, none of its hooks run; fix it with `{}`",
+                            why.reason, why.fix
+                        ),
+                    }],
+                    ..ParsedConfig::default()
+                }
             }
             Err(e) => ParsedConfig {
                 extras: Vec::new(),

@@ -45,6 +45,12 @@ const EXPLICIT: &[&str] = &[
     "GITHUB_COPILOT_TOKEN",
     "LM_STUDIO_API_KEY",
     "LMSTUDIO_API_KEY",
+    "HUGGINGFACEHUB_API_TOKEN",
+    "NVIDIA_API_KEY",
+    "NGC_API_KEY",
+    "LITELLM_MASTER_KEY",
+    "LITELLM_API_KEY",
+    "PORTKEY_API_KEY",
 ];
 
 /// AI providers whose `<PROVIDER>_…_KEY`, `…_TOKEN` and `…_SECRET` variables are
@@ -76,18 +82,23 @@ pub const PROVIDERS: &[&str] = &[
     "GROQ",
     "HF",
     "HUGGINGFACE",
+    "HUGGINGFACEHUB",
     "HUGGING_FACE",
     "HYPERBOLIC",
     "LEPTON",
+    "LITELLM",
     "LMSTUDIO",
     "LM_STUDIO",
     "MISTRAL",
     "MOONSHOT",
+    "NGC",
     "NOVITA",
+    "NVIDIA",
     "OLLAMA",
     "OPENAI",
     "OPENROUTER",
     "PERPLEXITY",
+    "PORTKEY",
     "PPLX",
     "REPLICATE",
     "SAMBANOVA",
@@ -207,6 +218,36 @@ const OVERLAY_DENIED: &[&str] = &[
     "GNUPGHOME",
     "LANG",
     "LANGUAGE",
+    "PERLLIB",
+    "PHPRC",
+    "PHP_INI_SCAN_DIR",
+    "TCLLIBPATH",
+    "R_PROFILE",
+    "R_PROFILE_USER",
+    "R_ENVIRON",
+    "R_ENVIRON_USER",
+    "PS1",
+    "PS2",
+    "HISTFILE",
+    "POSIXLY_CORRECT",
+    "EXINIT",
+    "VIMINIT",
+    "MYVIMRC",
+    "TERMINFO",
+    "TERMINFO_DIRS",
+    "TERMCAP",
+    "TZDIR",
+    "LIBRARY_PATH",
+    "CPATH",
+    "PKG_CONFIG_PATH",
+    "MANPAGER",
+    "BROWSER",
+    "SUDO_ASKPASS",
+    "CURL_HOME",
+    "WGETRC",
+    "NETRC",
+    "GSETTINGS_BACKEND",
+    "QT_PLUGIN_PATH",
 ];
 
 /// Name prefixes a `sessionStart` overlay may never set (whole families of loader,
@@ -235,6 +276,17 @@ const OVERLAY_DENIED_PREFIXES: &[&str] = &[
     "DOCKER_",
     "GPG_",
     "LC_",
+    "BASH_FUNC_",
+    "NODE_",
+    "JAVA_",
+    "CORECLR_",
+    "COMPLUS_",
+    "DOTNET_",
+    "ERL_",
+    "ELIXIR_",
+    "JULIA_",
+    "OCAML",
+    "GTK_",
 ];
 
 /// Why a `sessionStart` overlay may not set `name`, or `None` when it may.
@@ -261,6 +313,14 @@ pub fn overlay_refusal(name: &str) -> Option<&'static str> {
         return Some("it changes how programs load or behave");
     }
     None
+}
+
+/// Whether a hook-returned environment overlay (a `sessionStart` `sessionEnv`, a
+/// `CLAUDE_ENV_FILE` export, a shim session's stored overlay) may set `name`: the one
+/// door every path that stores or applies an overlay goes through, so loader and
+/// interpreter variables are refused the same way for every hook.
+pub fn overlay_allowed(name: &str) -> bool {
+    overlay_refusal(name).is_none()
 }
 
 /// The parent environment with LLM secrets and the depth variable removed.
@@ -323,6 +383,16 @@ mod tests {
             "CURSOR_API_KEY",
             "GITHUB_COPILOT_TOKEN",
             "MOONSHOT_ACCESS_TOKEN",
+            "HUGGINGFACEHUB_API_TOKEN",
+            "HF_TOKEN",
+            "NVIDIA_API_KEY",
+            "NGC_API_KEY",
+            "LITELLM_MASTER_KEY",
+            "LITELLM_API_KEY",
+            "PORTKEY_API_KEY",
+            "OPENROUTER_API_KEY",
+            "GROQ_API_KEY",
+            "MISTRAL_API_KEY",
         ] {
             assert!(is_llm_secret(k), "{k} should be scrubbed");
         }
@@ -366,6 +436,10 @@ mod tests {
             "COPSE_HOOK_DEPTH",
             "ANTHROPIC_API_KEY",
             "ld_preload",
+            "BASH_FUNC_ls%%",
+            "NODE_EXTRA_CA_CERTS",
+            "CORECLR_PROFILER_PATH",
+            "PERLLIB",
             "A=B",
             "",
         ] {
@@ -373,6 +447,7 @@ mod tests {
         }
         for k in ["FEATURE", "PROJECT_ID", "API_BASE_URL", "MY_TOOL_MODE"] {
             assert_eq!(overlay_refusal(k), None, "{k} should pass");
+            assert!(overlay_allowed(k));
         }
     }
 

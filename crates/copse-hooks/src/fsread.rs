@@ -30,6 +30,10 @@ pub enum ReadError {
         /// The cap.
         limit: u64,
     },
+    /// Owned by another user or writable by group or others: refused as ssh refuses
+    /// such an `authorized_keys` ([`crate::private::insecurity`]).
+    #[error("{0}")]
+    Insecure(crate::private::Insecure),
     /// Opening or reading failed.
     #[error(transparent)]
     Io(#[from] std::io::Error),
@@ -60,6 +64,18 @@ fn kind_of(ft: std::fs::FileType) -> &'static str {
 
 /// Reads a regular file of at most `limit` bytes, without blocking on open.
 pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    read_checked(path, limit, false)
+}
+
+/// [`read_regular`] for a config or settings file: also refused
+/// ([`ReadError::Insecure`]) when the file, as opened, is owned by another user or
+/// writable by group or others. The check is on the open descriptor, so the bytes
+/// returned are the bytes of the file that was checked.
+pub fn read_config(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    read_checked(path, limit, true)
+}
+
+fn read_checked(path: &Path, limit: u64, private: bool) -> Result<Vec<u8>, ReadError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -69,6 +85,9 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
         return Err(ReadError::NotRegular {
             kind: kind_of(meta.file_type()),
         });
+    }
+    if private && let Some(why) = crate::private::insecurity(path, &meta) {
+        return Err(ReadError::Insecure(why));
     }
     if meta.len() > limit {
         return Err(ReadError::TooLarge { limit });

@@ -138,13 +138,15 @@ pub use dryrun::{DryRun, DryRunError, DryRunOptions};
 pub use engine::{
     Engine, EngineConfig, HookSummary, Listing, ScriptPin, ScriptState, TrustSnapshot, TrustState,
 };
-pub use env::is_llm_secret;
+pub use env::{is_llm_secret, overlay_allowed};
 pub use event::{
     CanonicalEvent, Compaction, EventPayload, FileEdit, HostIdentity, McpServer, ModelIdentity,
     ModelParam, SessionIdentity, TOOL_OUTPUT_CAP, ToolCall, ToolInput, ToolInputError, ToolResult,
     new_tool_use_id, tool,
 };
 pub use fsread::{MAX_READ_FILE_CONTENT, ReadError, read_prefix};
+pub use private::{Insecure, insecurity};
+pub use scripts::{scripts_of, unpinned_files};
 pub use lint::{Level, LintReport, Problem, expand_home, level_of};
 // Compiled matchers appear in the dialects' parsed hooks (`dialect::HookSpec`).
 pub use loop_limit::LoopLimit;

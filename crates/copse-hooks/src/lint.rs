@@ -318,6 +318,20 @@ impl Engine {
                 return None;
             }
         };
+        // Refused at run time as ssh refuses such a key file: say so, and lint on.
+        if let Ok(meta) = std::fs::metadata(file)
+            && let Some(why) = crate::private::insecurity(file, &meta)
+        {
+            problem(
+                None,
+                None,
+                Level::Error,
+                format!(
+                    "{} — refused, none of its hooks run; fix it with `{}`",
+                    why.reason, why.fix
+                ),
+            );
+        }
         let is_toml = file.extension().is_some_and(|e| e == "toml");
         let doc: Value = if is_toml {
             match toml::from_str::<toml::Table>(&text) {
@@ -501,6 +515,24 @@ impl Engine {
         let mut seen = std::collections::HashSet::new();
         for hook in &parsed.hooks {
             self.lint_script(adapter, hook, &ctx, &positions, &mut seen, &mut problem);
+            // Workspace files a project hook uses that trust cannot pin.
+            if let (Scope::Project, Some(root)) = (hook.scope, root.as_deref()) {
+                for path in crate::scripts::unpinned_files(&hook.command, root) {
+                    problem(
+                        None,
+                        None,
+                        Level::Warning,
+                        format!(
+                            "\"{}\" entry {}: uses workspace file {} in a way trust cannot pin: an edit to it runs without a new trust (run it as a script: `sh {}`, `./{}`)",
+                            hook.event,
+                            hook.entry,
+                            path.display(),
+                            path.strip_prefix(root).unwrap_or(&path).display(),
+                            path.strip_prefix(root).unwrap_or(&path).display(),
+                        ),
+                    );
+                }
+            }
         }
         Some(dialect)
     }

@@ -1,22 +1,29 @@
 //! Which workspace files a hook command runs, so trust can pin their content.
 //!
-//! The command's first simple command is split into words (quotes honoured, leading
-//! `NAME=value` assignments skipped, `$CLAUDE_PROJECT_DIR`, `$CURSOR_PROJECT_DIR` and
-//! `$COPSE_PROJECT_DIR` expanded to the root). Its first word is a script when it is
-//! a path; for a common interpreter (`sh`, `bash`, `python3`, `node`, `deno run`,
-//! `uv run`, `npx tsx`, ...) the first argument after its options is. Only files
-//! inside the workspace root are pinned. What a script itself loads (imports,
-//! sourced files, modules) is not: docs/security.md says so.
+//! The command is split into simple commands at every list and pipe operator (`;`,
+//! `&&`, `||`, `|`, `&`, newlines, `(`/`)`, `$(…)` and backticks), each split into
+//! words (quotes honoured, `$CLAUDE_PROJECT_DIR`, `$CURSOR_PROJECT_DIR` and
+//! `$COPSE_PROJECT_DIR` expanded to the root) with its redirections apart. In each
+//! simple command, leading `NAME=value` assignments and reserved words are skipped and
+//! wrappers are looked through with their options parsed (`env`, `exec`, `command`,
+//! `nice`, `nohup`, `timeout`, `xargs`, `time`, `stdbuf`, `setsid`, `ionice`). The
+//! program is a script when it is a path; `.`/`source` run their argument; for a shell
+//! (`sh`, `bash`, …) the options are parsed as the shell parses them (`-o name`,
+//! `+O name`, `--rcfile FILE`, clustered flags, `--`), a `-c` string is read as a
+//! command in turn, and with no script argument a `<` redirection is the script; for
+//! another interpreter (`python3`, `node`, `deno run`, `uv run`, `npx tsx`, …) the
+//! first argument after its options is. Only files inside the workspace root are
+//! pinned. What a script itself loads (imports, sourced files, modules) is not:
+//! docs/security.md says so. [`unpinned_files`] names every other existing workspace
+//! file a command mentions, for `trust` and `lint` to warn about.
 
 use std::path::{Component, Path, PathBuf};
 
+/// Shells: options parsed as the shell does, `-c` read as a command.
+const SHELLS: &[&str] = &["sh", "bash", "zsh", "dash", "ksh", "mksh", "yash", "ash"];
+
 /// Interpreters whose first non-option argument is the script they run.
 const INTERPRETERS: &[&str] = &[
-    "sh",
-    "bash",
-    "zsh",
-    "dash",
-    "ksh",
     "fish",
     "python",
     "python3",
@@ -37,13 +44,65 @@ const INTERPRETERS: &[&str] = &[
 
 /// Options that mean "the code is inline, not in a file" (nothing to pin) or "run a
 /// module by name".
-const INLINE: &[&str] = &["-c", "-e", "-m", "--eval", "-p", "--print", "-E", "-r"];
+const INLINE: &[&str] = &["-c", "-e", "-m", "--eval", "-p", "--print", "-E"];
 
-fn split_words(command: &str) -> Vec<String> {
-    let mut words = Vec::new();
+/// Interpreter options that take the next word as their value; the value is a file
+/// that runs too when it is a path (`node -r ./setup.js x.js`).
+const INTERPRETER_ARG_OPTIONS: &[&str] = &[
+    "-W",
+    "-X",
+    "-r",
+    "--require",
+    "--import",
+    "--loader",
+    "--experimental-loader",
+];
+
+/// One piece of a simple command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Item {
+    /// A word, unquoted.
+    Word(String),
+    /// The target of an input redirection (`< file`).
+    Input(String),
+    /// The target of any other redirection (`> file`, `2>> file`, `<< EOF`).
+    Other(String),
+}
+
+/// What the next word is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Word,
+    Input,
+    Other,
+}
+
+/// Splits `command` into simple commands of words and redirections.
+fn simple_commands(command: &str) -> Vec<Vec<Item>> {
+    let mut out: Vec<Vec<Item>> = Vec::new();
+    let mut items: Vec<Item> = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;
+    let mut next = Next::Word;
     let mut chars = command.chars().peekable();
+    let finish_word =
+        |cur: &mut String, in_word: &mut bool, next: &mut Next, items: &mut Vec<Item>| {
+            if *in_word {
+                let w = std::mem::take(cur);
+                items.push(match next {
+                    Next::Word => Item::Word(w),
+                    Next::Input => Item::Input(w),
+                    Next::Other => Item::Other(w),
+                });
+                *next = Next::Word;
+                *in_word = false;
+            }
+        };
+    let finish_command = |items: &mut Vec<Item>, out: &mut Vec<Vec<Item>>| {
+        if !items.is_empty() {
+            out.push(std::mem::take(items));
+        }
+    };
     while let Some(c) = chars.next() {
         match c {
             '\'' => {
@@ -71,21 +130,87 @@ fn split_words(command: &str) -> Vec<String> {
             }
             '\\' => {
                 in_word = true;
-                if let Some(n) = chars.next() {
+                // A backslash-newline is a line continuation.
+                if let Some(n) = chars.next()
+                    && n != '\n'
+                {
                     cur.push(n);
                 }
             }
-            ';' | '|' | '&' | '<' | '>' | '(' | ')' | '\n' | '`' => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
+            '$' if chars.peek() == Some(&'(') => {
+                // `$(…)`: a command of its own.
+                chars.next();
+                finish_word(&mut cur, &mut in_word, &mut next, &mut items);
+                finish_command(&mut items, &mut out);
+            }
+            '<' | '>' => {
+                // `2>file`: the digits before are a descriptor, not a word.
+                if in_word && !cur.is_empty() && cur.chars().all(|c| c.is_ascii_digit()) {
+                    cur.clear();
+                    in_word = false;
+                } else {
+                    finish_word(&mut cur, &mut in_word, &mut next, &mut items);
                 }
-                return words;
+                let mut input = c == '<';
+                let mut heredoc = false;
+                while let Some(&n) = chars.peek() {
+                    match n {
+                        '<' if c == '<' => {
+                            heredoc = true;
+                            chars.next();
+                        }
+                        '>' if c == '>' => {
+                            chars.next();
+                        }
+                        '>' if c == '<' => {
+                            // `<>`: read-write, still the input.
+                            chars.next();
+                        }
+                        '&' | '|' => {
+                            chars.next();
+                            if n == '&' {
+                                // `>&2`, `<&0`: a descriptor, not a file.
+                                input = false;
+                            }
+                        }
+                        '-' => {
+                            chars.next();
+                        }
+                        _ => break,
+                    }
+                }
+                next = if input && !heredoc {
+                    Next::Input
+                } else {
+                    Next::Other
+                };
+            }
+            '&' if chars.peek() == Some(&'>') => {
+                // `&>file`, `&>>file`.
+                finish_word(&mut cur, &mut in_word, &mut next, &mut items);
+                chars.next();
+                if chars.peek() == Some(&'>') {
+                    chars.next();
+                }
+                next = Next::Other;
+            }
+            ';' | '|' | '&' | '(' | ')' | '\n' | '`' | '{' | '}'
+                if !in_word || c != '{' && c != '}' =>
+            {
+                finish_word(&mut cur, &mut in_word, &mut next, &mut items);
+                finish_command(&mut items, &mut out);
+            }
+            '#' if !in_word => {
+                // A comment runs to the end of the line.
+                for c in chars.by_ref() {
+                    if c == '\n' {
+                        break;
+                    }
+                }
+                finish_command(&mut items, &mut out);
             }
             c if c.is_whitespace() => {
-                if in_word {
-                    words.push(std::mem::take(&mut cur));
-                    in_word = false;
-                }
+                finish_word(&mut cur, &mut in_word, &mut next, &mut items);
             }
             c => {
                 in_word = true;
@@ -93,10 +218,9 @@ fn split_words(command: &str) -> Vec<String> {
             }
         }
     }
-    if in_word {
-        words.push(cur);
-    }
-    words
+    finish_word(&mut cur, &mut in_word, &mut next, &mut items);
+    finish_command(&mut items, &mut out);
+    out
 }
 
 fn expand(word: &str, root: &Path) -> String {
@@ -141,73 +265,314 @@ fn candidate(word: &str, root: &Path) -> Option<PathBuf> {
     full.starts_with(root).then_some(full)
 }
 
-/// The workspace files `command` runs, resolved against `root` (where project hooks
-/// start), in order, without duplicates.
-pub fn scripts_of(command: &str, root: &Path) -> Vec<PathBuf> {
-    let words: Vec<String> = split_words(command)
-        .into_iter()
-        .map(|w| expand(&w, root))
-        .collect();
-    let mut rest = words
-        .iter()
-        .map(String::as_str)
-        .skip_while(|w| {
-            w.split_once('=').is_some_and(|(k, _)| {
-                !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            })
-        })
-        .peekable();
-    let mut out = Vec::new();
-    let Some(first) = rest.next() else {
-        return out;
-    };
-    // `env [-i] [NAME=v]... prog` and `exec prog`: look through to the program.
-    let mut first = first;
-    while matches!(first, "env" | "exec" | "command" | "nice" | "nohup") {
-        match rest.find(|w| !w.starts_with('-') && !w.contains('=')) {
-            Some(w) => first = w,
-            None => return out,
+fn is_assignment(w: &str) -> bool {
+    w.split_once('=').is_some_and(|(k, _)| {
+        !k.is_empty()
+            && !k.starts_with(|c: char| c.is_ascii_digit())
+            && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    })
+}
+
+/// Words that open or continue a compound command and are followed by a command.
+const RESERVED: &[&str] = &[
+    "!", "{", "}", "if", "then", "else", "elif", "do", "while", "until", "time",
+];
+
+/// Skips a wrapper's options; `with_arg` are the options that take the next word.
+/// Returns the rest after the options (and after `--`).
+fn skip_options<'a>(words: &'a [String], with_arg: &[&str]) -> &'a [String] {
+    let mut i = 0;
+    while let Some(w) = words.get(i) {
+        if w == "--" {
+            return &words[i + 1..];
         }
+        if !w.starts_with('-') || w == "-" {
+            break;
+        }
+        // `--signal=KILL` carries its value; `-s KILL` takes the next word.
+        if !w.contains('=') && with_arg.contains(&w.as_str()) {
+            i += 1;
+        }
+        i += 1;
     }
+    &words[i.min(words.len())..]
+}
+
+/// Looks through wrappers to the program's words. `None` when the command runs
+/// nothing from a file (`command -v x`, `env` alone).
+fn through_wrappers(mut words: &[String]) -> Option<&[String]> {
+    loop {
+        while words
+            .first()
+            .is_some_and(|w| is_assignment(w) || RESERVED.contains(&w.as_str()))
+        {
+            words = &words[1..];
+        }
+        let first = words.first()?;
+        let program = first.rsplit('/').next().unwrap_or(first);
+        let rest = &words[1..];
+        words = match program {
+            "env" => {
+                let mut r = skip_options(
+                    rest,
+                    &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
+                );
+                while r.first().is_some_and(|w| is_assignment(w)) {
+                    r = &r[1..];
+                }
+                r
+            }
+            "exec" => skip_options(rest, &["-a"]),
+            "command" => {
+                if rest
+                    .iter()
+                    .take_while(|w| w.starts_with('-'))
+                    .any(|w| w.contains('v') || w.contains('V'))
+                {
+                    return None;
+                }
+                skip_options(rest, &[])
+            }
+            "builtin" | "nohup" | "setsid" | "time" => skip_options(rest, &[]),
+            "nice" => skip_options(rest, &["-n", "--adjustment"]),
+            "ionice" => skip_options(
+                rest,
+                &["-c", "--class", "-n", "--classdata", "-p", "-P", "-u"],
+            ),
+            "stdbuf" => skip_options(rest, &["-i", "-o", "-e", "--input", "--output", "--error"]),
+            "timeout" => {
+                let r = skip_options(rest, &["-s", "--signal", "-k", "--kill-after"]);
+                // The duration.
+                r.get(1..)?
+            }
+            "xargs" => skip_options(
+                rest,
+                &[
+                    "-a",
+                    "--arg-file",
+                    "-d",
+                    "--delimiter",
+                    "-E",
+                    "-e",
+                    "-I",
+                    "-i",
+                    "-L",
+                    "-l",
+                    "-n",
+                    "--max-args",
+                    "-P",
+                    "--max-procs",
+                    "-s",
+                    "--max-chars",
+                ],
+            ),
+            _ => return Some(words),
+        };
+    }
+}
+
+/// What one simple command runs from the workspace.
+fn scripts_of_simple(items: &[Item], root: &Path, depth: u8, out: &mut Vec<PathBuf>) {
+    let words: Vec<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Word(w) => Some(expand(w, root)),
+            _ => None,
+        })
+        .collect();
+    let inputs: Vec<String> = items
+        .iter()
+        .filter_map(|i| match i {
+            Item::Input(w) => Some(expand(w, root)),
+            _ => None,
+        })
+        .collect();
+    let Some(words) = through_wrappers(&words) else {
+        return;
+    };
+    let Some(first) = words.first() else {
+        return;
+    };
+    let rest = &words[1..];
     if first.contains('/') {
         out.extend(candidate(first, root));
     }
     let program = first.rsplit('/').next().unwrap_or(first);
+    if matches!(program, "." | "source") {
+        out.extend(rest.first().and_then(|w| candidate(w, root)));
+        return;
+    }
+    if SHELLS.contains(&program) {
+        shell_script(rest, &inputs, root, depth, out);
+        return;
+    }
+    let mut rest = rest;
     let interpreter = match program {
         "deno" | "uv" | "poetry" | "pipenv" => {
             // `deno run [opts] script`, `uv run [opts] script` (or `uv run python x`).
-            if rest.next() != Some("run") {
-                return out;
+            if rest.first().map(String::as_str) != Some("run") {
+                return;
             }
+            rest = &rest[1..];
             true
         }
         "npx" | "bunx" | "pnpx" => {
             // `npx [opts] tsx script`.
-            match rest.find(|w| !w.starts_with('-')) {
-                Some(tool) if INTERPRETERS.contains(&tool) => true,
-                _ => return out,
+            match rest.iter().position(|w| !w.starts_with('-')) {
+                Some(i) if INTERPRETERS.contains(&rest[i].as_str()) => {
+                    rest = &rest[i + 1..];
+                    true
+                }
+                _ => return,
             }
         }
         p => INTERPRETERS.contains(&p) || p.starts_with("python3."),
     };
     if !interpreter {
-        return out;
+        return;
     }
-    for w in rest {
-        if INLINE.contains(&w) {
-            break;
+    let mut i = 0;
+    while let Some(w) = rest.get(i) {
+        i += 1;
+        if INLINE.contains(&w.as_str()) {
+            return;
+        }
+        if INTERPRETER_ARG_OPTIONS.contains(&w.as_str()) {
+            if let Some(value) = rest.get(i) {
+                if value.contains('/') {
+                    out.extend(candidate(value, root));
+                }
+                i += 1;
+            }
+            continue;
         }
         if w.starts_with('-') {
             continue;
         }
         // `uv run python script.py`: look through the named interpreter.
-        if INTERPRETERS.contains(&w) || w.starts_with("python3.") {
+        if INTERPRETERS.contains(&w.as_str()) || w.starts_with("python3.") {
             continue;
         }
         out.extend(candidate(w, root));
-        break;
+        return;
     }
-    out.dedup();
+    // `python3 < x.py`: the program is read from stdin.
+    for input in &inputs {
+        out.extend(candidate(input, root));
+    }
+}
+
+/// A shell's arguments, parsed as `sh`/`bash` parse them: the script, the `-c`
+/// command (read in turn), or with neither (or `-s`) the `<` redirection.
+fn shell_script(
+    args: &[String],
+    inputs: &[String],
+    root: &Path,
+    depth: u8,
+    out: &mut Vec<PathBuf>,
+) {
+    let mut inline = false;
+    let mut from_stdin = false;
+    let mut i = 0;
+    while let Some(w) = args.get(i) {
+        i += 1;
+        if w == "--" || w == "-" {
+            break;
+        }
+        if let Some(long) = w.strip_prefix("--") {
+            // `--rcfile FILE`, `--init-file FILE`: that file runs too.
+            if matches!(long, "rcfile" | "init-file") {
+                if let Some(file) = args.get(i) {
+                    out.extend(candidate(file, root));
+                }
+                i += 1;
+            }
+            continue;
+        }
+        let Some(flags) = w.strip_prefix('-').or_else(|| w.strip_prefix('+')) else {
+            // The first operand.
+            i -= 1;
+            break;
+        };
+        if flags.is_empty() {
+            i -= 1;
+            break;
+        }
+        for f in flags.chars() {
+            match f {
+                // `-o name`, `-O name`: the option's name is the next word.
+                'o' | 'O' => i += 1,
+                'c' if w.starts_with('-') => inline = true,
+                's' if w.starts_with('-') => from_stdin = true,
+                _ => {}
+            }
+        }
+    }
+    let operand = args.get(i);
+    if inline {
+        // `sh -c 'cmd' [name args...]`: the command string runs in its turn.
+        if let Some(cmd) = operand
+            && depth < 4
+        {
+            collect(cmd, root, depth + 1, out);
+        }
+        return;
+    }
+    match operand {
+        Some(script) if !from_stdin => out.extend(candidate(script, root)),
+        _ => {
+            for input in inputs {
+                out.extend(candidate(input, root));
+            }
+        }
+    }
+}
+
+fn collect(command: &str, root: &Path, depth: u8, out: &mut Vec<PathBuf>) {
+    for items in simple_commands(command) {
+        scripts_of_simple(&items, root, depth, out);
+    }
+}
+
+/// The workspace files `command` runs, resolved against `root` (where project hooks
+/// start), in order, without duplicates.
+pub fn scripts_of(command: &str, root: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    collect(command, root, 0, &mut out);
+    let mut seen = std::collections::HashSet::new();
+    out.retain(|p| seen.insert(p.clone()));
+    out
+}
+
+/// Existing regular files inside `root` that `command` names (as a word or a
+/// redirection target) but that [`scripts_of`] does not pin: a file the command uses
+/// whose edits trust would not notice (`cat ./x.sh | sh`, `make -f ./Makefile`).
+pub fn unpinned_files(command: &str, root: &Path) -> Vec<PathBuf> {
+    let pinned = scripts_of(command, root);
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut consider = |word: &str| {
+        let word = expand(word, root);
+        // A word with no `/` is a file only by accident (`echo ok`).
+        let word = word.split_once('=').map_or(word.as_str(), |(_, v)| v);
+        if !word.contains('/') {
+            return;
+        }
+        if let Some(path) = candidate(word, root)
+            && path != root
+            && !pinned.contains(&path)
+            && !out.contains(&path)
+            && std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir())
+        {
+            out.push(path);
+        }
+    };
+    for items in simple_commands(command) {
+        for item in &items {
+            match item {
+                Item::Word(w) | Item::Input(w) | Item::Other(w) => consider(w),
+            }
+        }
+    }
     out
 }
 
@@ -253,9 +618,109 @@ mod tests {
             "../outside.sh",
             "deno fmt x.ts",
             "npx prettier x.ts",
+            "command -v ./x.sh",
             "",
         ] {
             assert!(s(none).is_empty(), "{none}: {:?}", s(none));
         }
+    }
+
+    #[test]
+    fn pins_every_wrapper_chain_and_shell_form() {
+        let root = Path::new("/ws");
+        let x = vec![PathBuf::from("/ws/x.sh")];
+        for form in [
+            "sh -e x.sh",
+            "sh -e ./x.sh",
+            "bash -eu -o pipefail x.sh",
+            "bash -euo pipefail ./x.sh arg",
+            "bash --norc --noprofile +x -O extglob ./x.sh",
+            "bash -- ./x.sh",
+            "timeout 5 ./x.sh",
+            "timeout -s KILL 5 ./x.sh",
+            "timeout --signal=KILL -k 1 5s ./x.sh",
+            "nohup ./x.sh",
+            "env A=1 ./x.sh",
+            "env -i ./x.sh",
+            "env -u HOME -i A=1 ./x.sh",
+            "xargs ./x.sh",
+            "xargs -n 1 -P 2 ./x.sh",
+            "true && ./x.sh",
+            "a; ./x.sh",
+            "false || ./x.sh",
+            "sh < x.sh",
+            "bash < ./x.sh",
+            "bash -s < ./x.sh",
+            "sh 0< x.sh",
+            "exec ./x.sh",
+            "nice ./x.sh",
+            "nice -n 5 ./x.sh",
+            "command ./x.sh",
+            "nohup timeout 5 env -i nice sh -e ./x.sh",
+            "sh -c './x.sh'",
+            "bash -ec 'true && ./x.sh'",
+            "echo $(./x.sh)",
+            "echo `./x.sh`",
+            "(./x.sh)",
+            "{ ./x.sh; }",
+            "if true; then ./x.sh; fi",
+            ". ./x.sh",
+            "source x.sh",
+            "cat | ./x.sh 2>/dev/null",
+            "./x.sh >out.log 2>&1 &",
+            "A=1 B=2 ./x.sh",
+            "time ./x.sh",
+            "setsid ./x.sh",
+            "stdbuf -o L ./x.sh",
+        ] {
+            assert_eq!(scripts_of(form, root), x, "{form}");
+        }
+        assert_eq!(
+            scripts_of("./a.sh || ./b.sh", root),
+            vec![PathBuf::from("/ws/a.sh"), PathBuf::from("/ws/b.sh")]
+        );
+        assert_eq!(
+            scripts_of("bash --rcfile ./rc.sh ./x.sh", root),
+            vec![PathBuf::from("/ws/rc.sh"), PathBuf::from("/ws/x.sh")]
+        );
+        assert_eq!(
+            scripts_of("node -r ./setup.js hooks/x.js", root),
+            vec![
+                PathBuf::from("/ws/setup.js"),
+                PathBuf::from("/ws/hooks/x.js")
+            ]
+        );
+        assert_eq!(
+            scripts_of("python3 < hooks/x.py", root),
+            vec![PathBuf::from("/ws/hooks/x.py")]
+        );
+        // Output redirections and heredocs are not scripts.
+        assert!(scripts_of("cat > ./x.sh", root).is_empty());
+        assert!(scripts_of("sh << ./x.sh", root).is_empty());
+    }
+
+    #[test]
+    fn names_workspace_files_a_command_uses_but_does_not_pin() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        for f in ["x.sh", "data.json", "rules.mk"] {
+            std::fs::write(root.join(f), "").unwrap();
+        }
+        let u = |c: &str| unpinned_files(c, root);
+        assert!(u("./x.sh").is_empty());
+        assert!(
+            u("sh -e ./x.sh >./log").is_empty(),
+            "a missing file is not named"
+        );
+        assert_eq!(u("cat ./x.sh | sh"), vec![root.join("x.sh")]);
+        assert_eq!(
+            u("make -f ./rules.mk; jq . ./data.json"),
+            vec![root.join("rules.mk"), root.join("data.json")]
+        );
+        assert_eq!(
+            u("awk -f x.sh"),
+            Vec::<PathBuf>::new(),
+            "no `/`: not a path"
+        );
     }
 }

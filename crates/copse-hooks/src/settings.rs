@@ -169,6 +169,19 @@ pub enum SettingsError {
         /// Why.
         cause: crate::fsread::ReadError,
     },
+    /// The file is owned by another user or writable by group or others: refused as
+    /// ssh refuses such a key file, so nothing another user may have written applies.
+    #[error(
+        "settings file {path} {}; using safe defaults: hooks off, nothing trusted; fix it with `{}`",
+        why.reason,
+        why.fix
+    )]
+    Insecure {
+        /// The settings file.
+        path: PathBuf,
+        /// Why, and the command that fixes it.
+        why: crate::private::Insecure,
+    },
     /// The file is not valid settings JSON.
     #[error(
         "settings file {path} is corrupt ({cause}); using safe defaults: hooks off, nothing trusted"
@@ -359,10 +372,29 @@ impl Settings {
 
     /// Loads settings; a missing file is the defaults. Wrong-typed and unknown keys
     /// are in [`Settings::warnings`].
+    ///
+    /// Loading also re-tightens the directory holding the file (`$COPSE_DIR`) and the
+    /// audit store in it to the user's alone, every start: a hook that widened a mode
+    /// gains nothing lasting. Each tightening is a line in [`Settings::warnings`].
+    /// A file owned by another user or writable by group or others is
+    /// [`SettingsError::Insecure`]: the caller uses the safe defaults.
     pub fn load(path: &Path) -> Result<Settings, SettingsError> {
-        match crate::fsread::read_optional(path, crate::fsread::MAX_CONFIG_BYTES) {
+        let tightened = path
+            .parent()
+            .map(crate::private::retighten)
+            .unwrap_or_default();
+        let read = match crate::fsread::read_config(path, crate::fsread::MAX_CONFIG_BYTES) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.is_not_found() => Ok(None),
+            Err(e) => Err(e),
+        };
+        let mut loaded = match read {
             Ok(Some(bytes)) => parse_lenient(path, &bytes),
             Ok(None) => Ok(Settings::default()),
+            Err(crate::fsread::ReadError::Insecure(why)) => Err(SettingsError::Insecure {
+                path: path.to_path_buf(),
+                why,
+            }),
             Err(crate::fsread::ReadError::Io(source)) => Err(SettingsError::Read {
                 path: path.to_path_buf(),
                 cause: source,
@@ -371,7 +403,11 @@ impl Settings {
                 path: path.to_path_buf(),
                 cause: source,
             }),
+        };
+        if let Ok(settings) = &mut loaded {
+            settings.warnings.splice(0..0, tightened);
         }
+        loaded
     }
 
     /// Reads, changes and writes the settings under an exclusive lock
@@ -406,7 +442,14 @@ impl Settings {
                 .map_err(lock_err)?
         };
         lock.lock().map_err(lock_err)?;
-        if let Ok(Some(n)) = crate::private::tighten_file(path) {
+        // A file another user could have written is refused, not silently tightened:
+        // tightening would adopt whatever they wrote.
+        let insecure = std::fs::metadata(path)
+            .ok()
+            .and_then(|m| crate::private::insecurity(path, &m));
+        if insecure.is_none()
+            && let Ok(Some(n)) = crate::private::tighten_file(path)
+        {
             notices.push(n);
         }
         let (new, result) = change(Settings::load(path))?;

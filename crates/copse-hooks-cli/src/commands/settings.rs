@@ -112,11 +112,11 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     // One read of each file: the bytes pinned are the bytes parsed and shown.
     let engine = Engine::new(EngineConfig::from_process(vec![root.clone()]).trust(&root));
     let snapshot = engine.trust_snapshot(&root);
-    for p in &snapshot.problems {
+    for p in trust_warnings(&root, &snapshot) {
         errln!(
             "{}: {}",
             paint("warning", output::YELLOW, true),
-            output::clean(&p.to_string())
+            output::clean(&p)
         );
     }
     let (pins, scripts) = (snapshot.configs.clone(), snapshot.scripts.clone());
@@ -198,6 +198,43 @@ pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
         )
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// What `trust` warns about: the snapshot's problems, each config refused for its
+/// owner or mode (with the fix), and each workspace file a project hook uses that
+/// trust cannot pin.
+fn trust_warnings(root: &Path, snapshot: &copse_hooks::TrustSnapshot) -> Vec<String> {
+    let mut out: Vec<String> = snapshot.problems.iter().map(ToString::to_string).collect();
+    for config in snapshot.configs.keys() {
+        if let Ok(meta) = std::fs::metadata(config)
+            && let Some(why) = copse_hooks::insecurity(config, &meta)
+        {
+            out.push(format!(
+                "{} {}: it is refused and its hooks will not run; fix it with `{}`",
+                config.display(),
+                why.reason,
+                why.fix
+            ));
+        }
+    }
+    let mut named = std::collections::BTreeSet::new();
+    for hook in &snapshot.listing.hooks {
+        if hook.scope != copse_hooks::Scope::Project || hook.http {
+            continue;
+        }
+        for path in copse_hooks::unpinned_files(&hook.command, root) {
+            if named.insert(path.clone()) {
+                out.push(format!(
+                    "{} ({} {}) uses {} in a way trust cannot pin: an edit to it will run without a new trust",
+                    hook.source.display(),
+                    hook.event,
+                    hook.entry,
+                    path.display()
+                ));
+            }
+        }
+    }
+    out
 }
 
 pub fn untrust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {

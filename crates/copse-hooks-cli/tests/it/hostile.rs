@@ -565,3 +565,157 @@ fn config_problem_at_gate_time_snapshot() {
         .run();
     insta::assert_snapshot!("malformed_tool_input_gate", r.redacted());
 }
+
+/// A hook that appends one line to `marker` (the control: it really ran).
+fn marker_hook(marker: &std::path::Path) -> String {
+    json!({"version": 1, "hooks": {"beforeShellExecution": [{
+        "command": format!("cat >/dev/null; echo ran >> {}", marker.display()),
+    }]}})
+    .to_string()
+}
+
+fn set_mode(path: &std::path::Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+fn chown(path: &std::path::Path, uid: u32) {
+    std::os::unix::fs::chown(path, Some(uid), None).unwrap();
+}
+
+/// `gate run_shell` with hooks on and the workspace trusted for this invocation.
+fn gate_trusted(env: &Env) -> Run {
+    env.cmd()
+        .args([
+            "--enable",
+            "--trust",
+            "--json",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
+        .run()
+        .success()
+}
+
+#[test]
+fn a_group_or_other_writable_config_is_refused_naming_the_chmod_that_fixes_it() {
+    let env = Env::new();
+    let marker = env.root().join("ran");
+    let project = env.project_cursor(&marker_hook(&marker));
+    // Control: at 0644 the project hook runs.
+    gate_trusted(&env);
+    assert!(marker.exists(), "control: the project hook did not run");
+    std::fs::remove_file(&marker).unwrap();
+    for mode in [0o664, 0o646, 0o666] {
+        set_mode(&project, mode);
+        let r = gate_trusted(&env);
+        assert!(!marker.exists(), "{mode:o}: a writable project config ran");
+        let all = format!("{}{}", r.stdout(), r.stderr());
+        let fix = format!("chmod go-w {}", project.display());
+        assert!(all.contains(&fix), "{mode:o}: no `{fix}` in:\n{all}");
+        assert!(all.contains("writable by group or others"), "{all}");
+        // `list` and `doctor` say it too.
+        for cmd in [vec!["--trust", "list"], vec!["--trust", "doctor"]] {
+            let r = env.cmd().args(&cmd).run();
+            let all = format!("{}{}", r.stdout(), r.stderr());
+            assert!(all.contains(&fix), "{cmd:?} does not name the fix:\n{all}");
+        }
+    }
+    // The same for a user config.
+    set_mode(&project, 0o644);
+    std::fs::remove_file(&project).unwrap();
+    let user = env.user_cursor(&marker_hook(&marker));
+    set_mode(&user, 0o666);
+    let r = gate_trusted(&env);
+    assert!(!marker.exists(), "a writable user config ran");
+    assert!(
+        r.stderr()
+            .contains(&format!("chmod go-w {}", user.display())),
+        "{}",
+        r.stderr()
+    );
+    set_mode(&user, 0o600);
+    gate_trusted(&env);
+    assert!(marker.exists(), "control: the fixed user config did not run");
+}
+
+#[test]
+fn a_config_owned_by_another_user_is_refused() {
+    let env = Env::new();
+    let marker = env.root().join("ran");
+    let user = env.user_cursor(&marker_hook(&marker));
+    // Tests run as root; `nobody` is another user.
+    chown(&user, 65534);
+    let r = gate_trusted(&env);
+    assert!(!marker.exists(), "another user's config ran");
+    let err = r.stderr();
+    assert!(err.contains("owned by another user (uid 65534)"), "{err}");
+    assert!(err.contains(&format!("chown 0 {}", user.display())), "{err}");
+    chown(&user, 0);
+    gate_trusted(&env);
+    assert!(marker.exists(), "control: the user's own config did not run");
+}
+
+#[test]
+fn a_writable_or_foreign_settings_file_means_hooks_off_and_nothing_trusted() {
+    let env = Env::new();
+    let marker = env.root().join("ran");
+    env.user_cursor(&marker_hook(&marker));
+    let settings = env.copse_dir().join("settings.json");
+    std::fs::write(
+        &settings,
+        json!({"cursorHooksEnabled": true, "sandboxWritablePaths": [env.root()]}).to_string(),
+    )
+    .unwrap();
+    let gate = || {
+        env.cmd()
+            .args(["--json", "gate", "run_shell", "--input", r#"{"command":"ls"}"#])
+            .run()
+            .success()
+    };
+    // Control: the file as the user keeps it turns hooks on.
+    set_mode(&settings, 0o600);
+    gate();
+    assert!(marker.exists(), "control: hooks did not run");
+    std::fs::remove_file(&marker).unwrap();
+    set_mode(&settings, 0o666);
+    let r = gate();
+    assert!(!marker.exists(), "a world-writable settings file turned hooks on");
+    let err = r.stderr();
+    assert!(
+        err.contains(&format!("chmod go-w {}", settings.display())) && err.contains("hooks off"),
+        "{err}"
+    );
+    // Refused, not adopted: `enable` fails naming the fix and leaves the mode alone.
+    let r = env.cmd().args(["enable"]).run();
+    assert!(!r.out.status.success(), "enable adopted a writable settings file");
+    assert!(r.stderr().contains("chmod go-w"), "{}", r.stderr());
+    assert_eq!(
+        std::fs::metadata(&settings).unwrap().permissions().mode() & 0o777,
+        0o666
+    );
+    set_mode(&settings, 0o600);
+    chown(&settings, 65534);
+    let r = gate();
+    assert!(!marker.exists(), "another user's settings file turned hooks on");
+    assert!(r.stderr().contains("owned by another user"), "{}", r.stderr());
+}
+
+#[test]
+fn a_copse_dir_opened_to_everyone_is_tightened_again_on_the_next_gate() {
+    let env = Env::new();
+    let marker = env.root().join("ran");
+    env.user_cursor(&marker_hook(&marker));
+    env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    assert!(marker.exists(), "control: the hook did not run");
+    let dir = env.copse_dir();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    // What a hook could do: open the directory and the audit store to everyone.
+    set_mode(&dir, 0o777);
+    set_mode(&dir.join("spine.db"), 0o666);
+    let r = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    assert_eq!(mode(&dir), 0o700, "{}", r.stderr());
+    assert_eq!(mode(&dir.join("spine.db")), 0o600);
+    assert!(r.stderr().contains("tightened to 700"), "{}", r.stderr());
+}
