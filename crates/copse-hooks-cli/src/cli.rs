@@ -264,6 +264,10 @@ accepted as aliases of canonical tools, with a note.")]
         /// The calling agent: claude, gemini, codex or cursor.
         #[arg(long, value_name = "NAME")]
         agent: String,
+        /// Answer the agent's block (nothing on an observation) when the call is not
+        /// answered within SECONDS, whatever is slow; set it below the agent's timeout.
+        #[arg(long, value_name = "SECONDS", value_parser = commands::shim::parse_deadline)]
+        deadline: Option<std::time::Duration>,
     },
     /// Register the shim in an agent's own config (one entry per served event).
     Install {
@@ -334,8 +338,8 @@ pub fn main() -> ExitCode {
     // the whole command-line parser (most of this binary's start-up time).
     // Its signal handling is installed only if the call runs in-process (see
     // `commands::shim`).
-    if let Some(agent) = shim_fast_path() {
-        return commands::shim::run(agent);
+    if let Some((agent, deadline)) = shim_fast_path() {
+        return commands::shim::run(agent, deadline);
     }
     let cli = Cli::parse();
     // Signals end a run (hooks killed, audit store flushed) — except in a socket server,
@@ -409,8 +413,8 @@ pub fn main() -> ExitCode {
         Command::Untrust { dir } => commands::settings::untrust(&cli.global, dir.as_deref()),
         Command::Replay { file } => commands::replay::run(&cli.global, file),
         Command::Ui { port, no_open } => commands::ui::run(&cli.global, *port, *no_open),
-        Command::Shim { agent } => match copse_hooks::agent::Agent::parse(agent) {
-            Some(a) => Ok(commands::shim::run(a)),
+        Command::Shim { agent, deadline } => match copse_hooks::agent::Agent::parse(agent) {
+            Some(a) => Ok(commands::shim::run(a, *deadline)),
             None => Err(anyhow::anyhow!(
                 "unknown agent {agent:?} (expected claude, gemini, codex or cursor)"
             )),
@@ -465,16 +469,24 @@ fn man() -> anyhow::Result<ExitCode> {
 /// `ulimit -f` must not kill the gate before it prints its verdict: with SIGXFSZ
 /// ignored, an oversized write fails with EFBIG instead (reported, not fatal).
 /// `copse-hooks shim --agent NAME` (or `--agent=NAME`) with a known agent and nothing
-/// else; anything else goes through the full parser (and its errors).
-fn shim_fast_path() -> Option<copse_hooks::agent::Agent> {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).take(4).collect();
+/// else, or `--agent NAME --deadline SECONDS` (what `install` writes); anything else
+/// goes through the full parser (and its errors).
+fn shim_fast_path() -> Option<(copse_hooks::agent::Agent, Option<std::time::Duration>)> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).take(6).collect();
     let args: Vec<&str> = args.iter().map(|a| a.to_str()).collect::<Option<_>>()?;
-    let name = match args.as_slice() {
-        ["shim", "--agent", name] => *name,
-        ["shim", flag] => flag.strip_prefix("--agent=")?,
+    // What `install` writes; anything else (or a bad deadline) takes the full parser,
+    // which explains the mistake.
+    let (name, deadline) = match args.as_slice() {
+        ["shim", "--agent", name] => (*name, None),
+        ["shim", flag] => (flag.strip_prefix("--agent=")?, None),
+        ["shim", "--agent", name, "--deadline", secs] => (*name, Some(*secs)),
         _ => return None,
     };
-    copse_hooks::agent::Agent::parse(name)
+    let deadline = match deadline {
+        Some(secs) => Some(commands::shim::parse_deadline(secs).ok()?),
+        None => None,
+    };
+    Some((copse_hooks::agent::Agent::parse(name)?, deadline))
 }
 
 fn ignore_sigxfsz() {

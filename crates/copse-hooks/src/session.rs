@@ -178,6 +178,17 @@ impl Session {
             .unwrap_or_default()
     }
 
+    /// The session's overlays as kept (already filtered): what the shim persists
+    /// between an agent's calls.
+    pub(crate) fn overlays(&self) -> Overlays {
+        lock(&self.state.env).clone()
+    }
+
+    /// Restores overlays a shim persisted (filtered again on load) before firing.
+    pub(crate) fn restore_overlays(&self, overlays: Overlays) {
+        *lock(&self.state.env) = overlays;
+    }
+
     /// The shell lines Claude SessionStart hooks wrote to `$CLAUDE_ENV_FILE`
     /// (`export JAVA_HOME=…`): a host sources them before each of its shell tool
     /// commands, as Claude Code does. Empty when none did.
@@ -862,14 +873,13 @@ fn accepted_overlay(run: &mut HookRun) -> BTreeMap<String, String> {
         return accepted;
     };
     for (k, v) in vars {
-        match crate::env::overlay_refusal(&k) {
-            None if !v.contains('\0') => {
+        match crate::overlay::refusal(&k, &v) {
+            None => {
                 accepted.insert(k, v);
             }
-            refusal => run.warnings.push(format!(
-                "session environment variable {k:?} dropped: {}",
-                refusal.unwrap_or("its value contains a NUL byte")
-            )),
+            Some(why) => run
+                .warnings
+                .push(format!("session environment variable {k:?} dropped: {why}")),
         }
     }
     accepted

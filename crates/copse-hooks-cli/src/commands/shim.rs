@@ -14,13 +14,25 @@
 //! handed over) the engine runs in this process. Once the daemon has the call, a
 //! broken answer (it died mid-call, garbage, an internal error) is not retried
 //! in-process — hooks may have run — but answered with the block on a gated event.
+//!
+//! `--deadline SECONDS` bounds the whole call: an agent kills a hook that outlasts its
+//! own timeout and then lets the action through, so the shim must answer first. When
+//! the deadline passes — whatever is slow: a hook, starting the daemon, connecting to
+//! its socket, a stopped daemon that never answers — a watchdog thread answers the
+//! agent's block on a gated event (nothing on an observation), records why in
+//! `$COPSE_DIR/shim-errors.log`, kills the process groups of the hooks this process
+//! started and exits. Exactly one answer is ever written ([`ANSWERED`]). Without a
+//! deadline, connecting to and reading from the daemon are still bounded
+//! ([`DAEMON_CONNECT`], [`DAEMON_READ`]).
 
 use std::ffi::OsString;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 use copse_hooks::agent::{self, Agent, Answer, Inbound};
 use copse_hooks_wire::rpc;
@@ -35,6 +47,167 @@ pub const DAEMON_VAR: &str = "COPSE_SHIM_DAEMON";
 /// How long the shim waits for a daemon it starts to answer before running the call
 /// in-process.
 const START_WAIT: Duration = Duration::from_secs(3);
+
+/// The longest a connect to the daemon's socket may take (a stopped daemon whose
+/// backlog is full) before the call runs in-process instead: nothing ran yet.
+pub const DAEMON_CONNECT: Duration = Duration::from_secs(2);
+
+/// The longest the shim waits for the daemon's answer when no `--deadline` is given:
+/// the longest hook timeout any agent defaults to (Claude Code's and Codex's 600 s)
+/// plus a margin. A daemon that never answers (stopped, wedged) then fails closed.
+pub const DAEMON_READ: Duration = Duration::from_secs(630);
+
+/// The longest deadline accepted (a day): anything longer is a mistake, not a bound.
+const MAX_DEADLINE_SECS: f64 = 86_400.0;
+
+/// Parses `--deadline SECONDS`: a positive, finite number of seconds (an integer or a
+/// decimal), at most a day.
+pub fn parse_deadline(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("{text:?} must be a positive number of seconds"));
+    }
+    if secs > MAX_DEADLINE_SECS {
+        return Err(format!(
+            "{text:?} is more than a day ({MAX_DEADLINE_SECS} s)"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// Set once an answer has been (or is being) written: the call's own or the
+/// watchdog's, never both.
+static ANSWERED: Mutex<bool> = Mutex::new(false);
+
+/// The wire event of the payload, once read (the watchdog's block needs it).
+static WIRE: OnceLock<Option<String>> = OnceLock::new();
+
+/// When the call must have been answered (`--deadline`).
+static DEADLINE: OnceLock<Instant> = OnceLock::new();
+
+/// What the call is doing, for the log line of a missed deadline.
+static PHASE: AtomicU8 = AtomicU8::new(Phase::ReadingPayload as u8);
+
+/// What the call is doing, for the log line of a missed deadline.
+#[derive(Clone, Copy)]
+#[repr(u8)]
+enum Phase {
+    ReadingPayload,
+    StartingDaemon,
+    ConnectingDaemon,
+    WaitingDaemon,
+    RunningHooks,
+}
+
+impl Phase {
+    fn set(self) {
+        PHASE.store(self as u8, Ordering::SeqCst);
+    }
+
+    fn current() -> &'static str {
+        match PHASE.load(Ordering::SeqCst) {
+            x if x == Phase::StartingDaemon as u8 => "starting the daemon",
+            x if x == Phase::ConnectingDaemon as u8 => "connecting to the daemon",
+            x if x == Phase::WaitingDaemon as u8 => "waiting for the daemon's answer",
+            x if x == Phase::RunningHooks as u8 => "running hooks in-process",
+            _ => "reading the payload",
+        }
+    }
+}
+
+/// What is left of the deadline (`None` without one).
+fn remaining() -> Option<Duration> {
+    DEADLINE
+        .get()
+        .map(|at| at.saturating_duration_since(Instant::now()))
+}
+
+/// `bound`, or less when the deadline is nearer (never zero: a zero timeout means
+/// none to the socket calls).
+fn bounded(bound: Duration) -> Duration {
+    remaining()
+        .map_or(bound, |left| left.min(bound))
+        .max(Duration::from_millis(1))
+}
+
+/// Starts the watchdog that answers for the call when `deadline` passes.
+fn start_watchdog(agent: Agent, deadline: Duration) {
+    let at = Instant::now() + deadline;
+    let _ = DEADLINE.set(at);
+    let spawned = std::thread::Builder::new()
+        .name("copse-hooks-deadline".to_owned())
+        .spawn(move || {
+            // Termination signals belong to the signal thread `in_process` may start
+            // (it takes them with `sigwait`): this thread must never receive one.
+            block_termination_signals();
+            loop {
+                let now = Instant::now();
+                if now >= at {
+                    break;
+                }
+                std::thread::sleep(at - now);
+            }
+            expire(agent, deadline);
+        });
+    if spawned.is_err() {
+        // No watchdog: the socket bounds still hold; the agent's own timeout is the
+        // last resort. Say so rather than pretend.
+        agent::shim::record_error(
+            &copse_dir(),
+            agent,
+            None,
+            "could not start the deadline watchdog; the call is not bounded by --deadline",
+        );
+    }
+}
+
+fn block_termination_signals() {
+    // SAFETY: all-zeroes is a valid sigset_t; sigemptyset/sigaddset initialise it and
+    // pthread_sigmask only reads it, changing this thread's mask alone.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// The deadline passed: answer the agent's block (nothing on an observation), log
+/// why, kill the hooks this process started and exit — unless the call answered
+/// first.
+fn expire(agent: Agent, deadline: Duration) {
+    let mut answered = ANSWERED.lock().unwrap_or_else(|p| p.into_inner());
+    if *answered {
+        return;
+    }
+    *answered = true;
+    let wire = WIRE.get().cloned().flatten();
+    let reason = format!(
+        "the deadline of {} s passed while {}",
+        deadline.as_secs_f64(),
+        Phase::current()
+    );
+    copse_hooks::spawn::kill_all();
+    copse_hooks::sandbox::remove_private_tmpdirs();
+    agent::shim::record_error(&copse_dir(), agent, wire.as_deref(), &reason);
+    let answer = agent::fail_closed(agent, wire.as_deref(), &reason);
+    write_answer(&answer);
+    std::process::exit(answer.exit_code);
+}
+
+fn write_answer(answer: &Answer) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(answer.stdout.as_bytes());
+    let _ = out.flush();
+    if !answer.stderr.is_empty() {
+        let _ = std::io::stderr().write_all(answer.stderr.as_bytes());
+    }
+}
 
 /// Where a shim call's engine runs.
 pub enum Backend {
@@ -88,6 +261,7 @@ fn in_process(agent: Agent, mut inbound: Inbound, why: &str) -> Answer {
     // thread is only started now. No other thread exists yet.
     #[cfg(unix)]
     crate::signals::install();
+    Phase::RunningHooks.set();
     if inbound.cwd.is_none() {
         inbound.cwd = std::env::current_dir().ok();
     }
@@ -114,9 +288,30 @@ enum Forward {
     Broken(String),
 }
 
+/// Connects to the socket, waiting at most `bound`: a connect to a daemon that is
+/// stopped with a full backlog would otherwise block for good. The connect runs on a
+/// helper thread; one that finishes late is simply dropped (no request was sent).
+fn connect_bounded(socket: &Path, bound: Duration) -> std::io::Result<UnixStream> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = socket.to_path_buf();
+    std::thread::Builder::new()
+        .name("copse-hooks-connect".to_owned())
+        .spawn(move || {
+            block_termination_signals();
+            let _ = tx.send(UnixStream::connect(&path));
+        })?;
+    rx.recv_timeout(bound).unwrap_or_else(|_| {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no connection within {} ms", bound.as_millis()),
+        ))
+    })
+}
+
 /// Connects to the daemon, starting it when nothing answers.
 fn connect(socket: &Path) -> Result<UnixStream, String> {
-    match UnixStream::connect(socket) {
+    Phase::ConnectingDaemon.set();
+    match connect_bounded(socket, bounded(DAEMON_CONNECT)) {
         Ok(s) => return Ok(s),
         Err(e)
             if matches!(
@@ -125,11 +320,20 @@ fn connect(socket: &Path) -> Result<UnixStream, String> {
             ) => {}
         Err(e) => return Err(format!("cannot connect to {}: {e}", socket.display())),
     }
+    Phase::StartingDaemon.set();
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
     let log = socket.with_file_name("daemon.log");
-    copse_hooks_server::socket::start_with(&exe, socket, &log, START_WAIT, Some(&call_vars()))
-        .map_err(|e| e.to_string())?;
-    UnixStream::connect(socket).map_err(|e| format!("cannot connect to {}: {e}", socket.display()))
+    copse_hooks_server::socket::start_with(
+        &exe,
+        socket,
+        &log,
+        bounded(START_WAIT),
+        Some(&call_vars()),
+    )
+    .map_err(|e| e.to_string())?;
+    Phase::ConnectingDaemon.set();
+    connect_bounded(socket, bounded(DAEMON_CONNECT))
+        .map_err(|e| format!("cannot connect to {}: {e}", socket.display()))
 }
 
 /// The `shim/handle` request line, serialised straight from the params.
@@ -178,10 +382,15 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
     let mut line = serde_json::to_vec(&request)
         .map_err(|e| Forward::Unavailable(format!("cannot encode the call: {e}")))?;
     line.push(b'\n');
+    // Bounded both ways: a stopped or wedged daemon must not outlast the agent's
+    // timeout (which would let the action through).
+    let _ = stream.set_write_timeout(Some(bounded(DAEMON_CONNECT)));
+    let _ = stream.set_read_timeout(Some(bounded(DAEMON_READ)));
     // A failed write means the daemon has no complete request: nothing ran.
     stream
         .write_all(&line)
         .map_err(|e| Forward::Unavailable(format!("the daemon did not take the call: {e}")))?;
+    Phase::WaitingDaemon.set();
     let mut reply = Vec::new();
     let read = BufReader::new(&stream)
         .take(MAX_PAYLOAD * 4)
@@ -193,6 +402,17 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
             ));
         }
         Ok(_) => {}
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+            ) =>
+        {
+            return Err(Forward::Broken(format!(
+                "the daemon did not answer within {} s",
+                bounded(DAEMON_READ).as_secs_f64().max(0.0)
+            )));
+        }
         Err(e) => return Err(Forward::Broken(format!("reading the daemon's answer: {e}"))),
     }
     let response: Response = serde_json::from_slice(&reply)
@@ -259,7 +479,11 @@ fn serve(agent: Agent, payload: &[u8]) -> Answer {
     in_process(agent, inbound, &why)
 }
 
-pub fn run(agent: Agent) -> ExitCode {
+/// Runs one agent call; `deadline` bounds it (`--deadline SECONDS`).
+pub fn run(agent: Agent, deadline: Option<Duration>) -> ExitCode {
+    if let Some(d) = deadline {
+        start_watchdog(agent, d);
+    }
     let mut payload = Vec::new();
     let read = std::io::stdin()
         .lock()
@@ -276,7 +500,10 @@ pub fn run(agent: Agent) -> ExitCode {
             agent::shim::record_error(&copse_dir(), agent, None, &reason);
             agent::fail_closed(agent, None, &reason)
         }
-        Ok(_) => match std::panic::catch_unwind(|| serve(agent, &payload)) {
+        Ok(_) => match std::panic::catch_unwind(|| {
+            let _ = WIRE.set(wire_of(&payload));
+            serve(agent, &payload)
+        }) {
             Ok(a) => a,
             Err(_) => {
                 let reason = "internal error (panic)".to_string();
@@ -286,11 +513,16 @@ pub fn run(agent: Agent) -> ExitCode {
             }
         },
     };
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(answer.stdout.as_bytes());
-    let _ = out.flush();
-    if !answer.stderr.is_empty() {
-        let _ = std::io::stderr().write_all(answer.stderr.as_bytes());
+    let mut answered = ANSWERED.lock().unwrap_or_else(|p| p.into_inner());
+    if *answered {
+        // The watchdog answered and is exiting the process.
+        drop(answered);
+        loop {
+            std::thread::park();
+        }
     }
+    *answered = true;
+    write_answer(&answer);
+    drop(answered);
     ExitCode::from(u8::try_from(answer.exit_code).unwrap_or(2))
 }

@@ -181,8 +181,8 @@ fn session_start_environment_reaches_later_calls() {
     copse_hooks(
         &env,
         json!({
-            "sessionStart": [{"command": r#"printf '%s' '{"sessionEnv":{"COPSE_E2E_MODE":"strict"}}'"#}],
-            "toolGate": [{"command": r#"[ "$COPSE_E2E_MODE" = strict ] && printf '%s' '{"decision":"deny","agentMessage":"strict mode"}' || true"#}]
+            "sessionStart": [{"command": r#"printf '%s' '{"sessionEnv":{"E2E_MODE":"strict"}}'"#}],
+            "toolGate": [{"command": r#"[ "$E2E_MODE" = strict ] && printf '%s' '{"decision":"deny","agentMessage":"strict mode"}' || true"#}]
         }),
     );
     let out = shim(&env, "claude", &bash("ls"));
@@ -549,8 +549,8 @@ fn both_paths_share_the_session_state() {
     copse_hooks(
         &env,
         json!({
-            "sessionStart": [{"command": r#"printf '%s' '{"sessionEnv":{"COPSE_E2E_MODE":"strict"}}'"#}],
-            "toolGate": [{"command": r#"[ "$COPSE_E2E_MODE" = strict ] && printf '%s' '{"decision":"deny","agentMessage":"strict mode"}' || true"#}],
+            "sessionStart": [{"command": r#"printf '%s' '{"sessionEnv":{"E2E_MODE":"strict"}}'"#}],
+            "toolGate": [{"command": r#"[ "$E2E_MODE" = strict ] && printf '%s' '{"decision":"deny","agentMessage":"strict mode"}' || true"#}],
             "afterToolUse": [{"command": r#"printf '%s' '{"queueMessage":{"text":"run the tests"}}'"#}]
         }),
     );
@@ -907,48 +907,245 @@ fn alive(pid: i32) -> bool {
         .unwrap_or(false)
 }
 
-#[test]
-fn a_terminated_in_process_shim_kills_its_hook_and_exits_128_plus_the_signal() {
-    // The shim starts its signal handling only when the call runs in this process
-    // (the daemon path runs no hook here): that late start must still catch TERM.
-    let env = Env::new();
-    enabled(&env, json!({}));
-    let pid_file = env.root().join("hook.pid");
-    copse_hooks(
-        &env,
-        json!({"toolGate": [{"command": format!(
-            "read p _ </proc/self/stat; echo $p > {f}.tmp; mv {f}.tmp {f}; exec sleep 1000",
-            f = pid_file.display()
-        ), "matcher": "^run_shell$", "timeout": 600}]}),
-    );
-    let mut child = spawn_shim(&env, "claude", &bash("ls"), IN_PROCESS, false);
+/// The host pids whose command line is exactly `argv` (hooks run in their own pid
+/// namespace with a private `/proc`: the pid a hook sees is not the host's, so the
+/// test finds it by a unique command line in the host's `/proc`).
+fn host_pids(argv: &[&str]) -> Vec<i32> {
+    let want: Vec<u8> = argv.iter().flat_map(|a| a.bytes().chain([0])).collect();
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter_map(|e| e.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|pid| std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == want))
+        .filter(|pid| alive(*pid))
+        .collect()
+}
+
+/// Waits (bounded) until `marker` exists and a process runs `argv`; its host pid.
+fn wait_for_hook(marker: &std::path::Path, argv: &[&str]) -> i32 {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    let hook: i32 = loop {
-        if let Some(p) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
+    loop {
+        if marker.exists()
+            && let Some(pid) = host_pids(argv).first()
         {
-            break p;
+            return *pid;
         }
         assert!(
             std::time::Instant::now() < deadline,
             "the hook never started"
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
-    };
+    }
+}
+
+/// Waits (bounded) for every process running `argv` to be gone; whether they went
+/// (what survived is killed, so the test leaves nothing behind).
+fn gone(argv: &[&str]) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while !host_pids(argv).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let left = host_pids(argv);
+    for pid in &left {
+        // SAFETY: clean up what this test's hook left.
+        unsafe { libc::kill(*pid, libc::SIGKILL) };
+    }
+    left.is_empty()
+}
+
+#[test]
+fn a_terminated_in_process_shim_kills_its_hook_and_exits_128_plus_the_signal() {
+    // The shim starts its signal handling only when the call runs in this process
+    // (the daemon path runs no hook here): that late start must still catch TERM.
+    let env = Env::new();
+    enabled(&env, json!({}));
+    let marker = env.root().join("hook-started");
+    let argv = ["sleep", "1000.101"];
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": format!(
+            "touch {}; exec sleep 1000.101",
+            marker.display()
+        ), "matcher": "^run_shell$", "timeout": 600}]}),
+    );
+    let mut child = spawn_shim(&env, "claude", &bash("ls"), IN_PROCESS, false);
+    let hook = wait_for_hook(&marker, &argv);
     assert!(alive(hook), "the hook is not running");
     // SAFETY: a plain kill of the child this test started.
     unsafe { libc::kill(i32::try_from(child.id()).unwrap(), libc::SIGTERM) };
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{status:?}");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
-    while alive(hook) && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(10));
+    assert!(gone(&argv), "the hook survived the shim's TERM");
+}
+
+// One overlay rule on every path: what a project `sessionStart` hook exports is kept
+// per (scope, root) and filtered before it is stored; it never becomes the base
+// environment of a later hook (issue 22, the shim's revival of the overlay escape).
+
+/// A hook command that writes its environment to `file` (atomically) and says nothing.
+fn dump_env(file: &std::path::Path) -> String {
+    format!("env > {f}.tmp && mv {f}.tmp {f}; true", f = file.display())
+}
+
+/// A Claude payload whose `cwd` is the test's workspace (the shim's root).
+fn claude_in(env: &Env, event: &str, extra: Value) -> String {
+    let mut p: Value = serde_json::from_str(&claude(event, extra)).unwrap();
+    p["cwd"] = json!(env.workspace());
+    p.to_string()
+}
+
+fn env_names(file: &std::path::Path) -> std::collections::BTreeMap<String, String> {
+    let text = std::fs::read_to_string(file)
+        .unwrap_or_else(|e| panic!("the hook did not run ({}): {e}", file.display()));
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+/// A trusted project whose `sessionStart` hook exports `LD_PRELOAD` and a harmless
+/// variable, a user `sessionStart` hook exporting a harmless variable, and gate hooks
+/// (user sandboxed, user `sandbox: false`, project sandboxed) that record what they see.
+fn overlay_scenario(env: &Env, vars: &[(&str, &str)]) {
+    enabled(env, json!({}));
+    let user = env.root().join("user-env.txt");
+    let unsandboxed = env.root().join("nosandbox-env.txt");
+    let project = env.root().join("project-env.txt");
+    copse_hooks(
+        env,
+        json!({
+            "sessionStart": [{"command": r#"printf '%s' '{"sessionEnv":{"USER_FLAG":"u1"}}'"#}],
+            "toolGate": [
+                {"command": dump_env(&user)},
+                {"command": dump_env(&unsandboxed), "sandbox": false}
+            ]
+        }),
+    );
+    env.write(
+        "ws/.copse/hooks.json",
+        &json!({"version": 1, "hooks": {
+            "sessionStart": [{"command": r#"printf '%s' '{"sessionEnv":{"LD_PRELOAD":"/tmp/copse-evil.so","BASH_ENV":"/tmp/copse-evil.sh","PROJ_FLAG":"p1"}}'"#}],
+            "toolGate": [{"command": dump_env(&project)}]
+        }})
+        .to_string(),
+    );
+    env.cmd().args(["trust"]).run().success();
+    let out = shim_with(
+        env,
+        "claude",
+        &claude_in(env, "SessionStart", json!({"source": "startup"})),
+        vars,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = shim_with(
+        env,
+        "claude",
+        &claude_in(
+            env,
+            "PreToolUse",
+            json!({"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+        ),
+        vars,
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // Controls: every gate hook ran and recorded its environment.
+    let user = env_names(&user);
+    let unsandboxed = env_names(&unsandboxed);
+    let project = env_names(&project);
+    for (who, seen) in [
+        ("the user hook", &user),
+        ("the sandbox:false hook", &unsandboxed),
+        ("the project hook", &project),
+    ] {
+        assert!(!seen.contains_key("LD_PRELOAD"), "{who} saw LD_PRELOAD");
+        assert!(!seen.contains_key("BASH_ENV"), "{who} saw BASH_ENV");
     }
-    let survived = alive(hook);
-    if survived {
-        // SAFETY: clean up what this test's hook left.
-        unsafe { libc::kill(hook, libc::SIGKILL) };
-    }
-    assert!(!survived, "the hook survived the shim's TERM");
+    // The project's harmless variable reaches its own (sandboxed) hooks only.
+    assert_eq!(project.get("PROJ_FLAG").map(String::as_str), Some("p1"));
+    assert!(
+        !user.contains_key("PROJ_FLAG"),
+        "a project overlay reached a user hook"
+    );
+    assert!(!unsandboxed.contains_key("PROJ_FLAG"));
+    // The user's reaches the user's sandboxed hooks, never an unsandboxed one.
+    assert_eq!(user.get("USER_FLAG").map(String::as_str), Some("u1"));
+    assert!(!project.contains_key("USER_FLAG"));
+    assert!(!unsandboxed.contains_key("USER_FLAG"));
+    // What was stored is per scope and root, already filtered.
+    let dir = env.copse_dir().join("shim/sessions/claude");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    let stored: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let overlays = stored["overlays"].to_string();
+    assert!(
+        !overlays.contains("LD_PRELOAD") && !overlays.contains("BASH_ENV"),
+        "{overlays}"
+    );
+    assert!(
+        overlays.contains("PROJ_FLAG") && overlays.contains("\"project\""),
+        "{overlays}"
+    );
+    assert!(stored.get("env").is_none(), "{stored}");
+}
+
+#[test]
+fn a_project_session_start_overlay_never_reaches_user_or_unsandboxed_hooks_in_process() {
+    let env = Env::new();
+    overlay_scenario(&env, IN_PROCESS);
+    assert_eq!(served(&env, "claude")["path"], "in-process");
+}
+
+#[test]
+fn a_project_session_start_overlay_never_reaches_user_or_unsandboxed_hooks_via_the_daemon() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    overlay_scenario(&env, &[]);
+    assert!(served_by_daemon(&env, "claude"));
+}
+
+#[test]
+fn an_old_flat_session_environment_is_dropped_with_a_warning() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    let user = env.root().join("user-env.txt");
+    copse_hooks(&env, json!({"toolGate": [{"command": dump_env(&user)}]}));
+    let start = claude_in(&env, "SessionStart", json!({"source": "startup"}));
+    assert_eq!(
+        shim_with(&env, "claude", &start, IN_PROCESS).status.code(),
+        Some(0)
+    );
+    let dir = env.copse_dir().join("shim/sessions/claude");
+    let file = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "json"))
+        .unwrap();
+    // What an older copse-hooks wrote: one flat map, scope unknown.
+    std::fs::write(
+        &file,
+        r#"{"env":{"LD_PRELOAD":"/tmp/copse-evil.so","OLD_FLAG":"1"},"epoch":0,"used":0,"pending":[],"announced":[]}"#,
+    )
+    .unwrap();
+    let gate = claude_in(
+        &env,
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+    );
+    let out = shim_with(&env, "claude", &gate, IN_PROCESS);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let seen = env_names(&user);
+    assert!(!seen.contains_key("LD_PRELOAD") && !seen.contains_key("OLD_FLAG"));
+    let log = std::fs::read_to_string(env.copse_dir().join("shim-errors.log")).unwrap();
+    assert!(
+        log.contains("older copse-hooks") && log.contains("OLD_FLAG"),
+        "{log}"
+    );
+    // The file was rewritten without it: the warning is given once.
+    let stored = std::fs::read_to_string(&file).unwrap();
+    assert!(!stored.contains("OLD_FLAG"), "{stored}");
 }

@@ -9,6 +9,12 @@
 //! one path to the other between calls (a daemon that goes away, a fallback) without
 //! losing its queue, budget, environment or notices. Runs are recorded in the audit
 //! store under the agent's session id.
+//!
+//! What `sessionStart` hooks export is kept exactly as the engine keeps it: one
+//! overlay per (scope, root), filtered before it is stored, handed back to the next
+//! call's engine session as overlays. Nothing a hook returns ever enters the base
+//! environment of a later hook (a project hook's `LD_PRELOAD` never reaches the
+//! user's own hooks, nor any `sandbox: false` hook).
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -17,6 +23,7 @@ use super::state::{Locked, Pending, StateError, state_path};
 use super::{Agent, Inbound, Reply};
 use crate::engine::{Engine, EngineConfig};
 use crate::event::{CanonicalEvent, EventPayload, HostIdentity, SessionIdentity};
+use crate::overlay::Overlays;
 use crate::queue::DEFAULT_CONTINUATION_BUDGET;
 use crate::settings::Settings;
 
@@ -172,7 +179,7 @@ pub fn handle(agent: Agent, inbound: &Inbound, config: EngineConfig) -> Result<R
 pub fn handle_with(
     agent: Agent,
     inbound: &Inbound,
-    mut config: EngineConfig,
+    config: EngineConfig,
     host: &Host<'_>,
 ) -> Result<Reply, ShimError> {
     let Some(event) = inbound.event.clone() else {
@@ -197,10 +204,19 @@ pub fn handle_with(
         Some(p) => Locked::open(p)?.state,
         None => Default::default(),
     };
-    if canonical != CanonicalEvent::SessionStart {
-        config
-            .environment
-            .extend(before.env.iter().map(|(k, v)| (k.into(), v.into())));
+    if !before.legacy_env.is_empty() {
+        // A session file from before overlays were kept per scope and root: whose
+        // hooks set those variables is unknown, so none of them reaches any hook.
+        let names: Vec<&str> = before.legacy_env.keys().map(String::as_str).collect();
+        record_error(
+            &copse_dir,
+            agent,
+            Some(&inbound.wire_event),
+            &format!(
+                "dropped the session environment an older copse-hooks stored without its scope ({}); it reaches no hook",
+                names.join(", ")
+            ),
+        );
     }
     let engine = (host.engine)(config, false);
     let identity = SessionIdentity {
@@ -210,6 +226,24 @@ pub fn handle_with(
         host: HostIdentity::default(),
     };
     let session = engine.session(identity);
+    if canonical != CanonicalEvent::SessionStart {
+        // The session's overlays go back in as overlays — each hook then gets only
+        // its own scope and root's, and an unsandboxed hook none — never into the
+        // base environment every hook starts from.
+        let (overlays, dropped) = Overlays::from_stored(&before.overlays);
+        if !dropped.is_empty() {
+            record_error(
+                &copse_dir,
+                agent,
+                Some(&inbound.wire_event),
+                &format!(
+                    "dropped session environment variables the overlay filter refuses ({})",
+                    dropped.join(", ")
+                ),
+            );
+        }
+        session.restore_overlays(overlays);
+    }
     let mut event = event;
     if let EventPayload::AfterToolUse(result) = &mut event {
         crate::event::cap_tool_output(&mut result.output);
@@ -232,6 +266,7 @@ pub fn handle_with(
         });
     };
     let changes_state = needs_state(canonical)
+        || !before.legacy_env.is_empty()
         || (host.answered && !notices.is_empty())
         || verdict
             .runs
@@ -251,15 +286,13 @@ pub fn handle_with(
         state.epoch += 1;
         state.used = 0;
     }
+    state.legacy_env.clear();
     if canonical == CanonicalEvent::SessionStart {
-        state.env.clear();
+        // What the engine's session accepted, per scope and root: filtered by the
+        // same door ([`crate::overlay::refusal`]) before it is stored.
+        state.overlays = session.overlays().to_stored();
     }
     for run in &verdict.runs {
-        if canonical == CanonicalEvent::SessionStart
-            && let Some(vars) = &run.outcome.session_env
-        {
-            state.env.extend(vars.clone());
-        }
         if let Some(q) = &run.outcome.queue_message {
             state.pending.push(Pending {
                 text: q.text.clone(),

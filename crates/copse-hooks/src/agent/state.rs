@@ -1,7 +1,8 @@
 //! What a shim session keeps between calls.
 //!
 //! Without a daemon every agent hook call is its own `copse-hooks shim` process, so
-//! what a session must remember — the environment its `sessionStart` hooks exported,
+//! what a session must remember — the environment overlays its `sessionStart` hooks
+//! exported (per scope and root, filtered before they are stored),
 //! queued follow-ups and the continuation budget of the current turn tree, the
 //! one-time notices already shown — lives in
 //! `$COPSE_DIR/shim/sessions/<agent>/<sha256 of the session id>.json`. Every
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::Agent;
+pub use crate::overlay::StoredOverlay;
 
 /// A follow-up waiting for the agent's next stop.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -30,9 +32,15 @@ pub struct Pending {
 /// One agent session's persisted state.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionState {
-    /// Environment exported by `sessionStart` hooks, for every later hook.
+    /// Environment overlays exported by `sessionStart` hooks, per (scope, root) and
+    /// already filtered ([`crate::overlay::refusal`]): handed back to the engine as
+    /// overlays, never as a hook's base environment.
     #[serde(default)]
-    pub env: BTreeMap<String, String>,
+    pub overlays: Vec<StoredOverlay>,
+    /// The flat `env` map older versions kept (scope unknown): read only so it can be
+    /// dropped with a warning, never written or used.
+    #[serde(default, rename = "env", skip_serializing)]
+    pub legacy_env: BTreeMap<String, String>,
     /// The current turn tree (a human prompt starts the next).
     #[serde(default)]
     pub epoch: u64,
