@@ -266,7 +266,8 @@ accepted as aliases of canonical tools, with a note.")]
         agent: String,
         /// Answer the agent's block (nothing on an observation) when the call is not
         /// answered within SECONDS, whatever is slow; set it below the agent's timeout.
-        #[arg(long, value_name = "SECONDS", value_parser = commands::shim::parse_deadline)]
+        #[arg(long, value_name = "SECONDS", allow_hyphen_values = true,
+            value_parser = commands::shim::parse_deadline)]
         deadline: Option<std::time::Duration>,
     },
     /// Register the shim in an agent's own config (one entry per served event).

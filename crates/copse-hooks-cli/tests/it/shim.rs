@@ -1149,3 +1149,162 @@ fn an_old_flat_session_environment_is_dropped_with_a_warning() {
     let stored = std::fs::read_to_string(&file).unwrap();
     assert!(!stored.contains("OLD_FLAG"), "{stored}");
 }
+
+// A deadline on every agent call: `shim --deadline SECONDS` answers the agent's block
+// on a gated event (nothing on an observation) whatever is slow, logs why and kills
+// the hooks it started; an agent that times out its hook would let the action through.
+
+/// Starts `shim --agent AGENT --deadline SECS` (stdout and stderr captured).
+fn spawn_shim_deadline(
+    env: &Env,
+    agent: &str,
+    secs: &str,
+    payload: &str,
+    vars: &[(&str, &str)],
+) -> std::process::Child {
+    let mut cmd = env
+        .cmd()
+        .args(["shim", "--agent", agent, "--deadline", secs]);
+    for (k, v) in vars {
+        cmd = cmd.env(k, v);
+    }
+    let mut child = cmd
+        .cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    child
+}
+
+/// Waits for the shim to exit; a shim still running after a generous bound (the
+/// deadline under test is 1 s) is killed and the test fails rather than hangs.
+fn finish(mut child: std::process::Child) -> Output {
+    let bound = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > bound {
+            let _ = child.kill();
+            panic!("the shim outlived its deadline");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().unwrap()
+}
+
+fn shim_errors(env: &Env) -> String {
+    std::fs::read_to_string(env.copse_dir().join("shim-errors.log")).unwrap_or_default()
+}
+
+#[test]
+fn a_hook_that_never_ends_is_answered_with_a_block_at_the_deadline_and_killed() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    let marker = env.root().join("hook-started");
+    let argv = ["sleep", "1000.202"];
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": format!("touch {}; exec sleep 1000.202", marker.display()),
+            "timeout": 600}]}),
+    );
+    let child = spawn_shim_deadline(&env, "claude", "1", &bash("ls"), IN_PROCESS);
+    // Control: the hook really ran (and was running when the deadline passed).
+    wait_for_hook(&marker, &argv);
+    let out = finish(child);
+    assert_eq!(out.status.code(), Some(2), "the agent's block: {out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("deadline"), "{stderr}");
+    assert!(gone(&argv), "the hook outlived the shim's deadline");
+    let log = shim_errors(&env);
+    assert!(
+        log.contains("deadline of 1 s passed while running hooks in-process")
+            && log.contains("PreToolUse"),
+        "{log}"
+    );
+}
+
+#[test]
+fn an_observation_past_the_deadline_is_answered_with_nothing() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    let marker = env.root().join("hook-started");
+    let argv = ["sleep", "1000.303"];
+    copse_hooks(
+        &env,
+        json!({"afterToolUse": [{"command": format!("touch {}; exec sleep 1000.303", marker.display()),
+            "timeout": 600}]}),
+    );
+    let payload = claude(
+        "PostToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls"}, "tool_response": "ok"}),
+    );
+    let child = spawn_shim_deadline(&env, "claude", "0.5", &payload, IN_PROCESS);
+    wait_for_hook(&marker, &argv);
+    let out = finish(child);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(out.stdout.is_empty());
+    assert!(gone(&argv), "the hook outlived the shim's deadline");
+    assert!(shim_errors(&env).contains("deadline of 0.5 s"));
+}
+
+#[test]
+fn a_stopped_daemon_is_answered_with_a_block_at_the_deadline() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    copse_hooks(&env, json!({"toolGate": [{"command": DENY_RM}]}));
+    let started = env.cmd().args(["daemon", "start"]).run();
+    assert!(started.out.status.success(), "{}", started.stderr());
+    let pid = daemon_pid(&env);
+    // Resumes and stops the daemon when the test ends, pass or fail.
+    struct Resume<'a>(&'a Env, i32);
+    impl Drop for Resume<'_> {
+        fn drop(&mut self) {
+            // SAFETY: a plain kill of the daemon this test started.
+            unsafe { libc::kill(self.1, libc::SIGCONT) };
+            let _ = self.0.cmd().args(["daemon", "stop"]).run();
+        }
+    }
+    let _resume = Resume(&env, pid);
+    // Control: the daemon serves the call (the hook runs there and denies).
+    let out = finish(spawn_shim_deadline(
+        &env,
+        "claude",
+        "30",
+        &bash("rm -rf /tmp/x"),
+        &[],
+    ));
+    assert_eq!(
+        stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    assert!(served_by_daemon(&env, "claude"));
+    // SAFETY: a plain kill of the daemon this test started.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let out = finish(spawn_shim_deadline(&env, "claude", "1", &bash("ls"), &[]));
+    assert_eq!(out.status.code(), Some(2), "block, not allow: {out:?}");
+    let log = shim_errors(&env);
+    assert!(log.contains("deadline of 1 s passed while"), "{log}");
+}
+
+#[test]
+fn a_bad_deadline_is_refused_with_a_clear_error_and_the_agents_block() {
+    let env = Env::new();
+    for bad in ["0", "-1", "soon", "NaN", "inf"] {
+        let out = finish(spawn_shim_deadline(
+            &env,
+            "claude",
+            bad,
+            &bash("ls"),
+            IN_PROCESS,
+        ));
+        assert_eq!(out.status.code(), Some(2), "{bad}: {out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("--deadline"), "{bad}: {stderr}");
+    }
+}
