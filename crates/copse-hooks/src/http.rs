@@ -7,6 +7,15 @@
 //! becomes the empty string, and an LLM key is never interpolated even when listed.
 //! Redirects are never followed (a 3xx is a failed request), the body is capped like
 //! stdout, and the whole exchange shares the handler's timeout.
+//!
+//! The settings-wide lists (`allowedHttpHookUrls`, `httpHookAllowedEnvVars`) come in
+//! two layers: the user's settings files, and a trusted project's, which may only
+//! narrow the user's (a request must pass both), never widen them. A project hook may
+//! not reach a loopback (`127.0.0.0/8`, `::1`, `0.0.0.0`) or link-local
+//! (`169.254.0.0/16`, `fe80::/10`) address unless a pattern of the user's own
+//! `allowedHttpHookUrls` matches its URL: the check is on every address the host name
+//! resolves to, in the resolver the connection itself uses, so a name that resolves
+//! to `127.0.0.1` is refused like the literal.
 
 use std::ffi::OsString;
 use std::io::Read as _;
@@ -21,52 +30,108 @@ pub struct HttpHandler {
     pub headers: Vec<(String, String)>,
     /// The environment variables header values may interpolate.
     pub allowed_env_vars: Vec<String>,
+    /// Whether a project settings file declares it (it may then not call loopback or
+    /// link-local addresses unless the user's `allowedHttpHookUrls` names the URL).
+    pub project: bool,
 }
 
-/// Claude's settings-wide limits on HTTP hooks, merged across the trusted settings
-/// files (arrays merge, as Claude Code merges them): `allowedHttpHookUrls` (URL
-/// patterns with `*`; an empty list allows none) and `httpHookAllowedEnvVars` (each
-/// hook's `allowedEnvVars` is intersected with it). `None`: the key is set nowhere.
+/// Claude's settings-wide limits on HTTP hooks: `allowedHttpHookUrls` (URL patterns
+/// with `*`; an empty list allows none) and `httpHookAllowedEnvVars` (each hook's
+/// `allowedEnvVars` is intersected with it). `None`: the key is set nowhere.
+///
+/// One file's lists, or (after [`HttpPolicy::merge`]) the user's lists merged across
+/// the user's settings files (arrays merge, as Claude Code merges them) with the
+/// trusted projects' lists as a second layer in [`HttpPolicy::narrow`]: a request
+/// must pass both, so a project can only narrow what the user allows.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HttpPolicy {
     /// `allowedHttpHookUrls`.
     pub urls: Option<Vec<String>>,
     /// `httpHookAllowedEnvVars`.
     pub env_vars: Option<Vec<String>>,
+    /// Whether these lists come from a project settings file.
+    pub project: bool,
+    /// After a merge: the projects' lists, each narrowing the user's.
+    pub narrow: Option<Box<HttpPolicy>>,
+}
+
+/// Appends the items of `from` not yet in `into` (creating the list when `from` is
+/// set).
+fn union(into: &mut Option<Vec<String>>, from: &Option<Vec<String>>) {
+    if let Some(items) = from {
+        let list = into.get_or_insert_with(Vec::new);
+        for i in items {
+            if !list.contains(i) {
+                list.push(i.clone());
+            }
+        }
+    }
 }
 
 impl HttpPolicy {
-    /// Merges the lists of several files (union per key; set when any file sets it).
+    /// Merges the lists of several files: the user files' lists (union per key; set
+    /// when any file sets it), narrowed by the project files' lists (their union) as
+    /// a second layer every request must also pass.
     pub(crate) fn merge<'a>(files: impl Iterator<Item = &'a HttpPolicy>) -> HttpPolicy {
-        let mut out = HttpPolicy::default();
+        let mut user = HttpPolicy::default();
+        let mut project = HttpPolicy {
+            project: true,
+            ..HttpPolicy::default()
+        };
         for f in files {
-            for (into, from) in [(&mut out.urls, &f.urls), (&mut out.env_vars, &f.env_vars)] {
-                if let Some(items) = from {
-                    let list = into.get_or_insert_with(Vec::new);
-                    for i in items {
-                        if !list.contains(i) {
-                            list.push(i.clone());
-                        }
-                    }
-                }
-            }
+            let into = if f.project { &mut project } else { &mut user };
+            union(&mut into.urls, &f.urls);
+            union(&mut into.env_vars, &f.env_vars);
         }
-        out
+        if project.urls.is_some() || project.env_vars.is_some() {
+            user.narrow = Some(Box::new(project));
+        }
+        user
     }
 
-    /// Whether a hook may POST to `url`.
+    /// Whether a hook may POST to `url`: every layer that lists URLs allows it.
     pub(crate) fn url_allowed(&self, url: &str) -> bool {
-        match &self.urls {
+        let here = match &self.urls {
             None => true,
             Some(patterns) => patterns.iter().any(|p| wildcard(p, url)),
-        }
+        };
+        here && self.narrow.as_ref().is_none_or(|n| n.url_allowed(url))
     }
 
-    /// Whether a header may interpolate `name`.
+    /// Whether the user's own `allowedHttpHookUrls` (not a project's) names `url`:
+    /// what lets a project hook call a loopback or link-local address.
+    pub(crate) fn user_names_url(&self, url: &str) -> bool {
+        !self.project
+            && self
+                .urls
+                .as_ref()
+                .is_some_and(|patterns| patterns.iter().any(|p| wildcard(p, url)))
+    }
+
+    /// Whether a header may interpolate `name`: every layer that lists names allows
+    /// it.
     fn env_allowed(&self, name: &str) -> bool {
         self.env_vars
             .as_ref()
             .is_none_or(|names| names.iter().any(|n| n == name))
+            && self.narrow.as_ref().is_none_or(|n| n.env_allowed(name))
+    }
+}
+
+/// Why a project hook may not connect to `ip`: a loopback or link-local address (the
+/// user's own services, the cloud metadata endpoint).
+pub(crate) fn forbidden_address(ip: std::net::IpAddr) -> Option<&'static str> {
+    use std::net::IpAddr;
+    let ip = match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    };
+    match ip {
+        IpAddr::V4(v4) if v4.is_loopback() || v4.is_unspecified() => Some("a loopback address"),
+        IpAddr::V4(v4) if v4.is_link_local() => Some("a link-local address"),
+        IpAddr::V6(v6) if v6.is_loopback() || v6.is_unspecified() => Some("a loopback address"),
+        IpAddr::V6(v6) if v6.segments()[0] & 0xffc0 == 0xfe80 => Some("a link-local address"),
+        _ => None,
     }
 }
 
@@ -202,11 +267,40 @@ impl HttpHandler {
         timeout: Duration,
         cap: usize,
     ) -> Result<HttpResponse, HttpError> {
+        // The address check runs in the resolver the connection uses, so the address
+        // checked is the address connected to (no second lookup to race).
+        let refusal = std::sync::Arc::new(std::sync::Mutex::new(None::<String>));
+        let guarded = self.project && !policy.user_names_url(&self.url);
+        let seen = std::sync::Arc::clone(&refusal);
+        let resolver = move |netloc: &str| -> std::io::Result<Vec<std::net::SocketAddr>> {
+            use std::net::ToSocketAddrs as _;
+            let addrs: Vec<std::net::SocketAddr> = netloc.to_socket_addrs()?.collect();
+            if guarded
+                && let Some((addr, what)) = addrs
+                    .iter()
+                    .find_map(|a| forbidden_address(a.ip()).map(|w| (a, w)))
+            {
+                let why = format!(
+                    "not run: a project http hook may not call {} ({what}) unless the user's own allowedHttpHookUrls names its URL",
+                    addr.ip()
+                );
+                if let Ok(mut slot) = seen.lock() {
+                    *slot = Some(why.clone());
+                }
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::PermissionDenied,
+                    why,
+                ));
+            }
+            Ok(addrs)
+        };
         let agent = ureq::AgentBuilder::new()
             .timeout(timeout)
             .redirects(0)
+            .resolver(resolver)
             .user_agent(concat!("copse-hooks/", env!("CARGO_PKG_VERSION")))
             .build();
+        let refused = || refusal.lock().ok().and_then(|mut r| r.take());
         let mut request = agent.post(&self.url);
         for (name, value) in self.resolved_headers(env, policy) {
             // The input is JSON whatever a header says.
@@ -218,7 +312,12 @@ impl HttpHandler {
         let request = request.set("Content-Type", "application/json");
         let response = match request.send_bytes(body) {
             Ok(r) | Err(ureq::Error::Status(_, r)) => r,
-            Err(ureq::Error::Transport(t)) => return Err(transport(&t)),
+            Err(ureq::Error::Transport(t)) => {
+                return Err(match refused() {
+                    Some(why) => HttpError::Refused(why),
+                    None => transport(&t),
+                });
+            }
         };
         let status = response.status();
         let mut out = Vec::new();
@@ -333,6 +432,7 @@ mod tests {
                 ("C".into(), "$ANTHROPIC_API_KEY".into()),
             ],
             allowed_env_vars: vec!["OK".into(), "ANTHROPIC_API_KEY".into()],
+            project: false,
         };
         let env = vec![
             ("OK".into(), "yes".into()),
@@ -344,8 +444,8 @@ mod tests {
         assert_eq!(got[1].1, "");
         assert_eq!(got[2].1, "");
         let limited = HttpPolicy {
-            urls: None,
             env_vars: Some(vec!["OTHER".into()]),
+            ..HttpPolicy::default()
         };
         assert_eq!(h.resolved_headers(&env, &limited)[0].1, "", "intersected");
     }
@@ -357,7 +457,7 @@ mod tests {
                 "http://127.0.0.1:*/hooks/*".into(),
                 "https://x.test/a".into(),
             ]),
-            env_vars: None,
+            ..HttpPolicy::default()
         };
         assert!(p.url_allowed("http://127.0.0.1:8080/hooks/pre"));
         assert!(p.url_allowed("https://x.test/a"));
@@ -366,10 +466,70 @@ mod tests {
         assert!(
             !HttpPolicy {
                 urls: Some(vec![]),
-                env_vars: None
+                ..HttpPolicy::default()
             }
             .url_allowed("http://a/")
         );
         assert!(HttpPolicy::default().url_allowed("http://a/"));
+    }
+
+    #[test]
+    fn a_project_layer_only_narrows_the_users_lists() {
+        let file = |project: bool, urls: &[&str], vars: &[&str]| HttpPolicy {
+            urls: Some(urls.iter().map(|u| u.to_string()).collect()),
+            env_vars: Some(vars.iter().map(|v| v.to_string()).collect()),
+            project,
+            narrow: None,
+        };
+        let user = file(false, &["https://a.test/*"], &["TEAM"]);
+        let project = file(
+            true,
+            &["https://a.test/*", "https://evil.test/*"],
+            &["TEAM", "GITHUB_TOKEN"],
+        );
+        let merged = HttpPolicy::merge([&user, &project].into_iter());
+        assert!(merged.url_allowed("https://a.test/x"));
+        assert!(
+            !merged.url_allowed("https://evil.test/x"),
+            "a project widened the URLs"
+        );
+        assert!(merged.env_allowed("TEAM"));
+        assert!(
+            !merged.env_allowed("GITHUB_TOKEN"),
+            "a project widened the variables"
+        );
+        // A narrower project list narrows.
+        let narrower = file(true, &["https://a.test/only"], &[]);
+        let merged = HttpPolicy::merge([&user, &narrower].into_iter());
+        assert!(!merged.url_allowed("https://a.test/x"));
+        assert!(merged.url_allowed("https://a.test/only"));
+        assert!(!merged.env_allowed("TEAM"));
+        assert!(merged.user_names_url("https://a.test/only"));
+        assert!(
+            !merged
+                .narrow
+                .as_ref()
+                .unwrap()
+                .user_names_url("https://a.test/only")
+        );
+    }
+
+    #[test]
+    fn loopback_and_link_local_addresses_are_forbidden() {
+        for ip in [
+            "127.0.0.1",
+            "127.8.9.1",
+            "0.0.0.0",
+            "::1",
+            "::",
+            "169.254.169.254",
+            "fe80::1",
+            "::ffff:127.0.0.1",
+        ] {
+            assert!(forbidden_address(ip.parse().unwrap()).is_some(), "{ip}");
+        }
+        for ip in ["10.0.0.1", "93.184.216.34", "2001:db8::1", "fec0::1"] {
+            assert!(forbidden_address(ip.parse().unwrap()).is_none(), "{ip}");
+        }
     }
 }

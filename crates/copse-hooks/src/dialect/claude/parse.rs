@@ -333,6 +333,7 @@ impl Claude {
                 url,
                 headers,
                 allowed_env_vars,
+                project: scope == Scope::Project,
             });
             command
         } else if kind != "command" {
@@ -537,6 +538,8 @@ impl Claude {
                 format!("{name} \"disableAllHooks\" must be true or false, got {other} — ignored"),
             ),
         }
+        // A project's lists narrow the user's, never widen them (HttpPolicy::merge).
+        out.http_policy.project = scope == Scope::Project;
         for (key, field, into) in [
             (
                 "allowedHttpHookUrls",
