@@ -93,17 +93,14 @@ impl SandboxConfig {
         let mut protected =
             crate::sandbox::protected_paths(&self.home, &self.copse_dir, ctx.workspace_roots);
         protected.extend(self.extra_protected.iter().cloned());
-        let mut policy = SandboxPolicy::new(writable)
+        // No hook, user or project, gets a Unix socket (a tmux server, the Docker socket,
+        // an agent, the copse daemon) or an abstract one, unless the user listed sockets
+        // hooks may use (the daemon's never counts: it is masked).
+        SandboxPolicy::new(writable)
             .network(hook.network)
-            .protected(protected);
-        if hook.scope == Scope::Project {
-            // No Unix socket (a tmux server, the Docker socket, an agent) and no abstract
-            // one, unless the user listed sockets project hooks may use.
-            policy = policy
-                .unix_sockets(false)
-                .allowed_sockets(self.allowed_sockets.clone());
-        }
-        policy
+            .protected(protected)
+            .unix_sockets(false)
+            .allowed_sockets(self.allowed_sockets.clone())
     }
 }
 

@@ -109,38 +109,148 @@ pub struct SandboxPolicy {
     /// non-empty list lets the hook create Unix sockets at all (abstract ones stay
     /// refused); [`SandboxStatus::layers`] says so.
     pub allowed_sockets: Vec<PathBuf>,
-    /// Paths the hook may not write even beneath a writable path (see
-    /// [`protected_paths`]; pinned scripts are added by the caller). Those that exist
-    /// are made read-only; a policy with any is unenforced where that is impossible.
+    /// Paths the hook may not write even beneath a writable path, nor `chmod`, rename
+    /// or remove (see [`protected_paths`]; pinned scripts are added by the caller).
+    /// Those that exist are bound read-only onto themselves (a `.git` directory is bound
+    /// writable: only its place is pinned); a Unix socket directly inside a protected
+    /// directory is masked (bound over with `/dev/null`, so connecting to it fails
+    /// whatever the socket rules allow), and [`allowed_sockets`](Self::allowed_sockets)
+    /// beneath a protected path are ignored. A policy with any is unenforced where that
+    /// is impossible.
     pub protected: Vec<PathBuf>,
 }
 
-/// The paths no hook may write, wherever its sandbox lets it write: every hook config of
-/// every dialect and scope (and the project config directories whole, scripts included),
-/// `$COPSE_DIR` (settings, hooks, the audit store; Copse user hooks write
-/// `$COPSE_DIR/state` instead), and `.git/config`, `.git/hooks/`, `.git/info/` of every
-/// workspace root. The one list: a dialect adds its files here.
+/// The paths no hook may write, wherever its sandbox lets it write, nor `chmod`, rename or
+/// remove (each one that exists is bound read-only onto itself, whether or not the hook
+/// may write beneath it otherwise):
+///
+/// * every hook config of every dialect and scope, and the agents' code and instruction
+///   files in the home directory: `~/.cursor/{hooks.json,hooks,mcp.json,cli-config.json,
+///   rules,commands,extensions}`, `~/.claude.json`, `~/.claude/{settings.json,
+///   settings.local.json,hooks,CLAUDE.md,agents,commands,skills,plugins,output-styles}`,
+///   every entry of `~/.gemini/` and `~/.codex/` but their `tmp`, `log` and `logs`;
+/// * `$COPSE_DIR` whole (settings, hooks, the audit store, sockets; Copse user hooks write
+///   `$COPSE_DIR/state` instead);
+/// * in each workspace root: the project config directories whole (`.cursor`, `.claude`,
+///   `.copse`, `.gemini`, `.codex`), the instruction files (`CLAUDE.md`,
+///   `CLAUDE.local.md`, `AGENTS.md`, `GEMINI.md`, `.cursorrules`, `.mcp.json`), and git's
+///   metadata: `.git` itself (a directory is bound writable, so it cannot be renamed or
+///   replaced; a `.git` file, which names the git directory, read-only), `.git/config`,
+///   `config.worktree`, `hooks/`, `info/`, every `worktrees/*`, and `config`,
+///   `config.worktree`, `hooks/`, `info/` of every `modules/**` submodule.
+///
+/// The one list: a dialect adds its files here. Sockets found directly in a protected
+/// directory (the daemon's `$COPSE_DIR/daemon.sock`) are masked as well (see
+/// [`SandboxPolicy::protected`]).
 pub fn protected_paths(home: &Path, copse_dir: &Path, roots: &[PathBuf]) -> Vec<PathBuf> {
-    let mut paths = vec![
-        home.join(".cursor/hooks.json"),
-        home.join(".cursor/hooks"),
-        home.join(".claude/settings.json"),
-        home.join(".claude/settings.local.json"),
-        home.join(".claude/hooks"),
-        home.join(".gemini/settings.json"),
-        home.join(".codex/config.toml"),
-        home.join(".codex/hooks.json"),
-        copse_dir.to_path_buf(),
-    ];
-    for root in roots {
-        for dir in [".cursor", ".claude", ".copse", ".gemini", ".codex"] {
-            paths.push(root.join(dir));
-        }
-        for git in [".git/config", ".git/hooks", ".git/info"] {
-            paths.push(root.join(git));
+    let mut paths = Vec::new();
+    for name in [
+        "hooks.json",
+        "hooks",
+        "mcp.json",
+        "cli-config.json",
+        "rules",
+        "commands",
+        "extensions",
+    ] {
+        paths.push(home.join(".cursor").join(name));
+    }
+    paths.push(home.join(".claude.json"));
+    for name in [
+        "settings.json",
+        "settings.local.json",
+        "hooks",
+        "CLAUDE.md",
+        "agents",
+        "commands",
+        "skills",
+        "plugins",
+        "output-styles",
+    ] {
+        paths.push(home.join(".claude").join(name));
+    }
+    for agent in [".gemini", ".codex"] {
+        let dir = home.join(agent);
+        // The files named in the docs even where they do not exist yet (so the list
+        // says what is meant), then whatever else is there: unknown files of an agent
+        // are treated as its configuration, not as a hook's scratch space.
+        let known: &[&str] = if agent == ".gemini" {
+            &[
+                "settings.json",
+                "GEMINI.md",
+                ".env",
+                "extensions",
+                "commands",
+            ]
+        } else {
+            &[
+                "config.toml",
+                "hooks.json",
+                "AGENTS.md",
+                "prompts",
+                "rules",
+                "skills",
+            ]
+        };
+        paths.extend(known.iter().map(|name| dir.join(name)));
+        if let Ok(entries) = std::fs::read_dir(&dir) {
+            for entry in entries.flatten().take(256) {
+                let name = entry.file_name();
+                if ["tmp", "log", "logs"].iter().any(|skip| name == *skip) {
+                    continue;
+                }
+                let path = entry.path();
+                if !paths.contains(&path) {
+                    paths.push(path);
+                }
+            }
         }
     }
+    paths.push(copse_dir.to_path_buf());
+    for root in roots {
+        for name in [
+            ".cursor",
+            ".claude",
+            ".copse",
+            ".gemini",
+            ".codex",
+            "CLAUDE.md",
+            "CLAUDE.local.md",
+            "AGENTS.md",
+            "GEMINI.md",
+            ".cursorrules",
+            ".mcp.json",
+        ] {
+            paths.push(root.join(name));
+        }
+        let git = root.join(".git");
+        paths.push(git.clone());
+        git_metadata(&git, 0, &mut paths);
+    }
     paths
+}
+
+/// The files of a git directory that decide what git runs: its config, hooks and info,
+/// its worktrees' metadata, and the same of every submodule beneath `modules/`.
+fn git_metadata(git: &Path, depth: usize, paths: &mut Vec<PathBuf>) {
+    for name in ["config", "config.worktree", "hooks", "info"] {
+        paths.push(git.join(name));
+    }
+    if depth == 0
+        && let Ok(entries) = std::fs::read_dir(git.join("worktrees"))
+    {
+        paths.extend(entries.flatten().take(64).map(|entry| entry.path()));
+    }
+    // Submodules nest (`modules/a/modules/b`); a bounded walk.
+    if depth < 4
+        && let Ok(entries) = std::fs::read_dir(git.join("modules"))
+    {
+        for entry in entries.flatten().take(64) {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                git_metadata(&entry.path(), depth + 1, paths);
+            }
+        }
+    }
 }
 
 impl Default for SandboxPolicy {

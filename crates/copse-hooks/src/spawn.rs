@@ -54,10 +54,12 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-#[cfg(all(unix, feature = "test-seams"))]
-pub use contain::set_containment_for_benchmarks;
+#[cfg(target_os = "linux")]
+pub(crate) use contain::mount_private_proc_in_child;
 #[cfg(unix)]
-pub use contain::{contained, kill_all, layers};
+pub use contain::{contained, kill_all, layers, private_proc};
+#[cfg(all(unix, feature = "test-seams"))]
+pub use contain::{set_containment_for_benchmarks, set_private_proc_for_benchmarks};
 #[cfg(unix)]
 pub use unix::resident::{Resident, StdinWriter, start};
 
@@ -81,6 +83,14 @@ pub use unix::resident::{Resident, StdinWriter, start};
 pub unsafe trait ChildSetup: Send + Sync {
     /// Applies the setup in the freshly created child.
     fn apply_in_child(&self) -> std::io::Result<()>;
+
+    /// Whether [`apply_in_child`](ChildSetup::apply_in_child) mounts the run's private
+    /// `/proc` itself (the sandbox does, in the mount namespace it makes for its binds,
+    /// after it has read what it needs from the host's `/proc`). When `false` (the
+    /// default), the child mounts it before the setup runs.
+    fn mounts_private_proc(&self) -> bool {
+        false
+    }
 }
 
 /// One process to run.

@@ -207,11 +207,13 @@ impl LinuxSandbox {
                 },
             ),
             Layer::new(
-                "Unix sockets (project hooks)",
+                "Unix sockets (every hook)",
                 fs && seccomp.is_ok(),
                 match &seccomp {
                     Err(reason) => reason.clone(),
-                    Ok(()) => "seccomp: no socket(AF_UNIX) for project hooks".to_owned(),
+                    Ok(()) => "seccomp: no socket(AF_UNIX) unless sandboxAllowedSockets \
+                               lists one; never $COPSE_DIR's (masked)"
+                        .to_owned(),
                 },
             ),
         ];
@@ -222,13 +224,14 @@ impl LinuxSandbox {
             unenforced("Landlock ABI 6 (Linux 6.12) is needed")
         };
         layers.push(Layer::new(
-            "abstract Unix sockets (project hooks)",
+            "abstract Unix sockets (every hook)",
             scoped && seccomp.is_ok(),
             scope_detail.clone(),
         ));
         let protect = protect::availability();
         layers.push(Layer::new(
-            "hook configs, $COPSE_DIR, pinned scripts, .git config and hooks read-only",
+            "agent configs and instructions, $COPSE_DIR, pinned scripts, .git metadata \
+             read-only",
             fs && protect.is_ok(),
             match protect {
                 Ok(()) => "read-only binds in a mount namespace per run".to_owned(),
@@ -350,7 +353,7 @@ impl Sandbox for LinuxSandbox {
         let scoped = scopes(abi, policy);
         let seccomp = seccomp::compile(seccomp::Denials {
             network: !policy.network,
-            unix: !policy.unix_sockets && policy.allowed_sockets.is_empty(),
+            unix: !policy.unix_sockets && !allows_a_socket(policy),
         })
         .map_err(|reason| SandboxError::Unenforced { reason })?;
         let mut ruleset = ruleset::create(handled, net, scoped).map_err(landlock_error)?;
@@ -404,6 +407,30 @@ impl Sandbox for LinuxSandbox {
     }
 }
 
+/// Whether `policy.allowed_sockets` lifts the `socket(AF_UNIX)` refusal: only for a
+/// socket outside the protected paths (one inside, such as `$COPSE_DIR/daemon.sock`, is
+/// masked in the run's mount namespace, so listing it must not open every other socket).
+fn allows_a_socket(policy: &SandboxPolicy) -> bool {
+    let canonical = |path: &Path| {
+        let parent = path
+            .parent()
+            .and_then(|dir| std::fs::canonicalize(dir).ok());
+        match (parent, path.file_name()) {
+            (Some(parent), Some(name)) => parent.join(name),
+            _ => path.to_path_buf(),
+        }
+    };
+    let protected: Vec<_> = policy
+        .protected
+        .iter()
+        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+        .collect();
+    policy.allowed_sockets.iter().any(|socket| {
+        let socket = canonical(socket);
+        !protected.iter().any(|p| socket.starts_with(p))
+    })
+}
+
 /// The rules every run gets: read and execute beneath `/`, and the harmless devices.
 /// Their `O_PATH` fds (close-on-exec) are opened once per process and kept: they are the
 /// same for every run, and reopening them was a measurable part of `prepare`.
@@ -439,8 +466,9 @@ fn scopes(abi: u32, policy: &SandboxPolicy) -> u64 {
 }
 
 /// In the child: its pid as the host (and the kernel's audit records) see it. Inside the
-/// run's pid namespace `getpid` says 1, but `/proc` is the host's, so `/proc/self` names
-/// the host pid. Async-signal-safe: one readlink into a stack buffer.
+/// run's pid namespace `getpid` says 1, but `/proc` is still the host's (the run's private
+/// one is mounted after this), so `/proc/self` names the host pid. Async-signal-safe: one
+/// readlink into a stack buffer.
 fn host_pid() -> i32 {
     let mut buf = [0u8; 16];
     // SAFETY: the path is a NUL-terminated literal and `buf` is writable for its length.
@@ -627,8 +655,14 @@ impl LinuxPrepared {
 // SAFETY: `apply_in_child` makes raw syscalls only (prctl, landlock_restrict_self, seccomp,
 // readlink, getpid, write) on data prepared in the parent, never allocates or locks.
 unsafe impl ChildSetup for LinuxPrepared {
+    fn mounts_private_proc(&self) -> bool {
+        true
+    }
+
     fn apply_in_child(&self) -> io::Result<()> {
-        // Mounts first: once in its Landlock domain the child may not mount.
+        // The host pid first: the private /proc mounted next shows the run's own pids.
+        let pid = host_pid();
+        // Mounts next: once in its Landlock domain the child may not mount.
         let mut result = self.binds.apply_in_child();
         if result.is_ok() {
             result = sys::restrict_self(self.ruleset.as_raw_fd(), self.restrict_flags);
@@ -642,7 +676,6 @@ unsafe impl ChildSetup for LinuxPrepared {
             Ok(()) => 0,
             Err(err) => err.raw_os_error().unwrap_or(libc::EINVAL),
         };
-        let pid = host_pid();
         let [p0, p1, p2, p3] = pid.to_ne_bytes();
         let [e0, e1, e2, e3] = errno.to_ne_bytes();
         let report: [u8; REPORT_LEN] = [p0, p1, p2, p3, e0, e1, e2, e3];

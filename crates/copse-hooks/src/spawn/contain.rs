@@ -27,9 +27,23 @@
 //! signal of the shell only — `setsid` escapes then survive — and [`layers`] says
 //! containment is NOT enforced.
 //!
-//! Side effects a hook may notice: `$$` is 1; it cannot signal processes outside its run
-//! (their pids do not exist in its namespace), and as init it ignores signals it has no
-//! handler for when sent from inside the run. `/proc` is still the host's.
+//! Side effects a hook may notice: `$$` is 1 and `$PPID` 0; it cannot signal processes
+//! outside its run (their pids do not exist in its namespace), and as init it ignores
+//! signals it has no handler for when sent from inside the run.
+//!
+//! # A private `/proc`
+//!
+//! A pid namespace alone still leaves the host's `/proc` mounted: a hook could read every
+//! host process's `environ` and `cmdline` (an agent's API key included) and `/proc/self`
+//! would name a host pid. So the child, once it is the init of its namespace, unshares a
+//! mount namespace (made private first: nothing propagates back) and mounts a fresh
+//! procfs on `/proc`. A procfs shows the pid namespace of the process that mounts it, so
+//! the hook sees only its own run. A sandboxed run does this inside its sandbox setup
+//! (which makes a mount namespace of its own for its read-only binds; see
+//! [`super::ChildSetup::mounts_private_proc`]), everything else right before the setup.
+//! Where it cannot be done (a container whose `/proc` has masked paths refuses a new
+//! procfs to an unprivileged user namespace) the run goes on with the host's `/proc`, and
+//! [`layers`] says so.
 //!
 //! # Cancellation by the host
 //!
@@ -73,6 +87,17 @@ static BENCH_OFF: AtomicBool = AtomicBool::new(false);
 #[cfg(feature = "test-seams")]
 pub fn set_containment_for_benchmarks(on: bool) {
     BENCH_OFF.store(!on, Ordering::Relaxed);
+}
+
+/// Benchmarks only: spawn without a private `/proc`, to measure what it costs.
+#[cfg(feature = "test-seams")]
+static BENCH_NO_PROC: AtomicBool = AtomicBool::new(false);
+
+/// Benchmarks only (the `test-seams` feature): `false` leaves runs the host's `/proc`, as
+/// before private ones, so a benchmark can measure their cost in the same run.
+#[cfg(feature = "test-seams")]
+pub fn set_private_proc_for_benchmarks(on: bool) {
+    BENCH_NO_PROC.store(!on, Ordering::Relaxed);
 }
 
 #[cfg(target_os = "linux")]
@@ -151,6 +176,98 @@ fn errno() -> libc::c_int {
     io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EINVAL)
+}
+
+/// Set (to the errno) once a child could not mount its private `/proc`: later runs do
+/// not try again. Written by the child itself: a vfork-style child shares the host's
+/// memory, and an atomic store is async-signal-safe.
+#[cfg(target_os = "linux")]
+static PROC_FAILED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// In the child, before exec: when it is the init of a fresh pid namespace, mounts a
+/// procfs of that namespace on `/proc`, in a mount namespace of its own
+/// (`new_namespace: true` unshares one; `false`: the caller already did, and made it
+/// private). Does nothing when the run is not contained (no pid namespace: a new procfs
+/// would show the host anyway) or when an earlier run found it impossible. A failure is
+/// recorded for [`layers`] and not returned: the run goes on with the host's `/proc`,
+/// as an uncontained run does. Async-signal-safe: raw syscalls and an atomic store.
+#[cfg(target_os = "linux")]
+pub(crate) fn mount_private_proc_in_child(new_namespace: bool) {
+    #[cfg(feature = "test-seams")]
+    if BENCH_NO_PROC.load(Ordering::Relaxed) {
+        return;
+    }
+    // SAFETY: getpid cannot fail; only the init of a new pid namespace sees 1.
+    if unsafe { libc::getpid() } != 1 || PROC_FAILED.load(Ordering::Relaxed) != 0 {
+        return;
+    }
+    if let Err(code) = mount_proc(new_namespace) {
+        PROC_FAILED.store(code, Ordering::Relaxed);
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn mount_proc(new_namespace: bool) -> Result<(), libc::c_int> {
+    // SAFETY (every call below): raw syscalls on NUL-terminated literals and null
+    // pointers, as unshare(2) and mount(2) allow; they affect only this child's own
+    // namespaces (it has its own fs struct: no CLONE_FS).
+    unsafe {
+        if new_namespace {
+            if libc::unshare(libc::CLONE_NEWNS) != 0 {
+                return Err(errno());
+            }
+            // Private first, so the new procfs never propagates to the host's mounts:
+            // `/proc` itself (its own mount, the usual case) or else everything.
+            if libc::mount(
+                std::ptr::null(),
+                c"/proc".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) != 0
+                && libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ) != 0
+            {
+                return Err(errno());
+            }
+        }
+        if libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(errno());
+        }
+    }
+    Ok(())
+}
+
+/// Whether runs get a private `/proc` here, or why not.
+#[cfg(target_os = "linux")]
+pub fn private_proc() -> Result<(), String> {
+    contained()?;
+    match PROC_FAILED.load(Ordering::Relaxed) {
+        0 => Ok(()),
+        code => Err(format!(
+            "a hook cannot mount a /proc of its own here ({}); it sees the host's processes, \
+             their environment and command lines included",
+            io::Error::from_raw_os_error(code)
+        )),
+    }
+}
+
+/// Whether runs get a private `/proc` here, or why not.
+#[cfg(not(target_os = "linux"))]
+pub fn private_proc() -> Result<(), String> {
+    contained()
 }
 
 /// The host's own pidfd (opened once), which the child polls to tell whether the host
@@ -234,6 +351,17 @@ pub fn layers() -> Vec<Layer> {
                 Err(reason) => reason,
             },
         ),
+        {
+            let private = private_proc();
+            Layer::new(
+                "private /proc: a hook sees only its run's processes",
+                private.is_ok(),
+                match private {
+                    Ok(()) => "a fresh procfs of the run's pid namespace".to_owned(),
+                    Err(reason) => reason,
+                },
+            )
+        },
         Layer::new(
             "descriptors: only stdin, stdout and stderr reach a hook",
             true,

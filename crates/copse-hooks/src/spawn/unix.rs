@@ -41,6 +41,12 @@ const READ_CHUNK: usize = 64 * 1024;
 /// Fewest bytes of spare capacity a read goes ahead with before the buffer grows.
 const MIN_SPARE: usize = 4 * 1024;
 
+/// How often a run still going is searched for processes that left its group. A run
+/// that ends by itself takes its whole pid namespace with it before the host sees the
+/// exit, so an escape can only be recorded while the run is alive: each search reads a
+/// few `/proc` files, and a trivial hook ends before the first one.
+const ESCAPE_CHECK_EVERY: Duration = Duration::from_millis(20);
+
 /// First and longest sleep of the exit-polling fallback (no pidfd).
 const FALLBACK_POLL_MIN: Duration = Duration::from_millis(1);
 const FALLBACK_POLL_MAX: Duration = Duration::from_millis(20);
@@ -194,8 +200,11 @@ struct Supervisor<'r> {
     termination: Termination,
     /// SIGTERM or SIGKILL was sent before the main child exited.
     killed_before_exit: bool,
-    /// A process of the run was found outside its group when we started killing it.
+    /// A process of the run was found outside its group (while the run went on, or
+    /// when we started killing it).
     escapees: bool,
+    /// When to search for escapes next (`None`: not on this platform, or one was found).
+    escape_check_at: Option<Instant>,
     term_sent: bool,
     kill_sent: bool,
     /// `None` if `timeout` overflows `Instant`, i.e. no timeout.
@@ -234,6 +243,11 @@ impl<'r> Supervisor<'r> {
             termination: Termination::Exited,
             killed_before_exit: false,
             escapees: false,
+            escape_check_at: if cfg!(target_os = "linux") {
+                start.checked_add(ESCAPE_CHECK_EVERY)
+            } else {
+                None
+            },
             term_sent: false,
             kill_sent: false,
             timeout_at: start.checked_add(req.timeout),
@@ -249,6 +263,7 @@ impl<'r> Supervisor<'r> {
         loop {
             let now = Instant::now();
             self.check_deadlines(now);
+            self.check_escapes(now);
             if self.finish_at.is_some_and(|at| now >= at)
                 || (self.exited && self.stdout.is_none() && self.stderr.is_none())
             {
@@ -361,6 +376,21 @@ impl<'r> Supervisor<'r> {
         }
     }
 
+    /// While the main child is alive, every [`ESCAPE_CHECK_EVERY`]: has a process of the
+    /// run left its group? Recorded now, since the kernel empties the run's namespace the
+    /// moment the main child exits.
+    fn check_escapes(&mut self, now: Instant) {
+        if self.exited || self.kill_sent || self.escape_check_at.is_none_or(|at| now < at) {
+            return;
+        }
+        self.look_for_escapees();
+        self.escape_check_at = if self.escapees {
+            None
+        } else {
+            now.checked_add(ESCAPE_CHECK_EVERY)
+        };
+    }
+
     /// Before we kill a run whose main child is alive: anything of the run outside its
     /// group has escaped (its pid namespace still holds it; the kill ends it).
     fn look_for_escapees(&mut self) {
@@ -405,6 +435,7 @@ impl<'r> Supervisor<'r> {
             self.timeout_at.filter(|_| alive && !self.term_sent),
             self.grace_until.filter(|_| alive && self.term_sent),
             self.finish_at,
+            self.escape_check_at.filter(|_| alive),
             match self.watch {
                 ExitWatch::Poll(interval) => now.checked_add(interval),
                 _ => None,

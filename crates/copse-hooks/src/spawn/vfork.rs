@@ -415,6 +415,10 @@ impl ChildContext<'_> {
             self.ns_failed.store(code, Ordering::Release);
             return code;
         }
+        // A procfs of the run's own pid namespace, unless the setup mounts it itself.
+        if !self.setup.is_some_and(|setup| setup.mounts_private_proc()) {
+            super::contain::mount_private_proc_in_child(true);
+        }
         if let Some(setup) = self.setup
             && let Err(err) = setup.apply_in_child()
         {

@@ -264,6 +264,18 @@ fn setsid_daemons_end_with_their_run_and_are_recorded() {
     let daemon = "setsid sh -c 'trap \"\" TERM; (read p _ </proc/self/stat; echo $p > d.tmp; \
                   mv d.tmp daemon.pid; exec sleep 1000) >/dev/null 2>&1 &' </dev/null \
                   >/dev/null 2>&1; until [ -s daemon.pid ]; do sleep 0.01; done";
+    // The daemon reads its host pid from /proc/self/stat: leave it the host's /proc (a
+    // setup that claims to mount the private one and does not; only the host can).
+    struct HostProc;
+    // SAFETY: does nothing at all.
+    unsafe impl copse_hooks::spawn::ChildSetup for HostProc {
+        fn apply_in_child(&self) -> std::io::Result<()> {
+            Ok(())
+        }
+        fn mounts_private_proc(&self) -> bool {
+            true
+        }
+    }
     for (command, timeout) in [
         (daemon.to_owned(), Duration::from_secs(30)),
         (format!("{daemon}; sleep 1000"), Duration::from_millis(300)),
@@ -276,7 +288,7 @@ fn setsid_daemons_end_with_their_run_and_are_recorded() {
             stdin: b"",
             timeout,
             limits: Limits::default(),
-            child_setup: None,
+            child_setup: Some(&HostProc),
         })
         .unwrap();
         let pid: i32 = std::fs::read_to_string(dir.path().join("daemon.pid"))

@@ -40,6 +40,34 @@ fn request<'a>(
     }
 }
 
+/// Leaves a hook the host's `/proc` (it claims to mount the private one itself, and does
+/// not), so that tests about killing can learn host pids through `/proc/self/stat`. Only
+/// the host's own setup can do this; a hook cannot.
+struct HostProc;
+
+// SAFETY: does nothing at all.
+unsafe impl ChildSetup for HostProc {
+    fn apply_in_child(&self) -> io::Result<()> {
+        Ok(())
+    }
+
+    fn mounts_private_proc(&self) -> bool {
+        true
+    }
+}
+
+/// [`request`] for a hook that reads host pids from `/proc` (see [`HostProc`]).
+fn request_host_proc<'a>(
+    command: &'a str,
+    cwd: &'a Path,
+    env: &'a [(OsString, OsString)],
+) -> SpawnRequest<'a> {
+    SpawnRequest {
+        child_setup: Some(&HostProc),
+        ..request(command, cwd, env)
+    }
+}
+
 fn run_ok(req: &SpawnRequest<'_>) -> SpawnOutput {
     match spawn::run(req) {
         Ok(out) => out,
@@ -238,7 +266,8 @@ fn exit_codes_are_reported() {
 
 /// Shell code that starts `sleep 1000` in the background and writes its pid, as the host
 /// sees it, to `file` (a hook's processes live in their own pid namespace, where `$!`
-/// means nothing to the host; `/proc` is the host's, so `/proc/self/stat` tells).
+/// means nothing to the host; with [`request_host_proc`], `/proc` is the host's, so
+/// `/proc/self/stat` tells).
 fn background_sleep(file: &str) -> String {
     format!("sh -c 'read p _ </proc/self/stat; echo $p > {file}; exec sleep 1000' &")
 }
@@ -258,7 +287,7 @@ fn death_by_signal_is_an_exit_without_code() {
             }
         })
     };
-    let out = run_ok(&request(
+    let out = run_ok(&request_host_proc(
         "echo partial; read p _ </proc/self/stat; echo $p > self.tmp; mv self.tmp self.pid; \
          exec sleep 1000",
         dir.path(),
@@ -303,7 +332,7 @@ fn timeout_kills_the_whole_group() {
     let out = run_ok(&SpawnRequest {
         timeout,
         limits,
-        ..request(
+        ..request_host_proc(
             &format!(
                 "{} ({} wait) & sleep 1000",
                 background_sleep("bg.pid"),
@@ -494,7 +523,7 @@ fn background_process_holding_stdout_is_drained_then_killed() {
     let start = Instant::now();
     let out = run_ok(&SpawnRequest {
         limits,
-        ..request(
+        ..request_host_proc(
             &format!(
                 r#"echo '{{"permission":"allow"}}'; {} until [ -s bg.pid ]; do sleep 0.01; done"#,
                 background_sleep("bg.pid")
@@ -526,7 +555,7 @@ fn background_process_with_closed_pipes_is_killed_without_waiting_for_the_drain(
     let start = Instant::now();
     let out = run_ok(&SpawnRequest {
         limits,
-        ..request(
+        ..request_host_proc(
             &format!(
                 "{} echo ok; until [ -s bg.pid ]; do sleep 0.01; done",
                 background_sleep("bg.pid").replace("' &", "' >/dev/null 2>&1 &")
@@ -767,7 +796,7 @@ fn helper_process() {
                  exec sleep 100"
         );
         // Blocks until the parent test kills this process.
-        let _ = spawn::run(&request(&command, &dir, &env));
+        let _ = spawn::run(&request_host_proc(&command, &dir, &env));
     } else if mode == "sigpipe" {
         // SAFETY: this process runs this one test on one thread; nothing else cares about
         // the SIGPIPE disposition.

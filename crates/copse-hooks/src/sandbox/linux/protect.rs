@@ -20,7 +20,7 @@
 //! unenforced. A protected path that does not exist yet cannot be bound: creating it is
 //! not prevented (see `docs/sandbox.md` for why that is covered elsewhere or open).
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -75,20 +75,27 @@ impl Mounts {
         Ok(Self::Join(fd))
     }
 
-    /// In the child, before Landlock. Async-signal-safe: raw syscalls on data prepared
-    /// in the parent and a stack buffer.
+    /// In the child, before Landlock: the binds, then the run's private `/proc` (which
+    /// needs a mount namespace of the child's own: joining a kept one is followed by
+    /// unsharing a copy of it, so the procfs of one run never shows in another's).
+    /// Async-signal-safe: raw syscalls on data prepared in the parent and a stack buffer.
     pub(super) fn apply_in_child(&self) -> io::Result<()> {
         match self {
-            Self::None => Ok(()),
+            Self::None => crate::spawn::mount_private_proc_in_child(true),
             Self::Unshare(binds) => {
                 // SAFETY: unshare takes an integer; the child has its own fs struct.
                 if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
                     return Err(io::Error::last_os_error());
                 }
-                apply(binds)
+                apply(binds)?;
+                crate::spawn::mount_private_proc_in_child(false);
             }
-            Self::Join(fd) => join(fd.as_raw_fd()),
+            Self::Join(fd) => {
+                join(fd.as_raw_fd())?;
+                crate::spawn::mount_private_proc_in_child(true);
+            }
         }
+        Ok(())
     }
 }
 
@@ -155,44 +162,90 @@ pub(super) struct Bind {
     dev: u64,
     ino: u64,
     path: CString,
+    /// What is bound there: the path itself, or `/dev/null` over a masked socket.
+    source: Option<&'static CStr>,
     /// Flags for the remount: the mount's own (nosuid, nodev, … which a user namespace
-    /// may not drop), plus `MS_RDONLY` for a protected path.
+    /// may not drop), plus `MS_RDONLY` for a protected path. 0: no remount (a mask).
     remount: libc::c_ulong,
 }
 
-/// The binds for a policy: protected paths beneath a writable one, then writable paths
-/// beneath a protected one. Empty when nothing needs protecting.
+/// The binds for a policy, parents before what lies beneath them (a bind hides the
+/// mounts made earlier beneath its path): every protected path that exists (read-only;
+/// a `.git` directory writable, which pins it in place), the sockets directly inside a
+/// protected directory (masked with `/dev/null`), then the writable paths beneath a
+/// read-only one (bound back writable, e.g. `$COPSE_DIR/state`). Empty when nothing
+/// exists to protect.
 pub(super) fn plan(protected: &[PathBuf], writable: &[PathBuf]) -> Vec<Bind> {
-    let beneath = |path: &Path, dirs: &[PathBuf]| dirs.iter().any(|dir| path.starts_with(dir));
-    let mut binds = Vec::new();
-    let mut bound: Vec<&Path> = Vec::new();
+    let mut binds: Vec<Bind> = Vec::new();
     for path in protected {
-        if !beneath(path, writable) || bound.contains(&path.as_path()) {
+        let Some(bind) = prepare(path, true) else {
+            continue;
+        };
+        if binds.iter().any(|b| b.display == bind.display) {
             continue;
         }
-        if let Some(bind) = prepare(path, true) {
-            bound.push(path);
-            binds.push(bind);
-        }
+        binds.push(bind);
     }
     if binds.is_empty() {
         return binds;
     }
+    let read_only: Vec<PathBuf> = binds
+        .iter()
+        .filter(|b| b.remount & libc::MS_RDONLY != 0)
+        .map(|b| b.display.clone())
+        .collect();
+    for dir in &read_only {
+        binds.extend(sockets_in(dir));
+    }
     for path in writable {
-        if bound.iter().any(|p| path.starts_with(p) && path != p)
-            && let Some(bind) = prepare(path, false)
+        let Ok(path) = std::fs::canonicalize(path) else {
+            continue;
+        };
+        if read_only.iter().any(|p| path.starts_with(p) && path != *p)
+            && !binds.iter().any(|b| b.display == path)
+            && let Some(bind) = prepare(&path, false)
         {
             binds.push(bind);
         }
     }
+    // Stable: equal depths keep the order above.
+    binds.sort_by_key(|b| b.display.components().count());
     binds
 }
 
+/// Masks for the Unix sockets directly inside `dir` (none when it is not a directory).
+fn sockets_in(dir: &Path) -> Vec<Bind> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .take(1024)
+        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_socket()))
+        .filter_map(|entry| {
+            let meta = entry.metadata().ok()?;
+            let path = entry.path();
+            Some(Bind {
+                path: CString::new(path.as_os_str().as_bytes()).ok()?,
+                display: path,
+                dev: meta.dev(),
+                ino: meta.ino(),
+                source: Some(c"/dev/null"),
+                remount: 0,
+            })
+        })
+        .collect()
+}
+
 /// The bind for `path` if it exists. A symlink is resolved (mount follows it anyway): its
-/// target is protected, the link itself is not (documented as open).
+/// target is protected, the link itself is not (documented as open). A `.git` directory
+/// is bound writable whatever `read_only` says: the bind only pins it in place (its
+/// config and hooks get read-only binds of their own).
 fn prepare(path: &Path, read_only: bool) -> Option<Bind> {
     // One stat first: most protected paths do not exist in a given workspace.
     let meta = std::fs::metadata(path).ok()?;
+    let read_only = read_only && !(meta.is_dir() && path.file_name() == Some(".git".as_ref()));
     let path = std::fs::canonicalize(path).ok()?;
     let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
     // SAFETY: all-zeroes is a valid statvfs; statvfs fills it for a valid path.
@@ -222,6 +275,7 @@ fn prepare(path: &Path, read_only: bool) -> Option<Bind> {
         dev: meta.dev(),
         ino: meta.ino(),
         path: c_path,
+        source: None,
         remount: flags,
     })
 }
@@ -255,22 +309,24 @@ fn apply(binds: &[Bind]) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     for bind in binds {
-        // SAFETY: `bind.path` is NUL-terminated and outlives the calls.
+        let source = bind.source.unwrap_or(bind.path.as_c_str());
+        // SAFETY: `source` and `bind.path` are NUL-terminated and outlive the calls.
         unsafe {
             if libc::mount(
-                bind.path.as_ptr(),
+                source.as_ptr(),
                 bind.path.as_ptr(),
                 std::ptr::null(),
                 libc::MS_BIND,
                 std::ptr::null(),
             ) != 0
-                || libc::mount(
-                    std::ptr::null(),
-                    bind.path.as_ptr(),
-                    std::ptr::null(),
-                    bind.remount,
-                    std::ptr::null(),
-                ) != 0
+                || (bind.remount != 0
+                    && libc::mount(
+                        std::ptr::null(),
+                        bind.path.as_ptr(),
+                        std::ptr::null(),
+                        bind.remount,
+                        std::ptr::null(),
+                    ) != 0)
             {
                 return Err(io::Error::last_os_error());
             }

@@ -16,6 +16,12 @@
 //! knows, so confining connections to the workspace is done by not letting a project hook
 //! create a Unix socket at all, unless the settings list sockets hooks may use
 //! (`sandboxAllowedSockets`; see `docs/sandbox.md` for what that lifts).
+//!
+//! On x86_64 every x32 system call (number with bit 30, `__X32_SYSCALL_BIT`, set) is
+//! refused too: the x32 ABI reaches the same kernel functions under other numbers
+//! (`socket` is `0x40000029`), which the rules above, written for the native numbers,
+//! would let through. The check is a prefix of our own before `seccompiler`'s program
+//! (whose jumps are relative, so prepending keeps them right).
 
 use seccompiler::{
     BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
@@ -93,9 +99,41 @@ pub(super) fn compile(denials: Denials) -> Result<Option<BpfProgram>, String> {
         arch,
     )
     .map_err(|e| e.to_string())?;
-    BpfProgram::try_from(filter)
-        .map(Some)
-        .map_err(|e| e.to_string())
+    let program = BpfProgram::try_from(filter).map_err(|e| e.to_string())?;
+    Ok(Some(deny_x32(program)))
+}
+
+/// The `__X32_SYSCALL_BIT`.
+const X32_SYSCALL_BIT: u32 = 0x4000_0000;
+/// `AUDIT_ARCH_X86_64`, the architecture x32 calls report too.
+const AUDIT_ARCH_X86_64: u32 = 0xC000_003E;
+
+/// `program` behind a prefix that refuses (`EACCES`) every x32 system call on x86_64.
+/// Elsewhere there is no such alias and `program` is returned as it is.
+fn deny_x32(program: BpfProgram) -> BpfProgram {
+    use seccompiler::sock_filter;
+    if !cfg!(target_arch = "x86_64") {
+        return program;
+    }
+    // Classic BPF opcodes (linux/filter.h).
+    const LD_W_ABS: u16 = 0x20; // BPF_LD | BPF_W | BPF_ABS
+    const JEQ_K: u16 = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+    const JGE_K: u16 = 0x35; // BPF_JMP | BPF_JGE | BPF_K
+    const RET_K: u16 = 0x06; // BPF_RET | BPF_K
+    const SECCOMP_RET_ERRNO: u32 = 0x0005_0000;
+    // Offsets into `struct seccomp_data`: nr at 0, arch at 4.
+    let insn = |code, jt, jf, k| sock_filter { code, jt, jf, k };
+    let eacces = u32::try_from(libc::EACCES).unwrap_or(13);
+    let mut out = vec![
+        insn(LD_W_ABS, 0, 0, 4),
+        // Another architecture: straight to seccompiler's program (which refuses it).
+        insn(JEQ_K, 0, 3, AUDIT_ARCH_X86_64),
+        insn(LD_W_ABS, 0, 0, 0),
+        insn(JGE_K, 0, 1, X32_SYSCALL_BIT),
+        insn(RET_K, 0, 0, SECCOMP_RET_ERRNO | eacces),
+    ];
+    out.extend(program);
+    out
 }
 
 /// In the child: installs `program` (which needs `PR_SET_NO_NEW_PRIVS`, set here too).
@@ -130,5 +168,67 @@ mod tests {
             let program = compile(Denials { network, unix }).unwrap().unwrap();
             assert!(!program.is_empty());
         }
+    }
+
+    /// A minimal classic-BPF interpreter for the instructions our programs use, run on
+    /// `seccomp_data` with `nr` and `arch`; returns the action.
+    #[cfg(target_arch = "x86_64")]
+    fn evaluate(program: &BpfProgram, nr: u32, arch: u32, arg0: u64) -> u32 {
+        let data = |offset: u32| -> u32 {
+            match offset {
+                0 => nr,
+                4 => arch,
+                16 => arg0 as u32,
+                20 => (arg0 >> 32) as u32,
+                _ => 0,
+            }
+        };
+        let (mut acc, mut pc) = (0u32, 0usize);
+        loop {
+            let i = &program[pc];
+            let jump = |taken: bool| pc + 1 + usize::from(if taken { i.jt } else { i.jf });
+            pc = match i.code {
+                0x20 => {
+                    acc = data(i.k);
+                    pc + 1
+                }
+                0x06 => return i.k,
+                0x05 => pc + 1 + i.k as usize,
+                0x15 => jump(acc == i.k),
+                0x25 => jump(acc > i.k),
+                0x35 => jump(acc >= i.k),
+                0x45 => jump(acc & i.k != 0),
+                other => panic!("opcode {other:#x} not modelled"),
+            };
+        }
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn x32_system_calls_are_refused() {
+        let program = compile(Denials {
+            network: false,
+            unix: true,
+        })
+        .unwrap()
+        .unwrap();
+        let errno = 0x0005_0000 | libc::EACCES as u32;
+        let allow = 0x7fff_0000;
+        let socket = libc::SYS_socket as u32;
+        let unix = libc::AF_UNIX as u64;
+        let inet = libc::AF_INET as u64;
+        assert_eq!(evaluate(&program, socket, AUDIT_ARCH_X86_64, unix), errno);
+        assert_eq!(evaluate(&program, socket, AUDIT_ARCH_X86_64, inet), allow);
+        assert_eq!(
+            evaluate(&program, X32_SYSCALL_BIT | socket, AUDIT_ARCH_X86_64, unix),
+            errno,
+            "x32 socket(AF_UNIX) slipped through"
+        );
+        assert_eq!(
+            evaluate(&program, X32_SYSCALL_BIT | 39, AUDIT_ARCH_X86_64, 0),
+            errno,
+            "x32 getpid slipped through"
+        );
+        assert_eq!(evaluate(&program, 39, AUDIT_ARCH_X86_64, 0), allow);
     }
 }
