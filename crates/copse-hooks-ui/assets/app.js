@@ -2,7 +2,9 @@
 // Everything is built with DOM calls (text is never parsed as HTML).
 "use strict";
 (function () {
-  const TOKEN = document.querySelector('meta[name="copse-token"]').content;
+  // The session is an HttpOnly cookie the script never sees; the nonce proves a
+  // state-changing request comes from this loaded page.
+  const NONCE = document.querySelector('meta[name="copse-nonce"]').content;
   const main = document.getElementById("main");
 
   // ---------- helpers ----------
@@ -25,29 +27,39 @@
 
   function url(path, params) {
     const q = new URLSearchParams();
-    q.set("token", TOKEN);
     for (const [k, v] of Object.entries(params || {})) {
       if (v !== undefined && v !== null && v !== "") q.set(k, v);
     }
-    return `${path}?${q}`;
+    const qs = q.toString();
+    return qs ? `${path}?${qs}` : path;
+  }
+
+  // A JSON answer, or the server's plain-text refusal (not signed in, no nonce) as
+  // the error.
+  async function answer(res) {
+    const text = await res.text();
+    let body;
+    try {
+      body = JSON.parse(text);
+    } catch (_) {
+      body = { error: text.trim() || `HTTP ${res.status}` };
+    }
+    if (!res.ok) throw new Error((body && body.error) || `HTTP ${res.status}`);
+    return body;
   }
 
   async function api(path, params) {
-    const res = await fetch(url(path, params), { headers: { "X-Copse-Token": TOKEN } });
-    const body = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
-    if (!res.ok) throw new Error(body.error || `HTTP ${res.status}`);
-    return body;
+    return answer(await fetch(url(path, params), { credentials: "same-origin" }));
   }
 
   async function post(path, payload) {
     const res = await fetch(path, {
       method: "POST",
-      headers: { "X-Copse-Token": TOKEN, "Content-Type": "application/json" },
+      credentials: "same-origin",
+      headers: { "X-Copse-Nonce": NONCE, "Content-Type": "application/json" },
       body: JSON.stringify(payload),
     });
-    const body = await res.json().catch(() => ({ error: `HTTP ${res.status}` }));
-    if (!res.ok) throw new Error(body.error || `HTTP ${res.status}`);
-    return body;
+    return answer(res);
   }
 
   const pad = (n, w = 2) => String(n).padStart(w, "0");

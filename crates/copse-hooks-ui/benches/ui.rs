@@ -121,16 +121,41 @@ async fn main() {
         config.trusted = settings.trusted_workspaces;
         Ok(Engine::new(config))
     });
-    let server = Server::bind(UiOptions { port: 0, engine })
-        .await
-        .expect("bind");
+    let server = Server::bind(UiOptions::new(0, engine)).await.expect("bind");
     let base = format!("http://{}", server.addr());
-    let token = server.token().to_string();
+    let login = server.login_url().expect("login url");
     tokio::spawn(server.run());
-    let http = reqwest::Client::new();
+    // Sign in as a browser does: spend the one-time code, keep the session cookie.
+    let signed_in = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+        .get(&login)
+        .send()
+        .await
+        .expect("sign in");
+    let set_cookie = signed_in
+        .headers()
+        .get("set-cookie")
+        .expect("a session cookie")
+        .to_str()
+        .expect("ascii cookie");
+    let cookie = set_cookie
+        .split(';')
+        .next()
+        .expect("name=value")
+        .to_string();
+    let mut headers = reqwest::header::HeaderMap::new();
+    headers.insert(
+        reqwest::header::COOKIE,
+        reqwest::header::HeaderValue::from_str(&cookie).expect("cookie header"),
+    );
+    let http = reqwest::Client::builder()
+        .default_headers(headers)
+        .build()
+        .expect("client");
     let get = |path: &str| {
-        let sep = if path.contains('?') { '&' } else { '?' };
-        let url = format!("{base}{path}{sep}token={token}");
+        let url = format!("{base}{path}");
         let http = http.clone();
         async move {
             let res = http.get(url).send().await.expect("request");
@@ -163,7 +188,7 @@ async fn main() {
     get("/api/runs?limit=1").await;
     let first_page = get("/api/runs?limit=100").await;
     let next = {
-        let url = format!("{base}/api/runs?limit=100&token={token}");
+        let url = format!("{base}/api/runs?limit=100");
         let v: serde_json::Value = http
             .get(url)
             .send()

@@ -6,13 +6,13 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use axum::Json;
 use axum::Router;
 use axum::extract::{Path as UrlPath, Query, State as St};
 use axum::http::StatusCode;
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use axum::{Extension, Json};
 use copse_hooks::TrustState;
 use copse_hooks::spine::{RunCursor, RunKind, RunQuery, RunRecord, Spine, SpineError};
 use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
@@ -22,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::EngineFactory;
 use crate::assets;
+use crate::security::{Auth, SessionKey};
 
 /// The most runs one page may ask for.
 const MAX_LIMIT: usize = 500;
@@ -35,16 +36,16 @@ const POLL: Duration = Duration::from_millis(1000);
 /// What the handlers share.
 pub(crate) struct State {
     engine: EngineFactory,
-    token: String,
+    auth: Arc<Auth>,
     spine_path: OnceLock<PathBuf>,
     spine: Mutex<Option<Arc<Spine>>>,
 }
 
 impl State {
-    pub(crate) fn new(engine: EngineFactory, token: String) -> State {
+    pub(crate) fn new(engine: EngineFactory, auth: Arc<Auth>) -> State {
         State {
             engine,
-            token,
+            auth,
             spine_path: OnceLock::new(),
             spine: Mutex::new(None),
         }
@@ -152,6 +153,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
     Router::new()
         .route("/", get(index))
         .route("/assets/{name}", get(asset))
+        .route("/api/nonce", get(nonce))
         .route("/api/overview", get(overview))
         .route("/api/sources", get(sources))
         .route("/api/source", get(source_file))
@@ -171,8 +173,21 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .with_state(state)
 }
 
-async fn index(St(state): St<Arc<State>>) -> Response {
-    assets::index(&state.token)
+/// The page, with a nonce of its own for its state-changing requests.
+async fn index(St(state): St<Arc<State>>, Extension(session): Extension<SessionKey>) -> Response {
+    match state.auth.mint_nonce(&session) {
+        Ok(nonce) => assets::index(&nonce),
+        Err(e) => ApiError::internal(format!("cannot make the page's nonce: {e}")).into_response(),
+    }
+}
+
+/// A nonce for a page that lost its own (as the page's `<meta>` carries).
+async fn nonce(St(state): St<Arc<State>>, Extension(session): Extension<SessionKey>) -> Answer {
+    let nonce = state
+        .auth
+        .mint_nonce(&session)
+        .map_err(|e| ApiError::internal(format!("cannot make a nonce: {e}")))?;
+    Ok(Json(json!({"nonce": nonce, "header": crate::NONCE_HEADER})))
 }
 
 async fn asset(UrlPath(name): UrlPath<String>) -> Response {
@@ -262,10 +277,7 @@ fn run_query(p: &HashMap<String, String>) -> Result<RunQuery, ApiError> {
         "event", "outcome", "decision", "dialect", "agent", "failure", "session", "source",
         "command", "kind", "since", "until", "after", "limit",
     ];
-    if let Some(k) = p
-        .keys()
-        .find(|k| !KNOWN.contains(&k.as_str()) && *k != "token")
-    {
+    if let Some(k) = p.keys().find(|k| !KNOWN.contains(&k.as_str())) {
         return Err(ApiError::bad(format!(
             "unknown parameter `{k}` (known: {})",
             KNOWN.join(", ")
@@ -496,7 +508,10 @@ fn warnings_json(listing: &Listing) -> Vec<Value> {
         .collect()
 }
 
-/// A config file the discovery knows (only those are shown).
+/// A config file the discovery knows (only those are shown), read without following
+/// a symbolic link anywhere below the root it belongs to: a project can point its
+/// `.claude/settings.json` at `~/.ssh/id_rsa`, and discovery lists it (as a config
+/// that does not parse), but the page must not show what the link leads to.
 async fn source_file(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
     let Some(path) = nonempty(&p, "path") else {
         return Err(ApiError::bad("`path` is required"));
@@ -516,24 +531,97 @@ async fn source_file(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
                 format!("{path} is not a hook config discovery knows"),
             ));
         }
-        let meta = std::fs::metadata(&path)
-            .map_err(|e| ApiError::status(StatusCode::NOT_FOUND, format!("{path}: {e}")))?;
-        if !meta.is_file() {
-            return Err(ApiError::bad(format!("{path} is not a regular file")));
-        }
-        if meta.len() > SOURCE_CAP {
-            return Err(ApiError::bad(format!(
-                "{path} is {} bytes, more than the {SOURCE_CAP} the page shows",
-                meta.len()
-            )));
-        }
-        let bytes = std::fs::read(&path).map_err(|e| ApiError::internal(format!("{path}: {e}")))?;
+        let file = Path::new(&path);
+        // The deepest workspace root or home that holds the file; else its directory.
+        let root = engine
+            .workspace_roots()
+            .iter()
+            .chain(std::iter::once(&engine.config().home))
+            .filter(|r| file.starts_with(r) && file != r.as_path())
+            .max_by_key(|r| r.components().count())
+            .cloned()
+            .or_else(|| file.parent().map(Path::to_path_buf))
+            .ok_or_else(|| ApiError::bad(format!("{path} names no file")))?;
+        let bytes = read_below(&root, file)?;
         Ok(Json(json!({
             "path": path,
             "text": String::from_utf8_lossy(&bytes),
         })))
     })
     .await
+}
+
+/// Reads `file`, opening each component below `root` with `O_NOFOLLOW` (one `openat`
+/// per component, so a link swapped in between a check and the open is refused too),
+/// the file itself non-blocking (a FIFO does not hang the request); then it must be
+/// a regular file of at most [`SOURCE_CAP`] bytes.
+fn read_below(root: &Path, file: &Path) -> Result<Vec<u8>, ApiError> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags, fstat, openat, statat};
+    use std::io::Read as _;
+    use std::path::Component;
+
+    let shown = file.display();
+    let rel = file
+        .strip_prefix(root)
+        .map_err(|_| ApiError::bad(format!("{shown} is not below {}", root.display())))?;
+    let parts: Vec<&std::ffi::OsStr> = rel
+        .components()
+        .map(|c| match c {
+            Component::Normal(n) => Ok(n),
+            _ => Err(ApiError::bad(format!(
+                "{shown}: the path must not contain `.` or `..`"
+            ))),
+        })
+        .collect::<Result<_, _>>()?;
+    let dir_flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let mut dir = openat(rustix::fs::CWD, root, dir_flags, Mode::empty())
+        .map_err(|e| ApiError::status(StatusCode::NOT_FOUND, format!("{}: {e}", root.display())))?;
+    let mut walked = PathBuf::new();
+    for (i, part) in parts.iter().enumerate() {
+        walked.push(part);
+        let last = i + 1 == parts.len();
+        let flags = if last {
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::NOCTTY | OFlags::CLOEXEC
+        } else {
+            dir_flags | OFlags::NOFOLLOW
+        };
+        match openat(&dir, *part, flags, Mode::empty()) {
+            Ok(fd) => dir = fd,
+            Err(e) => {
+                let is_link = statat(&dir, *part, AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink);
+                return Err(if is_link {
+                    ApiError::status(
+                        StatusCode::FORBIDDEN,
+                        format!(
+                            "{shown}: refused, {} is a symbolic link (the page shows a config \
+                             only when no part of its path below {} is a link)",
+                            walked.display(),
+                            root.display()
+                        ),
+                    )
+                } else {
+                    ApiError::status(StatusCode::NOT_FOUND, format!("{shown}: {e}"))
+                });
+            }
+        }
+    }
+    let st = fstat(&dir).map_err(|e| ApiError::internal(format!("{shown}: {e}")))?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return Err(ApiError::bad(format!("{shown} is not a regular file")));
+    }
+    let len = u64::try_from(st.st_size).unwrap_or(0);
+    if len > SOURCE_CAP {
+        return Err(ApiError::bad(format!(
+            "{shown} is {len} bytes, more than the {SOURCE_CAP} the page shows"
+        )));
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::from(dir)
+        .take(SOURCE_CAP)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ApiError::internal(format!("{shown}: {e}")))?;
+    Ok(bytes)
 }
 
 async fn filters(St(state): St<Arc<State>>) -> Answer {

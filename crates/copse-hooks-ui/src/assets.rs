@@ -9,10 +9,10 @@ const CHARTS_JS: &str = include_str!("../assets/charts.js");
 const APP_CSS: &str = include_str!("../assets/app.css");
 const ICON: &str = include_str!("../assets/icon.svg");
 
-/// The page, with the token written into its asset addresses and a `<meta>` the
-/// script reads (a hex token needs no escaping).
-pub(crate) fn index(token: &str) -> Response {
-    let body = INDEX.replace("{{TOKEN}}", token);
+/// The page, with its nonce in a `<meta>` the script reads and sends back on
+/// state-changing requests (a hex nonce needs no escaping).
+pub(crate) fn index(nonce: &str) -> Response {
+    let body = INDEX.replace("{{NONCE}}", nonce);
     typed(body, "text/html; charset=utf-8")
 }
 

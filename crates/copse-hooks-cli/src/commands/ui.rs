@@ -1,10 +1,18 @@
 //! `copse-hooks ui [--port N] [--no-open]`: the local web page (crate `copse-hooks-ui`).
+//!
+//! This command builds the engine, starts the server and hands out its addresses.
+//! Every address it prints or passes to a browser opener carries only a one-time
+//! sign-in code: an opener's argv (and the browser's it starts) is readable by any
+//! local process through `/proc`, so what is there must be worthless once the page
+//! has loaded. The printed address and the browser's are two different codes, so
+//! either can be used; Enter on stdin prints a fresh one.
 
+use std::io::{BufRead as _, Write as _};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
-use copse_hooks_ui::{Server, UiOptions};
+use copse_hooks_ui::{Logins, Server, UiOptions};
 
 use crate::cli::Global;
 use crate::workspace;
@@ -25,13 +33,22 @@ pub fn run(global: &Global, port: u16, no_open: bool) -> Result<ExitCode> {
         .build()
         .context("failed to start the web server's runtime")?;
     let result = runtime.block_on(async move {
-        let server = Server::bind(UiOptions { port, engine }).await?;
-        let url = server.url();
-        println!("copse-hooks ui: {url}");
-        println!("Serving on 127.0.0.1 only; press Ctrl-C to stop.");
+        let options = UiOptions::new(port, engine);
+        let ttl = options.code_ttl.as_secs();
+        let server = Server::bind(options).await?;
+        let logins = server.logins();
+        say(format_args!("copse-hooks ui: {}", logins.login_url()?));
+        say(format_args!(
+            "Serving on 127.0.0.1 only; press Ctrl-C to stop."
+        ));
+        say(format_args!(
+            "The address signs in once, within {ttl} seconds; press Enter here for a new one."
+        ));
         if !no_open {
-            open_browser(&url);
+            // A code of its own: the opener's argv is readable by every local process.
+            open_browser(&logins.login_url()?);
         }
+        new_links_on_enter(logins);
         // Ctrl-C stops at once: an open page keeps a live-update stream open, which a
         // graceful shutdown would wait for.
         tokio::select! {
@@ -44,28 +61,94 @@ pub fn run(global: &Global, port: u16, no_open: bool) -> Result<ExitCode> {
     result
 }
 
-/// Opens the default browser when there is one (a graphical session on Linux, always
-/// on macOS); otherwise the printed address is the way in.
-fn open_browser(url: &str) {
-    let opener = if cfg!(target_os = "macos") {
-        Some("open")
-    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+/// One line on stdout; a closed stdout (the reader went away) does not stop the server.
+fn say(line: std::fmt::Arguments<'_>) {
+    let _ = writeln!(std::io::stdout(), "{line}");
+}
+
+/// Prints a fresh sign-in address for every line read on stdin, until it ends.
+fn new_links_on_enter(logins: Logins) {
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            if line.is_err() {
+                break;
+            }
+            match logins.login_url() {
+                Ok(url) => say(format_args!("copse-hooks ui: {url}")),
+                Err(e) => {
+                    let _ = writeln!(std::io::stderr(), "copse-hooks ui: {e}");
+                }
+            }
+        }
+    });
+}
+
+/// The commands that may open `url`, in order: `$BROWSER` (a `:`-separated list of
+/// commands, `%s` standing for the address, else it is the last argument) when set;
+/// otherwise `open` on macOS and `xdg-open` in a graphical session on Linux.
+fn openers(url: &str) -> Vec<Vec<String>> {
+    if let Some(browser) = std::env::var("BROWSER")
+        .ok()
+        .filter(|b| !b.trim().is_empty())
     {
-        Some("xdg-open")
-    } else {
-        None
-    };
-    let Some(opener) = opener else {
-        println!("No browser found (no graphical session): open the address above.");
-        return;
-    };
-    let spawned = std::process::Command::new(opener)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
-    if spawned.is_err() {
-        println!("Could not start {opener}: open the address above.");
+        return browser
+            .split(':')
+            .filter(|c| !c.trim().is_empty())
+            .map(|c| {
+                let mut words: Vec<String> =
+                    c.split_whitespace().map(|w| w.replace("%s", url)).collect();
+                if !c.contains("%s") {
+                    words.push(url.to_string());
+                }
+                words
+            })
+            .collect();
     }
+    let graphical = cfg!(target_os = "macos")
+        || std::env::var_os("DISPLAY").is_some()
+        || std::env::var_os("WAYLAND_DISPLAY").is_some();
+    if !graphical {
+        return Vec::new();
+    }
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else {
+        "xdg-open"
+    };
+    vec![vec![opener.to_string(), url.to_string()]]
+}
+
+/// Opens the browser when there is one; otherwise the printed address is the way in.
+fn open_browser(url: &str) {
+    let commands = openers(url);
+    if commands.is_empty() {
+        say(format_args!(
+            "No browser found (no graphical session, no $BROWSER): open the address above."
+        ));
+        return;
+    }
+    for words in &commands {
+        let Some((program, args)) = words.split_first() else {
+            continue;
+        };
+        let spawned = std::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        if let Ok(mut child) = spawned {
+            // Reap it, so a quick opener does not linger as a zombie.
+            std::thread::spawn(move || child.wait());
+            return;
+        }
+    }
+    let names: Vec<&str> = commands
+        .iter()
+        .filter_map(|w| w.first().map(String::as_str))
+        .collect();
+    say(format_args!(
+        "Could not start {}: open the address above.",
+        names.join(" or ")
+    ));
 }

@@ -3,23 +3,20 @@
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::support::{World, world};
-
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .unwrap()
-}
+use crate::support::{World, client, page_nonce, sign_in, world, world_with};
 
 impl World {
     fn url(&self, path: &str) -> String {
-        let sep = if path.contains('?') { '&' } else { '?' };
-        format!("{}{path}{sep}token={}", self.base, self.token)
+        format!("{}{path}", self.base)
     }
 
     async fn get(&self, path: &str) -> (u16, Value) {
-        let res = client().get(self.url(path)).send().await.unwrap();
+        let res = client()
+            .get(self.url(path))
+            .header("Cookie", &self.cookie)
+            .send()
+            .await
+            .unwrap();
         let status = res.status().as_u16();
         (status, res.json().await.unwrap_or(Value::Null))
     }
@@ -30,17 +27,26 @@ impl World {
         body
     }
 
+    /// A state-changing request as the page sends it: the cookie and the page's nonce.
     async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
-        let res = client()
-            .post(format!("{}{path}", self.base))
-            .header("X-Copse-Token", &self.token)
-            .header("Content-Type", "application/json")
-            .body(body.to_string())
-            .send()
-            .await
-            .unwrap();
+        self.post_with(path, body, Some(&self.nonce)).await
+    }
+
+    async fn post_with(&self, path: &str, body: &Value, nonce: Option<&str>) -> (u16, Value) {
+        let mut req = client()
+            .post(self.url(path))
+            .header("Cookie", &self.cookie)
+            .header("Content-Type", "application/json");
+        if let Some(n) = nonce {
+            req = req.header("X-Copse-Nonce", n);
+        }
+        let res = req.body(body.to_string()).send().await.unwrap();
         let status = res.status().as_u16();
-        (status, res.json().await.unwrap_or(Value::Null))
+        let text = res.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
     }
 }
 
@@ -56,44 +62,132 @@ async fn raw(w: &World, request: &str) -> String {
 }
 
 #[tokio::test]
-async fn every_request_needs_the_token() {
+async fn every_request_needs_the_session_cookie() {
     let w = world(true, 20).await;
+    let (name, secret) = w.cookie.split_once('=').unwrap();
     for path in [
         "/",
         "/assets/app.js",
         "/api/runs",
         "/api/overview",
         "/api/events",
+        "/api/nonce",
     ] {
+        let res = client().get(w.url(path)).send().await.unwrap();
+        assert_eq!(res.status().as_u16(), 403, "{path} without a cookie");
+        assert!(res.text().await.unwrap().contains("not signed in"));
+        let forged = format!("{name}=0000{}", &secret[4..]);
         let res = client()
-            .get(format!("{}{path}", w.base))
+            .get(w.url(path))
+            .header("Cookie", forged)
             .send()
             .await
             .unwrap();
-        assert_eq!(res.status().as_u16(), 403, "{path} without a token");
-        let res = client()
-            .get(format!("{}{path}?token=0000{}", w.base, &w.token[4..]))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(res.status().as_u16(), 403, "{path} with a wrong token");
+        assert_eq!(res.status().as_u16(), 403, "{path} with a wrong secret");
         assert!(res.headers().get("access-control-allow-origin").is_none());
+        // Another port's cookie (the browser sends a host's cookies to every port).
+        let res = client()
+            .get(w.url(path))
+            .header("Cookie", format!("copse-hooks-1={secret}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 403, "{path} under another name");
     }
-    // The header works as well as the query.
+    // Control: the same requests with the cookie (among others) are served.
     let res = client()
-        .get(format!("{}/api/overview", w.base))
-        .header("X-Copse-Token", &w.token)
+        .get(w.url("/api/overview"))
+        .header("Cookie", format!("theme=dark; {}", w.cookie))
         .send()
         .await
         .unwrap();
     assert_eq!(res.status().as_u16(), 200);
-    assert_eq!(w.token.len(), 32);
+    assert_eq!(secret.len(), 64);
+}
+
+#[tokio::test]
+async fn a_sign_in_code_works_once_and_sets_a_strict_cookie() {
+    let w = world(true, 0).await;
+    let login = w.logins.login_url().unwrap();
+    let code = login
+        .strip_prefix(&format!("{}/?code=", w.base))
+        .unwrap()
+        .to_string();
+    assert_eq!(code.len(), 32);
+    assert!(code.bytes().all(|b| b.is_ascii_hexdigit()));
+    let res = client().get(&login).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 303);
+    assert_eq!(res.headers()["location"], "/");
+    let set = res.headers()["set-cookie"].to_str().unwrap().to_string();
+    let name = w.logins.cookie_name();
+    assert_eq!(name, format!("copse-hooks-{}", w.port));
+    let secret = set
+        .strip_prefix(&format!("{name}="))
+        .and_then(|r| r.strip_suffix("; HttpOnly; SameSite=Strict; Path=/"))
+        .unwrap_or_else(|| panic!("cookie flags: {set}"));
+    assert_eq!(secret.len(), 64);
+    assert!(secret.bytes().all(|b| b.is_ascii_hexdigit()));
+    assert!(!secret.contains(&code));
+    // The new session reads the page, which has a nonce and no credential in it.
+    let cookie = format!("{name}={secret}");
+    let page = client()
+        .get(w.url("/"))
+        .header("Cookie", &cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    let html = page.text().await.unwrap();
+    assert!(!html.contains(secret) && !html.contains(&code));
+    assert_eq!(page_nonce(&html).len(), 32);
+    // Replayed: refused with a page that says why, and no cookie.
+    let res = client().get(&login).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 403);
+    assert!(res.headers().get("set-cookie").is_none());
+    assert_eq!(res.headers()["content-type"], "text/html; charset=utf-8");
+    let text = res.text().await.unwrap();
+    assert!(text.contains("this link was already used"), "{text}");
+    // A code this server never made.
+    let (status, text) = sign_in(&format!("{}/?code={}", w.base, "0".repeat(32)))
+        .await
+        .unwrap_err();
+    assert_eq!(status, 403);
+    assert!(text.contains("this link is not valid"), "{text}");
+    // Each address is its own code: a second one still signs in.
+    assert!(sign_in(&w.logins.login_url().unwrap()).await.is_ok());
+    // Under a foreign Host the code is not even looked at (and stays unspent).
+    let fresh = w.logins.login_url().unwrap();
+    let path = fresh.strip_prefix(&w.base).unwrap();
+    let res = raw(
+        &w,
+        &format!(
+            "GET {path} HTTP/1.1\r\nHost: evil.example:{}\r\nConnection: close\r\n\r\n",
+            w.port
+        ),
+    )
+    .await;
+    assert!(res.starts_with("HTTP/1.1 421"), "{res}");
+    assert!(sign_in(&fresh).await.is_ok());
+}
+
+#[tokio::test]
+async fn an_expired_sign_in_code_is_refused() {
+    let w = world_with(true, 0, std::time::Duration::ZERO).await;
+    let login = w.logins.login_url().unwrap();
+    let (status, text) = sign_in(&login).await.unwrap_err();
+    assert_eq!(status, 403);
+    assert!(text.contains("this link has expired"), "{text}");
+    // Still refused on a second try, and nothing was signed in.
+    let (status, _) = sign_in(&login).await.unwrap_err();
+    assert_eq!(status, 403);
+    let res = client().get(w.url("/api/overview")).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 403);
 }
 
 #[tokio::test]
 async fn the_host_must_be_loopback() {
     let w = world(true, 5).await;
-    let t = &w.token;
+    let c = &w.cookie;
     let port = w.port;
     for host in [
         format!("evil.example:{port}"),
@@ -104,7 +198,7 @@ async fn the_host_must_be_loopback() {
         let res = raw(
             &w,
             &format!(
-                "GET /api/overview?token={t} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+                "GET /api/overview HTTP/1.1\r\nHost: {host}\r\nCookie: {c}\r\nConnection: close\r\n\r\n"
             ),
         )
         .await;
@@ -115,7 +209,7 @@ async fn the_host_must_be_loopback() {
         let res = raw(
             &w,
             &format!(
-                "GET /api/overview?token={t} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+                "GET /api/overview HTTP/1.1\r\nHost: {host}\r\nCookie: {c}\r\nConnection: close\r\n\r\n"
             ),
         )
         .await;
@@ -126,7 +220,12 @@ async fn the_host_must_be_loopback() {
 #[tokio::test]
 async fn the_page_is_served_with_a_strict_policy_and_no_inline_script() {
     let w = world(true, 5).await;
-    let res = client().get(w.url("/")).send().await.unwrap();
+    let res = client()
+        .get(w.url("/"))
+        .header("Cookie", &w.cookie)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status().as_u16(), 200);
     let h = res.headers().clone();
     let csp = h["content-security-policy"].to_str().unwrap();
@@ -136,12 +235,14 @@ async fn the_page_is_served_with_a_strict_policy_and_no_inline_script() {
     assert!(csp.contains("frame-ancestors 'none'"));
     assert_eq!(h["x-content-type-options"], "nosniff");
     assert_eq!(h["referrer-policy"], "no-referrer");
+    assert_eq!(h["cache-control"], "no-store");
     assert!(h.get("access-control-allow-origin").is_none());
     let body = res.text().await.unwrap();
-    assert!(body.contains(&format!(
-        r#"<meta name="copse-token" content="{}">"#,
-        w.token
-    )));
+    // A nonce of its own for every load.
+    let nonce = page_nonce(&body);
+    assert_eq!(nonce.len(), 32);
+    assert_ne!(nonce, w.nonce);
+    assert!(!body.contains("token"));
     // Every script is a file of this server; none has a body.
     for tag in body.split("<script").skip(1) {
         assert!(tag.contains("src=\"/assets/"), "{tag}");
@@ -156,6 +257,7 @@ async fn the_page_is_served_with_a_strict_policy_and_no_inline_script() {
     ] {
         let res = client()
             .get(w.url(&format!("/assets/{asset}")))
+            .header("Cookie", &w.cookie)
             .send()
             .await
             .unwrap();
@@ -177,21 +279,41 @@ async fn the_page_is_served_with_a_strict_policy_and_no_inline_script() {
 }
 
 #[tokio::test]
-async fn state_changes_need_the_header_and_the_same_origin() {
+async fn state_changes_need_the_page_nonce_and_the_same_origin() {
     let w = world(true, 5).await;
+    // The hook writes a marker: whether it ran is seen on disk.
+    let marker = w.ws.join("ran");
+    std::fs::write(
+        w.ws.join(".cursor").join(crate::support::DENY_RM),
+        format!("#!/bin/sh\ntouch {}\necho '{{}}'\n", marker.display()),
+    )
+    .unwrap();
+    // Re-pin the edited script's workspace so the tester may run it.
+    let mut settings = copse_hooks::Settings::load(&w.copse.join("settings.json")).unwrap();
+    settings.trust(&w.ws).unwrap();
+    settings.save(&w.copse.join("settings.json")).unwrap();
     let body = json!({"source": w.cursor_config, "event": "beforeShellExecution"});
-    // The token in the query is not enough for a POST.
+    // The cookie alone is not enough: no nonce, a wrong one, another session's.
+    let other = world(true, 0).await;
+    for nonce in [None, Some("0".repeat(32)), Some(other.nonce.clone())] {
+        let (status, answer) = w
+            .post_with("/api/tester/run", &body, nonce.as_deref())
+            .await;
+        assert_eq!(status, 403, "{nonce:?}: {answer}");
+        assert!(
+            answer
+                .as_str()
+                .unwrap()
+                .contains("must come from a loaded copse-hooks page"),
+            "{answer}"
+        );
+    }
+    assert!(!marker.exists(), "a refused request ran the hook");
+    // A foreign Origin is refused even with the nonce.
     let res = client()
         .post(w.url("/api/tester/run"))
-        .header("Content-Type", "application/json")
-        .body(body.to_string())
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(res.status().as_u16(), 403);
-    let res = client()
-        .post(format!("{}/api/tester/run", w.base))
-        .header("X-Copse-Token", &w.token)
+        .header("Cookie", &w.cookie)
+        .header("X-Copse-Nonce", &w.nonce)
         .header("Origin", "http://evil.example")
         .header("Content-Type", "application/json")
         .body(body.to_string())
@@ -200,9 +322,10 @@ async fn state_changes_need_the_header_and_the_same_origin() {
         .unwrap();
     assert_eq!(res.status().as_u16(), 403);
     assert!(res.text().await.unwrap().contains("cross-origin"));
+    assert!(!marker.exists());
     // A preflight gets no CORS grant.
     let res = client()
-        .request(reqwest::Method::OPTIONS, format!("{}/api/trust", w.base))
+        .request(reqwest::Method::OPTIONS, w.url("/api/trust"))
         .header("Origin", "http://evil.example")
         .header("Access-Control-Request-Method", "POST")
         .send()
@@ -210,6 +333,100 @@ async fn state_changes_need_the_header_and_the_same_origin() {
         .unwrap();
     assert!(res.headers().get("access-control-allow-origin").is_none());
     assert_ne!(res.status().as_u16(), 200);
+    // Control: the page's own request, with its nonce and its origin, runs the hook.
+    let res = client()
+        .post(w.url("/api/tester/run"))
+        .header("Cookie", &w.cookie)
+        .header("X-Copse-Nonce", &w.nonce)
+        .header("Origin", &w.base)
+        .header("Content-Type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 200, "{}", res.text().await.unwrap());
+    assert!(marker.exists(), "the tester did not run the hook");
+}
+
+#[tokio::test]
+async fn trust_and_untrust_need_the_page_nonce() {
+    let w = world(false, 0).await;
+    let settings = w.copse.join("settings.json");
+    let ws = w.ws.display().to_string();
+    let p = w.ok("/api/trust/preview").await;
+    let trust = json!({"fingerprint": p["fingerprint"]});
+    for nonce in [None, Some("f".repeat(32))] {
+        let (status, answer) = w.post_with("/api/trust", &trust, nonce.as_deref()).await;
+        assert_eq!(status, 403, "{answer}");
+        assert!(!std::fs::read_to_string(&settings).unwrap().contains(&ws));
+    }
+    // A nonce from the API (as a page that lost its own would ask) works.
+    let fresh = w.ok("/api/nonce").await;
+    assert_eq!(fresh["header"], "x-copse-nonce");
+    let (status, answer) = w
+        .post_with("/api/trust", &trust, fresh["nonce"].as_str())
+        .await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(std::fs::read_to_string(&settings).unwrap().contains(&ws));
+    // Untrust likewise.
+    let (status, _) = w
+        .post_with("/api/untrust", &json!({"confirm": true}), None)
+        .await;
+    assert_eq!(status, 403);
+    assert!(std::fs::read_to_string(&settings).unwrap().contains(&ws));
+    let (status, answer) = w.post("/api/untrust", &json!({"confirm": true})).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(!std::fs::read_to_string(&settings).unwrap().contains(&ws));
+}
+
+#[tokio::test]
+async fn a_symlinked_config_is_not_shown() {
+    let w = world(true, 0).await;
+    let outside = w.ws.parent().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let secret = outside.join("id_rsa");
+    std::fs::write(
+        &secret,
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n",
+    )
+    .unwrap();
+    // A config that is a link out of the workspace.
+    let claude = w.ws.join(".claude");
+    std::fs::create_dir_all(&claude).unwrap();
+    std::os::unix::fs::symlink(&secret, claude.join("settings.json")).unwrap();
+    // A config whose directory is a link out of the workspace.
+    let gemini_dir = outside.join("gemini");
+    std::fs::create_dir_all(&gemini_dir).unwrap();
+    std::fs::write(
+        gemini_dir.join("settings.json"),
+        r#"{"hooks": {"BeforeTool": [{"matcher": "*", "hooks": [{"type": "command", "command": "echo SECRET-GEMINI"}]}]}}"#,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&gemini_dir, w.ws.join(".gemini")).unwrap();
+    // Discovery knows both (so the refusal below is the link rule, not "unknown").
+    let s = w.ok("/api/sources").await;
+    let known = s.to_string();
+    for config in [
+        claude.join("settings.json"),
+        w.ws.join(".gemini/settings.json"),
+    ] {
+        let config = config.display().to_string();
+        assert!(
+            known.contains(&config),
+            "discovery does not list {config}: {s}"
+        );
+        let (status, body) = w.get(&format!("/api/source?path={config}")).await;
+        assert_eq!(status, 403, "{config}: {body}");
+        let error = body["error"].as_str().unwrap();
+        assert!(error.contains("is a symbolic link"), "{error}");
+        assert!(!body.to_string().contains("PRIVATE KEY"));
+        assert!(!body.to_string().contains("SECRET-GEMINI"));
+    }
+    // Control: a regular config of the same workspace is served.
+    let f = w
+        .ok(&format!("/api/source?path={}", w.cursor_config.display()))
+        .await;
+    assert!(f["text"].as_str().unwrap().contains("beforeShellExecution"));
 }
 
 #[tokio::test]
@@ -484,7 +701,12 @@ async fn an_empty_store_reads_as_empty() {
 #[tokio::test]
 async fn live_updates_announce_new_runs() {
     let w = world(true, 3).await;
-    let mut res = client().get(w.url("/api/events")).send().await.unwrap();
+    let mut res = client()
+        .get(w.url("/api/events"))
+        .header("Cookie", &w.cookie)
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.headers()["content-type"], "text/event-stream");
     let first = tokio::time::timeout(std::time::Duration::from_secs(30), res.chunk())
         .await

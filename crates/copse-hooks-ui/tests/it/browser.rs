@@ -238,8 +238,9 @@ impl Browser {
     }
 }
 
+/// A page of the signed-in browser: the clean address, no credential in it.
 fn page(w: &World, hash: &str) -> String {
-    format!("{}/?token={}#/{hash}", w.base, w.token)
+    format!("{}/#/{hash}", w.base)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -250,9 +251,19 @@ async fn the_page_in_chromium() {
     let w = world(true, 240).await;
     let b = Browser::start().await;
 
-    // Sources: the seeded hooks, with their run counts.
-    b.goto(&page(&w, "sources")).await;
+    // Signing in: a one-time address, as the CLI hands to the browser opener.
+    let login = w.logins.login_url().unwrap();
+    b.goto(&format!("{login}#/sources")).await;
     b.ready("sources").await;
+    // The browser landed on the clean address, the session cookie is out of the
+    // script's reach, and the code in the opener's argv is already spent.
+    assert_eq!(
+        b.js("return location.search + '|' + location.hash + '|' + document.cookie")
+            .await,
+        "|#/sources|"
+    );
+    let (status, _) = crate::support::sign_in(&login).await.unwrap_err();
+    assert_eq!(status, 403);
     let hooks = b
         .js("return [...document.querySelectorAll('#sources-table tr[data-hook]')].map(r => r.dataset.hook)")
         .await;

@@ -1,5 +1,6 @@
 //! A seeded world: a home, a copse dir, a trusted workspace with real hook scripts,
-//! an audit store with runs in three sessions, and a running server.
+//! an audit store with runs in three sessions, and a running server this test client
+//! signed in to (through a one-time code, as a browser does).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -8,7 +9,7 @@ use std::sync::Arc;
 use copse_hooks::Settings;
 use copse_hooks::spine::{Retention, RunKind, RunRecord, Spine, SpineOptions, unix_ms};
 use copse_hooks::{Engine, EngineConfig};
-use copse_hooks_ui::{Server, UiOptions};
+use copse_hooks_ui::{Logins, Server, UiOptions};
 
 pub struct World {
     _dir: tempfile::TempDir,
@@ -17,8 +18,14 @@ pub struct World {
     pub cursor_config: PathBuf,
     pub claude_config: PathBuf,
     pub base: String,
-    pub token: String,
     pub port: u16,
+    /// Mints sign-in addresses for this server.
+    pub logins: Logins,
+    /// The session cookie, as a `Cookie:` header value (`name=secret`); empty when
+    /// the world was built without signing in.
+    pub cookie: String,
+    /// A nonce of a page this session loaded.
+    pub nonce: String,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
 }
 
@@ -53,8 +60,41 @@ pub fn engine_for(home: &Path, copse: &Path, ws: &Path) -> Engine {
     Engine::new(config)
 }
 
-/// Builds the world; `trusted` decides whether the workspace starts trusted.
+/// Builds the world and signs in; `trusted` decides whether the workspace starts
+/// trusted.
 pub async fn world(trusted: bool, runs: usize) -> World {
+    world_with(trusted, runs, copse_hooks_ui::CODE_TTL).await
+}
+
+/// A client that does not follow redirects (the sign-in answer is one).
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap()
+}
+
+/// Spends a sign-in address: the `Set-Cookie` it answered with, or the refusal.
+pub async fn sign_in(login_url: &str) -> Result<String, (u16, String)> {
+    let res = client().get(login_url).send().await.unwrap();
+    let status = res.status().as_u16();
+    match res.headers().get("set-cookie") {
+        Some(c) if status == 303 => Ok(c.to_str().unwrap().to_string()),
+        _ => Err((status, res.text().await.unwrap())),
+    }
+}
+
+/// The nonce in a page's `<meta name="copse-nonce">`.
+pub fn page_nonce(html: &str) -> String {
+    let at = html
+        .find(r#"<meta name="copse-nonce" content=""#)
+        .unwrap_or_else(|| panic!("no nonce in the page: {html}"));
+    let rest = &html[at + r#"<meta name="copse-nonce" content=""#.len()..];
+    rest[..rest.find('"').unwrap()].to_string()
+}
+
+/// Builds the world with sign-in codes that live `ttl`; signs in unless `ttl` is zero.
+pub async fn world_with(trusted: bool, runs: usize, ttl: std::time::Duration) -> World {
     let dir = tempfile::tempdir().unwrap();
     let root = dir.path().canonicalize().unwrap();
     let home = root.join("home");
@@ -117,14 +157,31 @@ esac"#,
 
     let (h, c, w) = (home.clone(), copse.clone(), ws.clone());
     let engine: copse_hooks_ui::EngineFactory = Arc::new(move || Ok(engine_for(&h, &c, &w)));
-    let server = Server::bind(UiOptions { port: 0, engine }).await.unwrap();
+    let mut options = UiOptions::new(0, engine);
+    options.code_ttl = ttl;
+    let server = Server::bind(options).await.unwrap();
     let base = format!("http://{}", server.addr());
-    let token = server.token().to_string();
     let port = server.addr().port();
+    let logins = server.logins();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(server.run_until(async move {
         let _ = stopped.await;
     }));
+    let (cookie, nonce) = if ttl.is_zero() {
+        (String::new(), String::new())
+    } else {
+        let set = sign_in(&logins.login_url().unwrap()).await.unwrap();
+        let cookie = set.split(';').next().unwrap().to_string();
+        let page = client()
+            .get(format!("{base}/"))
+            .header("Cookie", &cookie)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(page.status().as_u16(), 200);
+        let nonce = page_nonce(&page.text().await.unwrap());
+        (cookie, nonce)
+    };
     World {
         _dir: dir,
         copse,
@@ -132,8 +189,10 @@ esac"#,
         cursor_config,
         claude_config,
         base,
-        token,
         port,
+        logins,
+        cookie,
+        nonce,
         stop: Some(stop),
     }
 }
