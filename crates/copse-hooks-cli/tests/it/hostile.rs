@@ -637,7 +637,10 @@ fn a_group_or_other_writable_config_is_refused_naming_the_chmod_that_fixes_it() 
     );
     set_mode(&user, 0o600);
     gate_trusted(&env);
-    assert!(marker.exists(), "control: the fixed user config did not run");
+    assert!(
+        marker.exists(),
+        "control: the fixed user config did not run"
+    );
 }
 
 #[test]
@@ -651,10 +654,16 @@ fn a_config_owned_by_another_user_is_refused() {
     assert!(!marker.exists(), "another user's config ran");
     let err = r.stderr();
     assert!(err.contains("owned by another user (uid 65534)"), "{err}");
-    assert!(err.contains(&format!("chown 0 {}", user.display())), "{err}");
+    assert!(
+        err.contains(&format!("chown 0 {}", user.display())),
+        "{err}"
+    );
     chown(&user, 0);
     gate_trusted(&env);
-    assert!(marker.exists(), "control: the user's own config did not run");
+    assert!(
+        marker.exists(),
+        "control: the user's own config did not run"
+    );
 }
 
 #[test]
@@ -670,7 +679,13 @@ fn a_writable_or_foreign_settings_file_means_hooks_off_and_nothing_trusted() {
     .unwrap();
     let gate = || {
         env.cmd()
-            .args(["--json", "gate", "run_shell", "--input", r#"{"command":"ls"}"#])
+            .args([
+                "--json",
+                "gate",
+                "run_shell",
+                "--input",
+                r#"{"command":"ls"}"#,
+            ])
             .run()
             .success()
     };
@@ -681,7 +696,10 @@ fn a_writable_or_foreign_settings_file_means_hooks_off_and_nothing_trusted() {
     std::fs::remove_file(&marker).unwrap();
     set_mode(&settings, 0o666);
     let r = gate();
-    assert!(!marker.exists(), "a world-writable settings file turned hooks on");
+    assert!(
+        !marker.exists(),
+        "a world-writable settings file turned hooks on"
+    );
     let err = r.stderr();
     assert!(
         err.contains(&format!("chmod go-w {}", settings.display())) && err.contains("hooks off"),
@@ -689,7 +707,10 @@ fn a_writable_or_foreign_settings_file_means_hooks_off_and_nothing_trusted() {
     );
     // Refused, not adopted: `enable` fails naming the fix and leaves the mode alone.
     let r = env.cmd().args(["enable"]).run();
-    assert!(!r.out.status.success(), "enable adopted a writable settings file");
+    assert!(
+        !r.out.status.success(),
+        "enable adopted a writable settings file"
+    );
     assert!(r.stderr().contains("chmod go-w"), "{}", r.stderr());
     assert_eq!(
         std::fs::metadata(&settings).unwrap().permissions().mode() & 0o777,
@@ -698,8 +719,15 @@ fn a_writable_or_foreign_settings_file_means_hooks_off_and_nothing_trusted() {
     set_mode(&settings, 0o600);
     chown(&settings, 65534);
     let r = gate();
-    assert!(!marker.exists(), "another user's settings file turned hooks on");
-    assert!(r.stderr().contains("owned by another user"), "{}", r.stderr());
+    assert!(
+        !marker.exists(),
+        "another user's settings file turned hooks on"
+    );
+    assert!(
+        r.stderr().contains("owned by another user"),
+        "{}",
+        r.stderr()
+    );
 }
 
 #[test]
@@ -718,4 +746,109 @@ fn a_copse_dir_opened_to_everyone_is_tightened_again_on_the_next_gate() {
     assert_eq!(mode(&dir), 0o700, "{}", r.stderr());
     assert_eq!(mode(&dir.join("spine.db")), 0o600);
     assert!(r.stderr().contains("tightened to 700"), "{}", r.stderr());
+}
+
+#[test]
+fn every_wrapper_chain_and_shell_form_pins_its_script() {
+    for form in [
+        "sh -e x.sh",
+        "bash -eu -o pipefail x.sh",
+        "bash --norc +x -O extglob ./x.sh",
+        "timeout 5 ./x.sh",
+        "timeout -s KILL 5 ./x.sh",
+        "nohup ./x.sh",
+        "env A=1 ./x.sh",
+        "env -i ./x.sh",
+        "xargs -0 ./x.sh",
+        "true && ./x.sh",
+        "true; ./x.sh",
+        "false || ./x.sh",
+        "sh < x.sh",
+        "bash < ./x.sh",
+        "exec ./x.sh",
+        "nice ./x.sh",
+        "command ./x.sh",
+        "sh -c ./x.sh",
+    ] {
+        let env = Env::new();
+        let marker = env.root().join("ran");
+        let script = env.script("ws/x.sh", &format!("echo ok >> {}", marker.display()));
+        env.project_cursor(
+            &json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": form}]}})
+                .to_string(),
+        );
+        let r = env.cmd().args(["--json", "trust"]).run().success();
+        let pinned: Vec<String> = r.json()["scripts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["script"].as_str().unwrap().to_string())
+            .collect();
+        assert_eq!(pinned, vec![script.display().to_string()], "{form}");
+        // Control: as trusted, it runs.
+        env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+        assert_eq!(
+            std::fs::read_to_string(&marker).unwrap_or_default(),
+            "ok\n",
+            "{form}: the trusted hook did not run"
+        );
+        // The attack: the config is unchanged, the script it runs is not.
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\necho evil >> {}\n", marker.display()),
+        )
+        .unwrap();
+        let r = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+        assert_eq!(
+            r.json()["runs"].as_array().unwrap().len(),
+            0,
+            "{form}: the edited script's hook ran"
+        );
+        assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ok\n", "{form}");
+        assert!(
+            r.stderr()
+                .contains("x.sh changed since the workspace was trusted"),
+            "{form}: {}",
+            r.stderr()
+        );
+    }
+}
+
+#[test]
+fn trust_and_lint_warn_about_a_workspace_file_a_command_uses_unpinned() {
+    let env = Env::new();
+    let marker = env.root().join("ran");
+    env.script("ws/data.sh", &format!("echo ok >> {}", marker.display()));
+    env.project_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [
+            {"command": "cat ./data.sh | sh"}
+        ]}})
+        .to_string(),
+    );
+    let data = env.workspace().join("data.sh").display().to_string();
+    let r = env.cmd().args(["trust"]).run().success();
+    assert!(
+        r.stderr().contains(&data) && r.stderr().contains("trust cannot pin"),
+        "{}",
+        r.stderr()
+    );
+    let r = env.cmd().args(["lint"]).run();
+    let all = format!("{}{}", r.stdout(), r.stderr());
+    assert!(
+        all.contains(&data) && all.contains("trust cannot pin"),
+        "{all}"
+    );
+    // The hook really uses it.
+    env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    assert!(marker.exists(), "control: the hook did not run");
+    // Run as a script, it is pinned and nothing is said.
+    env.project_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [
+            {"command": "sh ./data.sh"}
+        ]}})
+        .to_string(),
+    );
+    let r = env.cmd().args(["trust"]).run().success();
+    assert!(!r.stderr().contains("trust cannot pin"), "{}", r.stderr());
+    assert!(r.stdout().contains("pinned script"), "{}", r.stdout());
 }
