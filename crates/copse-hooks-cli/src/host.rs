@@ -38,6 +38,18 @@ pub fn hosted(
     enabled: Option<bool>,
     origin: Origin,
 ) -> Result<Hosted> {
+    hosted_with(roots, trusted, enabled, origin, |_| {})
+}
+
+/// [`hosted`], with a last adjustment of the engine config (the daemon's minimal
+/// hook environment).
+pub fn hosted_with(
+    roots: Vec<PathBuf>,
+    trusted: Option<bool>,
+    enabled: Option<bool>,
+    origin: Origin,
+    adjust: impl FnOnce(&mut copse_hooks::EngineConfig),
+) -> Result<Hosted> {
     let global = Global {
         workspaces: roots,
         trust: trusted == Some(true),
@@ -53,6 +65,7 @@ pub fn hosted(
         if trusted == Some(false) {
             c.trusted.clear();
         }
+        adjust(c);
     })?;
     let config = inv.engine.config();
     let settings_path = Settings::path_in(&config.copse_dir);

@@ -33,6 +33,7 @@
 pub mod doctor;
 pub mod framing;
 mod methods;
+pub mod peer;
 pub mod pool;
 mod shim;
 pub mod socket;
@@ -70,13 +71,18 @@ pub struct HostContext {
     pub values: Vec<SettingValue>,
     /// The settings file's identity when the engine was built (the server rebuilds a
     /// cached engine when it changes).
-    pub settings_stamp: Option<(std::time::SystemTime, u64)>,
+    pub settings_stamp: Option<SettingsStamp>,
 }
 
-/// A file's modification time and length, when it exists.
-fn settings_stamp(path: &std::path::Path) -> Option<(std::time::SystemTime, u64)> {
+/// A settings file's identity: modification time, length and inode (settings are
+/// saved by renaming a new file over the old, so every save changes the inode).
+pub type SettingsStamp = (std::time::SystemTime, u64, u64);
+
+/// A file's [`SettingsStamp`], when it exists: one `stat`.
+pub(crate) fn settings_stamp(path: &std::path::Path) -> Option<SettingsStamp> {
+    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
+    Some((meta.modified().ok()?, meta.len(), meta.ino()))
 }
 
 /// An engine and what the host knows about it.
@@ -189,8 +195,32 @@ impl Server {
         // New roots, or the settings changed (enablement, trust): a fresh engine.
         let mut hosted = (self.config.factory)(params)?;
         hosted.context.settings_stamp = settings_stamp(&hosted.context.settings_path);
-        lock(&self.engines).insert(key, hosted.clone());
+        if let Some(old) = lock(&self.engines).insert(key, hosted.clone()) {
+            shim::retire(old.engine);
+        }
         Ok(hosted)
+    }
+
+    /// Retires every cached engine whose settings changed since it was built (its
+    /// persistent hooks stopped): an untrust or disable stops the processes it
+    /// deselects without waiting for a request. Connections still holding such an
+    /// engine move to a fresh one at their next request.
+    pub fn refresh(&self) {
+        let stale: Vec<Hosted> = {
+            let mut engines = lock(&self.engines);
+            let keys: Vec<String> = engines
+                .iter()
+                .filter(|(_, h)| {
+                    h.context.settings_stamp != settings_stamp(&h.context.settings_path)
+                })
+                .map(|(k, _)| k.clone())
+                .collect();
+            keys.iter().filter_map(|k| engines.remove(k)).collect()
+        };
+        for h in stale {
+            shim::retire(h.engine);
+        }
+        self.shim.refresh();
     }
 
     /// Cancels every in-flight request of every connection, stops every persistent
@@ -276,6 +306,9 @@ pub enum ConnectionEnd {
 #[derive(Default)]
 struct ConnState {
     hosted: Option<Hosted>,
+    /// What `initialize` asked for: an engine is rebuilt from it when the settings
+    /// change under an open connection.
+    params: Option<InitializeParams>,
     shutdown: bool,
     closed: bool,
     sessions: HashMap<String, Session>,

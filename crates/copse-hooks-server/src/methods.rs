@@ -291,7 +291,11 @@ fn initialize(conn: &Arc<Conn>, params: Option<Value>) -> RpcResult {
         .server
         .hosted(&p)
         .map_err(|e| RpcError::new(codes::INTERNAL_ERROR, e))?;
-    lock(&conn.state).hosted = Some(hosted);
+    {
+        let mut st = lock(&conn.state);
+        st.hosted = Some(hosted);
+        st.params = Some(p);
+    }
     let events: Vec<String> = CanonicalEvent::ALL
         .iter()
         .map(|e| e.name().to_owned())
@@ -318,10 +322,7 @@ fn initialize(conn: &Arc<Conn>, params: Option<Value>) -> RpcResult {
 }
 
 fn session_open(conn: &Arc<Conn>, p: rpc::SessionOpenParams) -> RpcResult {
-    let hosted = lock(&conn.state).hosted.clone();
-    let Some(hosted) = hosted else {
-        return Err(RpcError::new(codes::NOT_INITIALIZED, "not initialized"));
-    };
+    let hosted = hosted(conn)?;
     let mut identity = SessionIdentity::new(p.conversation_id.unwrap_or_default());
     identity.generation_id = p.generation_id.unwrap_or_default();
     identity.model = p.model.map(Into::into);
@@ -435,11 +436,35 @@ fn event_of(method: &str) -> Option<CanonicalEvent> {
         .and_then(CanonicalEvent::from_name)
 }
 
+/// The connection's engine, as the settings are now: when they changed since it was
+/// built (one `stat` per request), the connection moves to an engine built from the
+/// new settings, and so do its open sessions (their state kept). An `untrust` or
+/// `disable` run while a connection is open reaches its very next request.
 fn hosted(conn: &Conn) -> Result<crate::Hosted, RpcError> {
-    lock(&conn.state)
-        .hosted
-        .clone()
-        .ok_or_else(|| RpcError::new(codes::NOT_INITIALIZED, "not initialized"))
+    let (hosted, params) = {
+        let st = lock(&conn.state);
+        let hosted = st
+            .hosted
+            .clone()
+            .ok_or_else(|| RpcError::new(codes::NOT_INITIALIZED, "not initialized"))?;
+        (hosted, st.params.clone())
+    };
+    let Some(params) = params else {
+        return Ok(hosted);
+    };
+    if hosted.context.settings_stamp == crate::settings_stamp(&hosted.context.settings_path) {
+        return Ok(hosted);
+    }
+    let fresh = conn
+        .server
+        .hosted(&params)
+        .map_err(|e| RpcError::new(codes::INTERNAL_ERROR, e))?;
+    let mut st = lock(&conn.state);
+    st.hosted = Some(fresh.clone());
+    for session in st.sessions.values_mut() {
+        *session = session.rebind(&fresh.engine);
+    }
+    Ok(fresh)
 }
 
 fn call_pooled(conn: &Arc<Conn>, method: &str, params: Option<Value>) -> RpcResult {
@@ -463,13 +488,18 @@ fn call_pooled(conn: &Arc<Conn>, method: &str, params: Option<Value>) -> RpcResu
                 Some(Value::String(s)) => Some(s.clone()),
                 Some(v) => Some(v.to_string()),
             };
+            // Always in the sandbox, whatever the hook's `"sandbox": false` says: a
+            // client of the server is not the user at a terminal.
+            let mut options = copse_hooks::DryRunOptions::default();
+            options.sandbox = true;
             let dry = hosted
                 .engine
-                .dry_run(
+                .dry_run_with(
                     Path::new(&p.source),
                     &p.event,
                     p.entry.unwrap_or(1),
                     payload.as_deref(),
+                    options,
                 )
                 .map_err(|e| {
                     RpcError::new(codes::INVALID_PARAMS, format!("invalid params: {e}"))

@@ -38,10 +38,32 @@ use crate::{Conn, lock};
 /// settings, environment).
 const MAX_ENGINES: usize = 32;
 
+/// A warm engine: when it was last used, and the settings it was built from.
+struct Warm {
+    engine: Engine,
+    used: u64,
+    settings: PathBuf,
+    stamp: Option<crate::SettingsStamp>,
+}
+
+/// Retires an engine nobody will ask again: its persistent hooks stopped (stdin
+/// closed, a grace, then killed) and its audit store flushed, off the caller's thread.
+pub(crate) fn retire(engine: Engine) {
+    let spawned = std::thread::Builder::new()
+        .name("copse-hooks-retire".to_owned())
+        .spawn(move || {
+            engine.stop_persistent();
+            engine.flush_spine();
+        });
+    if let Err(e) = spawned {
+        eprintln!("copse-hooks serve: cannot retire an engine: {e}");
+    }
+}
+
 /// The daemon's shim state: warm engines and detached runs.
 #[derive(Default)]
 pub(crate) struct ShimHost {
-    engines: Mutex<HashMap<Vec<u8>, (Engine, u64)>>,
+    engines: Mutex<HashMap<Vec<u8>, Warm>>,
     tick: AtomicU64,
     detached: Mutex<HashMap<u64, CancelToken>>,
     detached_done: Condvar,
@@ -65,24 +87,68 @@ impl ShimHost {
             key.extend_from_slice(value.as_encoded_bytes());
         }
         config.environment = environment;
+        let settings = copse_hooks::Settings::path_in(&config.copse_dir);
+        // One stat per call: a settings change (trust, untrust, enable, disable) retires
+        // every engine built from the old settings, persistent hooks and all.
+        let stamp = crate::settings_stamp(&settings);
         let tick = self.tick.fetch_add(1, Ordering::Relaxed);
         let mut engines = lock(&self.engines);
-        if let Some((engine, used)) = engines.get_mut(&key) {
-            *used = tick;
-            return engine.clone();
+        Self::retire_stale(&mut engines, &settings, stamp);
+        if let Some(warm) = engines.get_mut(&key) {
+            warm.used = tick;
+            return warm.engine.clone();
         }
         if engines.len() >= MAX_ENGINES
             && let Some(oldest) = engines
                 .iter()
-                .min_by_key(|(_, (_, used))| *used)
+                .min_by_key(|(_, w)| w.used)
                 .map(|(k, _)| k.clone())
-            && let Some((old, _)) = engines.remove(&oldest)
+            && let Some(old) = engines.remove(&oldest)
         {
-            old.flush_spine();
+            retire(old.engine);
         }
         let engine = Engine::new(config);
-        engines.insert(key, (engine.clone(), tick));
+        engines.insert(
+            key,
+            Warm {
+                engine: engine.clone(),
+                used: tick,
+                settings,
+                stamp,
+            },
+        );
         engine
+    }
+
+    /// Retires the engines built from `settings` when it no longer has `stamp`.
+    fn retire_stale(
+        engines: &mut HashMap<Vec<u8>, Warm>,
+        settings: &std::path::Path,
+        stamp: Option<crate::SettingsStamp>,
+    ) {
+        let stale: Vec<Vec<u8>> = engines
+            .iter()
+            .filter(|(_, w)| w.settings == settings && w.stamp != stamp)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in stale {
+            if let Some(old) = engines.remove(&k) {
+                retire(old.engine);
+            }
+        }
+    }
+
+    /// Retires every warm engine whose settings changed since it was built (the
+    /// daemon's watch, so a disabled or untrusted persistent hook stops without
+    /// waiting for the next call).
+    pub(crate) fn refresh(&self) {
+        let mut engines = lock(&self.engines);
+        let files: std::collections::BTreeSet<PathBuf> =
+            engines.values().map(|w| w.settings.clone()).collect();
+        for file in files {
+            let stamp = crate::settings_stamp(&file);
+            Self::retire_stale(&mut engines, &file, stamp);
+        }
     }
 
     /// Cancels detached runs (killing their hooks), waits for them, and flushes every
@@ -100,8 +166,8 @@ impl ShimHost {
                     .unwrap_or_else(|p| p.into_inner());
             }
         }
-        for (engine, _) in lock(&self.engines).values() {
-            engine.flush_spine();
+        for warm in lock(&self.engines).values() {
+            warm.engine.flush_spine();
         }
     }
 }
@@ -227,12 +293,42 @@ fn result_of(answer: Answer, detached: bool) -> rpc::ShimHandleResult {
     }
 }
 
+/// The names a client never chooses for the daemon: where the user's home and copse
+/// data are (which settings, trust and audit store a call uses) and how deep in hooks
+/// the caller is (the recursion guard). The daemon's own values stand in for them.
+const DAEMON_OWNED: [&str; 3] = ["HOME", "COPSE_DIR", "COPSE_HOOK_DEPTH"];
+
+/// The daemon's own `HOME`, copse data directory and hook depth, read once.
+fn own_vars() -> &'static [(OsString, OsString)] {
+    static OWN: std::sync::OnceLock<Vec<(OsString, OsString)>> = std::sync::OnceLock::new();
+    OWN.get_or_init(|| {
+        let mut own = vec![
+            (
+                OsString::from("HOME"),
+                EngineConfig::process_home().into_os_string(),
+            ),
+            (
+                OsString::from("COPSE_DIR"),
+                EngineConfig::process_copse_dir().into_os_string(),
+            ),
+        ];
+        if let Some(depth) = std::env::var_os("COPSE_HOOK_DEPTH") {
+            own.push((OsString::from("COPSE_HOOK_DEPTH"), depth));
+        }
+        own
+    })
+}
+
 /// The environment a call's hooks start from: what the shim sent, without LLM keys
-/// (the shim drops them; a client that did not is not trusted to).
+/// (the shim drops them; a client that did not is not trusted to), with the daemon's
+/// own `HOME`, `COPSE_DIR` and `COPSE_HOOK_DEPTH` in place of the client's. Nothing of
+/// the daemon's own environment beyond those reaches a hook: the daemon serves every
+/// agent, and the one that started it has no say over the others' hooks.
 fn vars(env: &std::collections::BTreeMap<String, String>) -> Vec<(OsString, OsString)> {
     env.iter()
-        .filter(|(k, _)| !copse_hooks::is_llm_secret(k))
+        .filter(|(k, _)| !copse_hooks::is_llm_secret(k) && !DAEMON_OWNED.contains(&k.as_str()))
         .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+        .chain(own_vars().iter().cloned())
         .collect()
 }
 
@@ -254,13 +350,7 @@ fn call(
         ));
     };
     let vars = vars(&p.env);
-    let copse_dir = {
-        let home = p.env.get("HOME").filter(|h| !h.is_empty());
-        match p.env.get("COPSE_DIR").filter(|d| !d.is_empty()) {
-            Some(d) => PathBuf::from(d),
-            None => PathBuf::from(home.map(String::as_str).unwrap_or("/")).join(".copse"),
-        }
-    };
+    let copse_dir = EngineConfig::process_copse_dir();
     let mut inbound = match agent::read(agent, p.payload.as_bytes()) {
         Ok(i) => i,
         Err(e) => {

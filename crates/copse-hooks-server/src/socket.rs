@@ -37,21 +37,71 @@ fn io<'a>(action: &'static str, path: &'a Path) -> impl FnOnce(std::io::Error) -
 
 /// The pid recorded in a socket's lock file.
 pub fn holder_pid(socket: &Path) -> Option<u32> {
-    let text = std::fs::read_to_string(lock_path(socket)).ok()?;
+    // Never through a link: `daemon stop` signals this pid.
+    let mut text = String::new();
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(lock_path(socket))
+        .ok()?
+        .read_to_string(&mut text)
+        .ok()?;
     text.trim().parse().ok()
 }
 
-/// Takes the socket's lock, or says who holds it.
-fn take_lock(socket: &Path) -> Result<File, ServerError> {
-    let path = lock_path(socket);
-    let mut file = OpenOptions::new()
+/// Opens (creating it 0600) a lock file without following a symbolic link, and
+/// refuses one that is not a plain file of ours: a lock planted as a link (or a hard
+/// link) by someone who can write the directory would have us truncate and write
+/// whatever it points at.
+fn open_lock(path: &Path) -> Result<File, ServerError> {
+    let file = OpenOptions::new()
         .read(true)
         .write(true)
         .create(true)
         .truncate(false)
         .mode(0o600)
-        .open(&path)
-        .map_err(io("cannot open the lock file", &path))?;
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| {
+            if e.raw_os_error() == Some(libc::ELOOP) {
+                ServerError::Io {
+                    action: "refusing to follow the symbolic link at the lock file",
+                    path: path.to_path_buf(),
+                    cause: std::io::Error::other(
+                        "a lock file must be a plain file; remove the link and try again",
+                    ),
+                }
+            } else {
+                io("cannot open the lock file", path)(e)
+            }
+        })?;
+    let meta = file
+        .metadata()
+        .map_err(io("cannot read the lock file", path))?;
+    let uid = rustix::process::getuid().as_raw();
+    let why = if !meta.file_type().is_file() {
+        Some("it is not a plain file".to_owned())
+    } else if meta.uid() != uid {
+        Some(format!("it is owned by uid {}, not {uid}", meta.uid()))
+    } else if meta.nlink() != 1 {
+        Some(format!("it has {} hard links", meta.nlink()))
+    } else {
+        None
+    };
+    if let Some(why) = why {
+        return Err(ServerError::Io {
+            action: "refusing the lock file",
+            path: path.to_path_buf(),
+            cause: std::io::Error::other(format!("{why}; remove it and try again")),
+        });
+    }
+    Ok(file)
+}
+
+/// Takes the socket's lock, or says who holds it.
+fn take_lock(socket: &Path) -> Result<File, ServerError> {
+    let path = lock_path(socket);
+    let mut file = open_lock(&path)?;
     if flock(&file, FlockOperation::NonBlockingLockExclusive).is_err() {
         return Err(ServerError::InUse {
             path: socket.to_path_buf(),
@@ -138,6 +188,8 @@ pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerErro
             .spawn(move || {
                 loop {
                     std::thread::sleep(Duration::from_secs(2));
+                    // Settings changed (untrust, disable): stop what they deselect.
+                    server.refresh();
                     let now = std::fs::symlink_metadata(&path)
                         .map(|m| (m.dev(), m.ino()))
                         .ok();
@@ -158,6 +210,11 @@ pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerErro
                 let Ok(output) = stream.try_clone() else {
                     return;
                 };
+                // Defence in depth: a hook that reached the socket is not served.
+                if let Some(why) = crate::peer::check(&stream) {
+                    eprintln!("copse-hooks serve: refused a connection: {why}");
+                    return;
+                }
                 let probe = &stream;
                 let end = server.serve_connection(&stream, output, || crate::hung_up(probe));
                 if let ConnectionEnd::Exit { .. } = end {
@@ -225,14 +282,7 @@ pub fn start_with(
     let mut start_lock = lock_path(socket).into_os_string();
     start_lock.push(".start");
     let start_lock = PathBuf::from(start_lock);
-    let guard = OpenOptions::new()
-        .read(true)
-        .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
-        .open(&start_lock)
-        .map_err(io("cannot open", &start_lock))?;
+    let guard = open_lock(&start_lock)?;
     flock(&guard, FlockOperation::LockExclusive)
         .map_err(|e| io("cannot lock", &start_lock)(e.into()))?;
     if let DaemonStatus::Running { pid } = status(socket) {

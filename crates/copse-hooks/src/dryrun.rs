@@ -29,6 +29,10 @@ pub struct DryRunOptions {
     /// Run a project hook whose workspace is not trusted (or changed since trusted),
     /// for this one run, always in the sandbox.
     pub trust: bool,
+    /// Run the hook in the sandbox even when it is a trusted Copse hook with
+    /// `"sandbox": false` (the JSON-RPC server's `hooks/test`: a client never gets an
+    /// unsandboxed run).
+    pub sandbox: bool,
 }
 
 /// Why a dry run could not start.
@@ -313,7 +317,7 @@ impl Engine {
         };
         let mut hook_for_run = clone_for_dry_run(hook);
         // Only a trusted Copse hook may leave the sandbox.
-        hook_for_run.sandbox = hook.sandbox || !really_trusted;
+        hook_for_run.sandbox = hook.sandbox || !really_trusted || options.sandbox;
         let stdin =
             payload_override.unwrap_or_else(|| runner::marshal(adapter, &hook_for_run, &input));
         let run = runner::run(adapter, &hook_for_run, &input, stdin);

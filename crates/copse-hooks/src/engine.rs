@@ -643,6 +643,7 @@ impl Engine {
         let canonical = event.event();
         let mut out = Vec::new();
         let configs = self.active_configs();
+        self.stop_unselected_persistent(&configs);
         let claude_off = claude_hooks_disabled(
             configs
                 .iter()
@@ -715,6 +716,42 @@ impl Engine {
             }
         }
         out
+    }
+
+    /// Stops every persistent process whose hook entry is gone from the trusted
+    /// configs just loaded (its config was edited, or its root is no longer trusted):
+    /// a config edit reaches a running process at the next event, whatever its event.
+    /// Free when no persistent hook was ever started.
+    fn stop_unselected_persistent(&self, configs: &[LoadedConfig]) {
+        let pool = &self.inner.persistent;
+        if pool.is_empty() {
+            return;
+        }
+        let live: std::collections::HashSet<(&Path, &str, usize, &str)> = configs
+            .iter()
+            .filter(|l| self.trust_state(l) == TrustState::Trusted)
+            .flat_map(|l| l.config.hooks.iter())
+            .filter(|h| h.options.persistent.is_some())
+            .map(|h| {
+                (
+                    h.source.as_path(),
+                    h.event.as_str(),
+                    h.entry,
+                    h.command.as_str(),
+                )
+            })
+            .collect();
+        pool.stop_unless(
+            |k| {
+                live.contains(&(
+                    k.source.as_path(),
+                    k.event.as_str(),
+                    k.entry,
+                    k.command.as_str(),
+                ))
+            },
+            "its entry is no longer selected (the config changed or is no longer trusted)",
+        );
     }
 
     /// The dialect-wide switches of every trusted config: Gemini's

@@ -132,6 +132,16 @@ impl Session {
         }
     }
 
+    /// This session, firing through `engine` from now on (its state kept): a host
+    /// whose settings changed (untrust, disable) moves its open sessions to the
+    /// engine built from the new settings, so the change reaches their next event.
+    pub fn rebind(&self, engine: &Engine) -> Session {
+        Session {
+            engine: engine.clone(),
+            state: Arc::clone(&self.state),
+        }
+    }
+
     /// The current identity.
     pub fn identity(&self) -> SessionIdentity {
         lock(&self.state.identity).clone()

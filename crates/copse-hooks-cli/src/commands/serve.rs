@@ -13,11 +13,47 @@ use copse_hooks_server::{ConnectionEnd, ServerConfig};
 use crate::cli::Global;
 use crate::host::{self, Origin};
 
-fn config() -> ServerConfig {
-    ServerConfig::new(Arc::new(|p: &copse_hooks_wire::rpc::InitializeParams| {
-        let roots = p.workspace_roots.iter().map(PathBuf::from).collect();
-        host::hosted(roots, p.trusted, p.enabled, Origin::Client).map_err(|e| format!("{e:#}"))
-    }))
+/// The variables a socket server's hooks start from: only what locates the user and
+/// their locale. A socket server (the daemon) was started by whichever agent or shell
+/// came first; what else was in that environment (tokens, one agent's variables) is
+/// not for the hooks of every later client. `shim/handle` calls bring their own.
+const MINIMAL_ENV: [&str; 10] = [
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "COPSE_DIR",
+];
+
+/// This process's environment cut down to [`MINIMAL_ENV`] and `LC_*`.
+fn minimal_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    std::env::vars_os()
+        .filter(|(k, _)| {
+            k.to_str()
+                .is_some_and(|k| MINIMAL_ENV.contains(&k) || k.starts_with("LC_"))
+        })
+        .collect()
+}
+
+/// The server's config; `minimal`: hooks start from [`minimal_env`] rather than this
+/// process's whole environment (a socket server).
+fn config(minimal: bool) -> ServerConfig {
+    ServerConfig::new(Arc::new(
+        move |p: &copse_hooks_wire::rpc::InitializeParams| {
+            let roots = p.workspace_roots.iter().map(PathBuf::from).collect();
+            host::hosted_with(roots, p.trusted, p.enabled, Origin::Client, |c| {
+                if minimal {
+                    c.environment = minimal_env();
+                }
+            })
+            .map_err(|e| format!("{e:#}"))
+        },
+    ))
 }
 
 /// The daemon's socket: `$COPSE_DIR/daemon.sock`.
@@ -28,7 +64,7 @@ pub fn daemon_socket() -> PathBuf {
 pub fn serve(_global: &Global, socket_path: Option<&Path>) -> Result<ExitCode> {
     match socket_path {
         None => {
-            let end = copse_hooks_server::serve_stdio(config());
+            let end = copse_hooks_server::serve_stdio(config(false));
             Ok(match end {
                 ConnectionEnd::Closed | ConnectionEnd::Exit { clean: true } => ExitCode::SUCCESS,
                 ConnectionEnd::Exit { clean: false } => ExitCode::from(1),
@@ -43,7 +79,7 @@ pub fn serve(_global: &Global, socket_path: Option<&Path>) -> Result<ExitCode> {
                 crate::output::path(path),
                 std::process::id()
             );
-            socket::serve_socket(bound, config())?;
+            socket::serve_socket(bound, config(true))?;
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -205,6 +205,35 @@ fn gone(pid: &str) -> bool {
     }
 }
 
+/// The `sleep` argument unique to this test's slow hook: hooks see only their own
+/// pid namespace, so the test finds the host pid of that `sleep` by its command line.
+fn sleep_arg(env: &Env) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    env.root().hash(&mut h);
+    format!("1000.{}", h.finish() % 1_000_000)
+}
+
+/// The host pid of the slow hook's `sleep`, once it runs.
+fn sleeping_pid(env: &Env) -> String {
+    wait_for_file(&env.root().join("sleep.pid"));
+    let arg = sleep_arg(env);
+    let deadline = Instant::now() + HANG;
+    loop {
+        for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+            let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+                continue;
+            };
+            let words: Vec<&[u8]> = cmdline.split(|b| *b == 0).collect();
+            if words.len() >= 2 && words[0].ends_with(b"sleep") && words[1] == arg.as_bytes() {
+                return entry.file_name().to_string_lossy().into_owned();
+            }
+        }
+        assert!(Instant::now() < deadline, "the slow hook's sleep never ran");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn wait_gone(pid: &str) {
     let deadline = Instant::now() + HANG;
     while !gone(pid) {
@@ -222,8 +251,9 @@ fn setup(env: &Env) {
     let slow = env.script(
         "home/.cursor/slow.sh",
         &format!(
-            "cat >/dev/null\nread p _ </proc/self/stat; echo $p > {pids}/hook.pid\nsh -c 'read p _ </proc/self/stat; echo $p > {pids}/sleep.tmp; mv {pids}/sleep.tmp {pids}/sleep.pid; exec sleep 1000' &\nwhile [ ! -e {pids}/go ]; do sleep 0.02; done\nkill $!\necho '{{\"permission\":\"allow\"}}'",
-            pids = env.root().display()
+            "cat >/dev/null\nread p _ </proc/self/stat; echo $p > {pids}/hook.pid\nsh -c 'read p _ </proc/self/stat; echo $p > {pids}/sleep.tmp; mv {pids}/sleep.tmp {pids}/sleep.pid; exec sleep {arg}' &\nwhile [ ! -e {pids}/go ]; do sleep 0.02; done\nkill $!\necho '{{\"permission\":\"allow\"}}'",
+            pids = env.root().display(),
+            arg = sleep_arg(env)
         ),
     );
     let deny = env.script(
@@ -544,7 +574,7 @@ fn cancel_request_kills_the_hook_group() {
         "hooks/toolGate",
         json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "slow"}}),
     );
-    let pid = wait_for_file(&env.root().join("sleep.pid"));
+    let pid = sleeping_pid(&env);
     c.send(&json!({"jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": id}}));
     let m = c.wait(id);
     assert_eq!(m["error"]["code"], -32800, "{m}");
@@ -568,7 +598,7 @@ fn a_client_gone_mid_request_leaves_no_hook_behind() {
         "hooks/toolGate",
         json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "slow"}}),
     );
-    let pid = wait_for_file(&env.root().join("sleep.pid"));
+    let pid = sleeping_pid(&env);
     // The client goes away: its end of the pipes closes.
     drop(s.client);
     wait_gone(&pid);
@@ -647,7 +677,7 @@ fn daemon_serves_two_isolated_clients_and_survives_a_kill() {
         "hooks/toolGate",
         json!({"sessionId": sa, "tool": "run_shell", "input": {"command": "slow"}}),
     );
-    let pid = wait_for_file(&env.root().join("sleep.pid"));
+    let pid = sleeping_pid(&env);
     drop(a);
     wait_gone(&pid);
     let v = b.ok(
@@ -1019,4 +1049,453 @@ fn host_known_fields_from_session_open_and_update_reach_the_hooks() {
     assert_eq!(c.ok("shutdown", json!(null)), Value::Null);
     c.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
     assert!(wait_exit(&mut s.child).success());
+}
+
+// ---- Issue 22: the daemon serves only the agent, never a hook ----
+
+/// A minimal JSON-RPC client in perl (core modules only), usable from a hook or
+/// under `setpriv`/`unshare`: connects to `$1`, sends the line `$2`, prints
+/// `answer: <line>`, `closed` (the server hung up without answering) or
+/// `connect failed: <why>`.
+const PERL_CLIENT: &str = r#"use IO::Socket::UNIX; $SIG{PIPE} = 'IGNORE'; my $s = IO::Socket::UNIX->new(Type => SOCK_STREAM(), Peer => $ARGV[0]) or do { print "connect failed: $!\n"; exit 0 }; print $s "$ARGV[1]\n"; $s->flush; my $l = <$s>; print defined $l ? "answer: $l" : "closed\n";"#;
+
+/// The `initialize` a hook would send to get trusted, unsandboxed runs.
+fn trusted_initialize(env: &Env) -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"workspaceRoots": [env.workspace()], "trusted": true, "enabled": true}})
+    .to_string()
+}
+
+/// Runs the perl client through `wrapper` (e.g. `["setpriv", "--no-new-privs"]`).
+fn perl_via(wrapper: &[&str], socket: &Path, line: &str, extra_env: &[(&str, &str)]) -> String {
+    let mut argv: Vec<&str> = wrapper.to_vec();
+    argv.extend(["perl", "-e", PERL_CLIENT]);
+    let mut cmd = Command::new(argv[0]);
+    cmd.args(&argv[1..]).arg(socket).arg(line);
+    for (k, v) in extra_env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{wrapper:?} perl failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// Starts `serve --socket PATH` and waits until it listens.
+fn socket_server(env: &Env, sock: &Path, extra_env: &[(&str, &str)]) -> Child {
+    let mut run = env.cmd().args([
+        std::ffi::OsStr::new("serve"),
+        std::ffi::OsStr::new("--socket"),
+        sock.as_os_str(),
+    ]);
+    for (k, v) in extra_env {
+        run = run.env(k, v);
+    }
+    let mut cmd = run.cmd;
+    cmd.stdout(Stdio::null()).stderr(Stdio::inherit());
+    let child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + HANG;
+    while UnixStream::connect(sock).is_err() {
+        assert!(Instant::now() < deadline, "serve never listened");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child
+}
+
+#[test]
+fn the_daemon_refuses_a_peer_in_another_pid_namespace_with_no_new_privs_or_inside_a_hook() {
+    let env = Env::new();
+    let sock = socket(&env);
+    let mut server = socket_server(&env, &sock, &[]);
+    let line = trusted_initialize(&env);
+    // Control: an ordinary process of the same user is served.
+    let plain = perl_via(&[], &sock, &line, &[]);
+    assert!(plain.starts_with("answer: "), "{plain}");
+    assert!(plain.contains("\"serverInfo\""), "{plain}");
+    // Whatever the sandbox lets through, a peer that looks like a hook is not served.
+    let no_new_privs = perl_via(&["setpriv", "--no-new-privs"], &sock, &line, &[]);
+    assert_eq!(no_new_privs, "closed");
+    let other_ns = perl_via(
+        &[
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "--pid",
+            "--fork",
+            "--mount-proc",
+        ],
+        &sock,
+        &line,
+        &[],
+    );
+    assert_eq!(other_ns, "closed");
+    let in_hook = perl_via(&[], &sock, &line, &[("COPSE_HOOK_DEPTH", "1")]);
+    assert_eq!(in_hook, "closed");
+    // The daemon serves on.
+    let again = perl_via(&[], &sock, &line, &[]);
+    assert!(again.starts_with("answer: "), "{again}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+#[test]
+fn a_hook_that_reaches_the_daemon_socket_is_not_served() {
+    let env = Env::new();
+    let sock = socket(&env);
+    let line = trusted_initialize(&env);
+    // One user hook inside the sandbox, one let out of it (`"sandbox": false`): both
+    // try to initialize {"trusted": true} on the user's daemon and say what happened.
+    let try_daemon = |name: &str| {
+        format!(
+            "cat >/dev/null; perl -e '{}' {} '{}' > {}/{name}.out 2>&1; echo '{{}}'",
+            PERL_CLIENT.replace('\'', r"'\''"),
+            sock.display(),
+            line,
+            env.root().display()
+        )
+    };
+    env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [
+            {"command": try_daemon("sandboxed")},
+            {"command": try_daemon("unsandboxed"), "sandbox": false},
+        ]}})
+        .to_string(),
+    );
+    env.cmd().args(["enable"]).run().success();
+    let mut server = socket_server(&env, &sock, &[]);
+    let mut c = connect(&sock);
+    c.initialize(&env, false);
+    let sid = c.open("conv-hook");
+    let v = c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    assert_eq!(v["runs"].as_array().map(Vec::len), Some(2), "{v:#}");
+    for name in ["sandboxed", "unsandboxed"] {
+        // Control: the hook ran and tried.
+        let out = std::fs::read_to_string(env.root().join(format!("{name}.out")))
+            .unwrap_or_else(|e| panic!("the {name} hook never ran: {e}"));
+        assert!(
+            out.trim() == "closed" || out.starts_with("connect failed"),
+            "the {name} hook was served by the daemon: {out}"
+        );
+    }
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// A Copse user hook that records what it sees and denies, so a test can tell which
+/// settings (which `$COPSE_DIR`) a call used and what environment its hooks got.
+fn env_dump_hook(env: &Env, copse: &str, tag: &str) {
+    let dump = env.script(
+        format!("{copse}-{tag}.sh"),
+        &format!(
+            "cat >/dev/null\n{{ echo \"tag={tag}\"; echo \"HOME=$HOME\"; echo \"COPSE_DIR=${{COPSE_DIR-unset}}\"; echo \"DEPTH=${{COPSE_HOOK_DEPTH-unset}}\"; echo \"SECRET_X=${{SECRET_X-unset}}\"; echo \"KEY=${{ANTHROPIC_API_KEY-unset}}\"; }} > {root}/{tag}.env\nprintf '%s' '{{\"decision\":\"deny\",\"agentMessage\":\"{tag}\"}}'",
+            root = env.root().display()
+        ),
+    );
+    env.write(
+        format!("{copse}/hooks.json"),
+        &json!({"version": 1, "hooks": {"toolGate": [{"command": dump.display().to_string()}]}})
+            .to_string(),
+    );
+}
+
+fn read_env_dump(env: &Env, tag: &str) -> std::collections::BTreeMap<String, String> {
+    let text = std::fs::read_to_string(env.root().join(format!("{tag}.env")))
+        .unwrap_or_else(|e| panic!("hook {tag} never ran: {e}"));
+    text.lines()
+        .filter_map(|l| l.split_once('='))
+        .map(|(k, v)| (k.to_owned(), v.to_owned()))
+        .collect()
+}
+
+#[test]
+fn shim_handle_ignores_a_clients_copse_dir_home_and_hook_depth() {
+    let env = Env::new();
+    env_dump_hook(&env, "copse", "legit");
+    // A second copse dir a client might point the daemon at: hooks enabled, a hook of
+    // its own, a settings file of its choosing.
+    env_dump_hook(&env, "evil-copse", "evil");
+    env.write(
+        "evil-copse/settings.json",
+        &json!({"cursorHooksEnabled": true, "sandboxWritablePaths": [env.root()]}).to_string(),
+    );
+    std::fs::create_dir_all(env.root().join("evil-home")).unwrap();
+    let sock = socket(&env);
+    let mut server = socket_server(&env, &sock, &[]);
+    let mut c = connect(&sock);
+    let payload = json!({"session_id": "rpc-depth", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": env.workspace()})
+    .to_string();
+    let r = c.ok(
+        "shim/handle",
+        json!({"agent": "claude", "payload": payload, "env": {
+            "PATH": "/usr/bin:/bin",
+            "HOME": env.root().join("evil-home"),
+            "COPSE_DIR": env.root().join("evil-copse"),
+            // Honoured, this trips the recursion guard: nothing would run (fail open).
+            "COPSE_HOOK_DEPTH": "7",
+            "CLAUDE_PROJECT_DIR": env.workspace(),
+        }}),
+    );
+    let out: Value = serde_json::from_str(r["stdout"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecision"], "deny",
+        "{r}"
+    );
+    assert_eq!(
+        out["hookSpecificOutput"]["permissionDecisionReason"],
+        "legit"
+    );
+    let seen = read_env_dump(&env, "legit");
+    assert_eq!(seen["HOME"], env.home().display().to_string());
+    assert_eq!(seen["COPSE_DIR"], env.copse_dir().display().to_string());
+    assert_eq!(
+        seen["DEPTH"], "1",
+        "the hook's depth is the daemon's plus one"
+    );
+    assert!(
+        !env.root().join("evil.env").exists(),
+        "the client's COPSE_DIR was used"
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+#[test]
+fn the_daemons_own_environment_never_reaches_a_hook() {
+    let env = Env::new();
+    env_dump_hook(&env, "copse", "rpc");
+    env.cmd().args(["enable"]).run().success();
+    // The daemon is started by a process that has a secret in its environment.
+    env.cmd()
+        .env("SECRET_X", "from-the-starter")
+        .args(["daemon", "start"])
+        .run()
+        .success();
+    let sock = socket(&env);
+    // A JSON-RPC client's hooks start from a minimal environment.
+    let mut c = connect(&sock);
+    c.initialize(&env, false);
+    let sid = c.open("conv-env");
+    let v = c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    assert_eq!(v["decision"], "deny", "{v:#}");
+    let seen = read_env_dump(&env, "rpc");
+    assert_eq!(seen["SECRET_X"], "unset", "{seen:?}");
+    assert_eq!(seen["HOME"], env.home().display().to_string());
+    std::fs::remove_file(env.root().join("rpc.env")).unwrap();
+    // An agent call's hooks get what that call passed, and only that (minus LLM keys).
+    let payload = |id: &str| {
+        json!({"session_id": id, "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": "ls"}, "cwd": env.workspace()})
+        .to_string()
+    };
+    let vars = |secret: Option<&str>| {
+        let mut v = json!({"PATH": "/usr/bin:/bin", "HOME": env.home(),
+            "COPSE_DIR": env.copse_dir(), "CLAUDE_PROJECT_DIR": env.workspace(),
+            "ANTHROPIC_API_KEY": "sk-never"});
+        if let Some(s) = secret {
+            v["SECRET_X"] = json!(s);
+        }
+        v
+    };
+    let r = c.ok(
+        "shim/handle",
+        json!({"agent": "claude", "payload": payload("env-1"), "env": vars(None)}),
+    );
+    assert_eq!(r["exitCode"], 0, "{r}");
+    let seen = read_env_dump(&env, "rpc");
+    assert_eq!(seen["SECRET_X"], "unset", "{seen:?}");
+    assert_eq!(seen["KEY"], "unset", "{seen:?}");
+    std::fs::remove_file(env.root().join("rpc.env")).unwrap();
+    let r = c.ok(
+        "shim/handle",
+        json!({"agent": "claude", "payload": payload("env-2"), "env": vars(Some("from-the-call"))}),
+    );
+    assert_eq!(r["exitCode"], 0, "{r}");
+    let seen = read_env_dump(&env, "rpc");
+    assert_eq!(seen["SECRET_X"], "from-the-call", "{seen:?}");
+    assert_eq!(seen["KEY"], "unset", "{seen:?}");
+    drop(c);
+    daemon(&env, "stop").success();
+}
+
+#[test]
+fn hooks_test_runs_a_sandbox_false_hook_in_the_sandbox() {
+    let env = Env::new();
+    let probe = format!(
+        "cat >/dev/null; grep NoNewPrivs /proc/self/status > {root}/nnp.out; echo '{{}}'",
+        root = env.root().display()
+    );
+    let source = env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [{"command": probe, "sandbox": false}]}})
+            .to_string(),
+    );
+    let mut s = serve(&env);
+    let c = &mut s.client;
+    c.initialize(&env, true);
+    let v = c.ok("hooks/test", json!({"source": source, "event": "toolGate"}));
+    assert_eq!(v["sandboxed"], true, "{v:#}");
+    // Control: it ran, and under the sandbox's no_new_privs.
+    let nnp = std::fs::read_to_string(env.root().join("nnp.out")).unwrap();
+    assert!(nnp.contains('1'), "{nnp}");
+    assert_eq!(c.ok("shutdown", json!(null)), Value::Null);
+    c.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert!(wait_exit(&mut s.child).success());
+}
+
+#[test]
+fn untrust_disable_and_enable_reach_an_open_connection() {
+    let env = Env::new();
+    let marker = env.root().join("project.count");
+    env.project_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": format!(
+            "cat >/dev/null; echo ran >> {}; echo '{{\"permission\":\"deny\",\"agent_message\":\"project says no\"}}'",
+            marker.display()
+        )}]}})
+        .to_string(),
+    );
+    env.cmd().args(["enable"]).run().success();
+    env.cmd().args(["trust"]).run().success();
+    let sock = socket(&env);
+    let mut server = socket_server(&env, &sock, &[]);
+    let mut c = connect(&sock);
+    // No `trusted` param: the settings decide, now and after every change.
+    c.ok("initialize", json!({"workspaceRoots": [env.workspace()]}));
+    let sid = c.open("conv-trust");
+    let gate = |c: &mut Client| {
+        c.ok(
+            "hooks/toolGate",
+            json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+        )
+    };
+    let runs = || {
+        std::fs::read_to_string(&marker)
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    // Control: trusted, the project hook runs.
+    assert_eq!(gate(&mut c)["decision"], "deny");
+    assert_eq!(runs(), 1);
+    env.cmd().args(["untrust"]).run().success();
+    let v = gate(&mut c);
+    assert_eq!(v["decision"], "allow", "{v:#}");
+    assert_eq!(
+        runs(),
+        1,
+        "an untrusted project's hook ran on an open connection"
+    );
+    env.cmd().args(["trust"]).run().success();
+    assert_eq!(gate(&mut c)["decision"], "deny");
+    assert_eq!(runs(), 2);
+    env.cmd().args(["disable"]).run().success();
+    assert_eq!(gate(&mut c)["decision"], "allow");
+    assert_eq!(runs(), 2, "a disabled hook ran on an open connection");
+    env.cmd().args(["enable"]).run().success();
+    assert_eq!(gate(&mut c)["decision"], "deny");
+    assert_eq!(runs(), 3);
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+/// The host pid of the process whose command line contains `token`.
+fn pid_with(token: &str) -> Option<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .find(|e| {
+            std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c).contains(token)
+                    && !gone(&e.file_name().to_string_lossy())
+            })
+        })
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+}
+
+#[test]
+fn a_persistent_hook_stops_when_hooks_are_disabled_and_doctor_says_so() {
+    let env = Env::new();
+    let token = format!("persist-{}", sleep_arg(&env).replace('.', "-"));
+    let hook = format!(
+        r#": {token}; printf '%s\n' '{{"hello":{{"protocol":1,"events":["toolGate"]}}}}'; while read -r line; do id=${{line#*\"id\":}}; id=${{id%%,*}}; printf '{{"id":%s,"response":{{"decision":"deny","agentMessage":"persistent no"}}}}\n' "$id"; done"#
+    );
+    env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [{"command": hook, "persistent": true}]}})
+            .to_string(),
+    );
+    env.cmd().args(["enable"]).run().success();
+    let sock = socket(&env);
+    let mut server = socket_server(&env, &sock, &[]);
+    let mut c = connect(&sock);
+    c.ok("initialize", json!({"workspaceRoots": [env.workspace()]}));
+    let sid = c.open("conv-persist");
+    let v = c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    // Control: the persistent process answered and runs.
+    assert_eq!(v["decision"], "deny", "{v:#}");
+    let pid = pid_with(&token).expect("the persistent hook runs");
+    let d = c.ok("doctor", json!(null));
+    assert_eq!(d["persistent"][0]["state"], "running", "{d:#}");
+    env.cmd().args(["disable"]).run().success();
+    // Stopped without any further request (the server watches its settings).
+    wait_gone(&pid);
+    let v = c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    assert_eq!(v["decision"], "allow", "{v:#}");
+    assert_eq!(pid_with(&token), None, "disabled, it was started again");
+    let d = c.ok("doctor", json!(null));
+    let running: Vec<&Value> = d["persistent"]
+        .as_array()
+        .map(|a| a.iter().filter(|p| p["state"] == "running").collect())
+        .unwrap_or_default();
+    assert!(running.is_empty(), "doctor says it still runs: {d:#}");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
+
+#[test]
+fn serve_refuses_a_symlinked_lock_file() {
+    let env = Env::new();
+    let sock = env.root().join("run/s.sock");
+    std::fs::create_dir_all(sock.parent().unwrap()).unwrap();
+    let target = env.root().join("victim.txt");
+    std::fs::write(&target, "precious\n").unwrap();
+    std::os::unix::fs::symlink(&target, env.root().join("run/s.sock.lock")).unwrap();
+    let out = env
+        .cmd()
+        .args([
+            std::ffi::OsStr::new("serve"),
+            std::ffi::OsStr::new("--socket"),
+            sock.as_os_str(),
+        ])
+        .run();
+    assert!(!out.out.status.success());
+    assert!(
+        out.stderr().contains("symbolic link") && out.stderr().contains("s.sock.lock"),
+        "{}",
+        out.stderr()
+    );
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "precious\n");
+    // Control: with the link gone, the same command serves.
+    std::fs::remove_file(env.root().join("run/s.sock.lock")).unwrap();
+    let mut server = socket_server(&env, &sock, &[]);
+    let mut c = connect(&sock);
+    c.initialize(&env, false);
+    server.kill().unwrap();
+    server.wait().unwrap();
 }

@@ -207,6 +207,26 @@ impl Pool {
         }
     }
 
+    /// Whether no persistent hook was ever started here (the common case: no cost).
+    pub fn is_empty(&self) -> bool {
+        lock(&self.inner.slots).is_empty()
+    }
+
+    /// Stops the process of every slot `keep` rejects (its entry is no longer
+    /// selected: removed from its config, or its config no longer trusted), recording
+    /// `why` as how it ended so `doctor` and `list` say so.
+    pub fn stop_unless(&self, keep: impl Fn(&Key) -> bool, why: &str) {
+        let mut slots = lock(&self.inner.slots);
+        for (key, slot) in slots.iter_mut() {
+            if !keep(key)
+                && let Some(p) = slot.process.take()
+            {
+                slot.last_death = Some(why.to_string());
+                self.stop_in_background(p);
+            }
+        }
+    }
+
     /// The state of every persistent hook this pool has started.
     pub fn status(&self) -> Vec<PersistentStatus> {
         let mut slots = lock(&self.inner.slots);
