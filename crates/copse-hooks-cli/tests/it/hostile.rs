@@ -852,3 +852,111 @@ fn trust_and_lint_warn_about_a_workspace_file_a_command_uses_unpinned() {
     assert!(!r.stderr().contains("trust cannot pin"), "{}", r.stderr());
     assert!(r.stdout().contains("pinned script"), "{}", r.stdout());
 }
+
+/// Provider credentials the review saw reach hooks, and the wider families.
+const CREDENTIALS: &[&str] = &[
+    "HUGGINGFACEHUB_API_TOKEN",
+    "HF_TOKEN",
+    "NVIDIA_API_KEY",
+    "NGC_API_KEY",
+    "LITELLM_MASTER_KEY",
+    "LITELLM_API_KEY",
+    "PORTKEY_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "MISTRAL_API_KEY",
+    "ANTHROPIC_API_KEY",
+];
+
+/// Runs `cmd` with every credential set (and a control variable), then checks the
+/// environment the hook dumped to `dump`.
+fn assert_no_credential_reached(path: &str, dump: &std::path::Path) {
+    let seen = std::fs::read_to_string(dump)
+        .unwrap_or_else(|e| panic!("{path}: the hook did not run (no {}: {e})", dump.display()));
+    assert!(
+        seen.contains("HOOK_CONTROL=visible"),
+        "{path}: control variable missing:\n{seen}"
+    );
+    for name in CREDENTIALS {
+        assert!(
+            !seen.contains(&format!("{name}=")) && !seen.contains(&format!("secret-{name}")),
+            "{path}: {name} reached the hook"
+        );
+    }
+}
+
+#[test]
+fn provider_credentials_never_reach_a_hook_on_the_cli_or_the_shim() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    let dumps = env.root().join("dumps");
+    std::fs::create_dir_all(&dumps).unwrap();
+    env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [{
+            "command": format!("cat >/dev/null; env > {}/$COPSE_TEST_PATH", dumps.display()),
+        }]}})
+        .to_string(),
+    );
+    env.write(
+        "copse/settings.json",
+        &json!({"cursorHooksEnabled": true, "sandboxWritablePaths": [env.root()]}).to_string(),
+    );
+    set_mode(&env.copse_dir().join("hooks.json"), 0o600);
+    set_mode(&env.copse_dir().join("settings.json"), 0o600);
+    let with_secrets = |cmd: Cmd, path: &str| {
+        let mut cmd = cmd
+            .env("HOOK_CONTROL", "visible")
+            .env("COPSE_TEST_PATH", path);
+        for name in CREDENTIALS {
+            cmd = cmd.env(name, format!("secret-{name}"));
+        }
+        cmd
+    };
+    // The CLI's own engine.
+    with_secrets(env.cmd(), "gate")
+        .args([
+            "--json",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
+        .run()
+        .success();
+    assert_no_credential_reached("gate", &dumps.join("gate"));
+    // The shim, in-process and through the daemon it starts (which inherits the
+    // shim's environment).
+    let payload = json!({
+        "session_id": "creds", "cwd": env.workspace(), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "ls"},
+    })
+    .to_string();
+    for (path, daemon) in [("shim-in-process", "0"), ("shim-daemon", "1")] {
+        let r = with_secrets(env.cmd(), path)
+            .env("COPSE_SHIM_DAEMON", daemon)
+            .args(["shim", "--agent", "claude"])
+            .run_with_stdin(payload.as_bytes());
+        assert!(r.out.status.success(), "{path}: {}", r.stderr());
+        assert_no_credential_reached(path, &dumps.join(path));
+    }
+    // The second call really was the daemon's (it records so after replying).
+    let served = env.copse_dir().join("shim/served/claude.json");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_to_string(&served).is_ok_and(|t| t.contains("\"daemon\"")) {
+        assert!(
+            Instant::now() < deadline,
+            "the daemon never served the call"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Stops the test's daemon (if one runs) when the test ends, pass or fail.
+struct StopDaemon<'a>(&'a Env);
+
+impl Drop for StopDaemon<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.cmd().args(["daemon", "stop"]).run();
+    }
+}
