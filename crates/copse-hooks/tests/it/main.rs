@@ -12,6 +12,7 @@ mod env;
 mod escape;
 mod gemini;
 mod http;
+mod isolation;
 mod persistent;
 mod sandbox;
 mod session;
