@@ -361,7 +361,14 @@ pub(crate) async fn check(
                 .to_str()
                 .is_ok_and(|o| guard.origins.iter().any(|ok| ok == o)),
         };
-        if !origin_ok {
+        // A browser says where a request came from; only the page itself may change
+        // anything (clients that are not browsers send neither header).
+        let fetched_from = req
+            .headers()
+            .get("sec-fetch-site")
+            .map(|v| v.to_str().unwrap_or(""));
+        let site_ok = matches!(fetched_from, None | Some("same-origin"));
+        if !origin_ok || !site_ok {
             return refuse(StatusCode::FORBIDDEN, "refused: cross-origin request");
         }
         let nonce = req

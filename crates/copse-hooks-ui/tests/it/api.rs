@@ -322,6 +322,20 @@ async fn state_changes_need_the_page_nonce_and_the_same_origin() {
         .unwrap();
     assert_eq!(res.status().as_u16(), 403);
     assert!(res.text().await.unwrap().contains("cross-origin"));
+    // As is a browser's request from another site of the same host (no Origin sent).
+    for site in ["same-site", "cross-site"] {
+        let res = client()
+            .post(w.url("/api/tester/run"))
+            .header("Cookie", &w.cookie)
+            .header("X-Copse-Nonce", &w.nonce)
+            .header("Sec-Fetch-Site", site)
+            .header("Content-Type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 403, "{site}");
+    }
     assert!(!marker.exists());
     // A preflight gets no CORS grant.
     let res = client()
@@ -339,6 +353,7 @@ async fn state_changes_need_the_page_nonce_and_the_same_origin() {
         .header("Cookie", &w.cookie)
         .header("X-Copse-Nonce", &w.nonce)
         .header("Origin", &w.base)
+        .header("Sec-Fetch-Site", "same-origin")
         .header("Content-Type", "application/json")
         .body(body.to_string())
         .send()
