@@ -634,3 +634,72 @@ echo control-ok
     assert_eq!(text.matches("held:").count(), 4, "{text}");
     println!("NON-ROOT-HELPER-DONE");
 }
+
+// ---------------------------------------------------------------------------------
+// Through the engine: the runner's policy for a user hook
+// ---------------------------------------------------------------------------------
+
+/// A Copse user hook (from `$COPSE_DIR/hooks.json`), run by the engine for a tool gate,
+/// tries the daemon's socket (then `also`, if given) and writes what happened into the
+/// workspace.
+fn user_hook_tries_the_daemon(allowed: Vec<PathBuf>, also: Option<&Path>) -> String {
+    use copse_hooks::{Engine, EngineConfig, SessionIdentity, ToolCall};
+    let world = World::new();
+    let daemon = world.copse.join("daemon.sock");
+    let _daemon = UnixListener::bind(&daemon).unwrap();
+    let result = world.workspace.join("result");
+    let mut command = format!("{CONNECT}'{}' > '{}'", daemon.display(), result.display());
+    if let Some(also) = also {
+        command.push_str(&format!(
+            "; {CONNECT}'{}' >> '{}'",
+            also.display(),
+            result.display()
+        ));
+    }
+    command.push_str(&format!("; echo ran >> '{}'", result.display()));
+    let hooks = serde_json::json!({
+        "version": 1,
+        "hooks": {"toolGate": [{"command": command}]},
+    });
+    std::fs::write(world.copse.join("hooks.json"), hooks.to_string()).unwrap();
+    let mut config = EngineConfig::from_process(vec![world.workspace.clone()])
+        .home(world.home.clone())
+        .enabled(true);
+    config.copse_dir = world.copse.clone();
+    config.sandbox_allowed_sockets = allowed;
+    let session = Engine::new(config).session(SessionIdentity::new("isolation"));
+    let mut input = serde_json::Map::new();
+    input.insert("command".into(), "ls".into());
+    let verdict = session.gate_tool(ToolCall::new("run_shell", input));
+    assert_eq!(
+        verdict.runs.len(),
+        1,
+        "the user hook did not run: {verdict:?}"
+    );
+    let text = std::fs::read_to_string(&result).unwrap_or_default();
+    assert!(
+        text.contains("ran"),
+        "control: the hook did not run: {text:?} {verdict:?}"
+    );
+    text
+}
+
+#[test]
+fn a_user_hook_run_by_the_engine_cannot_reach_the_daemon() {
+    let text = user_hook_tries_the_daemon(Vec::new(), None);
+    assert!(text.contains("refused"), "{text}");
+    assert!(!text.contains("connected"), "{text}");
+}
+
+#[test]
+fn listing_a_socket_does_not_open_the_daemons() {
+    let dir = tempfile::tempdir().unwrap();
+    let other = dir.path().join("other.sock");
+    let _other = UnixListener::bind(&other).unwrap();
+    let text = user_hook_tries_the_daemon(vec![other.clone()], Some(&other));
+    assert!(
+        text.contains(&format!("connected {}", other.display())),
+        "control: the listed socket must connect: {text}"
+    );
+    assert_eq!(text.matches("connected").count(), 1, "{text}");
+}
