@@ -347,6 +347,21 @@ pub(crate) async fn check(
     {
         return sign_in(&guard.auth, code);
     }
+    // Fetch metadata: another site of this host (any other port of 127.0.0.1 is the
+    // same site, so its requests carry the cookie) may at most navigate to the page;
+    // it may not embed or fetch what the server answers.
+    let site = req
+        .headers()
+        .get("sec-fetch-site")
+        .map(|v| v.to_str().unwrap_or(""));
+    let navigation = req
+        .headers()
+        .get("sec-fetch-mode")
+        .is_some_and(|v| v.as_bytes() == b"navigate")
+        && req.uri().path() == "/";
+    if !matches!(site, None | Some("same-origin" | "none")) && !(navigation && !state_changing) {
+        return refuse(StatusCode::FORBIDDEN, "refused: cross-origin request");
+    }
     let Some(session) = guard.auth.session(req.headers()) else {
         return refuse(
             StatusCode::FORBIDDEN,

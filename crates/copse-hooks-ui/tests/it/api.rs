@@ -94,6 +94,28 @@ async fn every_request_needs_the_session_cookie() {
             .unwrap();
         assert_eq!(res.status().as_u16(), 403, "{path} under another name");
     }
+    // A page on another port of this host is the same site, so the browser sends the
+    // cookie along; it may navigate to the page but not read or embed the API.
+    for site in ["same-site", "cross-site"] {
+        let res = client()
+            .get(w.url("/api/overview"))
+            .header("Cookie", &w.cookie)
+            .header("Sec-Fetch-Site", site)
+            .header("Sec-Fetch-Mode", "no-cors")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 403, "{site}");
+        let res = client()
+            .get(w.url("/"))
+            .header("Cookie", &w.cookie)
+            .header("Sec-Fetch-Site", site)
+            .header("Sec-Fetch-Mode", "navigate")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(res.status().as_u16(), 200, "{site} navigation");
+    }
     // Control: the same requests with the cookie (among others) are served.
     let res = client()
         .get(w.url("/api/overview"))
