@@ -504,6 +504,26 @@ impl Engine {
                 }
             }
         }
+        // Hooks an installed shim runs (Copse configs, adopted hooks) whose timeout is
+        // longer than its `--deadline`: the shim blocks the call at the deadline first.
+        let copse_dir = &self.config().copse_dir;
+        if (dialect == Dialect::Copse || canonical_file.starts_with(copse_dir.join("adopted")))
+            && let Some(deadline) = crate::agent::installed_deadline(copse_dir)
+        {
+            for hook in parsed.hooks.iter().filter(|h| h.timeout > deadline) {
+                problem(
+                    None,
+                    None,
+                    Level::Warning,
+                    format!(
+                        "\"{}\" timeout {} s is longer than the installed shim's --deadline of {} s: under `copse-hooks shim` the call is blocked at the deadline and the hook cut off",
+                        hook.event,
+                        hook.timeout.as_secs_f64(),
+                        deadline.as_secs_f64()
+                    ),
+                );
+            }
+        }
         lint_entries(dialect, &doc, &positions, &mut problem);
         // Scripts that do not exist or cannot be executed.
         let roots: Vec<PathBuf> = root.clone().into_iter().collect();

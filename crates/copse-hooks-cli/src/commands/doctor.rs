@@ -1,4 +1,5 @@
-//! `copse-hooks doctor`: why hooks do or don't run, on one screen.
+//! `copse-hooks doctor`: why hooks do or don't run, on one screen — including the
+//! hooks an installed shim would cut off at its `--deadline`.
 
 use std::process::ExitCode;
 
@@ -23,6 +24,7 @@ pub fn run(global: &Global) -> Result<ExitCode> {
     )?;
     let mut report = copse_hooks_server::doctor::report(&hosted);
     report.agents = agents(&hosted.engine.config().copse_dir);
+    deadline_warnings(&mut report, &hosted.engine);
     if global.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {
@@ -55,6 +57,55 @@ pub fn agents(copse_dir: &std::path::Path) -> Vec<AgentShimOutput> {
             }
         })
         .collect()
+}
+
+/// Warns about every hook an installed shim runs whose timeout is longer than the
+/// shim's `--deadline` (the shim answers the agent's block at its deadline, cutting
+/// such a hook off), and about shims installed without a deadline. Each warning goes
+/// to the config file that holds the hook (or, when doctor does not list that file,
+/// to the settings' warnings).
+fn deadline_warnings(report: &mut DoctorOutput, engine: &copse_hooks::Engine) {
+    let config = engine.config();
+    let codex_home = std::env::var_os("CODEX_HOME")
+        .filter(|v| !v.is_empty())
+        .map(std::path::PathBuf::from);
+    for installed in super::install::status() {
+        let Some(agent) = copse_hooks::agent::Agent::parse(&installed.agent) else {
+            continue;
+        };
+        let Some(deadline) = copse_hooks::agent::deadline_in(&installed.command) else {
+            report.settings.warnings.push(format!(
+                "the {agent} shim in {} has no --deadline (an older install): a slow hook outlasts {agent}'s timeout and the action goes through; run `copse-hooks install --agent {agent}` again",
+                installed.path.display()
+            ));
+            continue;
+        };
+        let slow = copse_hooks::agent::hooks_past_deadline(
+            agent,
+            &config.home,
+            codex_home.as_deref(),
+            &config.copse_dir,
+            engine.workspace_roots(),
+            deadline,
+        );
+        for (source, event, command, timeout) in slow {
+            let message = format!(
+                "\"{event}\" hook `{command}` has a timeout of {} s, longer than the {agent} shim's --deadline of {} s: under the shim it is cut off and the call blocked at {} s",
+                timeout.as_secs_f64(),
+                deadline.as_secs_f64(),
+                deadline.as_secs_f64()
+            );
+            let path = source.display().to_string();
+            match report.configs.iter_mut().find(|c| c.path == path) {
+                Some(c) => {
+                    if !c.warnings.contains(&message) {
+                        c.warnings.push(message);
+                    }
+                }
+                None => report.settings.warnings.push(format!("{path}: {message}")),
+            }
+        }
+    }
 }
 
 fn print_agents(agents: &[AgentShimOutput]) {

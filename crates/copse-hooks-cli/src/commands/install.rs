@@ -1,8 +1,12 @@
 //! `copse-hooks install --agent NAME [--project] [--adopt]`, `uninstall`, and the
 //! per-agent install status `list` shows.
 //!
-//! `install` writes one `copse-hooks shim --agent NAME` entry per event the shim
-//! serves into the agent's own config, after copying the file to
+//! `install` writes one `copse-hooks shim --agent NAME --deadline SECONDS` entry per
+//! event the shim serves into the agent's own config, each with an explicit `timeout`
+//! in that agent's unit (seconds; Gemini CLI milliseconds) above the deadline: every
+//! agent lets the action through when a hook outlasts its timeout, so the shim must
+//! answer (with a block, if it has to) before the agent gives up on it. The entries
+//! are written after copying the file to
 //! `$COPSE_DIR/backups/`. The JSON is edited in place: key order and the file's
 //! indentation are kept, nothing else changes. A manifest
 //! (`$COPSE_DIR/installed.json`) remembers what was added and the original bytes, so
@@ -111,11 +115,21 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     std::fs::rename(&tmp, path).with_context(|| format!("failed to write {}", path.display()))
 }
 
-/// The shim command line for an agent: this executable, shell-quoted.
+/// The `timeout` every entry `install` adds carries, in seconds (Gemini CLI's entries
+/// say the same in milliseconds).
+pub const ENTRY_TIMEOUT_SECS: u64 = 60;
+
+/// The `--deadline` on the installed shim command line, in seconds: below
+/// [`ENTRY_TIMEOUT_SECS`] with a margin for the shim's start and its answer, so the
+/// agent always hears the shim's block before its own timeout lets the action through.
+pub const SHIM_DEADLINE_SECS: u64 = 55;
+
+/// The shim command line for an agent: this executable, shell-quoted, with the
+/// deadline.
 pub fn shim_command(agent: Agent) -> Result<String> {
     let exe = std::env::current_exe().context("failed to locate the copse-hooks executable")?;
     Ok(format!(
-        "{} shim --agent {}",
+        "{} shim --agent {} --deadline {SHIM_DEADLINE_SECS}",
         shell_quote(&exe.to_string_lossy()),
         agent
     ))
@@ -132,9 +146,14 @@ fn shell_quote(s: &str) -> String {
     }
 }
 
-/// Whether a hook command is a shim entry for `agent` (whatever path it was run by).
+/// Whether a hook command is a shim entry for `agent` (whatever path it was run by,
+/// with or without a deadline: entries from before deadlines count too).
 fn is_shim(command: &str, agent: Agent) -> bool {
-    command.ends_with(&format!(" shim --agent {agent}")) && command.contains("copse-hooks")
+    let base = match command.rsplit_once(" --deadline ") {
+        Some((base, secs)) if agent::parse_deadline(secs.trim()).is_ok() => base,
+        _ => command,
+    };
+    base.ends_with(&format!(" shim --agent {agent}")) && command.contains("copse-hooks")
 }
 
 /// The indentation a JSON file uses (two spaces when it cannot tell).
@@ -157,14 +176,17 @@ fn to_text(value: &Value, indent: &str) -> Result<String> {
     Ok(text)
 }
 
-/// One shim entry in the agent's format.
+/// One shim entry in the agent's format, with its explicit `timeout` (seconds for
+/// Claude Code, Codex and Cursor; milliseconds for Gemini CLI).
 fn entry(agent: Agent, command: &str) -> Value {
+    let secs = ENTRY_TIMEOUT_SECS;
     match agent {
-        Agent::Claude | Agent::Codex => json!({"hooks": [{"type": "command", "command": command}]}),
-        Agent::Gemini => {
-            json!({"hooks": [{"name": "copse-hooks", "type": "command", "command": command}]})
+        Agent::Claude | Agent::Codex => {
+            json!({"hooks": [{"type": "command", "command": command, "timeout": secs}]})
         }
-        Agent::Cursor => json!({"command": command}),
+        Agent::Gemini => json!({"hooks": [{"name": "copse-hooks", "type": "command",
+            "command": command, "timeout": secs * 1000}]}),
+        Agent::Cursor => json!({"command": command, "timeout": secs}),
     }
 }
 
@@ -342,8 +364,12 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
                 }
             }
         };
-        if !list.iter().any(|e| is_shim_entry(agent, e)) {
-            list.push(entry(agent, &command));
+        let fresh = entry(agent, &command);
+        match list.iter_mut().find(|e| is_shim_entry(agent, e)) {
+            // An entry from an older install (no timeout, no deadline): brought up to
+            // date in place.
+            Some(old) => *old = fresh,
+            None => list.push(fresh),
         }
     }
     let new_text = to_text(&Value::Object(root), &indent)?;

@@ -57,25 +57,9 @@ pub const DAEMON_CONNECT: Duration = Duration::from_secs(2);
 /// plus a margin. A daemon that never answers (stopped, wedged) then fails closed.
 pub const DAEMON_READ: Duration = Duration::from_secs(630);
 
-/// The longest deadline accepted (a day): anything longer is a mistake, not a bound.
-const MAX_DEADLINE_SECS: f64 = 86_400.0;
-
-/// Parses `--deadline SECONDS`: a positive, finite number of seconds (an integer or a
-/// decimal), at most a day.
+/// Parses `--deadline SECONDS` ([`agent::parse_deadline`]).
 pub fn parse_deadline(text: &str) -> Result<Duration, String> {
-    let secs: f64 = text
-        .trim()
-        .parse()
-        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
-    if !secs.is_finite() || secs <= 0.0 {
-        return Err(format!("{text:?} must be a positive number of seconds"));
-    }
-    if secs > MAX_DEADLINE_SECS {
-        return Err(format!(
-            "{text:?} is more than a day ({MAX_DEADLINE_SECS} s)"
-        ));
-    }
-    Ok(Duration::from_secs_f64(secs))
+    agent::parse_deadline(text)
 }
 
 /// Set once an answer has been (or is being) written: the call's own or the

@@ -336,8 +336,9 @@ fn adopt_moves_hooks_out_and_uninstall_puts_them_back_byte_identical() {
         v["hooks"]["preToolUse"][0]["command"]
             .as_str()
             .unwrap()
-            .ends_with("shim --agent cursor")
+            .ends_with("shim --agent cursor --deadline 55")
     );
+    assert_eq!(v["hooks"]["preToolUse"][0]["timeout"], 60);
     let adopted = env.copse_dir().join("adopted/cursor/hooks.json");
     let a: Value = serde_json::from_str(&std::fs::read_to_string(&adopted).unwrap()).unwrap();
     assert_eq!(
@@ -1307,4 +1308,158 @@ fn a_bad_deadline_is_refused_with_a_clear_error_and_the_agents_block() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("--deadline"), "{bad}: {stderr}");
     }
+}
+
+/// An installed agent config with this executable's path replaced by `[EXE]`.
+fn installed_config(path: &std::path::Path) -> String {
+    let exe = env!("CARGO_BIN_EXE_copse-hooks");
+    std::fs::read_to_string(path).unwrap().replace(exe, "[EXE]")
+}
+
+#[test]
+fn install_writes_an_explicit_timeout_and_a_shorter_deadline_for_every_agent() {
+    let env = Env::new();
+    let mut all = String::new();
+    for (agent, file) in [
+        ("claude", "home/.claude/settings.json"),
+        ("gemini", "home/.gemini/settings.json"),
+        ("codex", "home/.codex/hooks.json"),
+        ("cursor", "home/.cursor/hooks.json"),
+    ] {
+        env.cmd()
+            .args(["install", "--agent", agent])
+            .run()
+            .success();
+        let path = env.root().join(file);
+        let text = installed_config(&path);
+        let v: Value = serde_json::from_str(&text).unwrap();
+        // Every entry added carries the timeout (Gemini in milliseconds) and the
+        // shim's deadline below it.
+        for (event, entries) in v["hooks"].as_object().unwrap() {
+            for e in entries.as_array().unwrap() {
+                let hook = if agent == "cursor" { e } else { &e["hooks"][0] };
+                let want = if agent == "gemini" { 60_000 } else { 60 };
+                assert_eq!(hook["timeout"], want, "{agent} {event}");
+                assert!(
+                    hook["command"]
+                        .as_str()
+                        .unwrap()
+                        .ends_with(&format!("shim --agent {agent} --deadline 55")),
+                    "{agent} {event}"
+                );
+            }
+        }
+        let first = v["hooks"].as_object().unwrap().iter().next().unwrap();
+        all.push_str(&format!(
+            "{agent} {}: {}\n",
+            first.0,
+            serde_json::to_string(&first.1[0]).unwrap()
+        ));
+        // Uninstall still restores (here: removes) exactly what was there.
+        env.cmd()
+            .args(["uninstall", "--agent", agent])
+            .run()
+            .success();
+        assert!(
+            !path.exists(),
+            "{agent}: install created it, uninstall removes it"
+        );
+    }
+    insta::assert_snapshot!("install_entries_with_timeout_and_deadline", all);
+}
+
+#[test]
+fn reinstalling_over_an_entry_without_a_deadline_brings_it_up_to_date() {
+    let env = Env::new();
+    let exe = env!("CARGO_BIN_EXE_copse-hooks");
+    let old = json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command",
+        "command": format!("{exe} shim --agent claude")}]}]}});
+    let path = env.write("home/.claude/settings.json", &old.to_string());
+    env.cmd()
+        .args(["install", "--agent", "claude"])
+        .run()
+        .success();
+    let v: Value = serde_json::from_str(&installed_config(&path)).unwrap();
+    let pre = v["hooks"]["PreToolUse"].as_array().unwrap();
+    assert_eq!(pre.len(), 1, "the old entry is replaced, not doubled: {v}");
+    assert_eq!(
+        pre[0]["hooks"][0],
+        json!({"type": "command", "command": "[EXE] shim --agent claude --deadline 55", "timeout": 60})
+    );
+    env.cmd()
+        .args(["uninstall", "--agent", "claude"])
+        .run()
+        .success();
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), old.to_string());
+}
+
+#[test]
+fn doctor_and_lint_warn_about_a_hook_timeout_longer_than_the_shims_deadline() {
+    let env = Env::new();
+    env.cmd()
+        .args(["install", "--agent", "claude"])
+        .run()
+        .success();
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": "true", "timeout": 120}, {"command": "true", "timeout": 10}]}),
+    );
+    let doctor = env.cmd().args(["--json", "doctor"]).run().success().json();
+    let text = doctor.to_string();
+    assert!(
+        text.contains("timeout of 120 s, longer than the claude shim's --deadline of 55 s"),
+        "{text}"
+    );
+    assert!(!text.contains("timeout of 10 s"), "{text}");
+    let human = env.cmd().args(["doctor"]).run().success().stdout();
+    assert!(human.contains("--deadline of 55 s"), "{human}");
+    let lint = env
+        .cmd()
+        .args(["lint"])
+        .arg(env.copse_dir().join("hooks.json"))
+        .run();
+    let out = format!("{}{}", lint.stdout(), lint.stderr());
+    assert!(
+        out.contains("timeout 120 s is longer than the installed shim's --deadline of 55 s"),
+        "{out}"
+    );
+    assert!(!out.contains("timeout 10 s"), "{out}");
+}
+
+/// Hook output with a terminal escape, a carriage return and bidi overrides.
+const HOSTILE_MESSAGE: &str = r#"printf '%s' '{"decision":"deny","agentMessage":"a\u001b[2Jb\u202ec","userMessage":"u\u001b]0;x\u0007\u2066v\rw"}'"#;
+
+fn escapes_hook_text(vars: &[(&str, &str)]) {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env, json!({}));
+    copse_hooks(&env, json!({"toolGate": [{"command": HOSTILE_MESSAGE}]}));
+    let out = shim_with(&env, "claude", &bash("ls"), vars);
+    let answer = stdout_json(&out);
+    // Control: the hook ran and denied.
+    assert_eq!(answer["hookSpecificOutput"]["permissionDecision"], "deny");
+    let reason = answer["hookSpecificOutput"]["permissionDecisionReason"]
+        .as_str()
+        .unwrap();
+    let system = answer["systemMessage"].as_str().unwrap();
+    for text in [reason, system] {
+        assert!(
+            !text.chars().any(|c| c.is_control() && c != '\n'
+                || ('\u{202a}'..='\u{202e}').contains(&c)
+                || ('\u{2066}'..='\u{2069}').contains(&c)),
+            "{text:?}"
+        );
+    }
+    assert!(reason.contains(r"a\x1b[2Jb\u{202e}c"), "{reason}");
+    assert_eq!(system, r"u\x1b]0;x\x07\u{2066}v\x0dw");
+}
+
+#[test]
+fn hook_text_the_shim_sends_is_escaped_in_process() {
+    escapes_hook_text(IN_PROCESS);
+}
+
+#[test]
+fn hook_text_the_shim_sends_is_escaped_via_the_daemon() {
+    escapes_hook_text(&[]);
 }

@@ -19,6 +19,7 @@ pub mod shim;
 pub mod state;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
@@ -230,10 +231,19 @@ pub fn read(agent: Agent, payload: &[u8]) -> Result<Inbound, PayloadError> {
     })
 }
 
-/// Writes the reply in the agent's format for this event.
+/// Writes the reply in the agent's format for this event. Every hook-derived text
+/// is escaped first ([`escape_text`]): an agent shows these to the user (or the
+/// model) as they are.
 pub fn answer(agent: Agent, inbound: &Inbound, reply: &Reply) -> Answer {
     let Some(event) = &inbound.event else {
         return Answer::nothing();
+    };
+    let cleaned;
+    let reply = if needs_escaping(reply) {
+        cleaned = escaped(reply);
+        &cleaned
+    } else {
+        reply
     };
     match agent {
         Agent::Claude => claude::answer(&inbound.wire_event, event, reply),
@@ -241,6 +251,155 @@ pub fn answer(agent: Agent, inbound: &Inbound, reply: &Reply) -> Answer {
         Agent::Codex => codex::answer(&inbound.wire_event, event, reply),
         Agent::Cursor => cursor::answer(&inbound.wire_event, event, reply),
     }
+}
+
+/// Whether `c` must not reach an agent's user raw: C0 and C1 controls (ESC, CSI, BEL,
+/// backspace, carriage return…; newline and tab aside), DEL, bidirectional overrides
+/// and isolates, and the invisible marks that reorder or hide text — the same set the
+/// CLI escapes before a terminal.
+fn is_unsafe_char(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c,
+            '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{2028}' | '\u{2029}'
+            | '\u{202a}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
+/// Hook-derived text for an agent: controls and bidi marks become visible `\x1b` /
+/// `\u{202e}` escapes (lines and tabs kept), so a hook can neither drive the user's
+/// terminal nor hide or reorder what the agent shows.
+pub fn escape_text(text: &str) -> String {
+    use std::fmt::Write as _;
+    if !text.chars().any(is_unsafe_char) {
+        return text.to_string();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if is_unsafe_char(c) {
+            let n = u32::from(c);
+            if n < 0x100 {
+                let _ = write!(out, "\\x{n:02x}");
+            } else {
+                let _ = write!(out, "\\u{{{n:04x}}}");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether any human-readable text of the reply needs [`escaped`] (the common reply
+/// is not copied).
+fn needs_escaping(reply: &Reply) -> bool {
+    let v = &reply.verdict;
+    let unsafe_text = |t: &str| t.chars().any(is_unsafe_char);
+    [&v.agent_message, &v.user_message, &v.inject_context]
+        .into_iter()
+        .flatten()
+        .any(|t| unsafe_text(t))
+        || v.halt.as_ref().is_some_and(|h| unsafe_text(&h.reason))
+        || reply
+            .followups
+            .iter()
+            .chain(reply.notices.iter())
+            .any(|t| unsafe_text(t))
+}
+
+/// The reply with every human-readable, hook-derived text escaped (tool input
+/// rewrites are data, not text, and stay as they are).
+fn escaped(reply: &Reply) -> Reply {
+    let mut r = reply.clone();
+    let v = &mut r.verdict;
+    for field in [
+        &mut v.agent_message,
+        &mut v.user_message,
+        &mut v.inject_context,
+    ] {
+        if let Some(text) = field.as_mut() {
+            *text = escape_text(text);
+        }
+    }
+    if let Some(h) = v.halt.as_mut() {
+        h.reason = escape_text(&h.reason);
+    }
+    for text in r.followups.iter_mut().chain(r.notices.iter_mut()) {
+        *text = escape_text(text);
+    }
+    r
+}
+
+/// The longest `--deadline` accepted (a day): anything longer is a mistake, not a
+/// bound.
+const MAX_DEADLINE_SECS: f64 = 86_400.0;
+
+/// Parses a shim deadline (`--deadline SECONDS`): a positive, finite number of
+/// seconds (an integer or a decimal), at most a day.
+pub fn parse_deadline(text: &str) -> Result<Duration, String> {
+    let secs: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    if !secs.is_finite() || secs <= 0.0 {
+        return Err(format!("{text:?} must be a positive number of seconds"));
+    }
+    if secs > MAX_DEADLINE_SECS {
+        return Err(format!(
+            "{text:?} is more than a day ({MAX_DEADLINE_SECS} s)"
+        ));
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+/// The `--deadline` of a shim command line, when it has a valid one.
+pub fn deadline_in(command: &str) -> Option<Duration> {
+    let (_, secs) = command.rsplit_once(" --deadline ")?;
+    parse_deadline(secs.trim()).ok()
+}
+
+/// The shortest `--deadline` of the shims `install` registered
+/// (`$COPSE_DIR/installed.json`), when any has one: what `doctor` and `lint` hold
+/// hook timeouts against.
+pub fn installed_deadline(copse_dir: &Path) -> Option<Duration> {
+    let bytes = std::fs::read(copse_dir.join("installed.json")).ok()?;
+    let manifest: Value = serde_json::from_slice(&bytes).ok()?;
+    manifest
+        .get("installed")?
+        .as_array()?
+        .iter()
+        .filter_map(|i| i.get("command")?.as_str())
+        .filter_map(deadline_in)
+        .min()
+}
+
+/// The hooks a shim for `agent` runs (over `roots`) whose timeout is longer than
+/// `deadline`: the shim answers the agent's block at its deadline, so such a hook is
+/// cut off before its own timeout. Each as `(config file, event, command, timeout)`.
+pub fn hooks_past_deadline(
+    agent: Agent,
+    home: &Path,
+    codex_home: Option<&Path>,
+    copse_dir: &Path,
+    roots: &[PathBuf],
+    deadline: Duration,
+) -> Vec<(PathBuf, String, String, Duration)> {
+    let also = crate::settings::Settings::load(&crate::settings::Settings::path_in(copse_dir))
+        .map(|s| also_from_settings(&s.other, agent))
+        .unwrap_or_default();
+    let locations = locations_with(agent, home, codex_home, copse_dir, roots, &also);
+    crate::discovery::Registry::new(locations)
+        .load(|_| true)
+        .iter()
+        .flat_map(|loaded| loaded.config.hooks.iter())
+        .filter(|h| h.timeout > deadline)
+        .map(|h| {
+            (
+                h.source.clone(),
+                h.event.clone(),
+                h.command.clone(),
+                h.timeout,
+            )
+        })
+        .collect()
 }
 
 /// Whether a failure on this wire event must block (the event is gated, or we could
@@ -261,6 +420,8 @@ pub fn must_block(agent: Agent, wire_event: Option<&str>) -> bool {
 /// The answer for an internal error: the agent's block on a gated (or unreadable)
 /// event, nothing on an observation.
 pub fn fail_closed(agent: Agent, wire_event: Option<&str>, reason: &str) -> Answer {
+    // The reason may quote a payload or a daemon's answer.
+    let reason = &escape_text(reason);
     if must_block(agent, wire_event) {
         Answer::block(&format!("copse-hooks shim: {reason} (failing closed)"))
     } else {
