@@ -439,6 +439,26 @@ async fn the_page_in_chromium() {
     )
     .await;
     b.screenshot("trust").await;
+    // And trusted again from the page: its nonce lets the change through.
+    let settings = std::fs::read_to_string(w.copse.join("settings.json")).unwrap();
+    assert!(
+        !settings.contains(&w.ws.display().to_string()),
+        "{settings}"
+    );
+    b.click("[data-action=trust]").await;
+    b.wait(
+        "the trust confirmation",
+        "return document.getElementById('confirm').open",
+    )
+    .await;
+    b.click("#confirm-ok").await;
+    b.wait(
+        "trusted",
+        "return document.body.innerText.includes('Trusted ')",
+    )
+    .await;
+    let settings = std::fs::read_to_string(w.copse.join("settings.json")).unwrap();
+    assert!(settings.contains(&w.ws.display().to_string()), "{settings}");
 
     // A narrow window still reads.
     b.resize(420, 900).await;
