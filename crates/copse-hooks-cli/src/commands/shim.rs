@@ -215,9 +215,17 @@ impl Backend {
                 "0" | "off" | "false" | "no"
             )
         });
+        // Inside a hook (an agent a hook started): the daemon refuses such a peer, and
+        // the in-process recursion guard answers at once without touching the disk.
+        let in_hook = std::env::var("COPSE_HOOK_DEPTH")
+            .is_ok_and(|d| d.trim().parse::<i64>().is_ok_and(|d| d >= 1));
         if off {
             Backend::InProcess {
                 why: format!("{DAEMON_VAR}=0"),
+            }
+        } else if in_hook {
+            Backend::InProcess {
+                why: "inside a hook (COPSE_HOOK_DEPTH)".to_owned(),
             }
         } else {
             Backend::Daemon(super::serve::daemon_socket())
