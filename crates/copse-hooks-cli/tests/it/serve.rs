@@ -1499,3 +1499,50 @@ fn serve_refuses_a_symlinked_lock_file() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+#[test]
+fn a_config_edit_stops_a_persistent_hook_whose_entry_is_gone() {
+    let env = Env::new();
+    let token = format!("edited-{}", sleep_arg(&env).replace('.', "-"));
+    let hook = format!(
+        r#": {token}; printf '%s\n' '{{"hello":{{"protocol":1,"events":["toolGate"]}}}}'; while read -r line; do id=${{line#*\"id\":}}; id=${{id%%,*}}; printf '{{"id":%s,"response":{{"decision":"deny","agentMessage":"persistent no"}}}}\n' "$id"; done"#
+    );
+    env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [{"command": hook, "persistent": true}]}})
+            .to_string(),
+    );
+    // Hooks on for this connection only: the settings file never changes here, so
+    // only the config edit can stop the process.
+    let mut s = serve(&env);
+    let c = &mut s.client;
+    c.ok(
+        "initialize",
+        json!({"workspaceRoots": [env.workspace()], "enabled": true}),
+    );
+    let sid = c.open("conv-edit");
+    let gate = json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}});
+    let v = c.ok("hooks/toolGate", gate.clone());
+    // Control: the persistent process answered and runs.
+    assert_eq!(v["decision"], "deny", "{v:#}");
+    let pid = pid_with(&token).expect("the persistent hook runs");
+    // The user replaces the entry with a per-call hook that allows.
+    env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [{"command": "cat >/dev/null; echo '{}'"}]}})
+            .to_string(),
+    );
+    let v = c.ok("hooks/toolGate", gate);
+    assert_eq!(v["decision"], "allow", "{v:#}");
+    wait_gone(&pid);
+    let d = c.ok("doctor", json!(null));
+    // No persistent hook is configured, and none runs (an empty list is omitted).
+    assert!(
+        d.get("persistent").is_none_or(|p| p == &json!([])),
+        "{:#}",
+        d["persistent"]
+    );
+    assert_eq!(c.ok("shutdown", json!(null)), Value::Null);
+    c.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert!(wait_exit(&mut s.child).success());
+}
