@@ -893,9 +893,14 @@ fn provider_credentials_never_reach_a_hook_on_the_cli_or_the_shim() {
     std::fs::create_dir_all(&dumps).unwrap();
     env.write(
         "copse/hooks.json",
-        &json!({"version": 1, "hooks": {"toolGate": [{
-            "command": format!("cat >/dev/null; env > {}/$COPSE_TEST_PATH", dumps.display()),
-        }]}})
+        &json!({"version": 1, "hooks": {"toolGate": [
+            {"command": format!("cat >/dev/null; env > {}/$COPSE_TEST_PATH", dumps.display())},
+            // A persistent process: started once, with its own environment.
+            {"command": format!(
+                r#"env > {}/persistent-$COPSE_TEST_PATH; printf '%s\n' '{{"hello":{{"protocol":1,"events":["toolGate"]}}}}'; while read -r line; do id=${{line#*\"id\":}}; id=${{id%%,*}}; printf '{{"id":%s,"response":{{}}}}\n' "$id"; done"#,
+                dumps.display()
+            ), "persistent": true, "idleTimeout": 30},
+        ]}})
         .to_string(),
     );
     env.write(
@@ -925,6 +930,7 @@ fn provider_credentials_never_reach_a_hook_on_the_cli_or_the_shim() {
         .run()
         .success();
     assert_no_credential_reached("gate", &dumps.join("gate"));
+    assert_no_credential_reached("gate (persistent)", &dumps.join("persistent-gate"));
     // The shim, in-process and through the daemon it starts (which inherits the
     // shim's environment).
     let payload = json!({
@@ -939,6 +945,7 @@ fn provider_credentials_never_reach_a_hook_on_the_cli_or_the_shim() {
             .run_with_stdin(payload.as_bytes());
         assert!(r.out.status.success(), "{path}: {}", r.stderr());
         assert_no_credential_reached(path, &dumps.join(path));
+        assert_no_credential_reached(path, &dumps.join(format!("persistent-{path}")));
     }
     // The second call really was the daemon's (it records so after replying).
     let served = env.copse_dir().join("shim/served/claude.json");
