@@ -127,7 +127,8 @@ pub struct SandboxPolicy {
 /// * every hook config of every dialect and scope, and the agents' code and instruction
 ///   files in the home directory: `~/.cursor/{hooks.json,hooks,mcp.json,cli-config.json,
 ///   rules,commands,extensions}`, `~/.claude.json`, `~/.claude/{settings.json,
-///   settings.local.json,hooks,CLAUDE.md,agents,commands,skills,plugins,output-styles}`,
+///   settings.local.json,hooks,CLAUDE.md,agents,commands,skills,output-styles}`, every
+///   entry of `~/.claude/plugins/` but `data` (where plugin hooks keep their state),
 ///   every entry of `~/.gemini/` and `~/.codex/` but their `tmp`, `log` and `logs`;
 /// * `$COPSE_DIR` whole (settings, hooks, the audit store, sockets; Copse user hooks write
 ///   `$COPSE_DIR/state` instead);
@@ -164,47 +165,34 @@ pub fn protected_paths(home: &Path, copse_dir: &Path, roots: &[PathBuf]) -> Vec<
         "agents",
         "commands",
         "skills",
-        "plugins",
         "output-styles",
     ] {
         paths.push(home.join(".claude").join(name));
     }
-    for agent in [".gemini", ".codex"] {
+    // Plugins are code, but `plugins/data/` is where plugin hooks keep their state.
+    entries_but(&home.join(".claude/plugins"), &["data"], &mut paths);
+    // The files named in the docs even where they do not exist yet (so the list says
+    // what is meant), then whatever else is there: unknown files of an agent are treated
+    // as its configuration, not as a hook's scratch space.
+    let gemini: &[&str] = &[
+        "settings.json",
+        "GEMINI.md",
+        ".env",
+        "extensions",
+        "commands",
+    ];
+    let codex: &[&str] = &[
+        "config.toml",
+        "hooks.json",
+        "AGENTS.md",
+        "prompts",
+        "rules",
+        "skills",
+    ];
+    for (agent, known) in [(".gemini", gemini), (".codex", codex)] {
         let dir = home.join(agent);
-        // The files named in the docs even where they do not exist yet (so the list
-        // says what is meant), then whatever else is there: unknown files of an agent
-        // are treated as its configuration, not as a hook's scratch space.
-        let known: &[&str] = if agent == ".gemini" {
-            &[
-                "settings.json",
-                "GEMINI.md",
-                ".env",
-                "extensions",
-                "commands",
-            ]
-        } else {
-            &[
-                "config.toml",
-                "hooks.json",
-                "AGENTS.md",
-                "prompts",
-                "rules",
-                "skills",
-            ]
-        };
         paths.extend(known.iter().map(|name| dir.join(name)));
-        if let Ok(entries) = std::fs::read_dir(&dir) {
-            for entry in entries.flatten().take(256) {
-                let name = entry.file_name();
-                if ["tmp", "log", "logs"].iter().any(|skip| name == *skip) {
-                    continue;
-                }
-                let path = entry.path();
-                if !paths.contains(&path) {
-                    paths.push(path);
-                }
-            }
-        }
+        entries_but(&dir, &["tmp", "log", "logs"], &mut paths);
     }
     paths.push(copse_dir.to_path_buf());
     for root in roots {
@@ -228,6 +216,23 @@ pub fn protected_paths(home: &Path, copse_dir: &Path, roots: &[PathBuf]) -> Vec<
         git_metadata(&git, 0, &mut paths);
     }
     paths
+}
+
+/// Every entry of `dir` (bounded) but those named in `except`, added to `paths` once.
+fn entries_but(dir: &Path, except: &[&str], paths: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten().take(256) {
+        let name = entry.file_name();
+        if except.iter().any(|skip| name == *skip) {
+            continue;
+        }
+        let path = entry.path();
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    }
 }
 
 /// The files of a git directory that decide what git runs: its config, hooks and info,

@@ -218,12 +218,21 @@ impl KeyHolder {
             .stdout(Stdio::null())
             .spawn()
             .unwrap();
-        // Control: the key really is readable through the host's /proc.
-        let environ = std::fs::read(format!("/proc/{}/environ", child.id())).unwrap();
-        assert!(
-            String::from_utf8_lossy(&environ).contains(&key),
-            "control: the key holder's environ does not hold the key"
-        );
+        // Control: the key really is readable through the host's /proc (once the child
+        // has exec'd: until then its environ is still the test's).
+        let holds = || {
+            std::fs::read(format!("/proc/{}/environ", child.id()))
+                .is_ok_and(|environ| String::from_utf8_lossy(&environ).contains(&key))
+        };
+        let mut tries = 0;
+        while !holds() {
+            tries += 1;
+            assert!(
+                tries < 1000,
+                "control: the key holder's environ does not hold the key"
+            );
+            std::thread::sleep(Duration::from_millis(10));
+        }
         Self { child, key }
     }
 }
@@ -702,4 +711,85 @@ fn listing_a_socket_does_not_open_the_daemons() {
         "control: the listed socket must connect: {text}"
     );
     assert_eq!(text.matches("connected").count(), 1, "{text}");
+}
+
+// ---------------------------------------------------------------------------------
+// For other tests: a hook's host pid
+// ---------------------------------------------------------------------------------
+
+/// Shell that prints what [`host_pid`] needs about the current shell: its pid namespace
+/// and its pid there (a hook's private `/proc` shows no host pid).
+pub(crate) const SELF_ID_SH: &str = r#""$(readlink /proc/self/ns/pid) $$""#;
+
+/// The host pid of the live process described by `line` (`pid:[<inode>] <pid in it>`,
+/// as [`SELF_ID_SH`] prints it), found through the host's `/proc`.
+pub(crate) fn host_pid(line: &str) -> Option<u64> {
+    let (ns, inner) = line.trim().rsplit_once(' ')?;
+    let inner = inner.trim();
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.parse::<u64>().ok()) else {
+            continue;
+        };
+        let same_ns = std::fs::read_link(format!("/proc/{pid}/ns/pid"))
+            .is_ok_and(|link| link.as_os_str() == ns);
+        if !same_ns {
+            continue;
+        }
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let innermost = status
+            .lines()
+            .find_map(|l| l.strip_prefix("NSpid:"))
+            .and_then(|ids| ids.split_whitespace().last());
+        if innermost == Some(inner) {
+            return Some(pid);
+        }
+    }
+    None
+}
+
+#[test]
+fn host_pid_finds_a_hooks_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let command = format!(
+        "sh -c 'echo {SELF_ID_SH} > id.tmp; mv id.tmp id; exec sleep 1000' & \
+         until [ -s id ]; do sleep 0.01; done; sleep 1000"
+    );
+    let cwd = dir.path().to_path_buf();
+    let runner =
+        std::thread::spawn(move || run_with_timeout(&command, &cwd, Duration::from_secs(20)));
+    let id_file = dir.path().join("id");
+    let mut found = None;
+    for _ in 0..1000 {
+        if let Ok(line) = std::fs::read_to_string(&id_file)
+            && let Some(pid) = host_pid(&line)
+        {
+            found = Some(pid);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let pid = found.unwrap_or_else(|| panic!("no host pid for the hook's sleep"));
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    assert!(
+        String::from_utf8_lossy(&cmdline).starts_with("sleep\01000"),
+        "{cmdline:?}"
+    );
+    // SAFETY: plain kill of the pid just found; ends the run early.
+    unsafe { libc::kill(i32::try_from(pid).unwrap(), libc::SIGKILL) };
+    drop(runner.join());
+}
+
+fn run_with_timeout(command: &str, cwd: &Path, timeout: Duration) -> SpawnOutput {
+    let env = env(&[]);
+    spawn::run(&SpawnRequest {
+        command,
+        cwd,
+        env: &env,
+        stdin: b"",
+        timeout,
+        limits: Limits::default(),
+        child_setup: None,
+    })
+    .unwrap_or_else(|e| panic!("spawn: {e}"))
 }

@@ -151,11 +151,12 @@ fn wait_until(what: &str, mut cond: impl FnMut() -> bool) {
     }
 }
 
+/// The host pids of the live processes `family_hook` recorded.
 fn read_pids(path: &Path) -> Vec<u64> {
     std::fs::read_to_string(path)
         .unwrap_or_default()
-        .split_whitespace()
-        .map(|p| p.parse().unwrap())
+        .lines()
+        .filter_map(crate::isolation::host_pid)
         .collect()
 }
 
@@ -256,7 +257,7 @@ fn a_crash_fails_the_request_and_the_hook_restarts() {
         "crash",
         r#"    if cmd == "crash":
         os._exit(7)
-    reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "pid " + os.readlink("/proc/self")}})"#,
+    reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "pid " + globals().setdefault("T", os.urandom(8).hex())}})"#,
     );
     fx.user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
     let engine = fx.engine();
@@ -443,17 +444,21 @@ fn the_long_lived_process_is_confined_by_the_sandbox() {
     assert_eq!(only_run(&s).sandbox, copse_hooks::SandboxState::Enforced);
 }
 
-/// A hook that records the host pids of itself, a background child and a `setsid`
-/// grandchild, then answers.
+/// A hook that records itself, a background child and a `setsid` grandchild (pid
+/// namespace and pid there: its private /proc shows no host pid; see
+/// `isolation::host_pid`), then answers.
 fn family_hook(fx: &Fx, pids: &str) -> String {
-    let spawn = format!("read -r pid rest < /proc/self/stat; echo $pid >> {pids}; exec sleep 1000");
+    let spawn = format!(
+        "echo {} >> {pids}; exec sleep 1000",
+        crate::isolation::SELF_ID_SH
+    );
     python_hook(
         fx,
         "family",
         &format!(
             r#"    if not os.path.exists({pids:?}):
         with open({pids:?}, "w") as f:
-            f.write(os.readlink("/proc/self") + "\n")
+            f.write(os.readlink("/proc/self/ns/pid") + " " + str(os.getpid()) + "\n")
         import subprocess
         subprocess.Popen(["sh", "-c", {spawn:?}])
         subprocess.Popen(["setsid", "sh", "-c", {spawn:?}])

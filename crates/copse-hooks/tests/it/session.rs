@@ -183,10 +183,11 @@ fn a_cancel_token_kills_every_hook_group_of_a_blocking_event() {
     let marks = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
     let hook = |n: usize| {
         format!(
-            // The hook runs in its own pid namespace, where `$!` means nothing to the
-            // host; `/proc` is the host's, so `/proc/self/stat` gives the host pid.
-            "cat >/dev/null; sh -c 'read p _ </proc/self/stat; echo $p > {d}/{n}.tmp; \
+            // The hook runs in its own pid namespace with a /proc of its own: it records
+            // the namespace and its pid there, and the host finds its host pid.
+            "cat >/dev/null; sh -c 'echo {id} > {d}/{n}.tmp; \
              mv {d}/{n}.tmp {d}/{n}.pid; exec sleep 1000' & wait",
+            id = crate::isolation::SELF_ID_SH,
             d = marks.path().display()
         )
     };
@@ -209,7 +210,12 @@ fn a_cancel_token_kills_every_hook_group_of_a_blocking_event() {
     let pids = [
         wait_line(&marks.path().join("1.pid")),
         wait_line(&marks.path().join("2.pid")),
-    ];
+    ]
+    .map(|line| {
+        crate::isolation::host_pid(&line)
+            .unwrap_or_else(|| panic!("no live process for {line}"))
+            .to_string()
+    });
     assert!(pids.iter().all(|p| alive(p)));
     token.cancel();
     let verdict = runner.join().unwrap();
