@@ -33,8 +33,8 @@ pub struct Pending {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SessionState {
     /// Environment overlays exported by `sessionStart` hooks, per (scope, root) and
-    /// already filtered ([`crate::overlay::refusal`]): handed back to the engine as
-    /// overlays, never as a hook's base environment.
+    /// already filtered (by the one overlay filter, `overlay::refusal`): handed back
+    /// to the engine as overlays, never as a hook's base environment.
     #[serde(default)]
     pub overlays: Vec<StoredOverlay>,
     /// The flat `env` map older versions kept (scope unknown): read only so it can be
