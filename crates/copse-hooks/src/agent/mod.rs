@@ -702,3 +702,35 @@ pub(crate) fn specific(wire: &str, fields: Map<String, Value>) -> Value {
     inner.extend(fields);
     Value::Object(inner)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_text_makes_controls_and_bidi_marks_visible_and_keeps_lines() {
+        assert_eq!(escape_text("plain\ttext\nline"), "plain\ttext\nline");
+        assert_eq!(
+            escape_text("a\u{1b}[2Jb\rc\u{7f}d\u{9b}"),
+            r"a\x1b[2Jb\x0dc\x7fd\x9b"
+        );
+        assert_eq!(
+            escape_text("x\u{202e}y\u{2066}z\u{200f}\u{feff}"),
+            r"x\u{202e}y\u{2066}z\u{200f}\u{feff}"
+        );
+    }
+
+    #[test]
+    fn deadlines_parse_as_positive_seconds() {
+        assert_eq!(parse_deadline("55"), Ok(Duration::from_secs(55)));
+        assert_eq!(parse_deadline("0.5"), Ok(Duration::from_millis(500)));
+        for bad in ["0", "-1", "", "soon", "NaN", "inf", "86401"] {
+            assert!(parse_deadline(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            deadline_in("/bin/copse-hooks shim --agent claude --deadline 55"),
+            Some(Duration::from_secs(55))
+        );
+        assert_eq!(deadline_in("/bin/copse-hooks shim --agent claude"), None);
+    }
+}
