@@ -318,7 +318,7 @@ impl Slot {
                         scope: loc.scope,
                         event: None,
                         message: format!(
-                            "{} — refused, none of its hooks run; fix it with `{}`",
+                            "{} — file ignored, none of its hooks run; fix it with `{}`",
                             why.reason, why.fix
                         ),
                     }],

@@ -327,7 +327,7 @@ impl Engine {
                 None,
                 Level::Error,
                 format!(
-                    "{} — refused, none of its hooks run; fix it with `{}`",
+                    "{} — file ignored, none of its hooks run; fix it with `{}`",
                     why.reason, why.fix
                 ),
             );

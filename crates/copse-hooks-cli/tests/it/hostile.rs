@@ -967,3 +967,105 @@ impl Drop for StopDaemon<'_> {
         let _ = self.0.cmd().args(["daemon", "stop"]).run();
     }
 }
+
+/// A minimal JSON-RPC client over `copse-hooks serve`'s stdio: one request at a time,
+/// skipping notifications.
+struct Rpc {
+    child: std::process::Child,
+    out: std::io::BufReader<std::process::ChildStdout>,
+    next: u64,
+}
+
+impl Rpc {
+    fn start(cmd: Cmd) -> Rpc {
+        let mut c = cmd.args(["serve"]).cmd;
+        c.stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = c.spawn().unwrap();
+        let out = std::io::BufReader::new(child.stdout.take().unwrap());
+        Rpc {
+            child,
+            out,
+            next: 0,
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        use std::io::{BufRead as _, Write as _};
+        self.next += 1;
+        let id = self.next;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(
+            stdin,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        )
+        .unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(self.out.read_line(&mut line).unwrap() > 0, "serve exited");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+        }
+    }
+}
+
+impl Drop for Rpc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_json_rpc_server_refuses_a_writable_config_and_scrubs_credentials() {
+    let env = Env::new();
+    let dump = env.root().join("dump");
+    let marker = env.root().join("ran");
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [{
+            "command": format!("cat >/dev/null; env > {}", dump.display()),
+        }]}})
+        .to_string(),
+    );
+    let project = env.write(
+        "ws/.copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [{
+            "command": format!("cat >/dev/null; echo ran >> {}", marker.display()),
+        }]}})
+        .to_string(),
+    );
+    set_mode(&project, 0o666);
+    let mut cmd = env.cmd().env("HOOK_CONTROL", "visible");
+    for name in CREDENTIALS {
+        cmd = cmd.env(name, format!("secret-{name}"));
+    }
+    let mut rpc = Rpc::start(cmd);
+    rpc.call(
+        "initialize",
+        json!({"workspaceRoots": [env.workspace()], "enabled": true, "trusted": true,
+            "clientInfo": {"name": "it", "version": "1"}, "protocolVersion": "2026-12-01"}),
+    );
+    let sid = rpc.call("session/open", json!({"conversationId": "c"}))["sessionId"].clone();
+    let gate = json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}});
+    let v = rpc.call("hooks/toolGate", gate.clone());
+    assert_no_credential_reached("serve", &dump);
+    assert!(
+        !marker.exists(),
+        "a world-writable project config ran under serve"
+    );
+    let fix = format!("chmod go-w {}", project.display());
+    assert!(v.to_string().contains(&fix), "no `{fix}` in {v:#}");
+    // Control: fixed, the same project hook runs on the next request.
+    set_mode(&project, 0o644);
+    rpc.call("hooks/toolGate", gate);
+    assert!(
+        marker.exists(),
+        "control: the fixed project config did not run"
+    );
+}
