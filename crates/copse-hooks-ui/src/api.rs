@@ -508,6 +508,25 @@ fn warnings_json(listing: &Listing) -> Vec<Value> {
         .collect()
 }
 
+/// Refuses (404) a path that is not a config discovery lists (a hook's or a warning's
+/// source), compared as given: the page only ever sends the paths it was listed.
+fn known_source(listing: &Listing, path: &Path) -> Result<(), ApiError> {
+    let known = listing
+        .hooks
+        .iter()
+        .map(|h| &h.source)
+        .chain(listing.warnings.iter().map(|w| &w.source))
+        .any(|s| s == path);
+    if known {
+        Ok(())
+    } else {
+        Err(ApiError::status(
+            StatusCode::NOT_FOUND,
+            format!("{} is not a hook config discovery knows", path.display()),
+        ))
+    }
+}
+
 /// A config file the discovery knows (only those are shown), read without following
 /// a symbolic link anywhere below the root it belongs to: a project can point its
 /// `.claude/settings.json` at `~/.ssh/id_rsa`, and discovery lists it (as a config
@@ -518,20 +537,8 @@ async fn source_file(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
     };
     blocking(move || {
         let engine = state.engine()?;
-        let listing = engine.list();
-        let known = listing
-            .hooks
-            .iter()
-            .map(|h| &h.source)
-            .chain(listing.warnings.iter().map(|w| &w.source))
-            .any(|s| s.as_os_str() == path.as_str());
-        if !known {
-            return Err(ApiError::status(
-                StatusCode::NOT_FOUND,
-                format!("{path} is not a hook config discovery knows"),
-            ));
-        }
         let file = Path::new(&path);
+        known_source(&engine.list(), file)?;
         // The deepest workspace root or home that holds the file; else its directory.
         let root = engine
             .workspace_roots()
@@ -837,6 +844,7 @@ async fn tester_payload(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
     let entry = entry_param(&p)?;
     blocking(move || {
         let engine = state.engine()?;
+        known_source(&engine.list(), Path::new(&source))?;
         let payload = engine
             .dry_run_payload(Path::new(&source), &event, entry)
             .map_err(ApiError::bad)?;
@@ -872,12 +880,13 @@ async fn tester_run(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answ
     }
     blocking(move || {
         let engine = state.engine()?;
-        let source = std::fs::canonicalize(&req.source)
-            .map_err(|e| ApiError::bad(format!("{}: {e}", req.source)))?;
-        // The tester runs only what would be allowed to run: a project hook of an
-        // untrusted (or changed since trusted) workspace is refused, as the engine
-        // refuses it.
+        // The tester runs only what would be allowed to run: a config discovery knows
+        // (by the path it lists, not where a link leads: another path would skip the
+        // trust check below), and not a project hook of an untrusted (or changed since
+        // trusted) workspace, as the engine refuses it.
+        let source = PathBuf::from(&req.source);
         let listing = engine.list();
+        known_source(&listing, &source)?;
         let declared = listing
             .hooks
             .iter()

@@ -902,3 +902,67 @@ async fn untrusted_hooks_do_not_run_and_trust_is_confirmed() {
     let p = w.ok("/api/trust/preview").await;
     assert_eq!(p["trusted"], false);
 }
+
+/// The tester runs only a config discovery lists, by the path it lists: its own
+/// trust check then applies (the engine's dry run refuses an untrusted project config
+/// too; this is the page's own line of defence).
+#[tokio::test]
+async fn the_tester_runs_only_configs_discovery_lists() {
+    let w = world(false, 0).await;
+    let marker = w.ws.join("ran");
+    // An untrusted project config elsewhere in the tree, and the workspace's own
+    // Cursor config made a link to it.
+    let nested = w.ws.join("sub/.cursor/hooks.json");
+    std::fs::create_dir_all(nested.parent().unwrap()).unwrap();
+    std::fs::write(
+        &nested,
+        format!(
+            r#"{{"version": 1, "hooks": {{"beforeShellExecution": [{{"command": "touch {}; echo '{{}}'"}}]}}}}"#,
+            marker.display()
+        ),
+    )
+    .unwrap();
+    std::fs::remove_file(&w.cursor_config).unwrap();
+    std::os::unix::fs::symlink(&nested, &w.cursor_config).unwrap();
+    for source in [&w.cursor_config, &nested] {
+        let (status, d) = w
+            .post(
+                "/api/tester/run",
+                &json!({"source": source, "event": "beforeShellExecution"}),
+            )
+            .await;
+        assert!(
+            status == 403 || status == 404,
+            "{}: {status} {d}",
+            source.display()
+        );
+        assert!(
+            !marker.exists(),
+            "{}: an untrusted hook ran",
+            source.display()
+        );
+        let (status, _) = w
+            .get(&format!(
+                "/api/tester/payload?source={}&event=beforeShellExecution",
+                nested.display()
+            ))
+            .await;
+        assert_eq!(status, 404);
+    }
+    // Control: the same config as a regular file, trusted, runs the same hook.
+    std::fs::remove_file(&w.cursor_config).unwrap();
+    std::fs::copy(&nested, &w.cursor_config).unwrap();
+    let p = w.ok("/api/trust/preview").await;
+    let (status, d) = w
+        .post("/api/trust", &json!({"fingerprint": p["fingerprint"]}))
+        .await;
+    assert_eq!(status, 200, "{d}");
+    let (status, d) = w
+        .post(
+            "/api/tester/run",
+            &json!({"source": w.cursor_config, "event": "beforeShellExecution"}),
+        )
+        .await;
+    assert_eq!(status, 200, "{d}");
+    assert!(marker.exists(), "the trusted hook did not run: {d}");
+}
