@@ -354,12 +354,14 @@ pub(crate) async fn check(
         .headers()
         .get("sec-fetch-site")
         .map(|v| v.to_str().unwrap_or(""));
-    let navigation = req
-        .headers()
-        .get("sec-fetch-mode")
-        .is_some_and(|v| v.as_bytes() == b"navigate")
-        && req.uri().path() == "/";
-    if !matches!(site, None | Some("same-origin" | "none")) && !(navigation && !state_changing) {
+    let page_navigation = !state_changing
+        && req.uri().path() == "/"
+        && req
+            .headers()
+            .get("sec-fetch-mode")
+            .is_some_and(|v| v.as_bytes() == b"navigate");
+    let from_here = matches!(site, None | Some("same-origin" | "none"));
+    if !from_here && !page_navigation {
         return refuse(StatusCode::FORBIDDEN, "refused: cross-origin request");
     }
     let Some(session) = guard.auth.session(req.headers()) else {
