@@ -716,7 +716,7 @@ impl Fx {
 
     /// The config with the workspace trusted and a `GITHUB_TOKEN` and `TEAM` set.
     fn trusted_config(&self) -> EngineConfig {
-        let mut config = self.config().trust(&self.ws());
+        let mut config = self.config().trust(self.ws());
         config
             .environment
             .push(("GITHUB_TOKEN".into(), "ghp_secret".into()));
