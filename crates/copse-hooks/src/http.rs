@@ -39,7 +39,7 @@ pub struct HttpHandler {
 /// with `*`; an empty list allows none) and `httpHookAllowedEnvVars` (each hook's
 /// `allowedEnvVars` is intersected with it). `None`: the key is set nowhere.
 ///
-/// One file's lists, or (after [`HttpPolicy::merge`]) the user's lists merged across
+/// One file's lists, or (after a merge) the user's lists merged across
 /// the user's settings files (arrays merge, as Claude Code merges them) with the
 /// trusted projects' lists as a second layer in [`HttpPolicy::narrow`]: a request
 /// must pass both, so a project can only narrow what the user allows.
