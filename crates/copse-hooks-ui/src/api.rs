@@ -617,6 +617,18 @@ fn read_below(root: &Path, file: &Path) -> Result<Vec<u8>, ApiError> {
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(ApiError::bad(format!("{shown} is not a regular file")));
     }
+    // A second name of a file elsewhere (`ln ~/.ssh/id_rsa .claude/settings.json`)
+    // is a link too, only a hard one.
+    if st.st_nlink > 1 {
+        return Err(ApiError::status(
+            StatusCode::FORBIDDEN,
+            format!(
+                "{shown}: refused, it is a hard link ({} names for one file; the page shows \
+                 a config only when it is the file's only name)",
+                st.st_nlink
+            ),
+        ));
+    }
     let len = u64::try_from(st.st_size).unwrap_or(0);
     if len > SOURCE_CAP {
         return Err(ApiError::bad(format!(

@@ -440,12 +440,17 @@ async fn a_symlinked_config_is_not_shown() {
     )
     .unwrap();
     std::os::unix::fs::symlink(&gemini_dir, w.ws.join(".gemini")).unwrap();
-    // Discovery knows both (so the refusal below is the link rule, not "unknown").
+    // A config that is a second (hard) name of the key.
+    let codex = w.ws.join(".codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    std::fs::hard_link(&secret, codex.join("hooks.json")).unwrap();
+    // Discovery knows them all (so the refusal below is the link rule, not "unknown").
     let s = w.ok("/api/sources").await;
     let known = s.to_string();
     for config in [
         claude.join("settings.json"),
         w.ws.join(".gemini/settings.json"),
+        codex.join("hooks.json"),
     ] {
         let config = config.display().to_string();
         assert!(
@@ -455,7 +460,10 @@ async fn a_symlinked_config_is_not_shown() {
         let (status, body) = w.get(&format!("/api/source?path={config}")).await;
         assert_eq!(status, 403, "{config}: {body}");
         let error = body["error"].as_str().unwrap();
-        assert!(error.contains("is a symbolic link"), "{error}");
+        assert!(
+            error.contains("is a symbolic link") || error.contains("is a hard link"),
+            "{error}"
+        );
         assert!(!body.to_string().contains("PRIVATE KEY"));
         assert!(!body.to_string().contains("SECRET-GEMINI"));
     }
