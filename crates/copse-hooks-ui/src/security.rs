@@ -341,7 +341,8 @@ pub(crate) async fn check(
         );
     }
     let state_changing = !matches!(*req.method(), Method::GET | Method::HEAD);
-    if !state_changing
+    // Only a GET spends a code: a HEAD (a link checker's probe) must not.
+    if req.method() == Method::GET
         && req.uri().path() == "/"
         && let Some(code) = query_param(req.uri().query(), "code")
     {

@@ -190,6 +190,12 @@ async fn a_sign_in_code_works_once_and_sets_a_strict_cookie() {
     .await;
     assert!(res.starts_with("HTTP/1.1 421"), "{res}");
     assert!(sign_in(&fresh).await.is_ok());
+    // A HEAD (a link checker's probe) does not spend a code.
+    let fresh = w.logins.login_url().unwrap();
+    let res = client().head(&fresh).send().await.unwrap();
+    assert_eq!(res.status().as_u16(), 403);
+    assert!(res.headers().get("set-cookie").is_none());
+    assert!(sign_in(&fresh).await.is_ok());
 }
 
 #[tokio::test]
