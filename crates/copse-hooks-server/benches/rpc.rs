@@ -16,6 +16,11 @@
 //!    (multi-threaded runtime, the gate on `spawn_blocking`, as the engine's blocking
 //!    path requires), against the threaded server.
 //!
+//! 5. The daemon's peer check (`SO_PEERCRED` and three `/proc` reads, once per
+//!    connection): its cost per connection, against a whole connection (connect,
+//!    `initialize`, close) to the server, which includes it. Target: under 10% of a
+//!    connection.
+//!
 //! Misses are reported, never asserted. Linux only (reads /proc for RSS).
 
 // reason: a benchmark binary; a broken setup should abort loudly.
@@ -188,6 +193,11 @@ fn main() {
         std::fs::create_dir_all(dir.join(d)).unwrap();
     }
     write_hooks(&dir, "^never-matches-this$");
+    if std::env::var_os("COPSE_BENCH_ONLY_PEER").is_some() {
+        // Section 5 alone (it is quick; the others take minutes).
+        peer_check(&dir);
+        return;
+    }
     let socket = dir.join("run/bench.sock");
     let (mut server, mut rpc) = start_server(&dir, &socket, false);
     rpc.call("initialize", json!({"workspaceRoots": [dir.join("ws")]}));
@@ -321,4 +331,36 @@ fn main() {
         child.kill().unwrap();
         child.wait().unwrap();
     }
+    peer_check(&dir);
+}
+
+/// Section 5: the peer check per connection, against a whole connection.
+fn peer_check(dir: &Path) {
+    const CONNECTIONS: usize = 500;
+    println!("\n5. the daemon's peer check, once per connection ({CONNECTIONS} each, interleaved)");
+    let socket = dir.join("run/peer.sock");
+    let (mut server, mut rpc) = start_server(dir, &socket, false);
+    rpc.call("initialize", json!({"workspaceRoots": [dir.join("ws")]}));
+    let (a, _b) = std::os::unix::net::UnixStream::pair().unwrap();
+    let (mut checks, mut connections) = (Vec::new(), Vec::new());
+    for _ in 0..CONNECTIONS {
+        let t = Instant::now();
+        assert_eq!(copse_hooks_server::peer::check(&a), None);
+        checks.push(t.elapsed());
+        let t = Instant::now();
+        let mut c = Rpc::connect(&socket);
+        c.call("initialize", json!({"workspaceRoots": [dir.join("ws")]}));
+        drop(c);
+        connections.push(t.elapsed());
+    }
+    let mean = |v: &[Duration]| v.iter().sum::<Duration>() / u32::try_from(v.len()).unwrap();
+    let (check, connection) = (mean(&checks), mean(&connections));
+    println!(
+        "  peer check {:.1} us, connection + initialize {:.1} us: {:.3} of a connection",
+        check.as_secs_f64() * 1e6,
+        connection.as_secs_f64() * 1e6,
+        check.as_secs_f64() / connection.as_secs_f64()
+    );
+    server.kill().unwrap();
+    server.wait().unwrap();
 }

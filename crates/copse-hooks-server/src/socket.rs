@@ -213,6 +213,7 @@ pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerErro
                 // Defence in depth: a hook that reached the socket is not served.
                 if let Some(why) = crate::peer::check(&stream) {
                     eprintln!("copse-hooks serve: refused a connection: {why}");
+                    refuse(&stream, &why);
                     return;
                 }
                 let probe = &stream;
@@ -226,6 +227,19 @@ pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerErro
         }
     }
     Ok(())
+}
+
+/// Tells a refused peer why (one error line, `id` `null`; nothing ran), then closes.
+/// Bounded: a peer that does not read cannot hold the connection thread.
+fn refuse(stream: &UnixStream, why: &str) {
+    let line = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {
+        "code": copse_hooks_wire::rpc::codes::PEER_REFUSED,
+        "message": format!("connection refused: {why}; this server serves the agent and the user's hosts, never a hook"),
+    }});
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+    let mut out = stream;
+    let _ = writeln!(out, "{line}");
+    let _ = stream.shutdown(std::net::Shutdown::Both);
 }
 
 /// What `daemon status` reports.

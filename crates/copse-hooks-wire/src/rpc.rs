@@ -36,6 +36,11 @@ pub mod codes {
     pub const REQUEST_CANCELLED: i64 = -32800;
     /// A `spine/show` run id that is not recorded, or a missing audit store.
     pub const NOT_FOUND: i64 = -32004;
+    /// A socket server refused the connection: the peer looks like a hook (another
+    /// pid namespace, more confined than the server, `COPSE_HOOK_DEPTH` set) or runs
+    /// as another user. Sent once, with `id` `null`, then the connection is closed;
+    /// nothing was run (the shim then runs the call in-process).
+    pub const PEER_REFUSED: i64 = -32005;
 }
 
 /// Who the client is.

@@ -415,8 +415,11 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
             .get("message")
             .and_then(serde_json::Value::as_str)
             .unwrap_or("(no message)");
-        // A daemon that does not know the method (an older one) ran nothing.
-        return Err(if code == Some(rpc::codes::METHOD_NOT_FOUND) {
+        // A daemon that does not know the method (an older one), or that refused this
+        // process as a peer (it looks like a hook), ran nothing.
+        return Err(if code == Some(rpc::codes::PEER_REFUSED) {
+            Forward::Unavailable(format!("the daemon refused this process: {message}"))
+        } else if code == Some(rpc::codes::METHOD_NOT_FOUND) {
             Forward::Unavailable(format!("the daemon does not serve shim/handle: {message}"))
         } else {
             Forward::Broken(format!("the daemon failed the call: {message}"))
