@@ -894,7 +894,12 @@ fn provider_credentials_never_reach_a_hook_on_the_cli_or_the_shim() {
     env.write(
         "copse/hooks.json",
         &json!({"version": 1, "hooks": {"toolGate": [
-            {"command": format!("cat >/dev/null; env > {}/$COPSE_TEST_PATH", dumps.display())},
+            // Its own environment, and every environment its /proc shows (the host's
+            // processes, the agent's among them, must not be there).
+            {"command": format!(
+                "cat >/dev/null; f={}/$COPSE_TEST_PATH; env > $f; cat /proc/[0-9]*/environ 2>/dev/null | tr '\\0' '\\n' | grep secret- >> $f; true",
+                dumps.display()
+            )},
             // A persistent process: started once, with its own environment.
             {"command": format!(
                 r#"env > {}/persistent-$COPSE_TEST_PATH; printf '%s\n' '{{"hello":{{"protocol":1,"events":["toolGate"]}}}}'; while read -r line; do id=${{line#*\"id\":}}; id=${{id%%,*}}; printf '{{"id":%s,"response":{{}}}}\n' "$id"; done"#,
