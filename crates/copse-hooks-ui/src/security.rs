@@ -381,11 +381,7 @@ pub(crate) async fn check(
         };
         // A browser says where a request came from; only the page itself may change
         // anything (clients that are not browsers send neither header).
-        let fetched_from = req
-            .headers()
-            .get("sec-fetch-site")
-            .map(|v| v.to_str().unwrap_or(""));
-        let site_ok = matches!(fetched_from, None | Some("same-origin"));
+        let site_ok = matches!(site, None | Some("same-origin"));
         if !origin_ok || !site_ok {
             return refuse(StatusCode::FORBIDDEN, "refused: cross-origin request");
         }
