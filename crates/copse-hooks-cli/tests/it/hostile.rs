@@ -746,6 +746,50 @@ fn a_copse_dir_opened_to_everyone_is_tightened_again_on_the_next_gate() {
     assert_eq!(mode(&dir), 0o700, "{}", r.stderr());
     assert_eq!(mode(&dir.join("spine.db")), 0o600);
     assert!(r.stderr().contains("tightened to 700"), "{}", r.stderr());
+    // The same through the shim, in-process and through a running daemon (started
+    // by the first call, before the modes were widened).
+    let _stop = StopDaemon(&env);
+    let payload = json!({
+        "session_id": "modes", "cwd": env.workspace(), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "ls"},
+    })
+    .to_string();
+    let shim = |daemon: &str| {
+        let r = env
+            .cmd()
+            .env("COPSE_SHIM_DAEMON", daemon)
+            .args(["shim", "--agent", "claude"])
+            .run_with_stdin(payload.as_bytes());
+        assert!(r.out.status.success(), "{}", r.stderr());
+    };
+    let hooks = env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [{
+            "command": format!("cat >/dev/null; echo ran >> {}", marker.display()),
+        }]}})
+        .to_string(),
+    );
+    set_mode(&hooks, 0o600);
+    shim("1");
+    for daemon in ["0", "1"] {
+        std::fs::remove_file(&marker).unwrap();
+        set_mode(&dir, 0o777);
+        set_mode(&dir.join("spine.db"), 0o666);
+        set_mode(&dir.join("settings.json"), 0o644);
+        shim(daemon);
+        assert!(marker.exists(), "control: the hook did not run");
+        assert_eq!(mode(&dir), 0o700, "COPSE_SHIM_DAEMON={daemon}");
+        assert_eq!(
+            mode(&dir.join("spine.db")),
+            0o600,
+            "COPSE_SHIM_DAEMON={daemon}"
+        );
+        assert_eq!(
+            mode(&dir.join("settings.json")),
+            0o600,
+            "COPSE_SHIM_DAEMON={daemon}"
+        );
+    }
 }
 
 #[test]
