@@ -87,6 +87,10 @@ pub enum DryRunError {
         /// `untrusted`, or `changed since trusted (<file>)`.
         state: String,
     },
+    /// [`DryRunOptions::sandbox`] asked for the sandbox, and this engine has none (its
+    /// host turned sandboxing off).
+    #[error("this run must be sandboxed, and sandboxing is off for this engine")]
+    NoSandbox,
 }
 
 /// What a dry run did.
@@ -300,6 +304,17 @@ impl Engine {
         // A persistent hook is tested as it runs: started, sent the one request over
         // the protocol, then stopped (the pool is dropped with this call).
         let pool = crate::persistent::pool::Pool::new(limits.kill_grace);
+        // A forced sandbox is a required one: where the kernel cannot enforce it the
+        // run fails (kind `sandbox`) instead of running unsandboxed.
+        let forced = match (options.sandbox, self.sandbox_config()) {
+            (false, _) => None,
+            (true, None) => return Err(DryRunError::NoSandbox),
+            (true, Some(s)) => {
+                let mut s = s.clone();
+                s.require = true;
+                Some(s)
+            }
+        };
         let input = RunInput {
             event: &event_payload,
             ctx: Context {
@@ -310,7 +325,7 @@ impl Engine {
             session_env: None,
             child_depth: self.child_depth(),
             limits,
-            sandbox: self.sandbox_config(),
+            sandbox: forced.as_ref().or(self.sandbox_config()),
             failure_policy: self.failure_policy(),
             http_policy: Some(&http_policy),
             persistent: Some(&pool),
