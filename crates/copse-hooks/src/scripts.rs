@@ -544,36 +544,44 @@ pub fn scripts_of(command: &str, root: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Existing regular files inside `root` that `command` names (as a word or a
-/// redirection target) but that [`scripts_of`] does not pin: a file the command uses
-/// whose edits trust would not notice (`cat ./x.sh | sh`, `make -f ./Makefile`).
+/// Existing regular files inside `root` that `command` names (as a word, a
+/// redirection target, or inside a quoted command string such as `sh -c '…'`) but
+/// that [`scripts_of`] does not pin: a file the command uses whose edits trust would
+/// not notice (`cat ./x.sh | sh`, `sh -c "$(cat hook.sh)"`, `make -f rules.mk`). A
+/// command's first word without a `/` is a program found on `PATH`, never a file.
 pub fn unpinned_files(command: &str, root: &Path) -> Vec<PathBuf> {
     let pinned = scripts_of(command, root);
     let mut out: Vec<PathBuf> = Vec::new();
-    let mut consider = |word: &str| {
-        let word = expand(word, root);
-        // A word with no `/` is a file only by accident (`echo ok`).
-        let word = word.split_once('=').map_or(word.as_str(), |(_, v)| v);
-        if !word.contains('/') {
-            return;
-        }
-        if let Some(path) = candidate(word, root)
-            && path != root
-            && !pinned.contains(&path)
-            && !out.contains(&path)
-            && std::fs::symlink_metadata(&path).is_ok_and(|m| !m.is_dir())
-        {
-            out.push(path);
-        }
-    };
+    unpinned_in(command, root, &pinned, 0, &mut out);
+    out
+}
+
+fn unpinned_in(command: &str, root: &Path, pinned: &[PathBuf], depth: u8, out: &mut Vec<PathBuf>) {
     for items in simple_commands(command) {
-        for item in &items {
-            match item {
-                Item::Word(w) | Item::Input(w) | Item::Other(w) => consider(w),
+        for (i, item) in items.iter().enumerate() {
+            let (Item::Word(w) | Item::Input(w) | Item::Other(w)) = item;
+            let word = expand(w, root);
+            // A quoted command string: its words too.
+            if word.contains(char::is_whitespace) || word.contains(['|', ';', '&', '<', '`']) {
+                if depth < 4 {
+                    unpinned_in(&word, root, pinned, depth + 1, out);
+                }
+                continue;
+            }
+            let word = word.split_once('=').map_or(word.as_str(), |(_, v)| v);
+            if word.starts_with('-') || (i == 0 && !word.contains('/')) {
+                continue;
+            }
+            if let Some(path) = candidate(word, root)
+                && path != root
+                && !pinned.contains(&path)
+                && !out.contains(&path)
+                && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file())
+            {
+                out.push(path);
             }
         }
     }
-    out
 }
 
 #[cfg(test)]
@@ -717,10 +725,14 @@ mod tests {
             u("make -f ./rules.mk; jq . ./data.json"),
             vec![root.join("rules.mk"), root.join("data.json")]
         );
+        assert_eq!(u("awk -f x.sh"), vec![root.join("x.sh")]);
         assert_eq!(
-            u("awk -f x.sh"),
-            Vec::<PathBuf>::new(),
-            "no `/`: not a path"
+            u("sh -c 'cat ./data.json | jq .'"),
+            vec![root.join("data.json")]
         );
+        assert_eq!(u("cat x.sh | sh"), vec![root.join("x.sh")]);
+        assert!(u("x.sh").is_empty(), "a bare first word is a PATH lookup");
+        assert!(u("sh -c ./x.sh").is_empty(), "pinned");
+        assert!(u("echo ok nothing-here").is_empty());
     }
 }
