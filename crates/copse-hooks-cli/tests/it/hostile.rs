@@ -615,8 +615,13 @@ fn a_group_or_other_writable_config_is_refused_naming_the_chmod_that_fixes_it() 
         let fix = format!("chmod go-w {}", project.display());
         assert!(all.contains(&fix), "{mode:o}: no `{fix}` in:\n{all}");
         assert!(all.contains("writable by group or others"), "{all}");
-        // `list` and `doctor` say it too.
-        for cmd in [vec!["--trust", "list"], vec!["--trust", "doctor"]] {
+        // `list`, `doctor`, `lint` and `trust` say it too.
+        for cmd in [
+            vec!["--trust", "list"],
+            vec!["--trust", "doctor"],
+            vec!["lint"],
+            vec!["trust"],
+        ] {
             let r = env.cmd().args(&cmd).run();
             let all = format!("{}{}", r.stdout(), r.stderr());
             assert!(all.contains(&fix), "{cmd:?} does not name the fix:\n{all}");
