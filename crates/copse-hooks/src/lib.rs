@@ -145,9 +145,9 @@ pub use event::{
     new_tool_use_id, tool,
 };
 pub use fsread::{MAX_READ_FILE_CONTENT, ReadError, read_prefix};
+pub use lint::{Level, LintReport, Problem, expand_home, level_of};
 pub use private::{Insecure, insecurity};
 pub use scripts::{scripts_of, unpinned_files};
-pub use lint::{Level, LintReport, Problem, expand_home, level_of};
 // Compiled matchers appear in the dialects' parsed hooks (`dialect::HookSpec`).
 pub use loop_limit::LoopLimit;
 pub use matcher::{GlobError, GlobMatcher, MatchResult, MatcherError, RegexMatcher};
