@@ -1459,3 +1459,32 @@ fn hook_text_the_shim_sends_is_escaped_in_process() {
 fn hook_text_the_shim_sends_is_escaped_via_the_daemon() {
     escapes_hook_text(&[]);
 }
+
+#[test]
+fn a_hook_that_never_ends_on_the_daemon_is_answered_with_a_block_at_the_deadline() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env, json!({}));
+    let marker = env.root().join("hook-started");
+    let argv = ["sleep", "1000.404"];
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": format!("touch {}; exec sleep 1000.404", marker.display()),
+            "timeout": 600}]}),
+    );
+    let child = spawn_shim_deadline(&env, "claude", "1", &bash("ls"), &[]);
+    // Control: the hook really ran (in the daemon).
+    wait_for_hook(&marker, &argv);
+    let out = finish(child);
+    assert_eq!(out.status.code(), Some(2), "the agent's block: {out:?}");
+    let log = shim_errors(&env);
+    assert!(
+        log.contains("deadline of 1 s passed while waiting for the daemon's answer"),
+        "{log}"
+    );
+    // The shim hung up: the daemon cancels the call and kills its hook.
+    assert!(
+        gone(&argv),
+        "the daemon's hook outlived the shim's deadline"
+    );
+}
