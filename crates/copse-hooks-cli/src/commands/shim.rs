@@ -23,7 +23,8 @@
 //! `$COPSE_DIR/shim-errors.log`, kills the process groups of the hooks this process
 //! started and exits. Exactly one answer is ever written ([`ANSWERED`]). Without a
 //! deadline, connecting to and reading from the daemon are still bounded
-//! ([`DAEMON_CONNECT`], [`DAEMON_READ`]).
+//! ([`DAEMON_CONNECT`], [`DAEMON_READ`]), and a daemon seen stopped for
+//! [`STOPPED_GRACE`] while the shim waits fails the call closed.
 
 use std::ffi::OsString;
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
@@ -377,36 +378,12 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
     // Bounded both ways: a stopped or wedged daemon must not outlast the agent's
     // timeout (which would let the action through).
     let _ = stream.set_write_timeout(Some(bounded(DAEMON_CONNECT)));
-    let _ = stream.set_read_timeout(Some(bounded(DAEMON_READ)));
     // A failed write means the daemon has no complete request: nothing ran.
     stream
         .write_all(&line)
         .map_err(|e| Forward::Unavailable(format!("the daemon did not take the call: {e}")))?;
     Phase::WaitingDaemon.set();
-    let mut reply = Vec::new();
-    let read = BufReader::new(&stream)
-        .take(MAX_PAYLOAD * 4)
-        .read_until(b'\n', &mut reply);
-    match read {
-        Ok(0) => {
-            return Err(Forward::Broken(
-                "the daemon closed the connection mid-call".into(),
-            ));
-        }
-        Ok(_) => {}
-        Err(e)
-            if matches!(
-                e.kind(),
-                std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
-            ) =>
-        {
-            return Err(Forward::Broken(format!(
-                "the daemon did not answer within {} s",
-                bounded(DAEMON_READ).as_secs_f64().max(0.0)
-            )));
-        }
-        Err(e) => return Err(Forward::Broken(format!("reading the daemon's answer: {e}"))),
-    }
+    let reply = read_answer(&stream, socket)?;
     let response: Response = serde_json::from_slice(&reply)
         .map_err(|e| Forward::Broken(format!("the daemon's answer is not JSON: {e}")))?;
     if let Some(err) = response.error {
@@ -437,6 +414,84 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
         stderr: result.stderr,
         exit_code: result.exit_code,
     })
+}
+
+/// How often the shim looks at a silent daemon while it waits for its answer.
+const DAEMON_POLL: Duration = Duration::from_secs(1);
+
+/// How long the daemon may stay stopped (`SIGSTOP`, a debugger) while the shim waits
+/// before the call fails closed: a stopped daemon never answers, and without
+/// `--deadline` the agent's own timeout would otherwise let the action through.
+const STOPPED_GRACE: Duration = Duration::from_secs(3);
+
+/// Whether process `pid` is stopped or traced (`T` / `t` in `/proc/PID/stat`).
+fn is_stopped(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with(['T', 't']))
+        })
+        .unwrap_or(false)
+}
+
+/// Reads the daemon's one-line answer, bounded: at most [`DAEMON_READ`] (or what is
+/// left of the deadline), and no longer than [`STOPPED_GRACE`] once the daemon holding
+/// the socket is seen stopped.
+fn read_answer(stream: &UnixStream, socket: &Path) -> Result<Vec<u8>, Forward> {
+    let started = Instant::now();
+    let bound = bounded(DAEMON_READ);
+    let daemon = copse_hooks_server::socket::holder_pid(socket);
+    let mut stopped_since: Option<Instant> = None;
+    let mut reader = BufReader::new(stream);
+    let mut reply = Vec::new();
+    loop {
+        let left = bound.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return Err(Forward::Broken(format!(
+                "the daemon did not answer within {} s",
+                bound.as_secs_f64()
+            )));
+        }
+        let _ = stream.set_read_timeout(Some(left.min(DAEMON_POLL)));
+        // Bytes read before a timeout stay in `reply`; the next round goes on.
+        match (&mut reader)
+            .take(MAX_PAYLOAD * 4)
+            .read_until(b'\n', &mut reply)
+        {
+            Ok(0) => {
+                return Err(Forward::Broken(
+                    "the daemon closed the connection mid-call".into(),
+                ));
+            }
+            Ok(_) if reply.ends_with(b"\n") => return Ok(reply),
+            Ok(_) if reply.len() as u64 >= MAX_PAYLOAD * 4 => {
+                return Err(Forward::Broken("the daemon's answer is too large".into()));
+            }
+            Ok(_) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) =>
+            {
+                match daemon.filter(|pid| is_stopped(*pid)) {
+                    Some(pid) => {
+                        let since = *stopped_since.get_or_insert_with(Instant::now);
+                        if since.elapsed() >= STOPPED_GRACE {
+                            return Err(Forward::Broken(format!(
+                                "the daemon (pid {pid}) is stopped and did not answer"
+                            )));
+                        }
+                    }
+                    None => stopped_since = None,
+                }
+            }
+            Err(e) => return Err(Forward::Broken(format!("reading the daemon's answer: {e}"))),
+        }
+    }
 }
 
 /// The wire event named in a payload, when that much can be read.

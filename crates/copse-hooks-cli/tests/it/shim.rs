@@ -1488,3 +1488,40 @@ fn a_hook_that_never_ends_on_the_daemon_is_answered_with_a_block_at_the_deadline
         "the daemon's hook outlived the shim's deadline"
     );
 }
+
+#[test]
+fn a_stopped_daemon_fails_closed_even_without_a_deadline() {
+    // Older installs have no --deadline: a daemon seen stopped while the shim waits
+    // still ends in the agent's block, not in the agent's timeout (which allows).
+    let env = Env::new();
+    enabled(&env, json!({}));
+    copse_hooks(&env, json!({"toolGate": [{"command": DENY_RM}]}));
+    let started = env.cmd().args(["daemon", "start"]).run();
+    assert!(started.out.status.success(), "{}", started.stderr());
+    let pid = daemon_pid(&env);
+    struct Resume<'a>(&'a Env, i32);
+    impl Drop for Resume<'_> {
+        fn drop(&mut self) {
+            // SAFETY: a plain kill of the daemon this test started.
+            unsafe { libc::kill(self.1, libc::SIGCONT) };
+            let _ = self.0.cmd().args(["daemon", "stop"]).run();
+        }
+    }
+    let _resume = Resume(&env, pid);
+    // Control: the daemon serves the call.
+    let out = shim(&env, "claude", &bash("rm -rf /tmp/x"));
+    assert_eq!(
+        stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    assert!(served_by_daemon(&env, "claude"));
+    // SAFETY: a plain kill of the daemon this test started.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let out = finish(spawn_shim(&env, "claude", &bash("ls"), &[], true));
+    assert_eq!(out.status.code(), Some(2), "block, not allow: {out:?}");
+    let log = shim_errors(&env);
+    assert!(
+        log.contains(&format!("the daemon (pid {pid}) is stopped")),
+        "{log}"
+    );
+}
