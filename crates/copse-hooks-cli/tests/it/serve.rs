@@ -1609,3 +1609,42 @@ fn a_shim_the_daemon_refuses_runs_the_call_in_process_instead_of_failing_closed(
     assert!(log.contains("refused a connection"), "{log}");
     daemon(&env, "stop").success();
 }
+
+#[test]
+fn a_persistent_hook_the_daemon_runs_for_an_agent_stops_when_hooks_are_disabled() {
+    let env = Env::new();
+    let token = format!("shimmed-{}", sleep_arg(&env).replace('.', "-"));
+    let hook = format!(
+        r#": {token}; printf '%s\n' '{{"hello":{{"protocol":1,"events":["toolGate"]}}}}'; while read -r line; do id=${{line#*\"id\":}}; id=${{id%%,*}}; printf '{{"id":%s,"response":{{"decision":"deny","agentMessage":"persistent no"}}}}\n' "$id"; done"#
+    );
+    env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [{"command": hook, "persistent": true}]}})
+            .to_string(),
+    );
+    let sock = socket(&env);
+    let mut server = socket_server(&env, &sock, &[]);
+    let call = |id: &str| {
+        let mut c = connect(&sock);
+        let r = c.ok(
+            "shim/handle",
+            json!({"agent": "claude", "env": {"PATH": "/usr/bin:/bin",
+                "CLAUDE_PROJECT_DIR": env.workspace()},
+                "payload": json!({"session_id": id, "hook_event_name": "PreToolUse",
+                    "tool_name": "Bash", "tool_input": {"command": "ls"},
+                    "cwd": env.workspace()}).to_string()}),
+        );
+        r["stdout"].as_str().unwrap_or_default().to_owned()
+    };
+    // Control: the agent's call started the persistent process, which answered.
+    assert!(call("p-1").contains("persistent no"));
+    let pid = pid_with(&token).expect("the persistent hook runs");
+    env.cmd().args(["disable"]).run().success();
+    // Stopped without another call: the daemon watches its settings.
+    wait_gone(&pid);
+    let out = call("p-2");
+    assert!(!out.contains("persistent no"), "{out}");
+    assert_eq!(pid_with(&token), None, "disabled, it was started again");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
