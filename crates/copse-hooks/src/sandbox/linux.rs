@@ -31,9 +31,11 @@
 //! programs such as `sudo` do not elevate inside a hook), then the child writes its pid
 //! and the outcome (an errno) into a close-on-exec pipe the parent reads after the run.
 //!
-//! Not restricted by Landlock here (documented limits, not bugs): connecting to existing
-//! Unix sockets (e.g. a Docker or D-Bus socket) and UDP; signals to other processes of the
-//! user; `chmod`/`chown`/`utime`/xattrs on existing files (Landlock cannot restrict those);
+//! Not restricted by Landlock itself (documented limits, not bugs; the seccomp filter in
+//! `linux/seccomp.rs` and the binds in `linux/protect.rs` cover the first and the third
+//! where it matters): connecting to existing Unix sockets (e.g. a Docker or D-Bus socket)
+//! and UDP; signals to other processes of the user; `chmod`/`chown`/`utime`/xattrs on
+//! existing files (refused on the protected paths only, by their read-only binds);
 //! files opened before the hook started.
 //!
 //! # Detecting blocks
@@ -411,6 +413,9 @@ impl Sandbox for LinuxSandbox {
 /// socket outside the protected paths (one inside, such as `$COPSE_DIR/daemon.sock`, is
 /// masked in the run's mount namespace, so listing it must not open every other socket).
 fn allows_a_socket(policy: &SandboxPolicy) -> bool {
+    if policy.allowed_sockets.is_empty() {
+        return false;
+    }
     let canonical = |path: &Path| {
         let parent = path
             .parent()

@@ -793,3 +793,38 @@ fn run_with_timeout(command: &str, cwd: &Path, timeout: Duration) -> SpawnOutput
     })
     .unwrap_or_else(|e| panic!("spawn: {e}"))
 }
+
+#[test]
+fn the_engine_records_an_escape_of_a_run_that_ended_by_itself() {
+    use copse_hooks::{Engine, EngineConfig, SessionIdentity, ToolCall};
+    let world = World::new();
+    let command = format!(
+        "cat >/dev/null; cd '{}' || exit 3; setsid sh -c 'echo up > started; exec sleep 1000' \
+         </dev/null >/dev/null 2>&1 & until [ -s started ]; do sleep 0.01; done; \
+         sleep 0.5; echo ran > marker",
+        world.workspace.display()
+    );
+    let hooks = serde_json::json!({
+        "version": 1,
+        "hooks": {"toolGate": [{"command": command}]},
+    });
+    std::fs::write(world.copse.join("hooks.json"), hooks.to_string()).unwrap();
+    let mut config = EngineConfig::from_process(vec![world.workspace.clone()])
+        .home(world.home.clone())
+        .enabled(true);
+    config.copse_dir = world.copse.clone();
+    let session = Engine::new(config).session(SessionIdentity::new("isolation"));
+    let mut input = serde_json::Map::new();
+    input.insert("command".into(), "ls".into());
+    let verdict = session.gate_tool(ToolCall::new("run_shell", input));
+    assert_eq!(verdict.runs.len(), 1, "{verdict:?}");
+    // Control: the hook ran to its end (the marker is written last).
+    assert!(
+        world.workspace.join("marker").is_file(),
+        "control: the hook did not run to its end: {verdict:?}"
+    );
+    assert!(
+        verdict.runs[0].leaked,
+        "the escape is not on the record: {verdict:?}"
+    );
+}

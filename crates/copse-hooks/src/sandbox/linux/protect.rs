@@ -2,28 +2,35 @@
 //!
 //! Landlock only grants: a rule on the workspace lets a hook write everything beneath it,
 //! `.git/hooks/` and `.cursor/hooks.json` included, and no later rule can take that
-//! back. So the paths that decide what runs next (hook configs, `$COPSE_DIR`, pinned
-//! scripts, `.git/config`, `.git/hooks/`, `.git/info/`) are made read-only underneath
-//! Landlock: in the child, before Landlock is applied, the run enters a mount namespace
-//! of its own (made private first, so nothing propagates back to
-//! the host), each protected path that exists and lies beneath a writable path is bound
-//! onto itself and remounted read-only, then each writable path beneath a protected one
-//! (e.g. `$COPSE_DIR/state`) is bound back read-write. Landlock then forbids the hook
-//! any mount or unmount, so it cannot take the binds away, and a mount point cannot be
-//! renamed or removed.
+//! back; and Landlock has no right for `chmod` at all. So the paths that decide what runs
+//! next (hook configs, the agents' code and instructions, `$COPSE_DIR`, pinned scripts,
+//! git's metadata) are made read-only underneath Landlock: in the child, before Landlock
+//! is applied, the run enters a mount namespace of its own (made private first, so
+//! nothing propagates back to the host), each protected path that exists is bound onto
+//! itself and remounted read-only (whether or not the hook may write beneath it: a
+//! read-only mount also refuses `chmod`, rename and removal), a `.git` directory is bound
+//! onto itself writable (a mount point cannot be renamed: `mv .git .git-old` fails), each
+//! Unix socket directly inside a protected directory is masked with `/dev/null` (so the
+//! daemon's socket is unreachable even where a hook may create Unix sockets), then each
+//! writable path beneath a read-only one (e.g. `$COPSE_DIR/state`) is bound back
+//! read-write. Parents are bound before what lies beneath them. Landlock then forbids the
+//! hook any mount or unmount, so it cannot take the binds away, and a mount point cannot
+//! be renamed or removed. The run's private `/proc` is mounted in the same namespace
+//! (see `spawn/contain.rs`).
 //!
 //! Creating a mount namespace needs `CAP_SYS_ADMIN`: a root host has it, and builds the
 //! namespace once per set of binds (in a short-lived thread) for every child to join with
-//! `setns`; any other host has it inside the user namespace each run gets (see
-//! `spawn/contain.rs`), where the child unshares and binds itself. Without that
-//! (no user namespaces), protection is not enforced and the policy is reported
-//! unenforced. A protected path that does not exist yet cannot be bound: creating it is
-//! not prevented (see `docs/sandbox.md` for why that is covered elsewhere or open).
+//! `setns` (then unshare a copy of, for its own `/proc`); any other host has it inside
+//! the user namespace each run gets (see `spawn/contain.rs`), where the child unshares
+//! and binds itself. Without that (no user namespaces), protection is not enforced and
+//! the policy is reported unenforced. A protected path that does not exist yet cannot be
+//! bound: creating it is not prevented (see `docs/sandbox.md` for why that is covered
+//! elsewhere or open).
 
 use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -194,13 +201,18 @@ pub(super) fn plan(protected: &[PathBuf], writable: &[PathBuf]) -> Vec<Bind> {
         .filter(|b| b.remount & libc::MS_RDONLY != 0)
         .map(|b| b.display.clone())
         .collect();
+    // Sockets are looked for where a hook cannot have put them and no other rule covers
+    // them: read-only directories outside every writable path ($COPSE_DIR above all).
+    let canonical_writable: Vec<PathBuf> = writable
+        .iter()
+        .filter_map(|p| std::fs::canonicalize(p).ok())
+        .collect();
     for dir in &read_only {
-        binds.extend(sockets_in(dir));
+        if !canonical_writable.iter().any(|w| dir.starts_with(w)) {
+            binds.extend(sockets_in(dir));
+        }
     }
-    for path in writable {
-        let Ok(path) = std::fs::canonicalize(path) else {
-            continue;
-        };
+    for path in canonical_writable {
         if read_only.iter().any(|p| path.starts_with(p) && path != *p)
             && !binds.iter().any(|b| b.display == path)
             && let Some(bind) = prepare(&path, false)
@@ -238,6 +250,15 @@ fn sockets_in(dir: &Path) -> Vec<Bind> {
         .collect()
 }
 
+/// What [`prepare`] learnt about a path, kept for the next run: (device, inode) as
+/// found then, the resolved path and the mount's flags.
+type Resolved = ((u64, u64), PathBuf, libc::c_ulong);
+
+/// [`Resolved`] by the path as given. Every run of every hook looks at the same few
+/// dozen protected paths, and resolving one (open, readlink, statvfs) costs several
+/// syscalls where checking that it is still the same file costs one `stat`.
+static RESOLVED: Mutex<Option<std::collections::HashMap<PathBuf, Resolved>>> = Mutex::new(None);
+
 /// The bind for `path` if it exists. A symlink is resolved (mount follows it anyway): its
 /// target is protected, the link itself is not (documented as open). A `.git` directory
 /// is bound writable whatever `read_only` says: the bind only pins it in place (its
@@ -245,39 +266,70 @@ fn sockets_in(dir: &Path) -> Vec<Bind> {
 fn prepare(path: &Path, read_only: bool) -> Option<Bind> {
     // One stat first: most protected paths do not exist in a given workspace.
     let meta = std::fs::metadata(path).ok()?;
+    let id = (meta.dev(), meta.ino());
     let read_only = read_only && !(meta.is_dir() && path.file_name() == Some(".git".as_ref()));
-    let path = std::fs::canonicalize(path).ok()?;
-    let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: all-zeroes is a valid statvfs; statvfs fills it for a valid path.
-    let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: `c_path` is NUL-terminated and `stat` writable.
-    if unsafe { libc::statvfs(c_path.as_ptr(), &mut stat) } != 0 {
-        return None;
-    }
-    let mut flags = libc::MS_REMOUNT | libc::MS_BIND;
-    for (st, ms) in [
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
-        (libc::ST_NOATIME, libc::MS_NOATIME),
-        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
-    ] {
-        if stat.f_flag & st != 0 {
-            flags |= ms;
+    let known = RESOLVED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .as_ref()
+        .and_then(|cache| cache.get(path).filter(|(known, ..)| *known == id).cloned());
+    // The same file as last time (a replaced one has a new inode): resolved as then.
+    let (_, resolved, fs_flags) = match known {
+        Some(known) => known,
+        None => {
+            let resolved = resolve(path)?;
+            let mut cache = RESOLVED
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            let cache = cache.get_or_insert_with(Default::default);
+            if cache.len() >= 4096 {
+                cache.clear();
+            }
+            cache.insert(path.to_path_buf(), resolved.clone());
+            resolved
         }
-    }
-    if read_only || stat.f_flag & libc::ST_RDONLY != 0 {
+    };
+    let mut flags = libc::MS_REMOUNT | libc::MS_BIND | fs_flags;
+    if read_only {
         flags |= libc::MS_RDONLY;
     }
     Some(Bind {
-        display: path,
-        dev: meta.dev(),
-        ino: meta.ino(),
-        path: c_path,
+        path: CString::new(resolved.as_os_str().as_bytes()).ok()?,
+        display: resolved,
+        dev: id.0,
+        ino: id.1,
         source: None,
         remount: flags,
     })
+}
+
+/// Resolves `path` through one handle: its (device, inode), the path it resolves to (from
+/// the host's own /proc) and its mount's flags as `MS_*` bits (which a remount in a user
+/// namespace must keep).
+fn resolve(path: &Path) -> Option<Resolved> {
+    use rustix::fs::{Mode, OFlags, StatVfsMountFlags};
+    let fd = rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok()?;
+    let meta = rustix::fs::fstat(&fd).ok()?;
+    let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    let resolved = PathBuf::from(std::ffi::OsString::from_vec(
+        rustix::fs::readlink(link, Vec::new()).ok()?.into_bytes(),
+    ));
+    let stat = rustix::fs::fstatvfs(&fd).ok()?;
+    let mut flags = 0;
+    for (st, ms) in [
+        (StatVfsMountFlags::NOSUID, libc::MS_NOSUID),
+        (StatVfsMountFlags::NODEV, libc::MS_NODEV),
+        (StatVfsMountFlags::NOEXEC, libc::MS_NOEXEC),
+        (StatVfsMountFlags::NOATIME, libc::MS_NOATIME),
+        (StatVfsMountFlags::NODIRATIME, libc::MS_NODIRATIME),
+        (StatVfsMountFlags::RELATIME, libc::MS_RELATIME),
+        (StatVfsMountFlags::RDONLY, libc::MS_RDONLY),
+    ] {
+        if stat.f_flag.contains(st) {
+            flags |= ms;
+        }
+    }
+    Some(((meta.st_dev, meta.st_ino), resolved, flags))
 }
 
 /// Whether this host can make mount namespaces for its hooks (probed once, in a thread
