@@ -416,6 +416,8 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
     match previous {
         Some(p) => {
             p.written_sha256 = sha256_hex(new_text.as_bytes());
+            // The entries now run this command (an older one had no deadline).
+            p.command = command.clone();
             p.created_events.extend(created_events);
             if adopted_path.is_some() {
                 p.adopted = adopted_path.clone();

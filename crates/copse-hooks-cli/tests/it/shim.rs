@@ -1390,6 +1390,43 @@ fn reinstalling_over_an_entry_without_a_deadline_brings_it_up_to_date() {
 }
 
 #[test]
+fn doctor_names_a_shim_installed_without_a_deadline_until_it_is_reinstalled() {
+    let env = Env::new();
+    env.cmd()
+        .args(["install", "--agent", "claude"])
+        .run()
+        .success();
+    // What an older install left: entries and a manifest without the deadline.
+    let manifest = env.copse_dir().join("installed.json");
+    let text = std::fs::read_to_string(&manifest).unwrap();
+    std::fs::write(&manifest, text.replace(" --deadline 55", "")).unwrap();
+    let settings = env.root().join("home/.claude/settings.json");
+    let text = std::fs::read_to_string(&settings).unwrap();
+    std::fs::write(&settings, text.replace(" --deadline 55", "")).unwrap();
+    let doctor = env.cmd().args(["--json", "doctor"]).run().success().json();
+    assert!(
+        doctor
+            .to_string()
+            .contains("has no --deadline (an older install)"),
+        "{doctor}"
+    );
+    env.cmd()
+        .args(["install", "--agent", "claude"])
+        .run()
+        .success();
+    assert!(
+        std::fs::read_to_string(&settings)
+            .unwrap()
+            .contains("--deadline 55")
+    );
+    let doctor = env.cmd().args(["--json", "doctor"]).run().success().json();
+    assert!(
+        !doctor.to_string().contains("has no --deadline"),
+        "{doctor}"
+    );
+}
+
+#[test]
 fn doctor_and_lint_warn_about_a_hook_timeout_longer_than_the_shims_deadline() {
     let env = Env::new();
     env.cmd()
