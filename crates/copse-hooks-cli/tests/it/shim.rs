@@ -1492,6 +1492,57 @@ fn hook_text_the_shim_sends_is_escaped_in_process() {
     escapes_hook_text(IN_PROCESS);
 }
 
+/// Every string in a JSON answer, however nested.
+fn strings(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::String(s) => out.push(s.clone()),
+        Value::Array(a) => a.iter().for_each(|x| strings(x, out)),
+        Value::Object(o) => o.values().for_each(|x| strings(x, out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn hook_text_is_escaped_in_every_agents_answer() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    copse_hooks(&env, json!({"toolGate": [{"command": HOSTILE_MESSAGE}]}));
+    let payloads = [
+        ("claude", bash("ls")),
+        (
+            "gemini",
+            json!({"session_id": SID, "cwd": "/nonexistent", "hook_event_name": "BeforeTool",
+                "tool_name": "run_shell_command", "tool_input": {"command": "ls"}})
+            .to_string(),
+        ),
+        ("codex", bash("ls")),
+        (
+            "cursor",
+            json!({"conversation_id": SID, "hook_event_name": "beforeShellExecution",
+                "command": "ls", "cwd": "/nonexistent", "workspace_roots": []})
+            .to_string(),
+        ),
+    ];
+    for (agent, payload) in payloads {
+        let out = shim_with(&env, agent, &payload, IN_PROCESS);
+        let mut texts = vec![String::from_utf8_lossy(&out.stderr).into_owned()];
+        strings(&stdout_json(&out), &mut texts);
+        // Control: the hook's message reached the agent (escaped).
+        assert!(
+            texts.iter().any(|t| t.contains(r"a\x1b[2Jb\u{202e}c")),
+            "{agent}: {texts:?}"
+        );
+        for t in &texts {
+            assert!(
+                !t.chars().any(|c| (c.is_control() && c != '\n' && c != '\t')
+                    || ('\u{202a}'..='\u{202e}').contains(&c)
+                    || ('\u{2066}'..='\u{2069}').contains(&c)),
+                "{agent}: {t:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn hook_text_the_shim_sends_is_escaped_via_the_daemon() {
     escapes_hook_text(&[]);
