@@ -21,6 +21,17 @@ fn canonical(p: &Path) -> std::path::PathBuf {
 
 /// The report for an engine.
 pub fn report(hosted: &Hosted) -> DoctorOutput {
+    report_with(hosted, &[])
+}
+
+/// [`report`], also taking the persistent hooks other engines of the same process run
+/// (a server's other connections and agent calls): a hook this engine has not started
+/// but another runs is shown as that one sees it, so the daemon's `doctor` says what
+/// really runs.
+pub fn report_with(
+    hosted: &Hosted,
+    others: &[copse_hooks::persistent::PersistentStatus],
+) -> DoctorOutput {
     let engine = &hosted.engine;
     let config = engine.config();
     let listing = engine.list_with(None);
@@ -148,9 +159,15 @@ pub fn report(hosted: &Hosted) -> DoctorOutput {
         .filter(|h| h.persistent)
         .map(|h| {
             let source = h.source.display().to_string();
+            let same = |s: &&copse_hooks::persistent::PersistentStatus| {
+                s.source == h.source && s.event == h.event && s.entry == h.entry
+            };
             let here = live
                 .iter()
-                .find(|s| s.source == h.source && s.event == h.event && s.entry == h.entry);
+                .find(same)
+                .filter(|s| s.state != "stopped")
+                .or_else(|| others.iter().filter(same).find(|s| s.state == "running"))
+                .or_else(|| live.iter().find(same));
             let stored = broken
                 .iter()
                 .find(|f| f.source == source && f.event == h.event && f.command == h.command);

@@ -223,6 +223,17 @@ impl Server {
         self.shim.refresh();
     }
 
+    /// The persistent hooks every engine of this server has started (every
+    /// connection's, every agent call's), for `doctor`.
+    pub fn persistent_status(&self) -> Vec<copse_hooks::persistent::PersistentStatus> {
+        let mut out: Vec<_> = lock(&self.engines)
+            .values()
+            .flat_map(|h| h.engine.persistent_status())
+            .collect();
+        out.extend(self.shim.persistent_status());
+        out
+    }
+
     /// Cancels every in-flight request of every connection, stops every persistent
     /// hook (stdin closed, a short grace, then its group killed) and flushes every
     /// audit store (a daemon told to stop).

@@ -545,7 +545,8 @@ fn call_pooled(conn: &Arc<Conn>, method: &str, params: Option<Value>) -> RpcResu
         }
         "doctor" => {
             parse::<rpc::NoParams>(params)?;
-            to_value(&crate::doctor::report(&hosted))
+            let others = conn.server.persistent_status();
+            to_value(&crate::doctor::report_with(&hosted, &others))
         }
         _ => Err(RpcError::new(
             codes::METHOD_NOT_FOUND,

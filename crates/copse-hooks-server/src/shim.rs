@@ -138,6 +138,14 @@ impl ShimHost {
         }
     }
 
+    /// The persistent hooks the warm engines run.
+    pub(crate) fn persistent_status(&self) -> Vec<copse_hooks::persistent::PersistentStatus> {
+        lock(&self.engines)
+            .values()
+            .flat_map(|w| w.engine.persistent_status())
+            .collect()
+    }
+
     /// Retires every warm engine whose settings changed since it was built (the
     /// daemon's watch, so a disabled or untrusted persistent hook stops without
     /// waiting for the next call).

@@ -1639,9 +1639,17 @@ fn a_persistent_hook_the_daemon_runs_for_an_agent_stops_when_hooks_are_disabled(
     // Control: the agent's call started the persistent process, which answered.
     assert!(call("p-1").contains("persistent no"));
     let pid = pid_with(&token).expect("the persistent hook runs");
+    // A host's `doctor` on the same daemon tells what really runs there.
+    let mut host = connect(&sock);
+    host.ok("initialize", json!({"workspaceRoots": [env.workspace()]}));
+    let d = host.ok("doctor", json!(null));
+    assert_eq!(d["persistent"][0]["state"], "running", "{d:#}");
+    assert_eq!(d["persistent"][0]["pid"].to_string(), pid, "{d:#}");
     env.cmd().args(["disable"]).run().success();
     // Stopped without another call: the daemon watches its settings.
     wait_gone(&pid);
+    let d = host.ok("doctor", json!(null));
+    assert_eq!(d["persistent"][0]["state"], "stopped", "{d:#}");
     let out = call("p-2");
     assert!(!out.contains("persistent no"), "{out}");
     assert_eq!(pid_with(&token), None, "disabled, it was started again");
