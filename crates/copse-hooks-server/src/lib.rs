@@ -22,7 +22,13 @@
 //!
 //! Engines are built by the host's [`EngineFactory`] (the CLI's reads the user's
 //! settings) and cached per `(roots, trusted, enabled)`, so configs are parsed once and
-//! the audit store stays open across requests and clients.
+//! the audit store stays open across requests and clients. Every request that may run
+//! a hook `stat`s the settings file; when it changed (untrust, disable), the connection
+//! and its sessions move to a fresh engine, and the old one is retired (its persistent
+//! hooks stopped). A socket server also looks four times a second.
+//!
+//! A socket server serves the agent and the user's hosts, never a hook: [`peer`]
+//! refuses a peer that looks like one before anything is read from it.
 //!
 //! Why threads and not tokio: the engine's blocking path (spawn, poll, wait) is
 //! synchronous and runs on the calling thread, so an async runtime would hand every

@@ -1,7 +1,9 @@
 //! `shim/handle`: agent hook calls forwarded by `copse-hooks shim`.
 //!
 //! The shim sends the agent's name, its raw payload and its environment (LLM keys
-//! already removed; removed again here). The daemon builds the call's engine config
+//! already removed; removed again here). `HOME`, `COPSE_DIR` and `COPSE_HOOK_DEPTH`
+//! are the daemon's own, whatever the call says: a client never picks the settings,
+//! the audit store or the recursion depth a call runs under. The daemon builds the call's engine config
 //! exactly as the in-process path does ([`copse_hooks::agent::shim::engine_config`]),
 //! takes a warm engine for it from a small cache (configs parsed once, the audit store
 //! kept open), runs [`copse_hooks::agent::shim::handle_with`] — the in-process path's
