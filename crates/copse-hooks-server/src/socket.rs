@@ -310,6 +310,8 @@ pub fn start_with(
         .create(true)
         .append(true)
         .mode(0o600)
+        // A planted link must not have the daemon append to another file.
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(log)
         .map_err(io("cannot open the daemon log", log))?;
     let err_file = log_file
