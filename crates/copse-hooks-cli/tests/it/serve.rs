@@ -1656,3 +1656,37 @@ fn a_persistent_hook_the_daemon_runs_for_an_agent_stops_when_hooks_are_disabled(
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+#[test]
+fn a_socket_server_started_inside_a_hook_runs_no_hooks() {
+    let env = Env::new();
+    env_dump_hook(&env, "copse", "guarded");
+    env.cmd().args(["enable"]).run().success();
+    let gate = |sock: &Path| {
+        let mut c = connect(sock);
+        c.initialize(&env, false);
+        let sid = c.open("conv-guard");
+        c.ok(
+            "hooks/toolGate",
+            json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+        )
+    };
+    // The recursion guard holds with the minimal hook environment.
+    let inner = env.root().join("run/inner.sock");
+    let mut server = socket_server(&env, &inner, &[("COPSE_HOOK_DEPTH", "1")]);
+    let v = gate(&inner);
+    assert_eq!(
+        (v["decision"].clone(), v["runs"].clone()),
+        (json!("allow"), json!([]))
+    );
+    assert!(!env.root().join("guarded.env").exists());
+    server.kill().unwrap();
+    server.wait().unwrap();
+    // Control: the same server outside any hook runs it.
+    let outer = env.root().join("run/outer.sock");
+    let mut server = socket_server(&env, &outer, &[]);
+    assert_eq!(gate(&outer)["decision"], "deny");
+    assert_eq!(read_env_dump(&env, "guarded")["DEPTH"], "1");
+    server.kill().unwrap();
+    server.wait().unwrap();
+}
