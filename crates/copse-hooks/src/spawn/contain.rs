@@ -208,9 +208,9 @@ pub(crate) fn mount_private_proc_in_child(new_namespace: bool) {
 
 #[cfg(target_os = "linux")]
 fn mount_proc(new_namespace: bool) -> Result<(), libc::c_int> {
-    // SAFETY (every call below): raw syscalls on NUL-terminated literals and null
-    // pointers, as unshare(2) and mount(2) allow; they affect only this child's own
-    // namespaces (it has its own fs struct: no CLONE_FS).
+    // SAFETY: raw syscalls on NUL-terminated literals and null pointers, as unshare(2)
+    // and mount(2) allow; they affect only this child's own namespaces (it has its own
+    // fs struct: no CLONE_FS).
     unsafe {
         if new_namespace {
             if libc::unshare(libc::CLONE_NEWNS) != 0 {

@@ -172,7 +172,11 @@ impl World {
     }
 
     fn protected(&self) -> Vec<PathBuf> {
-        sandbox::protected_paths(&self.home, &self.copse, &[self.workspace.clone()])
+        sandbox::protected_paths(
+            &self.home,
+            &self.copse,
+            std::slice::from_ref(&self.workspace),
+        )
     }
 
     /// A project hook's policy, as the runner builds it.
@@ -608,11 +612,8 @@ fn non_root_helper() {
         return;
     };
     // SAFETY: geteuid cannot fail.
-    assert_ne!(
-        unsafe { libc::geteuid() },
-        0,
-        "the helper must not run as root"
-    );
+    let euid = unsafe { libc::geteuid() };
+    assert_ne!(euid, 0, "the helper must not run as root");
     let dir = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
     let world = World::in_dir(dir);
     std::fs::write(world.workspace.join("key"), &key).unwrap();
@@ -772,7 +773,7 @@ fn host_pid_finds_a_hooks_process() {
     let pid = found.unwrap_or_else(|| panic!("no host pid for the hook's sleep"));
     let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
     assert!(
-        String::from_utf8_lossy(&cmdline).starts_with("sleep\01000"),
+        String::from_utf8_lossy(&cmdline).starts_with("sleep\x001000"),
         "{cmdline:?}"
     );
     // SAFETY: plain kill of the pid just found; ends the run early.
