@@ -179,8 +179,9 @@ fn timeout_kills_the_whole_group_including_grandchildren() {
         &env,
         "beforeShellExecution",
         &format!(
-            // Host pids (each hook has its own pid namespace, so `$!` would not do).
-            "for i in 1 2; do sh -c 'read p _ </proc/self/stat; echo $p >> {p}; exec sleep 1000' & done; wait",
+            // Each hook has its own pid namespace and /proc: see `crate::hook_pid`.
+            "for i in 1 2; do sh -c 'echo {id} >> {p}; exec sleep 1000' & done; wait",
+            id = crate::hook_pid::SELF_ID_SH,
             p = pids.display()
         ),
         json!({"timeout": 0.5}),
@@ -192,10 +193,15 @@ fn timeout_kills_the_whole_group_including_grandchildren() {
     assert_eq!(v["decision"], "deny");
     assert!(elapsed < Duration::from_secs(5), "gate took {elapsed:?}");
     let text = std::fs::read_to_string(&pids).unwrap();
-    for pid in text.split_whitespace() {
+    assert_eq!(
+        text.lines().count(),
+        2,
+        "control: both grandchildren ran: {text}"
+    );
+    for line in text.lines() {
         assert!(
-            !alive(pid.parse().unwrap()),
-            "grandchild {pid} survived the timeout"
+            crate::hook_pid::host_pid(line).is_none(),
+            "grandchild {line} survived the timeout"
         );
     }
 }

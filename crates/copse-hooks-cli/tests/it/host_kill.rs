@@ -12,13 +12,14 @@ use serde_json::json;
 
 use crate::harness::Env;
 
-/// Hook bodies; each writes the host pid of what it leaves running into `<name>.pid`
-/// (`/proc/self/stat` gives the host's view of a pid, `$!` would not inside a run).
+/// Hook bodies; each writes what it leaves running into `<name>.pid` (as
+/// `crate::hook_pid` needs it: a hook's `/proc` is its own, so its pids are not the host's).
 fn hooks(env: &Env) -> serde_json::Value {
     let root = env.root();
     let pid_of = |name: &str| {
         format!(
-            "read p _ </proc/self/stat; echo $p > {dir}/{name}.tmp; mv {dir}/{name}.tmp {dir}/{name}.pid",
+            "echo {id} > {dir}/{name}.tmp; mv {dir}/{name}.tmp {dir}/{name}.pid",
+            id = crate::hook_pid::SELF_ID_SH,
             dir = root.display()
         )
     };
@@ -66,8 +67,9 @@ fn start_gate(env: &Env, tmp: &Path) -> Child {
     cmd.spawn().unwrap()
 }
 
+/// The host pid of the live process recorded in `path`.
 fn read_pid(path: &Path) -> Option<i32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+    crate::hook_pid::host_pid(&std::fs::read_to_string(path).ok()?)
 }
 
 /// Alive and not a zombie.

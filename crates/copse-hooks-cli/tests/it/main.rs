@@ -10,6 +10,7 @@ mod dialects;
 mod doctor;
 mod fault_injection;
 mod gate;
+mod hook_pid;
 mod host_kill;
 mod hostile;
 mod json_outputs;

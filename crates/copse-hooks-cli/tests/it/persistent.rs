@@ -149,13 +149,9 @@ impl Client {
     }
 }
 
-fn alive(pid: &str) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
-        !stat
-            .rsplit(')')
-            .next()
-            .is_some_and(|rest| rest.trim_start().starts_with('Z'))
-    })
+/// Whether the process a hook recorded (see `crate::hook_pid`) still runs.
+fn alive(recorded: &str) -> bool {
+    crate::hook_pid::host_pid(recorded).is_some()
 }
 
 #[test]
@@ -164,7 +160,8 @@ fn the_daemon_serves_every_client_with_one_process_and_stops_it() {
     let pids = env.root().join("pids");
     // Records its host pid once per process, then denies every request.
     let hook = format!(
-        r#"read -r pid rest < /proc/self/stat; echo $pid >> {}; {DENY_ALL}"#,
+        r#"echo {} >> {}; {DENY_ALL}"#,
+        crate::hook_pid::SELF_ID_SH,
         pids.display()
     );
     copse_hooks(
@@ -191,7 +188,7 @@ fn the_daemon_serves_every_client_with_one_process_and_stops_it() {
         assert_eq!(v["decision"], "deny", "{v}");
     }
     let started = std::fs::read_to_string(&pids).unwrap();
-    let started: Vec<&str> = started.split_whitespace().collect();
+    let started: Vec<&str> = started.lines().collect();
     assert_eq!(
         started.len(),
         1,
