@@ -206,17 +206,6 @@ fn timeout_kills_the_whole_group_including_grandchildren() {
     }
 }
 
-/// A process is alive unless it is gone or a zombie.
-pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => {
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
-        }
-    }
-}
-
 #[test]
 fn answer_is_prompt_even_when_a_background_child_holds_stdout() {
     let env = Env::new();
