@@ -115,9 +115,11 @@ use ruleset as sys;
 ///   [`Unenforced`](super::Enforcement::Unenforced), never applied in part.
 /// * In the child: `PR_SET_NO_NEW_PRIVS` (setuid programs such as `sudo` do not elevate)
 ///   and `landlock_restrict_self`; the child reports its pid through a close-on-exec pipe.
-/// * Not restricted: connecting to existing Unix sockets, UDP, signals, `chmod`/`chown`/
-///   `utime`/xattrs on existing files, files opened before the hook started; a hook
-///   running as root keeps its capabilities other than filesystem access.
+/// * Not restricted by Landlock: connecting to existing Unix sockets (the seccomp filter
+///   refuses creating one unless `sandboxAllowedSockets` lists one; `$COPSE_DIR`'s are
+///   masked), UDP, signals, `chmod`/`chown`/`utime`/xattrs on existing files (refused on
+///   the protected paths by their read-only binds), files opened before the hook started;
+///   a hook running as root keeps its capabilities other than filesystem access.
 /// * Block detection reads the kernel's Landlock denial records (audit), which needs
 ///   Landlock ABI ≥ 7 (Linux 6.15), kernel audit **enabled** (e.g. auditd running; the
 ///   kernel drops the records otherwise) and `CAP_AUDIT_CONTROL` + `CAP_AUDIT_READ` in the
