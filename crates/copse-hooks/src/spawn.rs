@@ -45,6 +45,8 @@
 mod command;
 #[cfg(unix)]
 mod contain;
+#[cfg(target_os = "linux")]
+mod escape;
 #[cfg(unix)]
 mod unix;
 #[cfg(target_os = "linux")]

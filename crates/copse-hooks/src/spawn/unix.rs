@@ -84,7 +84,29 @@ fn run_with(
         cause: source,
     };
     let (child_stdio, pipes) = pipes().map_err(start_error)?;
-    let launched = launch(req, &child_stdio, allow_pidfd).map_err(start_error)?;
+    // Escapes from the group are reported by the kernel as they happen (`escape.rs`):
+    // the child installs the filter last, after the caller's setup.
+    #[cfg(target_os = "linux")]
+    let channel = super::escape::Channel::new();
+    #[cfg(target_os = "linux")]
+    let watched = channel.as_ref().map(|channel| WatchEscapes {
+        inner: req.child_setup,
+        end: channel.child_end(),
+    });
+    #[cfg(target_os = "linux")]
+    let watched_req = watched.as_ref().map(|watched| SpawnRequest {
+        child_setup: Some(watched as &dyn super::ChildSetup),
+        ..*req
+    });
+    #[cfg(target_os = "linux")]
+    let launch_req = watched_req.as_ref().unwrap_or(req);
+    #[cfg(not(target_os = "linux"))]
+    let launch_req = req;
+    let launched = launch(launch_req, &child_stdio, allow_pidfd).map_err(start_error)?;
+    #[cfg(target_os = "linux")]
+    let escape_listener = channel.and_then(super::escape::Channel::receive);
+    #[cfg(not(target_os = "linux"))]
+    let escape_listener: Option<OwnedFd> = None;
     let pid = launched.pid;
     // A pid that is not a positive pid_t cannot happen; refuse to `killpg` it anyway, since
     // killpg(0) or killpg(-1) would hit the host itself.
@@ -100,8 +122,15 @@ fn run_with(
     let ours = pipes.ready(req.stdin);
     drop(child_stdio);
 
-    let supervised =
-        ours.and_then(|ours| Supervisor::new(ours, launched, req, start, allow_pidfd).run());
+    let supervised = ours.and_then(|ours| {
+        let mut supervisor = Supervisor::new(ours, launched, req, start, allow_pidfd);
+        if escape_listener.is_some() {
+            // The kernel reports escapes: no need to look for them.
+            supervisor.escape_check_at = None;
+            supervisor.escape_listener = escape_listener;
+        }
+        supervisor.run()
+    });
     drop(cancel);
     let supervised = match supervised {
         Ok(supervised) => supervised,
@@ -129,6 +158,35 @@ fn run_with(
         }
     };
     Ok(supervised.into_output(status, started_at, start.elapsed()))
+}
+
+/// The caller's setup, then the escape watch (`escape.rs`), as one [`ChildSetup`].
+#[cfg(target_os = "linux")]
+struct WatchEscapes<'a> {
+    inner: Option<&'a dyn super::ChildSetup>,
+    end: super::escape::ChildEnd,
+}
+
+// SAFETY: runs the caller's setup (bound by the same contract), then `install_in_child`,
+// which makes raw syscalls on the stack and on data prepared in the parent only.
+#[cfg(target_os = "linux")]
+unsafe impl super::ChildSetup for WatchEscapes<'_> {
+    fn apply_in_child(&self) -> io::Result<()> {
+        if let Some(inner) = self.inner {
+            inner.apply_in_child()?;
+        }
+        // Only the init of the run's own pid namespace: elsewhere `setpgid(…, 1)` would
+        // not mean the run's group.
+        // SAFETY: getpid cannot fail.
+        if unsafe { libc::getpid() } == 1 {
+            self.end.install_in_child();
+        }
+        Ok(())
+    }
+
+    fn mounts_private_proc(&self) -> bool {
+        self.inner.is_some_and(|inner| inner.mounts_private_proc())
+    }
 }
 
 /// What the poll loop learned, before the exit status is known.
@@ -180,6 +238,8 @@ enum Slot {
     Stderr,
     #[cfg(target_os = "linux")]
     Exit,
+    #[cfg(target_os = "linux")]
+    Escape,
 }
 
 struct Supervisor<'r> {
@@ -203,8 +263,11 @@ struct Supervisor<'r> {
     /// A process of the run was found outside its group (while the run went on, or
     /// when we started killing it).
     escapees: bool,
-    /// When to search for escapes next (`None`: not on this platform, or one was found).
+    /// When to search for escapes next (`None`: not on this platform, one was found, or
+    /// the kernel reports them through `escape_listener`).
     escape_check_at: Option<Instant>,
+    /// The seccomp listener the kernel reports escapes through (`escape.rs`).
+    escape_listener: Option<OwnedFd>,
     term_sent: bool,
     kill_sent: bool,
     /// `None` if `timeout` overflows `Instant`, i.e. no timeout.
@@ -248,6 +311,7 @@ impl<'r> Supervisor<'r> {
             } else {
                 None
             },
+            escape_listener: None,
             term_sent: false,
             kill_sent: false,
             timeout_at: start.checked_add(req.timeout),
@@ -273,7 +337,9 @@ impl<'r> Supervisor<'r> {
             use rustix::event::{PollFd, PollFlags};
             let timeout = poll_timeout(now, self.next_deadline(now));
             // Which slots are ready; the borrowed fds are released before acting on them.
-            let mut ready = [None::<Slot>; 4];
+            let mut ready = [None::<Slot>; 5];
+            #[cfg(target_os = "linux")]
+            let mut escape_hung_up = false;
             {
                 #[cfg(target_os = "linux")]
                 let exit = match &self.watch {
@@ -282,6 +348,13 @@ impl<'r> Supervisor<'r> {
                 };
                 #[cfg(not(target_os = "linux"))]
                 let exit = None;
+                #[cfg(target_os = "linux")]
+                let escape = self
+                    .escape_listener
+                    .as_ref()
+                    .map(|fd| (fd, PollFlags::IN, Slot::Escape));
+                #[cfg(not(target_os = "linux"))]
+                let escape = None;
                 let candidates = [
                     self.stdin
                         .as_ref()
@@ -293,9 +366,10 @@ impl<'r> Supervisor<'r> {
                         .as_ref()
                         .map(|fd| (fd, PollFlags::IN, Slot::Stderr)),
                     exit,
+                    escape,
                 ];
-                let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(4);
-                let mut slots = [Slot::Stdin; 4];
+                let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(5);
+                let mut slots = [Slot::Stdin; 5];
                 for (fd, events, slot) in candidates.into_iter().flatten() {
                     if let Some(entry) = slots.get_mut(fds.len()) {
                         *entry = slot;
@@ -312,10 +386,24 @@ impl<'r> Supervisor<'r> {
                     Err(err) => return Err(err.into()),
                 }
                 for ((pollfd, slot), ready) in fds.iter().zip(slots).zip(ready.iter_mut()) {
-                    if !pollfd.revents().is_empty() {
+                    let revents = pollfd.revents();
+                    #[cfg(target_os = "linux")]
+                    if matches!(slot, Slot::Escape) && !revents.contains(PollFlags::IN) {
+                        // Hung up without a notification pending: every process of the
+                        // run is gone. Taking one now would block, so stop listening.
+                        if !revents.is_empty() {
+                            escape_hung_up = true;
+                        }
+                        continue;
+                    }
+                    if !revents.is_empty() {
                         *ready = Some(slot);
                     }
                 }
+            }
+            #[cfg(target_os = "linux")]
+            if escape_hung_up {
+                self.escape_listener = None;
             }
 
             for slot in ready.into_iter().flatten() {
@@ -325,6 +413,8 @@ impl<'r> Supervisor<'r> {
                     Slot::Stderr => self.read_stderr()?,
                     #[cfg(target_os = "linux")]
                     Slot::Exit => self.on_exit(Instant::now()),
+                    #[cfg(target_os = "linux")]
+                    Slot::Escape => self.on_escape_notice(),
                 }
             }
             if let ExitWatch::Poll(interval) = self.watch {
@@ -389,6 +479,22 @@ impl<'r> Supervisor<'r> {
         } else {
             now.checked_add(ESCAPE_CHECK_EVERY)
         };
+    }
+
+    /// The kernel has a `setsid`/`setpgid` of the run to report (or the listener hung up:
+    /// every process of the run is gone).
+    #[cfg(target_os = "linux")]
+    fn on_escape_notice(&mut self) {
+        let Some(listener) = &self.escape_listener else {
+            return;
+        };
+        match super::escape::answer(listener) {
+            Ok(true) => self.escapees = true,
+            Ok(false) => {}
+            // Nothing more will come (the filter's last user is gone) or the listener is
+            // unusable: stop polling it rather than spin.
+            Err(_) => self.escape_listener = None,
+        }
     }
 
     /// Before we kill a run whose main child is alive: anything of the run outside its

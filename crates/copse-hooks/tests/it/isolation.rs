@@ -553,10 +553,10 @@ print("x32-socket", r, ctypes.get_errno())
 #[test]
 fn an_escape_is_recorded_even_when_the_run_ends_by_itself() {
     let dir = tempfile::tempdir().unwrap();
-    // The escapee proves it left (setsid) before the hook goes on; the hook then ends by
-    // itself, which takes the escapee with it.
+    // The escapee proves it left (setsid) before the hook goes on; the hook then ends at
+    // once, which takes the escapee with it before the host sees the exit.
     let command = "setsid sh -c 'echo up > started; exec sleep 1000' </dev/null >/dev/null 2>&1 & \
-                   until [ -s started ]; do sleep 0.01; done; sleep 0.5; echo done";
+                   until [ -s started ]; do sleep 0.01; done; echo done";
     let out = run(None, command, dir.path(), &[]);
     assert_eq!(stdout(&out), "done\n", "control: {}", describe(&out));
     assert_eq!(out.termination, Termination::Exited);
@@ -642,6 +642,16 @@ echo control-ok
     assert!(text.contains("control-ok"), "control: {}", describe(&out));
     assert!(!text.contains("ESCAPED"), "non-root: {text}");
     assert_eq!(text.matches("held:").count(), 4, "{text}");
+    // An escape of a run that ends at once is on the record here too.
+    let out = run(
+        Some(&world.project()),
+        "setsid sh -c 'echo up > started; exec sleep 1000' </dev/null >/dev/null 2>&1 & \
+         until [ -s started ]; do sleep 0.01; done; echo done",
+        &world.workspace,
+        &[],
+    );
+    assert_eq!(stdout(&out), "done\n", "control: {}", describe(&out));
+    assert!(out.leaked, "non-root: the escape was not recorded: {out:?}");
     println!("NON-ROOT-HELPER-DONE");
 }
 
@@ -802,7 +812,7 @@ fn the_engine_records_an_escape_of_a_run_that_ended_by_itself() {
     let command = format!(
         "cat >/dev/null; cd '{}' || exit 3; setsid sh -c 'echo up > started; exec sleep 1000' \
          </dev/null >/dev/null 2>&1 & until [ -s started ]; do sleep 0.01; done; \
-         sleep 0.5; echo ran > marker",
+         echo ran > marker",
         world.workspace.display()
     );
     let hooks = serde_json::json!({
