@@ -171,11 +171,11 @@ pub struct SpawnOutput {
     /// The child exited but something (normally a background process of its group) still
     /// held stdout/stderr open past the drain.
     pub leaked_pipes: bool,
-    /// A process that had left the child's process group (`setsid`, `setpgid`) was
-    /// found when the run ended, and killed: it held the pipes past the drain, or was
-    /// found in the run's pid namespace when the run was killed (by then, a run that
-    /// ended by itself has had its namespace emptied by the kernel, so escapes are
-    /// killed but not seen there).
+    /// A process of the run left (or tried to leave) the child's process group
+    /// (`setsid`, `setpgid`), and was killed with the run: reported by the kernel as it
+    /// happened (a seccomp listener, `spawn/escape.rs`), or, where that is unavailable,
+    /// found while the run went on or when it was killed, or holding the pipes past the
+    /// drain.
     pub leaked: bool,
     /// Bytes of stdin the child's pipe accepted before the child exited or closed stdin
     /// (accepted by the pipe, not necessarily read).
