@@ -304,7 +304,11 @@ impl Slot {
             Ok(bytes) => {
                 hash = Some(crate::settings::sha256_hex(&bytes));
                 let text = String::from_utf8_lossy(&bytes);
-                adapter(loc.dialect).parse(&text, &loc.path, loc.scope, loc.root.as_deref())
+                let mut parsed =
+                    adapter(loc.dialect).parse(&text, &loc.path, loc.scope, loc.root.as_deref());
+                // Our own `copse-hooks shim --agent NAME` entries are not hooks.
+                crate::agent::drop_shim_entries(&mut parsed);
+                parsed
             }
             Err(crate::fsread::ReadError::Insecure(why)) => {
                 // The content is hashed (never parsed) so a pinned trust still

@@ -36,44 +36,166 @@ pub fn canonical_for(wire: &str) -> Option<CanonicalEvent> {
     claude::canonical_for(wire)
 }
 
-/// Canonical tool ids Claude has a name for, probed in this order when reading a
-/// Claude tool name back.
-const KNOWN_TOOLS: [&str; 6] = [
-    tool::RUN_SHELL,
-    tool::READ_FILE,
-    tool::WRITE_FILE,
-    tool::STR_REPLACE,
-    tool::SEARCH_CODE,
-    tool::EXPLORE,
+/// Input keys renamed from an agent's (first) to the canonical ones (second).
+type Renames = &'static [(&'static str, &'static str)];
+
+/// The path keys file tools of the Claude-shaped family use, all read as `path`.
+const PATH_KEYS: Renames = &[
+    ("file_path", "path"),
+    ("absolute_path", "path"),
+    ("filePath", "path"),
+    ("target_file", "path"),
 ];
 
-/// A Claude (or Claude-shaped, as Codex sends) tool call as a canonical one: the tool
-/// id and its canonical input. Unknown tools keep their name and input.
+/// How a shell tool gives its command: one string, or an argv array (Codex's `shell`
+/// and `local_shell`) that is quoted into one command line.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Command {
+    Text,
+    TextOrArgv,
+}
+
+// --- The Claude-shaped family's tool names (agent side) ---
+/// Tool names of every agent we know that speaks Claude Code's hook protocol (Claude
+/// Code itself, Codex, and the agents that copy the protocol with their own tool
+/// names: Qwen Code and Gemini-named tools, Cursor-named, Cline-style, GitHub
+/// Copilot-, OpenCode-, Factory Droid- and Augment-named tools), each with the
+/// canonical tool it is and the input keys renamed to the canonical ones. A name not
+/// here keeps its name and input (it is matched as itself). Claude Code's own rows
+/// come first: the answer's `updatedInput` is written in Claude's keys.
+const FAMILY_TOOLS: &[(&str, &str, Renames)] = &[
+    // Claude Code.
+    ("Bash", tool::RUN_SHELL, &[]),
+    ("Read", tool::READ_FILE, PATH_KEYS),
+    ("Write", tool::WRITE_FILE, PATH_KEYS),
+    ("Edit", tool::STR_REPLACE, PATH_KEYS),
+    ("MultiEdit", tool::STR_REPLACE, PATH_KEYS),
+    ("Grep", tool::SEARCH_CODE, &[("pattern", "query")]),
+    ("Agent", tool::EXPLORE, &[]),
+    ("Task", tool::EXPLORE, &[]),
+    // Gemini-named tools (Qwen Code).
+    ("run_shell_command", tool::RUN_SHELL, &[]),
+    ("read_file", tool::READ_FILE, PATH_KEYS),
+    ("write_file", tool::WRITE_FILE, PATH_KEYS),
+    ("replace", tool::STR_REPLACE, PATH_KEYS),
+    // Codex (`shell` / `local_shell` give an argv; `exec_command` a `cmd`).
+    ("shell", tool::RUN_SHELL, &[]),
+    ("local_shell", tool::RUN_SHELL, &[]),
+    ("exec_command", tool::RUN_SHELL, &[("cmd", "command")]),
+    // Cursor-named tools.
+    ("Shell", tool::RUN_SHELL, &[]),
+    ("run_terminal_cmd", tool::RUN_SHELL, &[]),
+    ("ReadFile", tool::READ_FILE, PATH_KEYS),
+    ("edit_file", tool::STR_REPLACE, PATH_KEYS),
+    // Cline, Roo Code, Kilo Code.
+    ("execute_command", tool::RUN_SHELL, &[]),
+    ("write_to_file", tool::WRITE_FILE, PATH_KEYS),
+    // GitHub Copilot CLI, OpenCode.
+    ("bash", tool::RUN_SHELL, &[]),
+    ("powershell", tool::RUN_SHELL, &[]),
+    ("view", tool::READ_FILE, PATH_KEYS),
+    ("edit", tool::STR_REPLACE, PATH_KEYS),
+    // Factory Droid.
+    ("Execute", tool::RUN_SHELL, &[]),
+    ("Create", tool::WRITE_FILE, PATH_KEYS),
+    // Augment.
+    ("launch-process", tool::RUN_SHELL, &[]),
+    ("save-file", tool::WRITE_FILE, PATH_KEYS),
+    ("str-replace-editor", tool::STR_REPLACE, PATH_KEYS),
+];
+// --- end of the Claude-shaped family's tool names ---
+
+/// How the tool named `name` gives a shell command.
+fn command_form(name: &str) -> Command {
+    if matches!(name, "shell" | "local_shell") {
+        Command::TextOrArgv
+    } else {
+        Command::Text
+    }
+}
+
+/// The tool names of the Claude-shaped family and the canonical tool each is (for
+/// docs and tests).
+pub fn family_tools() -> impl Iterator<Item = (&'static str, &'static str)> {
+    FAMILY_TOOLS.iter().map(|(name, id, _)| (*name, *id))
+}
+
+/// An argv as one shell command line: each word quoted when it needs it, so a hook
+/// reads the command a shell would run.
+fn argv_line(argv: &[Value]) -> Option<String> {
+    let words: Option<Vec<&str>> = argv.iter().map(Value::as_str).collect();
+    let words = words?;
+    if words.is_empty() {
+        return None;
+    }
+    let quote = |w: &str| {
+        let plain = !w.is_empty()
+            && w.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c));
+        if plain {
+            w.to_string()
+        } else {
+            format!("'{}'", w.replace('\'', "'\\''"))
+        }
+    };
+    Some(words.into_iter().map(quote).collect::<Vec<_>>().join(" "))
+}
+
+/// A Claude (or Claude-shaped, as Codex and the family send) tool call as a
+/// canonical one: the tool id and its canonical input. Unknown tools keep their name
+/// and input.
 pub fn canonical_tool(name: &str, input: &Map<String, Value>) -> (String, Map<String, Value>) {
     if tool::is_mcp(name) {
         return (name.to_string(), input.clone());
     }
-    let id = KNOWN_TOOLS
-        .into_iter()
-        .find(|id| claude::tool_name(id).as_deref() == Some(name))
-        .or(if name == "Task" {
-            Some(tool::EXPLORE)
-        } else {
-            None
-        });
-    let Some(id) = id else {
+    let Some((_, id, renames)) = FAMILY_TOOLS.iter().find(|(n, _, _)| *n == name) else {
         return (name.to_string(), input.clone());
     };
     let mut out = input.clone();
-    if let Some(p) = out.remove("file_path") {
-        out.insert("path".into(), p);
+    for (from, to) in *renames {
+        if !out.contains_key(*to)
+            && let Some(v) = out.remove(*from)
+        {
+            out.insert((*to).to_string(), v);
+        }
     }
-    if id == tool::SEARCH_CODE
-        && let Some(p) = out.remove("pattern")
+    if command_form(name) == Command::TextOrArgv
+        && let Some(Value::Array(argv)) = out.get("command")
+        && let Some(line) = argv_line(argv)
     {
-        out.insert("query".into(), p);
+        out.insert("command".into(), Value::String(line));
     }
-    (id.to_string(), out)
+    ((*id).to_string(), out)
+}
+
+/// The agent's name for a canonical input key of the tool `name` (the error names
+/// the field as the agent sent it).
+fn agent_key(name: &str, input: &Map<String, Value>, canonical: &str) -> String {
+    FAMILY_TOOLS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .and_then(|(_, _, renames)| {
+            renames
+                .iter()
+                .find(|(from, to)| *to == canonical && input.contains_key(*from))
+        })
+        .map(|(from, _)| (*from).to_string())
+        .unwrap_or_else(|| canonical.to_string())
+}
+
+/// A gated tool call's `tool_input`, read strictly: it must be an object, and the
+/// canonical call it maps to must have its tool's shape (a shell `command` that is a
+/// string, …). The error names the field as the agent sent it.
+pub(crate) fn gated_tool_call(
+    wire: &str,
+    name: &str,
+    obj: &Map<String, Value>,
+) -> Result<ToolCall, PayloadError> {
+    let input = super::gated_input(wire, obj)?;
+    let (id, canonical) = canonical_tool(name, &input);
+    let call = ToolCall::new(id, canonical);
+    super::check_call(wire, &call, |field| agent_key(name, &input, field))?;
+    Ok(call)
 }
 
 /// A Claude-shaped payload (Claude Code and Codex share it) as a canonical event.
@@ -85,28 +207,26 @@ pub(crate) fn claude_shaped_event(
         return Ok(None);
     };
     let text = |k: &str| super::str_of(obj, k);
-    let tool_call = || -> Result<(String, Map<String, Value>), PayloadError> {
-        let name = obj
-            .get("tool_name")
+    let tool_name = || -> Result<&str, PayloadError> {
+        obj.get("tool_name")
             .and_then(Value::as_str)
+            .filter(|n| !n.is_empty())
             .ok_or_else(|| PayloadError::Field {
                 event: wire.to_string(),
                 field: "tool_name",
-            })?;
+            })
+    };
+    let tool_call = || -> Result<(String, Map<String, Value>), PayloadError> {
         let input = super::obj_of(obj, "tool_input");
-        Ok(canonical_tool(name, &input))
+        Ok(canonical_tool(tool_name()?, &input))
     };
     let event = match canonical {
-        CanonicalEvent::ToolGate => {
-            let (tool, input) = tool_call()?;
-            EventPayload::ToolGate(ToolCall::new(tool, input).with_tool_use_id(text("tool_use_id")))
-        }
-        CanonicalEvent::PermissionRequest => {
-            let (tool, input) = tool_call()?;
-            EventPayload::PermissionRequest(
-                ToolCall::new(tool, input).with_tool_use_id(text("tool_use_id")),
-            )
-        }
+        CanonicalEvent::ToolGate => EventPayload::ToolGate(
+            gated_tool_call(wire, tool_name()?, obj)?.with_tool_use_id(text("tool_use_id")),
+        ),
+        CanonicalEvent::PermissionRequest => EventPayload::PermissionRequest(
+            gated_tool_call(wire, tool_name()?, obj)?.with_tool_use_id(text("tool_use_id")),
+        ),
         CanonicalEvent::Notification => EventPayload::Notification {
             message: text("message"),
             title: obj.get("title").and_then(Value::as_str).map(str::to_string),
@@ -191,6 +311,14 @@ pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload
 fn claude_input(call: &ToolCall, updated: &Map<String, Value>) -> Map<String, Value> {
     let mut merged = call.input.clone();
     merged.extend(updated.clone());
+    if merged.contains_key("edits") {
+        // MultiEdit: Claude's Edit shape would drop its `edits`; only the path key
+        // goes back.
+        if let Some(p) = merged.remove("path") {
+            merged.insert("file_path".into(), p);
+        }
+        return merged;
+    }
     match claude::claude_tool(&call.tool, &merged, None) {
         Some((_, input)) => input,
         None => merged,

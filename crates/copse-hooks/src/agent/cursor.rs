@@ -64,6 +64,22 @@ fn tool_input(v: Option<&Value>) -> Map<String, Value> {
     }
 }
 
+/// A gated Cursor call's `tool_input`: an object, or (as MCP calls may send it) a
+/// string holding one; anything else is an error naming the field.
+fn gated_input(wire: &str, obj: &Map<String, Value>) -> Result<Map<String, Value>, PayloadError> {
+    if let Some(Value::String(s)) = obj.get("tool_input") {
+        return match serde_json::from_str::<Value>(s) {
+            Ok(Value::Object(o)) => Ok(o),
+            _ => Err(PayloadError::Malformed {
+                event: wire.to_string(),
+                field: "tool_input".into(),
+                problem: "is a string that is not a JSON object".into(),
+            }),
+        };
+    }
+    super::gated_input(wire, obj)
+}
+
 /// Reads a Cursor payload.
 pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload>, PayloadError> {
     let Some(canonical) = cursor::canonical_for(wire) else {
@@ -89,7 +105,11 @@ pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload
         }
         (CanonicalEvent::ToolGate, "beforeReadFile") => {
             let mut input = Map::new();
-            input.insert("path".into(), json!(text("file_path")));
+            let path = obj
+                .get("file_path")
+                .and_then(Value::as_str)
+                .ok_or_else(|| missing("file_path"))?;
+            input.insert("path".into(), json!(path));
             let mut call = ToolCall::new(tool::READ_FILE, input);
             call.file_content = obj
                 .get("content")
@@ -102,17 +122,22 @@ pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload
                 .get("tool_name")
                 .and_then(Value::as_str)
                 .ok_or_else(|| missing("tool_name"))?;
-            EventPayload::ToolGate(ToolCall::new(name, tool_input(obj.get("tool_input"))))
+            EventPayload::ToolGate(ToolCall::new(name, gated_input(wire, obj)?))
         }
         (CanonicalEvent::ToolGate, _) => {
             let name = obj
                 .get("tool_name")
                 .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
                 .ok_or_else(|| missing("tool_name"))?;
-            EventPayload::ToolGate(ToolCall::new(
-                canonical_tool(name),
-                tool_input(obj.get("tool_input")),
-            ))
+            let call = ToolCall::new(canonical_tool(name), gated_input(wire, obj)?);
+            if call.tool == tool::RUN_SHELL {
+                // The shell command is what every shell hook reads: it must be text.
+                // (File tools keep Cursor's own keys, so only their object shape is
+                // checked.)
+                super::check_call(wire, &call, str::to_string)?;
+            }
+            EventPayload::ToolGate(call)
         }
         (CanonicalEvent::AfterToolUse, "afterShellExecution") => {
             let mut input = Map::new();

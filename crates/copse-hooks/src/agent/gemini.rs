@@ -84,6 +84,20 @@ pub fn canonical_tool(name: &str, input: &Map<String, Value>) -> (String, Map<St
     ((*id).to_string(), out)
 }
 
+/// Gemini's name for a canonical input key of the tool `name`, as the payload had it.
+fn gemini_key(name: &str, input: &Map<String, Value>, canonical: &str) -> String {
+    TOOLS
+        .iter()
+        .find(|(n, _, _)| *n == name)
+        .and_then(|(_, _, renames)| {
+            renames
+                .iter()
+                .find(|(from, to)| *to == canonical && input.contains_key(*from))
+        })
+        .map(|(from, _)| (*from).to_string())
+        .unwrap_or_else(|| canonical.to_string())
+}
+
 /// Gemini's input keys for a canonical rewrite.
 fn gemini_input(updated: &Map<String, Value>, original: &str) -> Map<String, Value> {
     let renames: &[(&str, &str)] = TOOLS
@@ -122,8 +136,20 @@ pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload
     };
     let event = match canonical {
         CanonicalEvent::ToolGate => {
-            let (tool, input) = tool_call()?;
-            EventPayload::ToolGate(ToolCall::new(tool, input))
+            // Read strictly: an input we cannot map is blocked, never served as `{}`.
+            let name = obj
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+                .ok_or_else(|| PayloadError::Field {
+                    event: wire.to_string(),
+                    field: "tool_name",
+                })?;
+            let input = super::gated_input(wire, obj)?;
+            let (tool, canonical_input) = canonical_tool(name, &input);
+            let call = ToolCall::new(tool, canonical_input);
+            super::check_call(wire, &call, |field| gemini_key(name, &input, field))?;
+            EventPayload::ToolGate(call)
         }
         CanonicalEvent::AfterToolUse => {
             let (tool, input) = tool_call()?;

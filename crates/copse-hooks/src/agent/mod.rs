@@ -25,7 +25,7 @@ use serde_json::{Map, Value, json};
 
 use crate::dialect::{Dialect, Scope};
 use crate::discovery::ConfigLocation;
-use crate::event::{CanonicalEvent, EventPayload};
+use crate::event::{CanonicalEvent, EventPayload, ToolCall};
 use crate::outcome::{Decision, Verdict};
 
 /// An agent that can call `copse-hooks shim`.
@@ -107,6 +107,31 @@ pub enum PayloadError {
         event: String,
         /// The field.
         field: &'static str,
+    },
+    /// A field of a gated event has a shape we cannot map (a `tool_input` that is a
+    /// string, a shell `command` that is an array, …): the call is blocked rather
+    /// than served with an input no hook would recognise.
+    #[error("the {event} payload's `{field}` {problem}")]
+    Malformed {
+        /// The wire event.
+        event: String,
+        /// The field, as the agent names it (`tool_input.command`).
+        field: String,
+        /// What is wrong with it.
+        problem: String,
+    },
+    /// The event belongs to another agent's hook protocol: the shim is registered in
+    /// the wrong agent (`shim --agent gemini` in Claude Code's settings, …).
+    #[error(
+        "`{event}` is a {protocol} hook event, not a {agent} one: this `copse-hooks shim --agent {agent}` is registered in the wrong agent (run `copse-hooks install --agent {protocol}`)"
+    )]
+    ForeignEvent {
+        /// The wire event.
+        event: String,
+        /// The agent the shim was started for.
+        agent: &'static str,
+        /// The agent whose protocol the event belongs to.
+        protocol: &'static str,
     },
 }
 
@@ -191,6 +216,13 @@ pub fn read(agent: Agent, payload: &[u8]) -> Result<Inbound, PayloadError> {
         .filter(|s| !s.is_empty())
         .ok_or(PayloadError::NoEvent)?
         .to_string();
+    if let Some((home, _)) = foreign_protocol(agent, &wire) {
+        return Err(PayloadError::ForeignEvent {
+            event: wire,
+            agent: agent.as_str(),
+            protocol: home.as_str(),
+        });
+    }
     let event = match agent {
         Agent::Claude => claude::event(&wire, &obj)?,
         Agent::Gemini => gemini::event(&wire, &obj)?,
@@ -402,18 +434,71 @@ pub fn hooks_past_deadline(
         .collect()
 }
 
-/// Whether a failure on this wire event must block (the event is gated, or we could
-/// not even tell which event it was).
-pub fn must_block(agent: Agent, wire_event: Option<&str>) -> bool {
-    let Some(wire) = wire_event else {
-        return true;
-    };
-    let canonical = match agent {
+/// The canonical event `agent`'s shim serves a wire event as.
+fn served_as(agent: Agent, wire: &str) -> Option<CanonicalEvent> {
+    match agent {
         Agent::Claude => claude::canonical_for(wire),
         Agent::Gemini => gemini::canonical_for(wire),
         Agent::Codex => codex::canonical_for(wire),
         Agent::Cursor => crate::dialect::cursor::canonical_for(wire),
+    }
+}
+
+/// The hook protocols we know, by the agent whose protocol it is: each one's
+/// published event names (the vendored lists the drift tests hold to the vendors')
+/// and how it maps them. Claude Code and Codex speak one protocol (Codex copies
+/// Claude's event names and payloads), so their names are one family and a Claude
+/// event sent to a Codex shim is that agent's own unsupported event, never a foreign
+/// one.
+fn family(agent: Agent) -> &'static [Agent] {
+    match agent {
+        Agent::Claude | Agent::Codex => &[Agent::Claude, Agent::Codex],
+        Agent::Gemini => &[Agent::Gemini],
+        Agent::Cursor => &[Agent::Cursor],
+    }
+}
+
+/// The event names `agent`'s vendor publishes (what its hooks can be registered on).
+fn published(agent: Agent) -> &'static [&'static str] {
+    match agent {
+        Agent::Claude => &crate::dialect::claude::PUBLISHED_EVENTS,
+        Agent::Codex => &crate::dialect::codex::PUBLISHED_EVENTS,
+        Agent::Gemini => &crate::dialect::gemini::PUBLISHED_EVENTS,
+        Agent::Cursor => &crate::dialect::cursor::PUBLISHED_EVENTS,
+    }
+}
+
+/// Whether `wire` is an event of `agent`'s own protocol (its family's published or
+/// served names).
+pub fn is_own_event(agent: Agent, wire: &str) -> bool {
+    family(agent)
+        .iter()
+        .any(|a| published(*a).contains(&wire) || a.served_events().contains(&wire))
+}
+
+/// When `wire` is not an event of `agent`'s protocol but is one of another agent's:
+/// that agent and the canonical event it is there (a mis-registered shim). `None`
+/// for the agent's own events and for names no protocol we know uses (a vendor's new
+/// event, answered neutrally).
+pub fn foreign_protocol(agent: Agent, wire: &str) -> Option<(Agent, Option<CanonicalEvent>)> {
+    if served_as(agent, wire).is_some() || is_own_event(agent, wire) {
+        return None;
+    }
+    Agent::ALL
+        .into_iter()
+        .find(|other| !family(agent).contains(other) && is_own_event(*other, wire))
+        .map(|other| (other, served_as(other, wire)))
+}
+
+/// Whether a failure on this wire event must block (the event is gated, or we could
+/// not even tell which event it was). An event of another agent's protocol blocks
+/// when it is gated there: the agent that sent it waits for that protocol's block.
+pub fn must_block(agent: Agent, wire_event: Option<&str>) -> bool {
+    let Some(wire) = wire_event else {
+        return true;
     };
+    let canonical = served_as(agent, wire)
+        .or_else(|| foreign_protocol(agent, wire).and_then(|(_, canonical)| canonical));
     canonical.is_some_and(CanonicalEvent::is_gated)
 }
 
@@ -621,6 +706,51 @@ pub fn locations_with(
     out
 }
 
+/// Whether a hook command is one of our own shim entries: it runs `copse-hooks shim
+/// --agent NAME` (any path to the executable, quoted or not, with or without
+/// `--deadline SECONDS`). Such an entry is how an agent calls copse, never a hook:
+/// `gate`, `list` and the engine skip it (running it would run copse inside itself).
+pub fn is_shim_command(command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let Some(at) = words.iter().position(|w| {
+        let w = w.trim_matches(|c| c == '\'' || c == '"');
+        let base = w.rsplit(['/', '\\']).next().unwrap_or(w);
+        base == "copse-hooks" || base == "copse-hooks.exe"
+    }) else {
+        return false;
+    };
+    let rest = &words[at + 1..];
+    match rest {
+        ["shim", "--agent", name] => !name.is_empty(),
+        ["shim", "--agent", name, "--deadline", secs] => {
+            !name.is_empty() && parse_deadline(secs).is_ok()
+        }
+        _ => false,
+    }
+}
+
+/// Drops our own shim entries ([`is_shim_command`]) from a parsed config, keeping
+/// the per-hook extras aligned with the hooks that remain.
+pub fn drop_shim_entries(parsed: &mut crate::dialect::ParsedConfig) {
+    if !parsed.hooks.iter().any(|h| is_shim_command(&h.command)) {
+        return;
+    }
+    let hooks = std::mem::take(&mut parsed.hooks);
+    let extras = std::mem::take(&mut parsed.extras);
+    let had_extras = !extras.is_empty();
+    for (i, hook) in hooks.into_iter().enumerate() {
+        if is_shim_command(&hook.command) {
+            continue;
+        }
+        if had_extras {
+            parsed
+                .extras
+                .push(extras.get(i).cloned().unwrap_or_default());
+        }
+        parsed.hooks.push(hook);
+    }
+}
+
 /// Reads `"shim": {"<agent>": {"also": [...]}}` from the settings' extra keys.
 pub fn also_from_settings(settings: &Map<String, Value>, agent: Agent) -> Vec<Agent> {
     settings
@@ -653,6 +783,57 @@ pub(crate) fn obj_of(obj: &Map<String, Value>, key: &str) -> Map<String, Value> 
         .unwrap_or_default()
 }
 
+/// The kind of a JSON value, for an error message.
+pub(crate) fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A gated event's `tool_input`: an object, or an error naming the field (missing,
+/// or a string, an array, …).
+pub(crate) fn gated_input(
+    wire: &str,
+    obj: &Map<String, Value>,
+) -> Result<Map<String, Value>, PayloadError> {
+    let malformed = |problem: String| PayloadError::Malformed {
+        event: wire.to_string(),
+        field: "tool_input".into(),
+        problem,
+    };
+    match obj.get("tool_input") {
+        Some(Value::Object(o)) => Ok(o.clone()),
+        None => Err(malformed("is missing".into())),
+        Some(v) => Err(malformed(format!("is {}, not an object", kind_of(v)))),
+    }
+}
+
+/// Checks a gated call's canonical input against its tool's declared shape (the
+/// check `copse-hooks gate` makes); `agent_key` names a canonical field as the agent
+/// sent it.
+pub(crate) fn check_call(
+    wire: &str,
+    call: &ToolCall,
+    agent_key: impl Fn(&str) -> String,
+) -> Result<(), PayloadError> {
+    call.validate().map_err(|e| {
+        let field = match e.field.split('|').next() {
+            Some(f) if !f.is_empty() => format!("tool_input.{}", agent_key(f)),
+            _ => "tool_input".to_string(),
+        };
+        PayloadError::Malformed {
+            event: wire.to_string(),
+            field,
+            problem: e.problem,
+        }
+    })
+}
+
 /// A tool response as text (strings as they are, anything else as JSON).
 pub(crate) fn output_text(v: Option<&Value>) -> String {
     match v {
@@ -672,13 +853,15 @@ pub(crate) fn join(parts: impl IntoIterator<Item = Option<String>>) -> Option<St
     (!parts.is_empty()).then(|| parts.join("\n\n"))
 }
 
-/// The reason a blocking verdict gives (agent message, else user message, else a
-/// generic text naming the event).
+/// The reason a blocking verdict gives the model: the agent message only (the user
+/// message goes where the agent shows text to the user, [`system_message`]), else the
+/// user message when the hook gave nothing else, else a generic text naming the event.
 pub(crate) fn block_reason(verdict: &Verdict, what: &str) -> String {
     if let Some(h) = &verdict.halt {
         return h.reason.clone();
     }
-    join([verdict.agent_message.clone(), verdict.user_message.clone()])
+    join([verdict.agent_message.clone()])
+        .or_else(|| join([verdict.user_message.clone()]))
         .unwrap_or_else(|| format!("{what} was blocked by a copse hook"))
 }
 

@@ -183,6 +183,7 @@ pub fn handle_with(
     host: &Host<'_>,
 ) -> Result<Reply, ShimError> {
     let Some(event) = inbound.event.clone() else {
+        note_unserved(&config.copse_dir, agent, &inbound.wire_event);
         return Ok(Reply::default());
     };
     let copse_dir = config.copse_dir.clone();
@@ -513,4 +514,50 @@ pub fn record_error(copse_dir: &Path, agent: Agent, wire: Option<&str>, reason: 
     {
         let _ = writeln!(f, "{line}");
     }
+}
+
+/// Records, once per agent and event name, that the shim was called for an event it
+/// does not serve: the agent's own event that copse does not wire (with the
+/// dialect's reason), or a name no protocol we know uses (a vendor's new event). The
+/// call itself is answered neutrally; the line in `shim-errors.log` is what tells
+/// the user (and `doctor`) that hooks on that event do not run. "Once" is kept by a
+/// marker file per (agent, event) under `$COPSE_DIR/shim/unserved/`, so the common
+/// repeat costs one failed `create_new`.
+pub fn note_unserved(copse_dir: &Path, agent: Agent, wire: &str) {
+    // The name comes from the payload: only a plain name becomes a file name.
+    let plain = !wire.is_empty()
+        && wire.len() <= 64
+        && wire
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let marker_name = if plain { wire } else { "_unnamed" };
+    let dir = copse_dir.join("shim").join("unserved").join(agent.as_str());
+    if std::fs::create_dir_all(&dir).is_err() {
+        return;
+    }
+    let first = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(dir.join(marker_name))
+        .is_ok();
+    if !first {
+        return;
+    }
+    let reason = if super::is_own_event(agent, wire) {
+        let why = match agent {
+            Agent::Claude => crate::dialect::claude::unsupported_reason(wire),
+            Agent::Codex => crate::dialect::codex::unsupported_reason(wire),
+            Agent::Gemini => crate::dialect::gemini::unsupported_reason(wire),
+            Agent::Cursor => crate::dialect::cursor::unsupported_reason(wire),
+        }
+        .unwrap_or("copse-hooks does not serve it");
+        format!(
+            "{agent} event `{wire}` is not served ({why}); answered neutrally, hooks on it do not run (recorded once)"
+        )
+    } else {
+        format!(
+            "`{wire}` is not an event of {agent}'s hook protocol that copse-hooks knows; answered neutrally, hooks on it do not run (recorded once)"
+        )
+    };
+    record_error(copse_dir, agent, Some(wire), &reason);
 }
