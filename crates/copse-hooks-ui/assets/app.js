@@ -94,6 +94,38 @@
     return h("span", { class: `badge ${o}` }, label);
   }
   function hookKey(h2) { return `${h2.source}\u001f${h2.command}`; }
+  // The hook's script name: the last path part of its command's first word.
+  function hookName(command) {
+    const first = String(command).trim().split(/\s+/)[0] || String(command);
+    return first.split("/").filter(Boolean).pop() || first;
+  }
+  // What the agent tried, as a node: the tool and a one-line summary of its input.
+  function toolCall(r, cls) {
+    const t = r.tool_call;
+    if (!t) return h("span", { class: `faint ${cls || ""}` }, "–");
+    return h("span", { class: `call ${cls || ""}`, title: t.input ? `${t.tool} ${t.input}` : t.tool },
+      h("strong", {}, t.tool), t.input ? " " : null, t.input ? h("span", { class: "mono" }, t.input) : null);
+  }
+  // The exit code, always: a number, or why there is none.
+  function exitText(r) {
+    if (r.exit_code !== null && r.exit_code !== undefined) return `exit ${r.exit_code}`;
+    if (r.failure === "timeout") return "timed out, killed";
+    if (r.failure === "spawn") return "did not start";
+    if (r.kind === "dropped") return "not run (dropped)";
+    if (r.kind === "suppressed") return "not run (suppressed)";
+    return "no exit code (killed)";
+  }
+  const TIMEOUT_HINT = "The hook ran longer than its timeout and was killed, so its answer was never read (this is not a parse error). Make it faster, or raise its `timeout` in the hook config.";
+  // Next steps for an empty store, shared by the pages that read runs.
+  function noRunsYet() {
+    return h("div", { class: "empty" },
+      h("p", {}, "Nothing is recorded yet: runs appear here when an agent calls hooks through copse-hooks."),
+      h("ul", { class: "steps" },
+        h("li", {}, "Write a first hook: ", h("code", {}, "copse-hooks init")),
+        h("li", {}, "Try it without an agent: ", h("code", {}, "copse-hooks gate --explain")),
+        h("li", {}, "Connect an agent: ", h("code", {}, "copse-hooks install --agent claude")),
+        h("li", {}, "See an example store: ", h("code", {}, "copse-hooks ui --demo"))));
+  }
 
   // JSON, pretty and highlighted, as spans.
   function jsonView(value) {
@@ -233,7 +265,9 @@
     const warnings = data.warnings.length ? h("div", { class: "panel" }, h("h2", {}, `Warnings (${data.warnings.length})`),
       h("ul", { id: "warnings" }, data.warnings.map((w) => h("li", {}, h("code", {}, basename(w.source)), w.event ? ` ${w.event}: ` : ": ", w.message)))) : null;
     setMain(head, ...notes, cards,
-      h("div", { class: "panel flush" }, hooks.length ? h("div", { class: "table-wrap" }, table) : empty("No hooks declared in any config discovery reads.")),
+      h("div", { class: "panel flush" }, hooks.length ? h("div", { class: "table-wrap" }, table) : h("div", { class: "empty" },
+        h("p", {}, "No hooks declared in any config discovery reads."),
+        h("p", {}, "Write a first, commented hook for this workspace with ", h("code", {}, "copse-hooks init"), ", then trust it on the ", h("a", { href: "#/trust" }, "Trust"), " page."))),
       warnings, trustPanel);
   }
   function card(label, value, cls, small) {
@@ -271,8 +305,8 @@
       h("label", { class: "field" }, "Session", h("input", { id: "f-session", "data-filter": "session", value: params.get("session") || "", placeholder: "session id", onchange: applyFilters })),
       h("div", {}, h("button", { type: "button", class: "btn", id: "f-clear", onclick: () => go("#/runs") }, "Clear"))));
     const table = h("table", { id: "runs-table" }, h("thead", {}, h("tr", {},
-      h("th", {}, "When"), h("th", {}, "Decision"), h("th", {}, "Event"), h("th", {}, "Command"),
-      h("th", { class: "hide-narrow" }, "Hook"), h("th", { class: "num" }, "Duration"), h("th", { class: "hide-narrow" }, "Status"))));
+      h("th", {}, "When"), h("th", {}, "Decision"), h("th", {}, "Event"), h("th", {}, "Tool call"), h("th", {}, "Hook"),
+      h("th", { class: "hide-narrow" }, "Agent"), h("th", { class: "num" }, "Duration"), h("th", {}, "Status"))));
     const tbody = h("tbody");
     table.appendChild(tbody);
     const more = h("button", { type: "button", class: "btn hidden", id: "runs-more" }, "Load older runs");
@@ -301,18 +335,20 @@
   }
 
   function runRow(r, fresh) {
-    const status = r.failure ? h("span", { class: "badge failed" }, r.failure)
-      : r.kind === "dropped" ? h("span", { class: "badge outline" }, "dropped")
-      : r.kind === "suppressed" ? h("span", { class: "badge outline" }, "suppressed")
-      : r.exit_code === null ? h("span", { class: "badge outline" }, "killed") : h("span", { class: "faint" }, `exit ${r.exit_code}`);
+    const failure = r.failure === "timeout" ? h("span", { class: "badge failed", title: TIMEOUT_HINT }, "timeout")
+      : r.failure ? h("span", { class: "badge failed" }, r.failure) : null;
+    const status = h("div", { class: "badges status" }, failure,
+      h("span", { class: "faint exit", "data-exit": r.exit_code === null ? "" : String(r.exit_code) }, exitText(r)),
+      r.sandbox === "blocked" ? h("span", { class: "badge bad" }, "sandbox blocked") : null);
     const row = h("tr", { class: `clickable${fresh ? " fresh" : ""}`, tabindex: "0", "data-run-id": r.run_id },
       h("td", { class: "when", title: when(r.started_at) }, when(r.started_at)),
       h("td", {}, outcomeBadge(r.outcome)),
-      h("td", {}, h("strong", {}, r.event)),
-      h("td", { class: "cmd" }, r.command),
+      h("td", { class: "ev" }, h("strong", {}, r.event)),
+      h("td", { class: "tool" }, toolCall(r)),
+      h("td", { class: "cmd", title: r.command }, r.command),
       h("td", { class: "hide-narrow" }, h("span", { class: "badge outline" }, `${r.dialect} · ${r.scope}`)),
       h("td", { class: "num" }, ms(r.duration_ms)),
-      h("td", { class: "hide-narrow" }, status, r.sandbox === "blocked" ? h("span", { class: "badge bad" }, "sandbox blocked") : null));
+      h("td", { class: "st" }, status));
     const open = () => go(`#/run/${encodeURIComponent(r.run_id)}`);
     row.addEventListener("click", open);
     row.addEventListener("keydown", (e) => {
@@ -335,7 +371,12 @@
     st.topSeq = Math.max(st.topSeq, page.latest_seq || 0);
     st.more.classList.toggle("hidden", !page.next);
     st.count.textContent = st.shown ? `${st.shown.toLocaleString()}${page.next ? "+" : ""} runs` : "";
-    if (first && !page.runs.length) st.tbody.appendChild(h("tr", {}, h("td", { colspan: 7 }, empty("No recorded hook runs match."))));
+    if (first && !page.runs.length) {
+      const filtered = Object.keys(st.q).length > 0;
+      st.tbody.appendChild(h("tr", {}, h("td", { colspan: 8 }, filtered
+        ? h("div", { class: "empty" }, "No recorded hook runs match these filters. ", h("a", { href: "#/runs" }, "Clear the filters"), ".")
+        : noRunsYet())));
+    }
   }
 
   async function refreshRunsTop() {
@@ -356,9 +397,10 @@
     const r = await api(`/api/runs/${encodeURIComponent(id)}`);
     const chips = h("div", { class: "badges" }, outcomeBadge(r.outcome),
       h("span", { class: "badge outline" }, r.event),
-      h("span", { class: "badge outline" }, r.exit_code === null ? "killed / not started" : `exit ${r.exit_code}`),
+      h("span", { class: "badge outline" }, exitText(r)),
       h("span", { class: "badge outline" }, ms(r.duration_ms)),
-      r.parse_ok ? null : h("span", { class: "badge warn" }, "parse failed"),
+      r.failure === "timeout" ? h("span", { class: "badge failed", title: TIMEOUT_HINT }, "timed out")
+        : r.parse_ok || r.exit_code === null ? null : h("span", { class: "badge warn" }, "parse failed"),
       r.sandbox ? h("span", { class: `badge ${r.sandbox_blocked ? "bad" : "outline"}` }, `sandbox ${r.sandbox}`) : null,
       r.kind !== "run" ? h("span", { class: "badge warn" }, r.kind) : null);
     const dd = (v) => (v === null || v === undefined || v === "" ? h("span", { class: "faint" }, "–") : v);
@@ -366,6 +408,7 @@
       h("dt", {}, "Run"), h("dd", { class: "mono" }, r.run_id),
       h("dt", {}, "Started"), h("dd", {}, `${when(r.started_at)} (${ago(r.started_at)})`),
       h("dt", {}, "Hook"), h("dd", {}, `${r.dialect} · ${r.scope} · ${r.event} (canonical ${r.canonical_event})`),
+      h("dt", {}, "Tool call"), h("dd", { id: "run-tool" }, toolCall(r)),
       h("dt", {}, "Command"), h("dd", { class: "mono" }, r.command),
       h("dt", {}, "Source"), h("dd", {}, h("a", { href: `#/source?path=${encodeURIComponent(r.source)}`, id: "run-source" }, r.source)),
       h("dt", {}, "Session"), h("dd", {}, r.session_id ? h("a", { href: `#/session/${encodeURIComponent(r.session_id)}` }, r.session_id) : dd(""), r.turn_id ? h("span", { class: "faint" }, ` · turn ${r.turn_id}`) : null),
@@ -374,8 +417,8 @@
       h("dt", {}, "Failure policy"), h("dd", {}, dd(r.policy && `fails ${r.policy}`)),
       h("dt", {}, "Sandbox"), h("dd", {}, dd(r.sandbox), r.sandbox_blocked ? h("span", { class: "badge bad" }, "the sandbox blocked an access") : null),
       h("dt", {}, "Duration"), h("dd", {}, `${r.duration_ms} ms`),
-      h("dt", {}, "Exit code"), h("dd", {}, r.exit_code === null ? "none (killed or never started)" : String(r.exit_code)),
-      h("dt", {}, "Response parsed"), h("dd", {}, r.parse_ok ? "yes" : "no"),
+      h("dt", {}, "Exit code"), h("dd", {}, r.exit_code === null ? `none: ${exitText(r)}` : String(r.exit_code)),
+      h("dt", {}, "Response parsed"), h("dd", {}, r.parse_ok ? "yes" : r.failure === "timeout" ? "not read: the hook timed out" : r.exit_code === null ? "no response" : "no"),
       h("dt", {}, "Session env"), h("dd", {}, r.session_env ? "exported variables" : "no"));
     const channels = [];
     const ch = (name, v) => { if (v !== null && v !== undefined) channels.push(h("section", {}, h("div", { class: "stream-head" }, h("h3", {}, name)), typeof v === "string" ? h("pre", { class: "code" }, v) : jsonView(v))); };
@@ -388,6 +431,7 @@
     setMain(
       h("div", { class: "page-head" }, h("div", {}, h("h1", {}, `Run of ${r.event}`), chips),
         h("div", { class: "row" }, h("button", { type: "button", class: "btn", onclick: () => history.back() }, "← Back"))),
+      r.failure === "timeout" ? h("p", { class: "note warn", id: "run-timeout" }, h("strong", {}, "Timed out. "), TIMEOUT_HINT, r.failure_message ? ` (${r.failure_message})` : "") : null,
       r.sandbox_blocked ? h("p", { class: "note bad" }, "The sandbox blocked something this hook tried to do (see stderr).") : null,
       r.outcome_truncated ? h("p", { class: "note warn" }, "Some outcome text was cut at 64 KiB.") : null,
       h("div", { class: "panel", id: "run-detail" }, kv),
@@ -400,20 +444,35 @@
 
   // ---------- Sessions ----------
   async function pageSessions() {
-    const data = await api("/api/sessions", { limit: 30 });
+    const data = await api("/api/sessions", { limit: 60 });
     const list = h("div", { class: "sessions", id: "sessions" });
-    for (const s of data.sessions) {
+    // One-run sessions the engine named itself (`local-…`: a one-off `gate` without a
+    // session id) are collapsed into one card instead of a card each.
+    const oneOff = data.sessions.filter((s) => s.runs === 1 && String(s.session_id).startsWith("local-"));
+    const real = data.sessions.filter((s) => !oneOff.includes(s));
+    for (const s of real) {
       list.appendChild(h("a", { class: "panel session-card", href: `#/session/${encodeURIComponent(s.session_id)}`, "data-session": s.session_id },
         h("div", { class: "sid" }, s.session_id || "(no session id)"),
         h("div", { class: "muted" }, `${when(s.first_at)} → ${when(s.last_at).slice(11)} · ${ago(s.last_at)}`),
         h("div", { class: "badges" },
-          h("span", { class: "badge outline" }, `${s.runs} runs`),
+          h("span", { class: "badge outline" }, s.runs === 1 ? "1 run" : `${s.runs.toLocaleString()} runs`),
           s.denials ? h("span", { class: "badge deny" }, `${s.denials} denied`) : null,
           s.failures ? h("span", { class: "badge failed" }, `${s.failures} failed`) : null,
           s.dialects.map((d) => h("span", { class: "badge outline" }, d)))));
     }
+    if (oneOff.length) {
+      const denied = oneOff.filter((s) => s.denials).length;
+      const failed = oneOff.filter((s) => s.failures).length;
+      list.appendChild(h("details", { class: "panel session-card one-off", id: "one-off-sessions" },
+        h("summary", {}, h("span", { class: "sid" }, `${oneOff.length} one-off run${oneOff.length === 1 ? "" : "s"} without a session`),
+          h("div", { class: "muted" }, `single gate calls, latest ${ago(oneOff[0].last_at)}`),
+          h("div", { class: "badges" }, denied ? h("span", { class: "badge deny" }, `${denied} denied`) : null,
+            failed ? h("span", { class: "badge failed" }, `${failed} failed`) : null)),
+        h("ul", {}, oneOff.map((s) => h("li", {}, h("a", { href: `#/runs?session=${encodeURIComponent(s.session_id)}`, "data-one-off": s.session_id }, when(s.first_at)),
+          s.denials ? h("span", { class: "badge deny" }, "denied") : null, s.failures ? h("span", { class: "badge failed" }, "failed") : null)))));
+    }
     setMain(h("div", { class: "page-head" }, h("div", {}, h("h1", {}, "Sessions"), h("p", { class: "muted" }, "The most recently active agent sessions. Open one for its timeline."))),
-      data.sessions.length ? list : h("div", { class: "panel" }, empty("No sessions recorded yet.")));
+      data.sessions.length ? list : h("div", { class: "panel" }, noRunsYet()));
   }
 
   async function pageSession(id) {
@@ -430,11 +489,13 @@
         grid.appendChild(h("div", { class: "t-row turn", role: "listitem" }, h("div", {}, turn ? `turn ${turn}` : "no turn"), h("div", {}, `+${((r.started_at - t0) / 1000).toFixed(1)} s`), h("div", {})));
       }
       const bar = h("a", { class: `t-bar ${r.outcome}${r.kind !== "run" ? " detached" : ""}`, href: `#/run/${encodeURIComponent(r.run_id)}`,
-        title: `${r.event} · ${r.command} · ${r.outcome} · ${r.duration_ms} ms${r.kind !== "run" ? " · " + r.kind : ""}`, "aria-label": `${r.event} ${r.outcome} ${r.duration_ms} ms` });
+        title: `${r.event} · ${r.command}${r.tool_call ? " · " + r.tool_call.tool + " " + r.tool_call.input : ""} · ${r.outcome} · ${exitText(r)} · ${r.duration_ms} ms${r.kind !== "run" ? " · " + r.kind : ""}`, "aria-label": `${r.event} ${r.outcome} ${r.duration_ms} ms` });
       bar.style.left = `${((r.started_at - t0) / span) * 100}%`;
       bar.style.width = `${Math.max(0.4, (r.duration_ms / span) * 100)}%`;
       grid.appendChild(h("div", { class: "t-row", role: "listitem" },
-        h("div", { class: "t-label", title: r.command }, h("span", { class: "ev" }, r.event), " ", h("span", { class: "cm" }, r.command)),
+        h("div", { class: "t-label", title: `${r.event} · ${r.command}${r.tool_call ? "\n" + r.tool_call.tool + " " + r.tool_call.input : ""}` },
+          h("div", {}, h("span", { class: "ev" }, r.event), " ", h("span", { class: "cm" }, hookName(r.command))),
+          r.tool_call ? toolCall(r, "t-call") : null),
         h("div", { class: "t-track" }, bar),
         h("div", { class: "t-dur" }, ms(r.duration_ms))));
     }
@@ -454,18 +515,29 @@
   }
 
   // ---------- Charts ----------
+  // The inner width of a panel on this page: the charts are drawn at it (one SVG
+  // unit a pixel), so their text stays readable in a narrow window.
+  function chartWidth() {
+    return Math.max(280, Math.min(1232, main.clientWidth - 2 * parseFloat(getComputedStyle(main).paddingLeft || "0") - 38));
+  }
+
   async function pageCharts(params) {
     const win = params.get("window") || "24h";
     const data = await api("/api/stats", { window: win, buckets: 48 });
     const head = h("div", { class: "page-head" }, h("div", {}, h("h1", {}, "Charts"), h("p", { class: "muted" }, `${data.runs.toLocaleString()} runs in the window.`)),
       windowPicker(win, (w) => go(`#/charts?window=${w}`)));
-    if (!data.runs) { setMain(head, h("div", { class: "panel" }, empty("No runs in this window."))); return; }
+    if (!data.runs) {
+      setMain(head, h("div", { class: "panel" }, overview && overview.spine && overview.spine.latest_seq
+        ? h("div", { class: "empty" }, "No runs in this window. ", h("a", { href: "#/charts?window=all" }, "Show all runs"), ".")
+        : noRunsYet()));
+      return;
+    }
     const over = h("div", { class: "panel", id: "chart-timeline" }, h("div", { class: "row" }, h("h2", {}, "Runs and denials over time"), h("span", { class: "spacer" }),
       h("div", { class: "legend" }, h("span", {}, h("i", { class: "allow" }), "runs"), h("span", {}, h("i", { class: "deny" }), "denied"), h("span", {}, h("i", { class: "failed" }), "failed"))),
-      Charts.timeSeries(data.timeline));
+      Charts.timeSeries(data.timeline, { width: chartWidth() }));
     const slow = data.hooks.filter((x) => x.runs > 0).slice().sort((a, b) => b.p95_ms - a.p95_ms).slice(0, 10)
       .map((x) => ({ label: `${x.event} · ${x.command}`, p50: x.p50_ms, p95: x.p95_ms, runs: x.runs }));
-    const slowPanel = h("div", { class: "panel", id: "chart-slowest" }, h("div", { class: "row" }, h("h2", {}, "Slowest hooks (p95, with the median marked)")), Charts.slowest(slow));
+    const slowPanel = h("div", { class: "panel", id: "chart-slowest" }, h("div", { class: "row" }, h("h2", {}, "Slowest hooks (p95, with the median marked)")), Charts.slowest(slow, { width: chartWidth() }));
     const hist = h("div", { class: "hist-grid" });
     for (const x of data.hooks.slice(0, 12)) {
       hist.appendChild(h("div", {}, h("div", { class: "h-title", title: `${x.event} · ${x.command}` }, `${x.event} · ${x.command}`),
@@ -530,7 +602,7 @@
         h("div", { class: "panel" }, h("label", { class: "field" }, "Hook", select), info,
           h("label", { class: "field" }, "Payload (stdin, JSON) — Ctrl+Enter runs", payload),
           h("div", { class: "row" }, run, reset)),
-        result) : h("div", { class: "panel" }, empty("No hooks to test.")));
+        result) : h("div", { class: "panel" }, h("div", { class: "empty" }, "No hooks to test. Write one with ", h("code", {}, "copse-hooks init"), ", then come back.")));
     await prefill();
   }
 
@@ -540,7 +612,7 @@
     const panels = [];
     for (const root of roots) {
       const p = await api("/api/trust/preview", { dir: root });
-      const list = p.hooks.length ? h("table", {}, h("thead", {}, h("tr", {}, h("th", {}, "Dialect"), h("th", {}, "Event"), h("th", {}, "Command"), h("th", {}, "Sandbox"))),
+      const list = p.hooks.length ? h("table", { class: "trust-hooks" }, h("thead", {}, h("tr", {}, h("th", {}, "Dialect"), h("th", {}, "Event"), h("th", {}, "Command"), h("th", {}, "Sandbox"))),
         h("tbody", {}, p.hooks.map((x) => h("tr", {}, h("td", {}, x.dialect), h("td", {}, x.event), h("td", { class: "cmd" }, x.command),
           h("td", {}, x.sandboxed ? h("span", { class: "badge outline" }, "sandboxed") : h("span", { class: "badge bad" }, "UNSANDBOXED"))))))
         : h("p", { class: "muted" }, "Trusting would allow no project hooks: none are declared.");
@@ -568,15 +640,25 @@
           document.querySelector("[data-trust-msg]")?.replaceChildren(h("p", { class: "note ok" }, `${p.workspace} is no longer trusted.`));
         } catch (e) { msg.replaceChildren(h("p", { class: "note bad" }, e.message)); }
       });
-      const state = p.trusted ? (p.all_project_hooks_trusted ? h("span", { class: "badge ok" }, "trusted") : h("span", { class: "badge bad" }, "trusted, but configs changed since")) : h("span", { class: "badge warn" }, "not trusted");
+      // This workspace's own state: another workspace's edit does not change it.
+      const status = p.status || (p.trusted ? (p.all_project_hooks_trusted ? "trusted" : "changed since trusted") : "not trusted");
+      const state = status === "trusted" ? h("span", { class: "badge ok", "data-trust-state": status }, "trusted")
+        : status === "not trusted" ? h("span", { class: "badge warn", "data-trust-state": status }, "not trusted")
+        : h("span", { class: "badge bad", "data-trust-state": status }, "trusted, but changed since");
+      const changed = (p.changed || []);
+      const changedPanel = changed.length ? h("div", { class: "note bad", "data-changed": "" },
+        h("p", {}, h("strong", {}, "Changed since it was trusted"), ` — these hooks do not run until you review and trust the workspace again (or run `, h("code", {}, `copse-hooks trust --diff ${p.workspace}`), " to see the diff):"),
+        h("ul", {}, changed.map((c) => h("li", {}, h("code", {}, c.path), " ", h("span", { class: "faint" }, c.change))))) : null;
       panels.push(h("div", { class: "panel", "data-workspace": p.workspace },
-        h("div", { class: "row" }, h("h2", {}, h("code", {}, p.workspace)), state),
+        h("div", { class: "row" }, h("h2", { class: "ws" }, h("code", {}, p.workspace)), state),
+        changedPanel,
         h("h3", {}, "What trusting allows"), h("div", { class: "table-wrap" }, list),
         p.unsandboxed.length ? h("p", { class: "note bad" }, `These run OUTSIDE the sandbox: ${p.unsandboxed.map((x) => x.command).join(", ")}`) : p.hooks.length ? h("p", { class: "note ok" }, "All of them run in the sandbox.") : null,
         p.warnings.length ? h("ul", {}, p.warnings.map((w) => h("li", { class: "error" }, w.message))) : null,
-        h("h3", {}, "Configs"), h("ul", {}, Object.entries(p.configs).map(([path, sha]) => h("li", {}, h("code", {}, path), " ", sha ? h("span", { class: "faint mono" }, `sha256 ${sha.slice(0, 12)}`) : h("span", { class: "faint" }, "absent")))),
+        h("h3", {}, "Configs"), h("ul", { class: "configs" }, Object.entries(p.configs).map(([path, sha]) => h("li", {}, h("code", {}, path), " ", sha ? h("span", { class: "faint mono" }, `sha256 ${sha.slice(0, 12)}`) : h("span", { class: "faint" }, "absent")))),
         h("div", { class: "row" }, trustBtn, untrustBtn), msg));
     }
+    if (!panels.length) panels.push(h("div", { class: "panel" }, empty("No workspace: start the page from a project directory, or pass --workspace DIR.")));
     setMain(h("div", { class: "page-head" }, h("div", {}, h("h1", {}, "Trust"), h("p", { class: "muted" }, "Project hooks run only in trusted workspaces. Review exactly what trusting allows before you confirm."))),
       h("div", { "data-trust-msg": "" }), ...panels);
   }

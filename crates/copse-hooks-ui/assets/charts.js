@@ -46,7 +46,7 @@
 
   // Runs, denials and failures per time bucket: stacked columns.
   function timeSeries(buckets, opts) {
-    const W = 1100, H = 260, L = 44, R = 10, T = 12, B = 28;
+    const W = Math.round((opts && opts.width) || 1100), H = W < 600 ? 200 : 260, L = 44, R = 10, T = 12, B = 28;
     const s = svg(W, H, (opts && opts.label) || "Runs over time");
     let max = niceMax(Math.max(1, ...buckets.map((b) => b.runs)));
     if (max < 8) max = max <= 4 ? 4 : 8; // whole-number ticks
@@ -69,7 +69,8 @@
       s.appendChild(el("rect", { class: "runs", x, y: T + ih - h, width: w, height: h }, [el("title", {}, [tip])]));
       if (hd > 0) s.appendChild(el("rect", { class: "denials", x, y: T + ih - hd, width: w, height: hd }, [el("title", {}, [tip])]));
       if (hf > 0) s.appendChild(el("rect", { class: "failures", x, y: T + ih - hd - hf, width: w, height: hf }, [el("title", {}, [tip])]));
-      const every = Math.max(1, Math.ceil(n / 8));
+      // A time label needs about 48 px: fewer of them in a narrow chart.
+      const every = Math.max(1, Math.ceil(n / Math.max(2, Math.min(8, Math.floor(iw / 56)))));
       if (i % every === 0) {
         s.appendChild(el("text", { x: x + w / 2, y: H - 8, "text-anchor": "middle" }, [clock(b.start, span)]));
       }
@@ -86,6 +87,7 @@
     const iw = W - L - R, ih = H - T - B;
     const n = counts.length;
     const bw = iw / n;
+    const step = Math.max(1, Math.ceil(44 / bw));
     s.appendChild(el("text", { x: L - 4, y: T + 8, "text-anchor": "end" }, [short(max)]));
     counts.forEach((c, i) => {
       const h = (ih * c) / max;
@@ -93,7 +95,8 @@
       const label = i < edges.length ? `≤${edges[i] >= 1000 ? edges[i] / 1000 + "s" : edges[i] + "ms"}` : `>${edges[edges.length - 1] / 1000}s`;
       const tip = i < edges.length ? `${lo}–${edges[i]} ms: ${c} runs` : `over ${edges[edges.length - 1]} ms: ${c} runs`;
       s.appendChild(el("rect", { class: "bar", x: L + i * bw + 1, y: T + ih - h, width: Math.max(1, bw - 2), height: h }, [el("title", {}, [tip])]));
-      if (i % 2 === 0) s.appendChild(el("text", { x: L + i * bw + bw / 2, y: H - 16, "text-anchor": "middle" }, [label]));
+      // Labels at most every 44 units (about six characters), so they never overlap.
+      if (i % step === 0) s.appendChild(el("text", { x: L + i * bw + bw / 2, y: H - 16, "text-anchor": "middle" }, [label]));
     });
     s.appendChild(el("line", { class: "axis", x1: L, x2: W - R, y1: T + ih, y2: T + ih }));
     return s;
@@ -101,15 +104,19 @@
 
   // Horizontal bars: p95 with a p50 mark, one row per hook.
   function slowest(rows, opts) {
-    const rowH = 26, L = 10, R = 70, T = 6;
-    const W = 1100, H = T + rows.length * rowH + 6;
+    const W = Math.round((opts && opts.width) || 1100);
+    // Narrow: each label on a line of its own above its bar.
+    const stacked = W < 640;
+    const rowH = stacked ? 40 : 26, L = 10, R = 70, T = 6;
+    const H = T + rows.length * rowH + 6;
     const s = svg(W, H, (opts && opts.label) || "Slowest hooks");
     const max = niceMax(Math.max(1, ...rows.map((r) => r.p95)));
-    const labelW = 420;
+    const labelW = stacked ? 0 : Math.min(420, Math.round(W * 0.4));
     const iw = W - L - labelW - R;
+    const chars = Math.max(12, Math.floor((stacked ? W - L - R : labelW - 10) / 6.6));
     rows.forEach((r, i) => {
-      const y = T + i * rowH;
-      s.appendChild(el("text", { x: L, y: y + 16 }, [r.label.length > 64 ? r.label.slice(0, 63) + "…" : r.label]));
+      const y = T + i * rowH + (stacked ? 14 : 0);
+      s.appendChild(el("text", { x: L, y: stacked ? y - 2 : y + 16 }, [r.label.length > chars ? r.label.slice(0, chars - 1) + "…" : r.label]));
       const w = Math.max(2, (iw * r.p95) / max);
       const tip = `${r.label}: p50 ${r.p50} ms, p95 ${r.p95} ms, ${r.runs} runs`;
       s.appendChild(el("rect", { class: "bar p95", x: L + labelW, y: y + 5, width: w, height: 14, rx: 3 }, [el("title", {}, [tip])]));

@@ -14,7 +14,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json};
 use copse_hooks::TrustState;
-use copse_hooks::spine::{RunCursor, RunKind, RunQuery, RunRecord, Spine, SpineError};
+use copse_hooks::spine::{
+    RunCursor, RunKind, RunQuery, RunRecord, Spine, SpineError, tool_call_summary,
+};
 use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
 use copse_hooks::{Settings, pin_of, project_config_candidates, sha256_hex};
 use serde::Deserialize;
@@ -402,45 +404,79 @@ fn trust_changes(engine: &Engine) -> Vec<Value> {
     engine
         .workspace_roots()
         .iter()
-        .map(|root| {
-            let entry = settings.as_ref().and_then(|s| {
-                s.trusted_workspaces
-                    .iter()
-                    .find(|t| std::fs::canonicalize(t.path()).ok().as_deref() == Some(root))
-            });
-            let configs: Vec<Value> = project_config_candidates(root)
-                .into_iter()
-                .map(|path| {
-                    let current = pin_of(&path).ok().flatten();
-                    let pinned = entry
-                        .and_then(|e| e.pins())
-                        .map(|pins| pins.get(&path).cloned().flatten());
-                    let change = match (&pinned, &current) {
-                        (None, _) => "not pinned",
-                        (Some(None), None) => "absent",
-                        (Some(None), Some(_)) => "added since trusted",
-                        (Some(Some(_)), None) => "removed since trusted",
-                        (Some(Some(a)), Some(b)) if a == b => "unchanged",
-                        (Some(Some(_)), Some(_)) => "changed since trusted",
-                    };
-                    json!({
-                        "path": path.display().to_string(),
-                        "exists": current.is_some(),
-                        "sha256": current,
-                        "pinned_sha256": pinned.flatten(),
-                        "change": change,
-                    })
-                })
-                .filter(|c| c["exists"] == true || c["pinned_sha256"].is_string())
-                .collect();
+        .map(|root| workspace_trust(settings.as_ref(), root))
+        .collect()
+}
+
+/// One workspace's trust, judged on its own pins only (another workspace's edit
+/// says nothing about it): whether it is trusted and pinned, each project config
+/// and pinned script with what changed since it was pinned, and `changed`, the
+/// files that differ now.
+fn workspace_trust(settings: Option<&Settings>, root: &Path) -> Value {
+    let entry = settings.and_then(|s| {
+        s.trusted_workspaces
+            .iter()
+            .find(|t| std::fs::canonicalize(t.path()).ok().as_deref() == Some(root))
+    });
+    let change_of =
+        |pinned: &Option<Option<String>>, current: &Option<String>| match (pinned, current) {
+            (None, _) => "not pinned",
+            (Some(None), None) => "absent",
+            (Some(None), Some(_)) => "added since trusted",
+            (Some(Some(_)), None) => "removed since trusted",
+            (Some(Some(a)), Some(b)) if a == b => "unchanged",
+            (Some(Some(_)), Some(_)) => "changed since trusted",
+        };
+    let configs: Vec<Value> = project_config_candidates(root)
+        .into_iter()
+        .map(|path| {
+            let current = pin_of(&path).ok().flatten();
+            let pinned = entry
+                .and_then(|e| e.pins())
+                .map(|pins| pins.get(&path).cloned().flatten());
             json!({
-                "root": root.display().to_string(),
-                "trusted": entry.is_some(),
-                "pinned": entry.is_some_and(|e| e.pins().is_some()),
-                "configs": configs,
+                "path": path.display().to_string(),
+                "exists": current.is_some(),
+                "sha256": current,
+                "pinned_sha256": pinned.clone().flatten(),
+                "change": change_of(&pinned, &current),
             })
         })
-        .collect()
+        .filter(|c| c["exists"] == true || c["pinned_sha256"].is_string())
+        .collect();
+    let scripts: Vec<Value> = entry
+        .and_then(|e| e.script_pins())
+        .into_iter()
+        .flatten()
+        .map(|(path, pinned)| {
+            let current = pin_of(path).ok().flatten();
+            json!({
+                "path": path.display().to_string(),
+                "exists": current.is_some(),
+                "sha256": current,
+                "pinned_sha256": pinned,
+                "change": change_of(&Some(pinned.clone()), &current),
+            })
+        })
+        .collect();
+    let changed: Vec<Value> = configs
+        .iter()
+        .chain(&scripts)
+        .filter(|c| {
+            c["change"]
+                .as_str()
+                .is_some_and(|ch| ch.ends_with("since trusted"))
+        })
+        .map(|c| json!({"path": c["path"], "change": c["change"]}))
+        .collect();
+    json!({
+        "root": root.display().to_string(),
+        "trusted": entry.is_some(),
+        "pinned": entry.is_some_and(|e| e.pins().is_some()),
+        "configs": configs,
+        "scripts": scripts,
+        "changed": changed,
+    })
 }
 
 async fn sources(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
@@ -681,6 +717,8 @@ fn as_json(bytes: &[u8]) -> Value {
 
 fn record_json(r: &RunRecord) -> Value {
     json!({
+        // What the agent tried, as the run lists show it.
+        "tool_call": tool_call_summary(&r.event, &r.stdin),
         "run_id": r.run_id,
         "kind": r.kind.as_str(),
         "session_id": r.session_id,
@@ -985,28 +1023,46 @@ fn preview(engine: &Engine, root: &Path) -> Value {
         .filter(|h| h.scope == Scope::Project)
         .collect();
     let (pins, fingerprint) = pins(root);
+    // Only this workspace's own project hooks and pins decide its state: an edit in
+    // another workspace must not mark this one changed.
     let trusted = engine
         .list()
         .hooks
         .iter()
-        .filter(|h| h.scope == Scope::Project)
+        .filter(|h| h.scope == Scope::Project && owning_root(engine, &h.source) == Some(root))
         .all(|h| h.trust == TrustState::Trusted);
     let settings = Settings::load(&Settings::path_in(&engine.config().copse_dir)).ok();
-    let in_settings = settings.is_some_and(|s| {
-        s.trusted_workspaces
-            .iter()
-            .any(|t| std::fs::canonicalize(t.path()).ok().as_deref() == Some(root))
-    });
+    let state = workspace_trust(settings.as_ref(), root);
+    let in_settings = state["trusted"] == true;
+    let unchanged = state["changed"].as_array().is_none_or(Vec::is_empty);
     json!({
         "workspace": root.display().to_string(),
         "trusted": in_settings,
-        "all_project_hooks_trusted": trusted && in_settings,
+        "all_project_hooks_trusted": trusted && unchanged && in_settings,
+        "status": if !in_settings {
+            "not trusted"
+        } else if trusted && unchanged {
+            "trusted"
+        } else {
+            "changed since trusted"
+        },
+        "changed": state["changed"],
         "hooks": project.iter().map(|h| hook_json(h)).collect::<Vec<_>>(),
         "unsandboxed": project.iter().filter(|h| !h.sandboxed).map(|h| hook_json(h)).collect::<Vec<_>>(),
         "warnings": warnings_json(&listing).into_iter().filter(|w| w["scope"] == "project").collect::<Vec<_>>(),
         "configs": pins,
         "fingerprint": fingerprint,
     })
+}
+
+/// The workspace root a project config belongs to: the deepest root holding it.
+fn owning_root<'a>(engine: &'a Engine, source: &Path) -> Option<&'a Path> {
+    engine
+        .workspace_roots()
+        .iter()
+        .filter(|r| source.starts_with(r))
+        .max_by_key(|r| r.components().count())
+        .map(PathBuf::as_path)
 }
 
 async fn trust_preview(St(state): St<Arc<State>>, Query(p): Params) -> Answer {

@@ -1,0 +1,226 @@
+//! The hook author's loop on the page's API: what the agent tried is beside every
+//! run, and one workspace's edit leaves every other workspace's trust alone.
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use copse_hooks::Settings;
+use copse_hooks::{Engine, EngineConfig};
+use copse_hooks_ui::{Server, UiOptions};
+use serde_json::{Value, json};
+
+use crate::support::{client, page_nonce, sign_in, world};
+
+/// A signed-in server over any engine factory.
+struct Page {
+    base: String,
+    cookie: String,
+    nonce: String,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+impl Drop for Page {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+impl Page {
+    async fn start(engine: copse_hooks_ui::EngineFactory) -> Page {
+        let server = Server::bind(UiOptions::new(0, engine)).await.unwrap();
+        let base = format!("http://{}", server.addr());
+        let logins = server.logins();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(server.run_until(async move {
+            let _ = stopped.await;
+        }));
+        let set = sign_in(&logins.login_url().unwrap()).await.unwrap();
+        let cookie = set.split(';').next().unwrap().to_string();
+        let html = client()
+            .get(format!("{base}/"))
+            .header("Cookie", &cookie)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        Page {
+            base,
+            cookie,
+            nonce: page_nonce(&html),
+            stop: Some(stop),
+        }
+    }
+
+    async fn ok(&self, path: &str) -> Value {
+        let res = client()
+            .get(format!("{}{path}", self.base))
+            .header("Cookie", &self.cookie)
+            .send()
+            .await
+            .unwrap();
+        let status = res.status().as_u16();
+        let body: Value = res.json().await.unwrap();
+        assert_eq!(status, 200, "{path}: {body}");
+        body
+    }
+
+    async fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        let res = client()
+            .post(format!("{}{path}", self.base))
+            .header("Cookie", &self.cookie)
+            .header("X-Copse-Nonce", &self.nonce)
+            .header("Content-Type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        (res.status().as_u16(), res.json().await.unwrap())
+    }
+}
+
+fn write(path: &Path, text: &str) {
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+}
+
+/// A workspace with one Cursor guard that leaves a marker when it runs.
+fn workspace(root: &Path, name: &str) -> PathBuf {
+    let ws = root.join(name);
+    let script = ws.join(".cursor/hooks/guard.sh");
+    write(
+        &script,
+        &format!(
+            "#!/bin/sh\ncat >/dev/null\ntouch \"{}/ran\"\necho '{{}}'\n",
+            ws.display()
+        ),
+    );
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write(
+        &ws.join(".cursor/hooks.json"),
+        r#"{"version": 1, "hooks": {"beforeShellExecution": [{"command": ".cursor/hooks/guard.sh"}]}}"#,
+    );
+    ws
+}
+
+#[tokio::test]
+async fn editing_one_workspace_leaves_the_others_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (home, copse) = (root.join("home"), root.join("copse"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&copse).unwrap();
+    let a = workspace(&root, "a");
+    let b = workspace(&root, "b");
+    let mut settings = Settings::default();
+    settings.cursor_hooks_enabled = true;
+    settings.trust(&a).unwrap();
+    settings.trust(&b).unwrap();
+    settings.save(&Settings::path_in(&copse)).unwrap();
+    let roots = vec![a.clone(), b.clone()];
+    let (h, c) = (home.clone(), copse.clone());
+    let engine: copse_hooks_ui::EngineFactory = Arc::new(move || {
+        let mut config = EngineConfig::from_process(roots.clone());
+        config.home = h.clone();
+        config.copse_dir = c.clone();
+        let settings = Settings::load(&Settings::path_in(&c)).unwrap_or_default();
+        config.hooks_enabled = settings.cursor_hooks_enabled;
+        config.trusted = settings.trusted_workspaces;
+        Ok(Engine::new(config))
+    });
+    let page = Page::start(engine).await;
+    let preview = |ws: &Path| format!("/api/trust/preview?dir={}", ws.display());
+
+    // Control: both trusted, nothing changed.
+    for ws in [&a, &b] {
+        let p = page.ok(&preview(ws)).await;
+        assert_eq!(p["status"], "trusted", "{p}");
+        assert_eq!(p["all_project_hooks_trusted"], true);
+        assert_eq!(p["changed"], json!([]));
+    }
+
+    // Edit b's config only.
+    let b_config = b.join(".cursor/hooks.json");
+    let text = std::fs::read_to_string(&b_config).unwrap();
+    std::fs::write(&b_config, text.replace("\"version\": 1", "\"version\":  1")).unwrap();
+
+    let pa = page.ok(&preview(&a)).await;
+    assert_eq!(pa["status"], "trusted", "a was marked by b's edit: {pa}");
+    assert_eq!(pa["all_project_hooks_trusted"], true);
+    assert_eq!(pa["changed"], json!([]));
+    let pb = page.ok(&preview(&b)).await;
+    assert_eq!(pb["status"], "changed since trusted", "{pb}");
+    assert_eq!(pb["all_project_hooks_trusted"], false);
+    assert_eq!(
+        pb["changed"],
+        json!([{"path": b_config.display().to_string(), "change": "changed since trusted"}])
+    );
+    // The Sources page says the same, workspace by workspace.
+    let s = page.ok("/api/sources").await;
+    let ws = s["workspaces"].as_array().unwrap();
+    assert_eq!(ws[0]["root"], a.display().to_string());
+    assert_eq!(ws[0]["changed"], json!([]));
+    assert_eq!(ws[1]["changed"].as_array().unwrap().len(), 1);
+
+    // Trusting b again from the page clears it, and a stays as it was.
+    let (status, d) = page
+        .post(
+            "/api/trust",
+            &json!({"dir": b, "fingerprint": pb["fingerprint"]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{d}");
+    assert_eq!(d["preview"]["status"], "trusted");
+    assert_eq!(page.ok(&preview(&a)).await["status"], "trusted");
+}
+
+#[tokio::test]
+async fn runs_show_the_tool_call_the_agent_tried() {
+    let w = world(true, 12).await;
+    let get = |path: &str| {
+        let (url, cookie) = (format!("{}{path}", w.base), w.cookie.clone());
+        async move {
+            let res = client()
+                .get(url)
+                .header("Cookie", cookie)
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(res.status().as_u16(), 200);
+            res.json::<Value>().await.unwrap()
+        }
+    };
+    // The Runs list: every Cursor shell run names its command.
+    let runs = get("/api/runs?agent=cursor").await;
+    let runs = runs["runs"].as_array().unwrap();
+    assert!(!runs.is_empty());
+    for r in runs {
+        let call = &r["tool_call"];
+        assert!(call["tool"].is_string(), "{r}");
+        let id: u32 = r["run_id"].as_str().unwrap()[4..].parse().unwrap();
+        assert_eq!(call["input"], format!("rm -rf /tmp/x{id}"), "{r}");
+    }
+    // A run's detail and a session's timeline carry it too.
+    let d = get("/api/runs/run-00001").await;
+    assert_eq!(d["tool_call"]["input"], "rm -rf /tmp/x1");
+    let t = get("/api/sessions/session-1").await;
+    let cursor: Vec<&Value> = t["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["dialect"] == "cursor")
+        .collect();
+    assert!(!cursor.is_empty());
+    for r in cursor {
+        let input = r["tool_call"]["input"].as_str().unwrap_or_default();
+        assert!(input.starts_with("rm -rf /tmp/x"), "{r}");
+    }
+    // A timed-out run has no exit code and says why; it is not a parse failure.
+    let timeout = get("/api/runs/run-00007").await;
+    assert_eq!(timeout["failure"], "timeout");
+    assert_eq!(timeout["exit_code"], Value::Null);
+}
