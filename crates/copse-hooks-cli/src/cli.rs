@@ -157,6 +157,10 @@ accepted as aliases of canonical tools, with a note.")]
         /// host_version, user_email, …}.
         #[arg(long, value_name = "ID|JSON")]
         session: Option<String>,
+        /// Also list every configured hook for the event with its verdict, or why it
+        /// did not run (not trusted, disabled, matcher, `if`, wrong event, ...).
+        #[arg(long)]
+        explain: bool,
     },
     /// Show every discovered hook (the Sources panel) and every config warning.
     List {
@@ -249,6 +253,10 @@ accepted as aliases of canonical tools, with a note.")]
     Replay {
         /// One canonical event per line: {"event": NAME, ...fields}.
         file: PathBuf,
+        /// After each event, list every configured hook for it with its verdict, or
+        /// why it did not run.
+        #[arg(long)]
+        explain: bool,
     },
     /// Serve the local web page (sources, sessions, runs, charts, tester, trust) on 127.0.0.1.
     Ui {
@@ -363,6 +371,7 @@ pub fn main() -> ExitCode {
             tool_use_id,
             exit_code,
             session,
+            explain,
         } => commands::gate::run(
             &cli.global,
             &commands::gate::GateArgs {
@@ -371,6 +380,7 @@ pub fn main() -> ExitCode {
                 exit_code: *exit_code,
                 session: session.as_deref(),
                 tool_use_id: tool_use_id.as_deref(),
+                explain: *explain,
             },
         ),
         Command::List { untrusted_preview } => commands::list::run(&cli.global, *untrusted_preview),
@@ -412,7 +422,7 @@ pub fn main() -> ExitCode {
         Command::Disable => commands::settings::enable(&cli.global, false),
         Command::Trust { dir } => commands::settings::trust(&cli.global, dir.as_deref()),
         Command::Untrust { dir } => commands::settings::untrust(&cli.global, dir.as_deref()),
-        Command::Replay { file } => commands::replay::run(&cli.global, file),
+        Command::Replay { file, explain } => commands::replay::run(&cli.global, file, *explain),
         Command::Ui { port, no_open } => commands::ui::run(&cli.global, *port, *no_open),
         Command::Shim { agent, deadline } => match copse_hooks::agent::Agent::parse(agent) {
             Some(a) => Ok(commands::shim::run(a, *deadline)),

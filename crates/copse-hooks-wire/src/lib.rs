@@ -66,6 +66,10 @@ pub fn schemas() -> Vec<(String, serde_json::Value)> {
             schema_of::<output::GateOutput>(),
         ),
         (
+            "output/explain.schema.json".into(),
+            schema_of::<output::ExplainOutput>(),
+        ),
+        (
             "output/list.schema.json".into(),
             schema_of::<output::ListOutput>(),
         ),

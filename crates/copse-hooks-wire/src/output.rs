@@ -1310,8 +1310,21 @@ pub struct DaemonStatusOutput {
     pub status: String,
     /// The daemon's pid, when running and known.
     pub pid: Option<u32>,
-    /// The daemon's socket.
+    /// The daemon's socket (absolute).
     pub socket: String,
+    /// The running daemon's version, when it recorded one (`SOCKET.info`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon_version: Option<String>,
+    /// The running daemon's executable (absolute), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable: Option<String>,
+    /// `current`, `replaced` (another file is at that path now: the next shim call
+    /// replaces the daemon) or `deleted`, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub executable_state: Option<String>,
+    /// When the running daemon started, in ms since the epoch, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_ms: Option<u64>,
 }
 
 /// `daemon start --json`.
@@ -1396,6 +1409,11 @@ pub struct AgentShimOutput {
     /// Which path served the agent's most recent shim calls, when it has been called.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub served: Option<ShimServedOutput>,
+    /// What is wrong with the executable the agent's shim entries run, when something
+    /// is: it is missing, or it is not the `copse-hooks` running `doctor` (another
+    /// path: an older install; `install --agent NAME` points it here).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub binary_problem: Option<String>,
 }
 
 /// Which path served an agent's shim calls.

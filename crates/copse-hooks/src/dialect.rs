@@ -442,6 +442,13 @@ pub trait Adapter: Send + Sync {
     /// Whether `hook` fires for `event`: its wire event applies and its matcher passes.
     fn applies(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> bool;
 
+    /// What [`Adapter::applies`] tests `hook`'s matcher against for `event` (several
+    /// subjects joined by `, `), for `gate --explain` only; `None` when no matcher is
+    /// tested. Built from the same subject functions `applies` uses.
+    fn match_subject(&self, _hook: &HookSpec, _event: &EventPayload) -> Option<String> {
+        None
+    }
+
     /// The exact stdin object for `hook` (field order is part of the contract).
     fn marshal(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Value;
 

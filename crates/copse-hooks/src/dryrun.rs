@@ -175,7 +175,7 @@ pub fn classify(engine: &Engine, path: &Path) -> Option<(Dialect, Scope, Option<
     }
 }
 
-fn summary(run: &HookRun) -> String {
+pub(crate) fn summary(run: &HookRun) -> String {
     let msg = |o: &crate::outcome::Outcome| {
         o.agent_message
             .clone()

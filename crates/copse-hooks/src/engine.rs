@@ -640,10 +640,48 @@ impl Engine {
         changed: &mut dyn FnMut(&Path),
         problems: &mut dyn FnMut(&ConfigWarning),
     ) -> Vec<Selected> {
-        let canonical = event.event();
-        let mut out = Vec::new();
         let configs = self.active_configs();
         self.stop_unselected_persistent(&configs);
+        self.select_from(configs, event, ctx, changed, problems, &mut |_, _, _| {})
+    }
+
+    /// The explain door (`gate --explain`, [`Engine::explain_event`]): the same
+    /// selection over every declared config, trusted or not, telling `skipped` why
+    /// each hook it passes over does not run. Reads only.
+    pub(crate) fn select_explained(
+        &self,
+        event: &EventPayload,
+        ctx: &Context<'_>,
+        skipped: &mut dyn FnMut(&LoadedConfig, usize, crate::explain::Skip),
+    ) -> (Vec<Selected>, Vec<LoadedConfig>) {
+        let mut configs = self.inner.registry.load(|_| true);
+        let plugins = self.plugin_configs(&configs);
+        configs.extend(plugins);
+        let selected = self.select_from(
+            configs.clone(),
+            event,
+            ctx,
+            &mut |_| {},
+            &mut |_| {},
+            skipped,
+        );
+        (selected, configs)
+    }
+
+    /// The selection itself; `skipped` hears why each hook passed over does not run
+    /// (the normal path gives a no-op, so the reasons cost nothing there).
+    fn select_from(
+        &self,
+        configs: Vec<LoadedConfig>,
+        event: &EventPayload,
+        ctx: &Context<'_>,
+        changed: &mut dyn FnMut(&Path),
+        problems: &mut dyn FnMut(&ConfigWarning),
+        skipped: &mut dyn FnMut(&LoadedConfig, usize, crate::explain::Skip),
+    ) -> Vec<Selected> {
+        use crate::explain::Skip;
+        let canonical = event.event();
+        let mut out = Vec::new();
         let claude_off = claude_hooks_disabled(
             configs
                 .iter()
@@ -656,9 +694,13 @@ impl Engine {
         // Gemini CLI runs a `name:command` pair once per event, whatever its layer.
         let mut gemini_seen = std::collections::HashSet::new();
         for loaded in configs {
-            if self.trust_state(&loaded) != TrustState::Trusted {
+            let trust = self.trust_state(&loaded);
+            if trust != TrustState::Trusted {
                 if loaded.exists {
                     changed(&loaded.location.path);
+                }
+                for index in 0..loaded.config.hooks.len() {
+                    skipped(&loaded, index, Skip::Trust(trust));
                 }
                 continue;
             }
@@ -667,11 +709,21 @@ impl Engine {
             }
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
                 if hook.dialect == Dialect::Claude && claude_off {
+                    skipped(&loaded, index, Skip::ClaudeDisabled);
                     continue;
                 }
-                if hook.canonical == Some(canonical)
-                    && switches.allows(hook, loaded.config.extra(index)).is_none()
-                    && discovery::adapter(hook.dialect).applies(hook, event, ctx)
+                if hook.canonical != Some(canonical) {
+                    skipped(&loaded, index, Skip::OtherEvent);
+                    continue;
+                }
+                if let Some(why) = switches.allows(hook, loaded.config.extra(index)) {
+                    skipped(&loaded, index, Skip::Switched(why));
+                    continue;
+                }
+                if !discovery::adapter(hook.dialect).applies(hook, event, ctx) {
+                    skipped(&loaded, index, Skip::NotApplicable);
+                    continue;
+                }
                 {
                     if hook.scope == Scope::Project {
                         let scripts = self.hook_scripts(hook);
@@ -687,6 +739,7 @@ impl Engine {
                                 );
                             }
                             changed(&bad.path);
+                            skipped(&loaded, index, Skip::ScriptChanged(bad.path.clone()));
                             continue;
                         }
                     }
@@ -695,6 +748,7 @@ impl Engine {
                         && hook.options.plugin.is_none()
                         && !seen_claude.insert(crate::dialect::claude::handler_identity(hook))
                     {
+                        skipped(&loaded, index, Skip::Duplicate);
                         continue;
                     }
                     if hook.dialect == Dialect::Gemini {
@@ -705,6 +759,7 @@ impl Engine {
                             hook.command
                         );
                         if !gemini_seen.insert(key) {
+                            skipped(&loaded, index, Skip::Duplicate);
                             continue;
                         }
                     }

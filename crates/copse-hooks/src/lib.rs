@@ -97,6 +97,7 @@ mod dropped;
 mod dryrun;
 mod engine;
 mod env;
+mod explain;
 mod event;
 // The synthetic session and payloads behind the golden wire fixtures and the dry-run
 // tester; public only so the wire-fixture tests can marshal the same payloads.
@@ -135,6 +136,7 @@ pub use discovery::{
 };
 pub use dropped::DroppedRun;
 pub use dryrun::{DryRun, DryRunError, DryRunOptions};
+pub use explain::{ConfigProblem, ExplainedHook, Explanation, HookStatus, SkipReason};
 pub use engine::{
     Engine, EngineConfig, HookSummary, Listing, ScriptPin, ScriptState, TrustSnapshot, TrustState,
 };

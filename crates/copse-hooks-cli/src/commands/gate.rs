@@ -10,7 +10,7 @@ use crate::cli::Global;
 use crate::output::{self, clean, paint};
 use crate::workspace;
 use crate::{notices, tools};
-use copse_hooks_wire::output::NoticeOutput;
+use copse_hooks_wire::output::{ExplainOutput, NoticeOutput};
 
 /// Parses the tool input and, for `read_file`, reads the file's content.
 pub fn tool_call(tool: &str, input: &str, roots: &[std::path::PathBuf]) -> Result<ToolCall> {
@@ -70,6 +70,8 @@ pub struct GateArgs<'a> {
     pub session: Option<&'a str>,
     /// The host's id for this tool call (generated when absent).
     pub tool_use_id: Option<&'a str>,
+    /// Also explain every configured hook for the event (`--explain`).
+    pub explain: bool,
 }
 
 /// The most `--input -` / `--input @FILE` reads (a tool input is small).
@@ -153,10 +155,19 @@ pub fn run(global: &Global, args: &GateArgs<'_>) -> Result<ExitCode> {
     }
     let identity = session_identity(args.session)?;
     let before = inv.engine.explain(copse_hooks::CanonicalEvent::ToolGate);
-    let seen = args
-        .session
-        .map(|_| hooks_already_run(&inv.engine, &identity.conversation_id))
-        .unwrap_or_default();
+    // From the same selection the gate is about to make (read before it runs).
+    let mut explanation = args.explain.then(|| {
+        inv.engine.explain_event(
+            &copse_hooks::EventPayload::ToolGate(call.clone()),
+            &identity,
+        )
+    });
+    // With --session: the hooks this session already ran. Without (a one-shot gate):
+    // the hooks already recorded at all, so the note shows once, not on every gate.
+    let seen = hooks_already_run(
+        &inv.engine,
+        args.session.map(|_| identity.conversation_id.as_str()),
+    );
     let session = inv.engine.session(identity);
     let progress = crate::progress::start(&format!("gating {tool}"));
 
@@ -182,8 +193,18 @@ pub fn run(global: &Global, args: &GateArgs<'_>) -> Result<ExitCode> {
         &session_notices,
         &verdict,
     ));
+    if let Some(e) = explanation.as_mut() {
+        e.record_runs(&verdict.runs);
+    }
+    let explanation = explanation.map(|e| {
+        let mut out = ExplainOutput::from(&e);
+        out.verdict = Some(copse_hooks_wire::output::VerdictFields::from(&verdict));
+        out
+    });
     // The verdict first: a slow or locked audit store never delays it.
-    if global.json {
+    if let Some(e) = explanation.as_ref().filter(|_| global.json) {
+        outln!("{}", serde_json::to_string_pretty(e)?);
+    } else if global.json {
         let mut v = copse_hooks_wire::output::GateOutput::from(&verdict);
         v.notices = notes.clone();
         // Printed on stderr as the `config_warning` notices; carried here too.
@@ -191,6 +212,9 @@ pub fn run(global: &Global, args: &GateArgs<'_>) -> Result<ExitCode> {
         outln!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         print_human(&tool, &verdict);
+        if let Some(e) = &explanation {
+            print_explanation(e);
+        }
     }
     notices::print(&notes);
     inv.engine.flush_spine();
@@ -206,18 +230,20 @@ pub fn run(global: &Global, args: &GateArgs<'_>) -> Result<ExitCode> {
     }))
 }
 
-/// The (source, command) of every hook already recorded in session `id`.
+/// The (source, command) of every hook already recorded in session `id`; without an
+/// id, of every hook among the latest recorded tool-gate runs.
 fn hooks_already_run(
     engine: &copse_hooks::Engine,
-    id: &str,
+    id: Option<&str>,
 ) -> std::collections::HashSet<(String, String)> {
     let Ok(Some(spine)) = workspace::read_spine(engine) else {
         return Default::default();
     };
     spine
         .query(&copse_hooks::spine::RunFilter {
-            session_id: Some(id.to_string()),
-            limit: Some(10_000),
+            session_id: id.map(str::to_string),
+            event: id.is_none().then(|| "toolGate".to_string()),
+            limit: Some(if id.is_some() { 10_000 } else { 2_000 }),
             ..Default::default()
         })
         .map(|runs| runs.into_iter().map(|r| (r.source, r.command)).collect())
@@ -279,5 +305,53 @@ fn session_identity(session: Option<&str>) -> Result<SessionIdentity> {
             crate::commands::replay::session_identity(&obj).context("--session")
         }
         Some(id) => Ok(SessionIdentity::new(id)),
+    }
+}
+
+/// `--explain`: every configured hook for the event, with its verdict or why it did
+/// not run (everything from configs escaped).
+pub fn print_explanation(e: &ExplainOutput) {
+    let subject = match &e.tool {
+        Some(t) => format!("{} ({})", e.event, clean(t)),
+        None => e.event.clone(),
+    };
+    outln!("hooks for {subject}:");
+    if !e.hooks_enabled {
+        outln!("  hooks are off: nothing runs (`copse-hooks enable` turns them on)");
+    }
+    if e.recursion_guard {
+        outln!("  this process runs inside a hook: nothing runs here");
+    }
+    if e.hooks.is_empty() {
+        outln!(
+            "  no hook is configured for {} (`copse-hooks list` shows every hook)",
+            e.event
+        );
+    }
+    for h in &e.hooks {
+        outln!(
+            "  {:<8} {} {} #{}{}  `{}`",
+            h.status,
+            h.dialect,
+            clean(&h.event),
+            h.entry,
+            h.matcher
+                .as_deref()
+                .map(|m| format!(" matcher \"{}\"", clean(m)))
+                .unwrap_or_default(),
+            clean(&h.command)
+        );
+        outln!("           {} ({})", clean(&h.source), h.scope);
+        match (&h.verdict, &h.message) {
+            (Some(v), _) => outln!("           -> {}", clean(v)),
+            (None, Some(m)) => outln!("           {}", clean(m)),
+            (None, None) => outln!("           selected: runs for this call"),
+        }
+    }
+    if !e.problems.is_empty() {
+        outln!("config problems:");
+        for p in &e.problems {
+            outln!("  {}: {}", clean(&p.source), clean(&p.message));
+        }
     }
 }

@@ -9,7 +9,7 @@ use copse_hooks::{Compaction, FileEdit, McpServer, ToolResult};
 use copse_hooks::{EventPayload, Fired, HostIdentity, ModelIdentity, Session, SessionIdentity};
 use copse_hooks_wire::OUTPUT_VERSION;
 use copse_hooks_wire::output::{
-    HaltOutput, NoticeOutput, ReplayLine, ReplaySummary, VerdictFields,
+    ExplainOutput, HaltOutput, NoticeOutput, ReplayLine, ReplaySummary, VerdictFields,
 };
 use serde_json::{Map, Value};
 
@@ -284,8 +284,10 @@ pub fn validate(path: &Path, roots: &[PathBuf]) -> Result<()> {
     for_each_line(path, roots, |_| Ok(()))
 }
 
-/// Fires one line through a session: its result as one `replay --json` line.
-fn fire(session: &Session, line: &Line) -> ReplayLine {
+/// Fires one line through a session: its result as one `replay --json` line, and the
+/// runs of a blocking event's verdict.
+fn fire(session: &Session, line: &Line) -> (ReplayLine, Vec<copse_hooks::HookRun>) {
+    let mut runs = Vec::new();
     let mut out = ReplayLine {
         version: OUTPUT_VERSION,
         line: line.number,
@@ -294,6 +296,7 @@ fn fire(session: &Session, line: &Line) -> ReplayLine {
         dispatched: None,
         dropped: None,
         verdict: None,
+        explain: None,
     };
     match &line.step {
         Step::Session(identity) => {
@@ -301,7 +304,10 @@ fn fire(session: &Session, line: &Line) -> ReplayLine {
             out.event = "session".to_string();
         }
         Step::Event(event) => match session.fire(event.clone()) {
-            Fired::Verdict(v) => out.verdict = Some(VerdictFields::from(&v)),
+            Fired::Verdict(v) => {
+                out.verdict = Some(VerdictFields::from(&v));
+                runs = v.runs;
+            }
             Fired::Detached {
                 dispatched,
                 dropped,
@@ -312,7 +318,7 @@ fn fire(session: &Session, line: &Line) -> ReplayLine {
             }
         },
     }
-    out
+    (out, runs)
 }
 
 /// Streams a validated replay file through a session: each line's result is
@@ -324,6 +330,19 @@ pub fn stream(
     path: &Path,
     json_out: bool,
 ) -> Result<ReplaySummary> {
+    stream_with(engine, session, path, json_out, false)
+}
+
+/// [`stream`], with `explain`: each event line also lists every configured hook for
+/// it with its verdict or why it did not run (`replay --explain`; in `--json`, the
+/// line's `explain` field).
+pub fn stream_with(
+    engine: &copse_hooks::Engine,
+    session: &Session,
+    path: &Path,
+    json_out: bool,
+    explain: bool,
+) -> Result<ReplaySummary> {
     let roots = engine.workspace_roots().to_vec();
     let mut events = Vec::new();
     let mut failed_runs = Vec::new();
@@ -333,11 +352,24 @@ pub fn stream(
         {
             events.push(e.event());
         }
-        let typed = fire(session, &line);
+        // Read before the event fires: the same selection it is about to make.
+        let explanation = match &line.step {
+            Step::Event(e) if explain => Some(engine.explain_event(e, &session.identity())),
+            _ => None,
+        };
+        let (mut typed, runs) = fire(session, &line);
+        let explanation = explanation.map(|mut e| {
+            e.record_runs(&runs);
+            ExplainOutput::from(&e)
+        });
         if json_out {
+            typed.explain = explanation;
             outln!("{}", serde_json::to_string(&typed)?);
         } else {
             print_line(&line, &serde_json::to_value(&typed)?, &roots);
+            if let Some(e) = &explanation {
+                crate::commands::gate::print_explanation(e);
+            }
         }
         if output::stdout_closed() {
             bail!(std::io::Error::from(std::io::ErrorKind::BrokenPipe));
@@ -374,7 +406,7 @@ pub fn stream(
     })
 }
 
-pub fn run(global: &Global, file: &Path) -> Result<ExitCode> {
+pub fn run(global: &Global, file: &Path, explain: bool) -> Result<ExitCode> {
     let inv = workspace::engine_with(global, |c| {
         c.keep_session_runs = true;
         workspace::record(c);
@@ -382,7 +414,7 @@ pub fn run(global: &Global, file: &Path) -> Result<ExitCode> {
     workspace::warn_settings(&inv);
     validate(file, inv.engine.workspace_roots())?;
     let session = inv.engine.session(SessionIdentity::new("replay"));
-    let summary = stream(&inv.engine, &session, file, global.json)?;
+    let summary = stream_with(&inv.engine, &session, file, global.json, explain)?;
     finish(&summary, global.json)?;
     inv.engine.flush_spine();
     crate::notices::print(&crate::notices::spine_report(&inv.engine));

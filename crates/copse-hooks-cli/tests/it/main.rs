@@ -26,3 +26,4 @@ mod serve;
 mod shim;
 mod trust;
 mod ui;
+mod upgrade;

@@ -617,6 +617,10 @@ impl Adapter for Copse {
         }
     }
 
+    fn match_subject(&self, _hook: &HookSpec, event: &EventPayload) -> Option<String> {
+        Self::subject(event).map(str::to_string)
+    }
+
     fn marshal(&self, _hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Value {
         let mut obj = envelope(event.event(), ctx);
         let mut put = |k: &str, v: Value| {

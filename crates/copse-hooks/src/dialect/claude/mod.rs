@@ -443,6 +443,9 @@ impl Adapter for Claude {
         let home = std::env::var_os("HOME").map(PathBuf::from);
         rule.matches(&name, &input, root, home.as_deref())
     }
+    fn match_subject(&self, hook: &HookSpec, event: &EventPayload) -> Option<String> {
+        Self::subject(&hook.event, event).flatten()
+    }
     fn marshal(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Value {
         marshal::marshal(hook, event, ctx)
     }

@@ -212,6 +212,12 @@ impl Adapter for Codex {
         }
     }
 
+    fn match_subject(&self, hook: &HookSpec, event: &EventPayload) -> Option<String> {
+        subjects(&hook.event, event)
+            .filter(|s| !s.is_empty() && uses_matcher(&hook.event))
+            .map(|s| s.join(", "))
+    }
+
     fn marshal(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Value {
         marshal::marshal(hook, event, ctx)
     }

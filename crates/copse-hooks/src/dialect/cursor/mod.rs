@@ -316,6 +316,18 @@ impl Adapter for Cursor {
         };
         hook.matcher.test(&subject).fires()
     }
+    /// Tool gates only: the other events' subjects are fixed words.
+    fn match_subject(&self, hook: &HookSpec, event: &EventPayload) -> Option<String> {
+        match event {
+            EventPayload::ToolGate(call)
+                if hook.event == "preToolUse"
+                    || Self::dedicated_gate_event(&call.tool) == Some(hook.event.as_str()) =>
+            {
+                Some(Self::gate_subject(&hook.event, call).into_owned())
+            }
+            _ => None,
+        }
+    }
     fn marshal(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Value {
         marshal::marshal(hook, event, ctx)
     }

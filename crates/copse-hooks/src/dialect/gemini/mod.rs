@@ -1,4 +1,5 @@
-//! The Gemini CLI dialect (also Antigravity, which reads the same `hooks` format):
+//! The Gemini CLI dialect (not Antigravity, whose `hooks.json` files have their own
+//! shape, events and decisions and are not read; docs/dialects/gemini.md):
 //! `hooks` in `settings.json` at the system (`/etc/gemini-cli/settings.json`, or
 //! `$GEMINI_CLI_SYSTEM_SETTINGS_PATH`), user (`~/.gemini/settings.json`) and project
 //! (`<root>/.gemini/settings.json`) layers, and extensions'
@@ -213,6 +214,10 @@ impl Adapter for Gemini {
             Some(None) => true,
             Some(Some(s)) => hook.matcher.test(&s).fires(),
         }
+    }
+
+    fn match_subject(&self, hook: &HookSpec, event: &EventPayload) -> Option<String> {
+        subject(&hook.event, event).flatten()
     }
 
     fn marshal(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Value {
