@@ -4,6 +4,7 @@
 
 mod harness;
 
+mod agent_input;
 mod audit;
 mod conventions;
 mod dialects;
