@@ -328,8 +328,15 @@ accepted as aliases of canonical tools, with a note.")]
         /// The shell.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff) on stdout.
-    Man,
+    /// Print the man page (roff) on stdout, or write every page with --out-dir.
+    Man {
+        /// A subcommand's page instead of the main one (`gate`, `daemon start`, …).
+        command: Vec<String>,
+        /// Write every page (copse-hooks.1, copse-hooks-gate.1, …) into DIR instead,
+        /// e.g. ~/.cargo/share/man/man1, which `man` searches when ~/.cargo/bin is on PATH.
+        #[arg(long, value_name = "DIR", conflicts_with = "command")]
+        out_dir: Option<PathBuf>,
+    },
 }
 
 /// The clap command (for completions and the man page).
@@ -446,13 +453,10 @@ pub fn main() -> ExitCode {
         },
         Command::Doctor => commands::doctor::run(&cli.global),
         Command::Demo { example } => commands::demo::run(&cli.global, example.as_deref()),
-        Command::Completions { shell } => {
-            let mut out = Vec::new();
-            clap_complete::generate(*shell, &mut command(), "copse-hooks", &mut out);
-            out!("{}", String::from_utf8_lossy(&out));
-            Ok(ExitCode::SUCCESS)
+        Command::Completions { shell } => commands::completions::completions(*shell),
+        Command::Man { command, out_dir } => {
+            commands::completions::man(command, out_dir.as_deref())
         }
-        Command::Man => man(),
     };
     match result {
         Ok(code) => code,
@@ -468,13 +472,6 @@ pub fn main() -> ExitCode {
             ExitCode::from(ERROR_EXIT)
         }
     }
-}
-
-fn man() -> anyhow::Result<ExitCode> {
-    let mut out = Vec::new();
-    clap_mangen::Man::new(command()).render(&mut out)?;
-    out!("{}", String::from_utf8_lossy(&out));
-    Ok(ExitCode::SUCCESS)
 }
 
 /// `ulimit -f` must not kill the gate before it prints its verdict: with SIGXFSZ

@@ -133,7 +133,9 @@ pub fn hosted_with(
     let mut warnings: Vec<String> = inv.settings_warning.iter().cloned().collect();
     // Key-by-key parsing: every wrong-typed or unknown key, once.
     warnings.extend(inv.settings_warnings.iter().cloned());
-    for key in settings.other.keys() {
+    // `$schema` points editors at schemas/settings.schema.json: the engine and `lint`
+    // allow it (docs/settings.md), so `doctor` does too.
+    for key in settings.other.keys().filter(|k| k.as_str() != "$schema") {
         let w = format!("unknown setting \"{key}\" is ignored");
         if !warnings.iter().any(|x| x.contains(&format!("\"{key}\""))) {
             warnings.push(w);

@@ -1,5 +1,6 @@
 //! One module per subcommand.
 
+pub mod completions;
 pub mod demo;
 pub mod doctor;
 pub mod gate;

@@ -6,8 +6,10 @@ mod harness;
 
 mod agent_input;
 mod audit;
+mod completions;
 mod conventions;
 mod dialects;
+mod docs_examples;
 mod doctor;
 mod fault_injection;
 mod gate;
