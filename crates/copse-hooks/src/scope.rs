@@ -14,7 +14,7 @@ pub enum Dialect {
     Claude,
     /// This project's native format.
     Copse,
-    /// Gemini CLI's (and Antigravity's) `settings.json` hooks and extension
+    /// Gemini CLI's `settings.json` hooks and extension
     /// `hooks/hooks.json`.
     Gemini,
     /// OpenAI Codex CLI's `hooks.json` and `[hooks]` in `config.toml`.

@@ -66,8 +66,7 @@ pub const CLAUDE: Catalogue = Catalogue {
     unsupported_reason: claude::unsupported_reason,
 };
 
-/// Gemini CLI (and Antigravity, which reads the same `hooks` format): the 11
-/// events of its `HookEventName` enum.
+/// Gemini CLI: the 11 events of its `HookEventName` enum.
 pub const GEMINI: Catalogue = Catalogue {
     dialect: Dialect::Gemini,
     published: &gemini::PUBLISHED_EVENTS,
