@@ -238,6 +238,29 @@ impl Browser {
     }
 }
 
+/// At a narrow width: the page does not scroll sideways, and nothing outside a
+/// scrolling box (a wide table, a code block, the navigation) pokes out of the window.
+async fn narrow_checks(b: &Browser, page: &str) {
+    let sideways = b
+        .js("return document.documentElement.scrollWidth <= window.innerWidth + 1")
+        .await;
+    assert_eq!(sideways, true, "{page} scrolls sideways at 500 px");
+    let out = b
+        .js(
+            "return [...document.querySelectorAll('main *')].filter(e => { \
+               if (e.closest('.table-wrap, pre, .seg, #nav, dialog')) return false; \
+               const r = e.getBoundingClientRect(); \
+               return r.width > 0 && (r.right > window.innerWidth + 1 || r.left < -1); \
+             }).map(e => e.tagName + '.' + e.className).slice(0, 5)",
+        )
+        .await;
+    assert_eq!(
+        out,
+        json!([]),
+        "{page}: elements out of the window at 500 px"
+    );
+}
+
 /// A page of the signed-in browser: the clean address, no credential in it.
 fn page(w: &World, hash: &str) -> String {
     format!("{}/#/{hash}", w.base)
@@ -287,6 +310,35 @@ async fn the_page_in_chromium() {
         .js("return document.querySelectorAll('#runs-table tbody tr[data-run-id]').length")
         .await;
     assert_eq!(rows, 100);
+    // What the agent tried is beside each hook, and every row has an exit code or
+    // says why there is none; a timed-out run is labelled a timeout.
+    let row = b
+        .js(
+            "const r = document.querySelector('#runs-table tr[data-run-id=\"run-00238\"]'); \
+             return [r.querySelector('td.tool').innerText, r.querySelector('td.st').innerText]",
+        )
+        .await;
+    assert!(
+        row[0].as_str().unwrap().contains("rm -rf /tmp/x238"),
+        "{row}"
+    );
+    assert!(row[1].as_str().unwrap().contains("exit 0"), "{row}");
+    let timed_out = b
+        .js(
+            "const r = document.querySelector('#runs-table tr[data-run-id=\"run-00237\"]'); \
+             return r.querySelector('td.st').innerText",
+        )
+        .await;
+    let timed_out = timed_out.as_str().unwrap();
+    assert!(
+        timed_out.contains("timeout") && timed_out.contains("timed out, killed"),
+        "{timed_out}"
+    );
+    let bare = b
+        .js("return [...document.querySelectorAll('#runs-table td.st')]\
+             .filter(td => !/exit -?\\d+|timed out|did not start|not run|no exit code/.test(td.innerText)).length")
+        .await;
+    assert_eq!(bare, 0, "a row without an exit code or a reason");
     b.screenshot("runs").await;
 
     // A filter: only denials.
@@ -325,13 +377,6 @@ async fn the_page_in_chromium() {
     let detail = detail.as_str().unwrap();
     assert!(detail.contains(id.as_str().unwrap()), "{detail}");
     assert!(detail.contains("rm -rf is not allowed here"));
-    let keys = b
-        .js("return document.querySelectorAll('[data-stream=stdout] .j-key').length")
-        .await;
-    assert!(
-        keys.as_u64().unwrap() >= 1,
-        "stdout not pretty-printed JSON"
-    );
     b.screenshot("run-detail").await;
     // The link to the hook's source file.
     b.click("#run-source").await;
@@ -342,13 +387,54 @@ async fn the_page_in_chromium() {
     assert!(src.as_str().unwrap().contains("PreToolUse"));
     b.screenshot("source").await;
 
-    // Sessions and a timeline.
+    // A timed-out run reads as a timeout with a hint, not as a parse failure.
+    b.goto(&page(&w, "run/run-00237")).await;
+    b.ready("run").await;
+    let chips = b
+        .js("return document.querySelector('.page-head .badges').innerText")
+        .await;
+    let chips = chips.as_str().unwrap();
+    assert!(
+        chips.contains("timed out") && !chips.contains("parse failed"),
+        "{chips}"
+    );
+    assert!(
+        b.js("return document.getElementById('run-timeout').innerText")
+            .await
+            .as_str()
+            .unwrap()
+            .contains("raise its `timeout`")
+    );
+    let tool = b
+        .js("return document.getElementById('run-tool').innerText")
+        .await;
+    assert!(
+        tool.as_str().unwrap().contains("rm -rf /tmp/x237"),
+        "{tool}"
+    );
+    b.screenshot("run-timeout").await;
+
+    // Sessions and a timeline; one-off `gate` calls (a `local-…` session of one run
+    // each) are one collapsed card, not a card each.
+    crate::support::one_off_runs(&w.copse.join("spine.db"), &w.cursor_config, 4);
     b.goto(&page(&w, "sessions")).await;
     b.ready("sessions").await;
     assert_eq!(
         b.js("return document.querySelectorAll('[data-session]').length")
             .await,
         3
+    );
+    assert_eq!(
+        b.js("return document.querySelectorAll('#one-off-sessions [data-one-off]').length")
+            .await,
+        4
+    );
+    assert!(
+        b.js("return document.getElementById('one-off-sessions').innerText")
+            .await
+            .as_str()
+            .unwrap()
+            .contains("4 one-off runs")
     );
     b.screenshot("sessions").await;
     b.click("[data-session='session-1']").await;
@@ -358,6 +444,12 @@ async fn the_page_in_chromium() {
             .await,
         80
     );
+    // The timeline names the hook's script, not a cut path, and the tool call.
+    let label = b
+        .js("return document.querySelector('#timeline .t-label').innerText")
+        .await;
+    let label = label.as_str().unwrap();
+    assert!(label.contains("rm -rf /tmp/x"), "{label}");
     b.screenshot("session-timeline").await;
 
     // Charts.
@@ -472,6 +564,81 @@ async fn the_page_in_chromium() {
         "the page scrolls sideways in a narrow window"
     );
     b.screenshot("runs-narrow").await;
+
+    // 500 px: every page fits, nothing is clipped, text stays readable.
+    b.resize(500, 900).await;
+    for name in [
+        "sources",
+        "runs",
+        "sessions",
+        "charts?window=1h",
+        "tester",
+        "trust",
+    ] {
+        let hash = name.split('?').next().unwrap();
+        b.goto(&page(&w, name)).await;
+        b.ready(hash).await;
+        narrow_checks(&b, hash).await;
+        b.screenshot(&format!("{hash}-500")).await;
+    }
+    b.goto(&page(&w, "run/run-00003")).await;
+    b.ready("run").await;
+    narrow_checks(&b, "run").await;
+    b.screenshot("run-detail-500").await;
+    // The tester card is whole: its payload box and its run button are in view.
+    b.goto(&page(&w, "tester")).await;
+    b.ready("tester").await;
+    let inside = b
+        .js(
+            "return ['#tester-payload', '#tester-run', '#tester-hook'].every(s => { \
+               const r = document.querySelector(s).getBoundingClientRect(); \
+               return r.left >= 0 && r.right <= window.innerWidth; })",
+        )
+        .await;
+    assert_eq!(inside, true, "the tester card is clipped at 500 px");
+    // Chart text is drawn at about its size (the SVG is not shrunk), and the
+    // histogram's labels do not overlap.
+    b.goto(&page(&w, "charts?window=1h")).await;
+    b.ready("charts").await;
+    let scale = b
+        .js(
+            "return Math.min(...[...document.querySelectorAll('svg.chart')].map(s => \
+               s.getBoundingClientRect().width / s.viewBox.baseVal.width))",
+        )
+        .await;
+    assert!(scale.as_f64().unwrap() >= 0.9, "chart text shrunk: {scale}");
+    let overlaps = b
+        .js("let n = 0; for (const s of document.querySelectorAll('#chart-latency svg')) { \
+               const rs = [...s.querySelectorAll('text')].map(t => t.getBoundingClientRect()) \
+                 .filter(r => r.width > 0).sort((a, b) => a.left - b.left); \
+               for (let i = 1; i < rs.length; i++) \
+                 if (Math.abs(rs[i].top - rs[i - 1].top) < 4 && rs[i].left < rs[i - 1].right) n++; } \
+             return n")
+        .await;
+    assert_eq!(overlaps, 0, "histogram labels overlap");
+    // Trust: a command wraps at the panel's width, not one character a line.
+    b.goto(&page(&w, "trust")).await;
+    b.ready("trust").await;
+    let narrowest = b
+        .js(
+            "return Math.min(...[...document.querySelectorAll('main table.trust-hooks td.cmd')] \
+               .map(td => td.getBoundingClientRect().width))",
+        )
+        .await;
+    assert!(
+        narrowest.as_f64().unwrap() >= 200.0,
+        "trust commands squeezed: {narrowest}"
+    );
+    // The 1-6 keys switch pages without a focus ring around the whole page.
+    b.keys("body", "2").await;
+    b.ready("runs").await;
+    let ring = b
+        .js("const m = document.getElementById('main'); const st = getComputedStyle(m); \
+             return document.activeElement === m && st.outlineStyle !== 'none' && st.outlineWidth !== '0px'")
+        .await;
+    assert_eq!(ring, false, "a focus ring around the whole page");
+    b.screenshot("runs-after-key-500").await;
+    b.resize(1280, 900).await;
 
     // Nothing was fetched from anywhere but this server.
     let foreign = b

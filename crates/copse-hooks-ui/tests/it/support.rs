@@ -298,3 +298,29 @@ pub fn seed(db: &Path, cursor: &Path, claude: &Path, n: usize) {
     }
     spine.flush();
 }
+
+/// Records `n` one-run sessions as a one-off `gate` names them (`local-…`), of the
+/// deny guard in `source`.
+pub fn one_off_runs(db: &Path, source: &Path, n: usize) {
+    let spine = Spine::try_open(db, SpineOptions::default()).unwrap();
+    let now = unix_ms(std::time::SystemTime::now());
+    for i in 0..n {
+        let mut record = RunRecord::default();
+        record.run_id = format!("one-off-{i}");
+        record.session_id = format!("local-{}-4242-{i}", now - i as u64);
+        record.kind = RunKind::Run;
+        record.dialect = "cursor".into();
+        record.event = "beforeShellExecution".into();
+        record.canonical = "toolGate".into();
+        record.command = ".cursor/hooks/deny-rm.sh".into();
+        record.source = source.to_string_lossy().into_owned();
+        record.scope = "project".into();
+        record.started_at = now - i as u64 * 1000;
+        record.exit_code = Some(0);
+        record.parse_ok = true;
+        record.outcome = if i == 0 { "deny" } else { "allow" }.into();
+        record.stdin = format!(r#"{{"command":"ls {i}"}}"#).into_bytes();
+        spine.record(record);
+    }
+    spine.flush();
+}
