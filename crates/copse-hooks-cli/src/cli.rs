@@ -107,6 +107,21 @@ impl DialectFilter {
     }
 }
 
+/// `init --dialect`: the config format of the first hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum InitDialect {
+    /// `.cursor/hooks.json`.
+    Cursor,
+    /// `.claude/settings.json`.
+    Claude,
+    /// `.gemini/settings.json`.
+    Gemini,
+    /// `.codex/hooks.json`.
+    Codex,
+    /// `.copse/hooks.json`.
+    Copse,
+}
+
 #[derive(Debug, Subcommand)]
 pub enum SandboxCommand {
     /// Report what this machine enforces (Landlock ABI, filesystem and network rules,
@@ -247,6 +262,25 @@ accepted as aliases of canonical tools, with a note.")]
     /// directory).
     Untrust {
         /// The workspace root.
+        /// Trust nothing: show what changed in each pinned file since it was trusted
+        /// (a unified diff against the pinned content).
+        #[arg(long)]
+        diff: bool,
+    },
+    /// Write a working, commented first hook for the workspace (config and script)
+    /// and print the next steps. Never overwrites a file.
+    Init {
+        /// The config format to write (default: copse).
+        #[arg(long, value_enum, default_value_t = InitDialect::Copse)]
+        dialect: InitDialect,
+        /// The workspace root (default: the --workspace root, else the current directory).
+        dir: Option<PathBuf>,
+    },
+    /// A terminal session for hook authors: shows each hook run live and, when a pinned
+    /// config or script changes, its diff and a one-key prompt to trust it again.
+    Watch {
+        /// The workspace root (default: the --workspace root, else the current directory).
+        dir: Option<PathBuf>,
         dir: Option<PathBuf>,
     },
     /// Drive a whole session from a JSONL file of canonical events.
@@ -427,7 +461,14 @@ pub fn main() -> ExitCode {
         } => commands::sandbox::check(&cli.global),
         Command::Enable => commands::settings::enable(&cli.global, true),
         Command::Disable => commands::settings::enable(&cli.global, false),
-        Command::Trust { dir } => commands::settings::trust(&cli.global, dir.as_deref()),
+        Command::Trust { dir, diff: false } => {
+            commands::settings::trust(&cli.global, dir.as_deref())
+        }
+        Command::Trust { dir, diff: true } => {
+            commands::settings::trust_diff(&cli.global, dir.as_deref())
+        }
+        Command::Init { dialect, dir } => commands::init::run(&cli.global, *dialect, dir.as_deref()),
+        Command::Watch { dir } => commands::watch::run(&cli.global, dir.as_deref()),
         Command::Untrust { dir } => commands::settings::untrust(&cli.global, dir.as_deref()),
         Command::Replay { file, explain } => commands::replay::run(&cli.global, file, *explain),
         Command::Ui { port, no_open } => commands::ui::run(&cli.global, *port, *no_open),

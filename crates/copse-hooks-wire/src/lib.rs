@@ -106,6 +106,14 @@ pub fn schemas() -> Vec<(String, serde_json::Value)> {
             schema_of::<output::TrustOutput>(),
         ),
         (
+            "output/trust-diff.schema.json".into(),
+            schema_of::<output::TrustDiffOutput>(),
+        ),
+        (
+            "output/init.schema.json".into(),
+            schema_of::<output::InitOutput>(),
+        ),
+        (
             "output/untrust.schema.json".into(),
             schema_of::<output::UntrustOutput>(),
         ),

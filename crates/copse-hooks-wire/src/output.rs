@@ -1207,6 +1207,60 @@ pub struct UntrustedPreviewOutput {
     pub version: u32,
     /// The workspace roots previewed.
     pub workspaces: Vec<String>,
+/// `trust --diff --json`: each pinned file compared with what was pinned.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct TrustDiffOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The workspace root (canonical).
+    pub workspace: String,
+    /// Whether the workspace is trusted at all.
+    pub trusted: bool,
+    /// Whether its trust pins content (`false` for a plain path entry: nothing to compare).
+    pub pinned: bool,
+    /// Whether any pinned file differs from what was pinned (its hooks do not run).
+    pub changed: bool,
+    /// Every pinned file, configs first, then scripts.
+    pub files: Vec<PinnedFileDiff>,
+    /// The exact command that trusts the workspace as it is now.
+    pub trust_command: String,
+}
+
+/// One pinned file in `trust --diff --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PinnedFileDiff {
+    /// The file.
+    pub path: String,
+    /// `config` or `script`.
+    pub kind: String,
+    /// `unchanged`, `changed`, `created`, `deleted` or `unreadable`.
+    pub state: String,
+    /// The SHA-256 pinned (`null`: it did not exist when trusted).
+    pub pinned_sha256: Option<String>,
+    /// The SHA-256 now (`null`: absent or unreadable).
+    pub current_sha256: Option<String>,
+    /// Whether the pinned content was kept to compare against (`false` for a trust
+    /// made by an older copse-hooks: the diff then shows the whole current file).
+    pub pinned_copy: bool,
+    /// A unified diff from the pinned content to the current one, when it changed.
+    pub diff: Option<String>,
+}
+
+/// `init --json`: the first hook written.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct InitOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The workspace root.
+    pub workspace: String,
+    /// The dialect written: `cursor`, `claude`, `gemini`, `codex` or `copse`.
+    pub dialect: String,
+    /// The files written (config first, then the script).
+    pub files: Vec<String>,
+    /// The commands to run next, in order.
+    pub next_steps: Vec<String>,
+}
+
     /// Every project hook trusting would let run, in configured order; each one's
     /// `trusted` and `trust` say where it stands today (`untrusted` or `changed` until
     /// `trust` is run).

@@ -153,7 +153,7 @@ pub use scripts::{scripts_of, unpinned_files};
 // Compiled matchers appear in the dialects' parsed hooks (`dialect::HookSpec`).
 pub use loop_limit::LoopLimit;
 pub use matcher::{GlobError, GlobMatcher, MatchResult, MatcherError, RegexMatcher};
-pub use notice::{Notice, NoticeKind};
+pub use notice::{Notice, NoticeKind, shell_quote};
 pub use outcome::{
     Decision, Failure, FailureKind, FailurePolicy, Halt, HookRun, Outcome, QueueRequest,
     RunOutcome, SandboxState, Verdict,

@@ -172,7 +172,7 @@ impl Engine {
                 )
                 .hint(format!(
                     "trusting it would let them run: review them with `copse-hooks --workspace {0} list --untrusted-preview`, then `copse-hooks trust {0}`",
-                    root.display()
+                    shell_quote(&root)
                 )),
             );
         }
@@ -271,6 +271,46 @@ impl Engine {
     }
 }
 
+/// The notice for a pinned file (config or script) that changed since its workspace
+/// was trusted. The hint names the exact commands to paste: the workspace root is the
+/// configured root that holds `path` (absolute, shell-quoted), never a placeholder.
+pub(crate) fn config_changed(roots: &[PathBuf], path: &Path) -> Notice {
+    let root = roots
+        .iter()
+        .filter(|r| path.starts_with(r))
+        .max_by_key(|r| r.as_os_str().len())
+        .cloned()
+        .or_else(|| path.parent().map(Path::to_path_buf))
+        .unwrap_or_else(|| path.to_path_buf());
+    let root = shell_quote(&root);
+    Notice::new(
+        NoticeKind::ConfigChanged,
+        format!(
+            "{} changed since the workspace was trusted: its hooks do not run",
+            path.display()
+        ),
+    )
+    .hint(format!(
+        "see what changed with `copse-hooks trust --diff {root}`, then trust it again with `copse-hooks trust {root}`"
+    ))
+    .source(path.to_path_buf())
+}
+
+/// `path` as one shell word a user can paste: unchanged when it holds only characters
+/// no POSIX shell treats specially, else single-quoted (a `'` inside becomes `'\''`).
+pub fn shell_quote(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+=:,@%".contains(c));
+    if plain {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
 fn is_write_refusal(line: &str) -> bool {
     [
         "Permission denied",
@@ -301,6 +341,24 @@ fn writable_dir(path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shell_quoting_of_trust_paths() {
+        assert_eq!(shell_quote(Path::new("/home/me/ws")), "/home/me/ws");
+        assert_eq!(shell_quote(Path::new("/home/me/my ws")), "'/home/me/my ws'");
+        assert_eq!(shell_quote(Path::new("/tmp/it's")), r"'/tmp/it'\''s'");
+        assert_eq!(shell_quote(Path::new("/a/$(x)")), "'/a/$(x)'");
+        let n = config_changed(
+            &[PathBuf::from("/w"), PathBuf::from("/w/sub")],
+            Path::new("/w/sub/.cursor/hooks.json"),
+        );
+        assert_eq!(
+            n.hint.as_deref(),
+            Some(
+                "see what changed with `copse-hooks trust --diff /w/sub`, then trust it again with `copse-hooks trust /w/sub`"
+            )
+        );
+    }
 
     #[test]
     fn refused_paths_from_common_error_lines() {

@@ -541,15 +541,7 @@ impl Session {
         for path in changed {
             self.notice_once(
                 format!("changed:{}", path.display()),
-                Notice::new(
-                    NoticeKind::ConfigChanged,
-                    format!(
-                        "{} changed since the workspace was trusted: its hooks do not run",
-                        path.display()
-                    ),
-                )
-                .hint("review it, then trust the workspace again (`copse-hooks trust DIR`)")
-                .source(path.clone()),
+                crate::notice::config_changed(self.engine.workspace_roots(), &path),
             );
         }
         for s in &selected {

@@ -6,6 +6,7 @@ mod harness;
 
 mod agent_input;
 mod audit;
+mod authoring;
 mod completions;
 mod conventions;
 mod dialects;

@@ -104,9 +104,11 @@ fn changed_config_and_first_run_are_explained() {
     env.script("ws/.cursor/ok.sh", "cat >/dev/null");
     env.project_cursor(r#"{"hooks":{"beforeShellExecution":[{"command":".cursor/ok.sh"}]}}"#);
     env.cmd().args(["trust"]).run().success();
-    let v = json_gate(&env, &["--enable"]);
-    assert_eq!(kinds(&v), ["first_run"], "{v}");
     insta::assert_snapshot!("notice_first_run", human(&env, &["--enable"]).redacted());
+    // A one-shot gate notes a hook's first run once, not on every gate.
+    let v = json_gate(&env, &["--enable"]);
+    assert!(kinds(&v).is_empty(), "{v}");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1, "{v}");
     env.project_cursor(
         r#"{"hooks":{"beforeShellExecution":[{"command":".cursor/ok.sh"},{"command":"true"}]}}"#,
     );
