@@ -12,6 +12,7 @@ mod conventions;
 mod dialects;
 mod docs_examples;
 mod doctor;
+mod explain;
 mod fault_injection;
 mod gate;
 mod hook_pid;
