@@ -431,3 +431,41 @@ fn man_pages_exist_for_every_page_named_and_man_finds_them() {
         );
     }
 }
+
+/// The install line in docs/cli.md: bash-completion (where installed) finds the script
+/// in ~/.local/share/bash-completion/completions on first use, with nothing else set.
+#[test]
+fn bash_completion_loads_the_installed_script_on_demand() {
+    let loader = Path::new("/usr/share/bash-completion/bash_completion");
+    if !have("bash") || !loader.is_file() {
+        eprintln!("bash-completion is not installed: skipped");
+        return;
+    }
+    let env = Env::new();
+    let r = env.cmd().args(["completions", "bash"]).run().success();
+    env.write(
+        "home/.local/share/bash-completion/completions/copse-hooks",
+        &r.stdout(),
+    );
+    let out = Command::new("bash")
+        .args([
+            "--norc",
+            "--noprofile",
+            "-c",
+            &format!(
+                "source {}; __load_completion copse-hooks; complete -p copse-hooks",
+                loader.display()
+            ),
+        ])
+        .env_clear()
+        .env("HOME", env.home())
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("-F _copse__hooks copse-hooks"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
