@@ -193,7 +193,8 @@ accepted as aliases of canonical tools, with a note.")]
         /// Which entry of that event (1-based).
         #[arg(long, default_value_t = 1)]
         entry: usize,
-        /// Send this JSON as stdin instead of the synthesised payload.
+        /// Merge this JSON over the synthesised payload (a JSON merge patch: objects
+        /// merge key by key, `null` removes a key, anything else replaces).
         #[arg(long, value_name = "JSON")]
         payload: Option<String>,
     },
@@ -234,10 +235,14 @@ accepted as aliases of canonical tools, with a note.")]
         /// Print times in UTC instead of local time.
         #[arg(long)]
         utc: bool,
+        /// Keep running and print each new run as it is recorded (Ctrl-C to stop).
+        #[arg(short = 'f', long)]
+        follow: bool,
     },
     /// Show one recorded run in detail.
     Show {
-        /// The run id (from `log`), a unique prefix of one, or `last`.
+        /// The run id: its short id (from `log`), the full id, a unique prefix of
+        /// either, or `last`.
         run_id: String,
         /// Print times in UTC instead of local time.
         #[arg(long)]
@@ -443,6 +448,7 @@ pub fn main() -> ExitCode {
             since,
             limit,
             utc,
+            follow,
         } => commands::log::log(
             &cli.global,
             &commands::log::LogArgs {
@@ -453,6 +459,7 @@ pub fn main() -> ExitCode {
                 since: since.clone(),
                 limit: *limit,
                 utc: *utc,
+                follow: *follow,
             },
         ),
         Command::Show { run_id, utc } => commands::log::show(&cli.global, run_id, *utc),

@@ -452,6 +452,15 @@ pub struct LogRun {
     /// Whether a process of the run had left its process group and was killed.
     #[serde(default)]
     pub leaked: bool,
+    /// The short id `log` prints (accepted by `show`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_id: Option<String>,
+    /// The tool of the call the run was about (`run_shell`, `Bash`), if any.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// A one-line summary of that call's input (`npm install`), if any.
+    #[serde(default)]
+    pub tool_input: Option<String>,
 }
 
 impl From<&RunSummary> for LogRun {
@@ -488,6 +497,9 @@ impl From<&RunSummary> for LogRun {
             stderr_len: r.stderr_len,
             truncated: r.truncated,
             leaked: r.leaked,
+            short_id: None,
+            tool: r.tool_call.as_ref().map(|c| c.tool.clone()),
+            tool_input: r.tool_call.as_ref().map(|c| c.input.clone()),
         }
     }
 }
@@ -589,6 +601,15 @@ pub struct ShowOutput {
     /// How many secrets were redacted from the recorded streams.
     #[serde(default)]
     pub redactions: u64,
+    /// The short id `log` prints (accepted by `show`), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub short_id: Option<String>,
+    /// The tool of the call the run was about (`run_shell`, `Bash`), if any.
+    #[serde(default)]
+    pub tool: Option<String>,
+    /// A one-line summary of that call's input (`npm install`), if any.
+    #[serde(default)]
+    pub tool_input: Option<String>,
 }
 
 fn text(bytes: &[u8]) -> String {
@@ -597,6 +618,7 @@ fn text(bytes: &[u8]) -> String {
 
 impl From<&RunRecord> for ShowOutput {
     fn from(r: &RunRecord) -> Self {
+        let call = copse_hooks::spine::tool_call_summary(&r.event, &r.stdin);
         ShowOutput {
             version: OUTPUT_VERSION,
             run_id: r.run_id.clone(),
@@ -637,6 +659,9 @@ impl From<&RunRecord> for ShowOutput {
             leaked: r.leaked,
             warnings: r.warnings.clone(),
             redactions: r.redactions,
+            short_id: None,
+            tool: call.as_ref().map(|c| c.tool.clone()),
+            tool_input: call.map(|c| c.input),
         }
     }
 }

@@ -52,6 +52,10 @@ pub use query::{
     FailureSummary, FilterValues, HookFailure, HookStats, LATENCY_BUCKETS, RunCursor, RunFilter,
     RunPage, RunQuery, RunSummary, SessionSummary, TimeBucket, WindowStats,
 };
+pub use query::{
+    RunIdMatch, SHORT_ID_MIN, TOOL_SUMMARY_MAX, ToolCallSummary, one_line, resolve_run_id,
+    run_id_digest, short_ids, tool_call_summary,
+};
 pub use record::{CAPTURE_CAP, RunKind, RunRecord, new_run_id, unix_ms};
 
 use writer::{Shared, Tuning, lock};
@@ -535,6 +539,11 @@ impl Spine {
     /// One run, in full.
     pub fn get(&self, run_id: &str) -> Result<Option<RunRecord>, SpineError> {
         self.read(|conn| query::get(conn, run_id))
+    }
+
+    /// Every run id, newest first (for short ids: [`short_ids`], [`resolve_run_id`]).
+    pub fn run_ids(&self) -> Result<Vec<String>, SpineError> {
+        self.read(query::run_ids)
     }
 
     /// The first failure recorded for each hook in a session, keyed by

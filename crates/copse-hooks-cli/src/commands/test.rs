@@ -1,4 +1,6 @@
 //! `copse-hooks test SOURCE EVENT [--entry N] [--payload JSON]`: the dry-run tester.
+//! The hook really runs on the fixture stdin of its event, with `--payload` merged
+//! over it.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -27,9 +29,22 @@ pub fn run(
     let inv = workspace::engine(&engine_global)?;
     let mut options = copse_hooks::DryRunOptions::default();
     options.trust = global.trust;
+    // `--payload` is merged over the fixture stdin (so `{"tool_input":{"command":"ls"}}`
+    // changes one field and keeps the session, cwd and event fields the hook expects).
+    let merged = match payload {
+        Some(p) => {
+            let given: Value = serde_json::from_str(p)
+                .map_err(|e| anyhow::anyhow!("--payload is not valid JSON: {e}"))?;
+            let fixture = inv.engine.dry_run_payload(source, event, entry)?;
+            let mut base: Value = serde_json::from_str(&fixture).unwrap_or(Value::Null);
+            merge(&mut base, given);
+            Some(serde_json::to_string(&base)?)
+        }
+        None => None,
+    };
     let dry = inv
         .engine
-        .dry_run_with(source, event, entry, payload, options)?;
+        .dry_run_with(source, event, entry, merged.as_deref(), options)?;
     if global.json {
         outln!(
             "{}",
@@ -99,6 +114,23 @@ pub fn run(
         paint(&output::clean(&dry.summary), code, false)
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Merges `over` into `base`: objects key by key (recursively), anything else
+/// replaces; a `null` in `over` removes the key.
+pub(crate) fn merge(base: &mut Value, over: Value) {
+    match (base, over) {
+        (Value::Object(b), Value::Object(o)) => {
+            for (k, v) in o {
+                if v.is_null() {
+                    b.remove(&k);
+                } else {
+                    merge(b.entry(k).or_insert(Value::Null), v);
+                }
+            }
+        }
+        (b, o) => *b = o,
+    }
 }
 
 fn pretty(text: &str) -> String {

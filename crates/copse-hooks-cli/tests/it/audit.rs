@@ -88,7 +88,8 @@ fn every_outcome_is_recorded_and_queryable() {
         .success();
     let text = shown
         .redacted()
-        .replace(deny["run_id"].as_str().unwrap(), "[RUN]");
+        .replace(deny["run_id"].as_str().unwrap(), "[RUN]")
+        .replace(deny["short_id"].as_str().unwrap(), "[RUN]");
     let text = regex_free_dates(&text);
     let text = match text.find("local-") {
         Some(i) => {
@@ -307,13 +308,13 @@ fn a_run_whose_process_escaped_its_group_is_stored_as_leaked() {
         .lines()
         .next()
         .unwrap()
-        .replace(id, "[RUN]");
+        .replace(failed[0]["short_id"].as_str().unwrap(), "[RUN]");
     insta::assert_snapshot!("show_leaked", first);
 
     let listed = env.cmd().args(["log", "--failed"]).run().success();
     let listed = regex_free_dates(&listed.redacted())
-        .replace(id, "[RUN]")
-        .replace(failed[1]["run_id"].as_str().unwrap(), "[RUN2]");
+        .replace(failed[0]["short_id"].as_str().unwrap(), "[RUN]")
+        .replace(failed[1]["short_id"].as_str().unwrap(), "[RUN2]");
     insta::assert_snapshot!("log_failed_leaked", listed);
 }
 

@@ -21,6 +21,7 @@ mod hostile;
 mod json_outputs;
 mod lint;
 mod list;
+mod log_runs;
 mod notices;
 mod persistent;
 mod protect;

@@ -5,6 +5,8 @@ use std::collections::HashMap;
 use rusqlite::types::Type;
 use rusqlite::{Connection, OptionalExtension, Row, ToSql};
 use serde::Serialize;
+use serde_json::Value;
+use sha2::{Digest, Sha256};
 
 use super::record::{RunKind, RunRecord};
 use super::schema::{RECORD_COLUMNS, RECORD_COLUMNS_V2};
@@ -114,6 +116,9 @@ pub struct RunSummary {
     /// Whether a process of the run had left its process group and was killed when
     /// the run ended.
     pub leaked: bool,
+    /// The tool call the run was about (`run_shell` + `npm install`), read from the
+    /// recorded stdin; `None` for events that carry no tool call.
+    pub tool_call: Option<ToolCallSummary>,
 }
 
 const SUMMARY_COLUMNS: &str = "run_id, kind, session_id, turn_id, dialect, event, canonical, \
@@ -178,7 +183,7 @@ pub(crate) fn query(conn: &Connection, filter: &RunFilter) -> rusqlite::Result<V
         " ORDER BY started_at DESC, seq DESC LIMIT ?",
         Box::new(i64::try_from(limit).unwrap_or(i64::MAX)),
     );
-    let select = |leaked: &str| format!("SELECT {SUMMARY_COLUMNS}, {leaked}{sql}");
+    let select = |leaked: &str| format!("SELECT {SUMMARY_COLUMNS}, {leaked}, stdin{sql}");
     let mut stmt = match conn.prepare_cached(&select(SUMMARY_LEAKED[0])) {
         Ok(stmt) => stmt,
         Err(_) => conn.prepare_cached(&select(SUMMARY_LEAKED[1]))?,
@@ -223,6 +228,12 @@ fn summary(row: &Row<'_>) -> rusqlite::Result<RunSummary> {
         stderr_len: unsigned(row, 28)?,
         truncated: row.get(29)?,
         leaked: row.get(30)?,
+        // Column 31 is the stdin (every summary select ends with it); the event is 5.
+        tool_call: {
+            let stdin: Option<Vec<u8>> = row.get(31)?;
+            let event: String = row.get(5)?;
+            stdin.and_then(|s| tool_call_summary(&event, &s))
+        },
     })
 }
 
@@ -320,11 +331,16 @@ pub struct HookFailure {
 }
 
 /// The most recent failure of each hook `(source, event, command)`, across every
-/// session, newest first.
+/// session, newest first; a hook whose failure was followed by a run that succeeded is
+/// not listed (its "last error" is stale: the author fixed it).
 pub(crate) fn recent_failures(conn: &Connection) -> rusqlite::Result<Vec<HookFailure>> {
     let mut stmt = conn.prepare_cached(
         "SELECT source, event, command, ifnull(failure_message, failure), run_id, started_at \
-         FROM hook_runs WHERE failure IS NOT NULL ORDER BY started_at DESC, seq DESC",
+         FROM hook_runs h WHERE failure IS NOT NULL AND NOT EXISTS (SELECT 1 FROM hook_runs n \
+         WHERE n.source = h.source AND n.command = h.command AND n.event = h.event \
+         AND n.kind = 'run' AND n.failure IS NULL \
+         AND (n.started_at > h.started_at OR (n.started_at = h.started_at AND n.seq > h.seq))) \
+         ORDER BY started_at DESC, seq DESC",
     )?;
     first_per_hook(&mut stmt)
 }
@@ -465,10 +481,10 @@ pub(crate) fn page(conn: &Connection, q: &RunQuery) -> rusqlite::Result<RunPage>
         Some(event) => {
             let wire = page_branch(q, Some(("event", event)), leaked, limit, &mut args);
             let canonical = page_branch(q, Some(("canonical", event)), leaked, limit, &mut args);
-            // Result columns 11 and 32 are `started_at` and `seq`.
+            // Result columns 11 and 33 are `started_at` and `seq`.
             format!(
                 "SELECT * FROM ({wire}) UNION SELECT * FROM ({canonical}) \
-                 ORDER BY 11 DESC, 32 DESC LIMIT {}",
+                 ORDER BY 11 DESC, 33 DESC LIMIT {}",
                 limit + 1
             )
         }
@@ -486,7 +502,7 @@ pub(crate) fn page(conn: &Connection, q: &RunQuery) -> rusqlite::Result<RunPage>
         let run = summary(row)?;
         last = Some(RunCursor {
             started_at: run.started_at,
-            seq: row.get(31)?,
+            seq: row.get(32)?,
         });
         runs.push(run);
     }
@@ -505,7 +521,7 @@ fn page_branch(
     limit: usize,
     args: &mut Vec<Box<dyn ToSql>>,
 ) -> String {
-    let mut sql = format!("SELECT {SUMMARY_COLUMNS}, {leaked}, seq FROM hook_runs WHERE 1");
+    let mut sql = format!("SELECT {SUMMARY_COLUMNS}, {leaked}, stdin, seq FROM hook_runs WHERE 1");
     let mut arg = |sql: &mut String, clause: &str, value: Box<dyn ToSql>| {
         args.push(value);
         sql.push_str(&clause.replace('?', &format!("?{}", args.len())));
@@ -663,7 +679,7 @@ pub(crate) fn session_runs(
 ) -> rusqlite::Result<Vec<RunSummary>> {
     let leaked = leaked_column(conn);
     let sql = format!(
-        "SELECT {SUMMARY_COLUMNS}, {leaked} FROM hook_runs WHERE session_id = ?1 \
+        "SELECT {SUMMARY_COLUMNS}, {leaked}, stdin FROM hook_runs WHERE session_id = ?1 \
          ORDER BY started_at, seq LIMIT ?2"
     );
     let mut stmt = conn.prepare_cached(&sql)?;
@@ -904,4 +920,306 @@ pub(crate) fn window_stats(
         hooks: out,
         timeline,
     })
+}
+
+// ---------------------------------------------------------------------------------
+// What a run was about, and short run ids: shared by the CLI and the web page.
+// ---------------------------------------------------------------------------------
+
+/// The tool call a run was about, in one line: the tool as the hook saw it
+/// (`run_shell`, `Bash`, `mcp__github__create_issue`) and a summary of its input.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ToolCallSummary {
+    /// The tool name from the hook's stdin (or the one a Cursor event implies).
+    pub tool: String,
+    /// One line about the input: its command, path, pattern or query, else its
+    /// compact JSON; whitespace collapsed, control characters escaped, at most
+    /// [`TOOL_SUMMARY_MAX`] characters (cut with `…`). May be empty.
+    pub input: String,
+}
+
+impl ToolCallSummary {
+    /// `tool input`, or just `tool` when the summary of the input is empty.
+    pub fn line(&self) -> String {
+        if self.input.is_empty() {
+            self.tool.clone()
+        } else {
+            format!("{} {}", self.tool, self.input)
+        }
+    }
+}
+
+/// The most characters [`ToolCallSummary::input`] keeps.
+pub const TOOL_SUMMARY_MAX: usize = 80;
+
+/// The input fields that say most about a call, in the order they are looked for.
+const TOOL_INPUT_KEYS: [&str; 11] = [
+    "command",
+    "cmd",
+    "file_path",
+    "path",
+    "filePath",
+    "absolute_path",
+    "pattern",
+    "query",
+    "url",
+    "prompt",
+    "description",
+];
+
+/// The tool call in a hook's stdin (`event` is the wire event it was recorded
+/// under): `None` when the stdin is not a JSON object or the event carries no tool
+/// call. Works for every dialect's stdin (`tool_name` + `tool_input` or `input`,
+/// Cursor's `command` and `file_path` events).
+pub fn tool_call_summary(event: &str, stdin: &[u8]) -> Option<ToolCallSummary> {
+    let value: Value = serde_json::from_slice(stdin).ok()?;
+    let obj = value.as_object()?;
+    let named = ["tool_name", "toolName"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))
+        .filter(|t| !t.is_empty());
+    // Cursor's per-kind events name no tool: the event says which it is.
+    let implied = match event {
+        "beforeShellExecution" | "afterShellExecution" => Some("run_shell"),
+        "beforeReadFile" | "beforeTabFileRead" => Some("read_file"),
+        "afterFileEdit" | "afterTabFileEdit" => Some("file_edit"),
+        _ => None,
+    };
+    let tool = named.or(implied)?;
+    let input = ["tool_input", "input", "toolInput", "args", "arguments"]
+        .iter()
+        .find_map(|k| obj.get(*k));
+    let text = match input {
+        Some(Value::String(s)) => {
+            pick_input(serde_json::from_str::<Value>(s).ok().as_ref()).unwrap_or_else(|| s.clone())
+        }
+        Some(v @ Value::Object(_)) => pick_input(Some(v)).unwrap_or_else(|| compact(v)),
+        Some(Value::Null) | None => pick_input(Some(&value)).unwrap_or_default(),
+        Some(other) => compact(other),
+    };
+    Some(ToolCallSummary {
+        tool: one_line(tool, TOOL_SUMMARY_MAX),
+        input: one_line(&text, TOOL_SUMMARY_MAX),
+    })
+}
+
+/// The first telling string field of an input object.
+fn pick_input(v: Option<&Value>) -> Option<String> {
+    let obj = v?.as_object()?;
+    TOOL_INPUT_KEYS
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))
+        .map(str::to_owned)
+}
+
+fn compact(v: &Value) -> String {
+    match v {
+        Value::Object(o) if o.is_empty() => String::new(),
+        _ => serde_json::to_string(v).unwrap_or_default(),
+    }
+}
+
+/// `text` on one line: runs of whitespace become one space, other control and
+/// invisible characters are escaped (`\u{1b}`), and the result is cut to `max`
+/// characters with `…`.
+pub fn one_line(text: &str, max: usize) -> String {
+    let mut out = String::new();
+    let mut count = 0usize;
+    let mut pending_space = false;
+    for c in text.trim().chars() {
+        if c.is_whitespace() {
+            pending_space = true;
+            continue;
+        }
+        let piece: String = if c.is_control()
+            || matches!(c, '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{2069}' | '\u{feff}' | '\u{061c}')
+        {
+            c.escape_unicode().to_string()
+        } else {
+            c.to_string()
+        };
+        let width = usize::from(pending_space) + piece.chars().count();
+        if count + width > max {
+            out.push('…');
+            return out;
+        }
+        if pending_space {
+            out.push(' ');
+            pending_space = false;
+        }
+        out.push_str(&piece);
+        count += width;
+    }
+    out
+}
+
+/// The fewest characters a short run id has (as git abbreviates commits).
+pub const SHORT_ID_MIN: usize = 7;
+
+/// The string a run's short id is a prefix of: the hex SHA-256 of its run id. Run ids
+/// start with their time, so their own prefixes are alike for every run of a minute;
+/// the digest's are not. Hex never contains the `r` every run id starts with, so a
+/// short id cannot be taken for a run id prefix.
+pub fn run_id_digest(run_id: &str) -> String {
+    let digest = Sha256::digest(run_id.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The short id of every run in `all` (the store's run ids): the shortest prefix of
+/// its [`run_id_digest`], at least [`SHORT_ID_MIN`] characters, that no other run's
+/// digest starts with.
+pub fn short_ids(all: &[String]) -> HashMap<String, String> {
+    let mut digests: Vec<(String, &String)> =
+        all.iter().map(|id| (run_id_digest(id), id)).collect();
+    digests.sort();
+    let common = |a: &str, b: &str| a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    let mut out = HashMap::with_capacity(digests.len());
+    for (i, (digest, id)) in digests.iter().enumerate() {
+        let before = i
+            .checked_sub(1)
+            .map_or(0, |j| common(digest, &digests[j].0));
+        let after = digests.get(i + 1).map_or(0, |next| common(digest, &next.0));
+        let len = (before.max(after) + 1).clamp(SHORT_ID_MIN, digest.len());
+        out.insert((*id).clone(), digest[..len].to_string());
+    }
+    out
+}
+
+/// What a run id given by a user names, among `all` the store's run ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RunIdMatch {
+    /// Exactly this run.
+    One(String),
+    /// No run.
+    None,
+    /// Several runs (their full ids, newest first as given, at most 10).
+    Ambiguous(Vec<String>),
+}
+
+/// Resolves a full run id, a prefix of one, or a short id (a prefix of a
+/// [`run_id_digest`], any length) among `all`.
+pub fn resolve_run_id(all: &[String], wanted: &str) -> RunIdMatch {
+    if wanted.is_empty() {
+        return RunIdMatch::None;
+    }
+    if all.iter().any(|id| id == wanted) {
+        return RunIdMatch::One(wanted.to_string());
+    }
+    let lower = wanted.to_ascii_lowercase();
+    let is_hex = lower.bytes().all(|b| b.is_ascii_hexdigit());
+    let matches: Vec<&String> = all
+        .iter()
+        .filter(|id| id.starts_with(wanted) || (is_hex && run_id_digest(id).starts_with(&lower)))
+        .collect();
+    match matches[..] {
+        [] => RunIdMatch::None,
+        [one] => RunIdMatch::One(one.clone()),
+        _ => RunIdMatch::Ambiguous(matches.into_iter().take(10).cloned().collect()),
+    }
+}
+
+/// Every run id, newest first.
+pub(crate) fn run_ids(conn: &Connection) -> rusqlite::Result<Vec<String>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT run_id FROM hook_runs ORDER BY started_at DESC, seq DESC")?;
+    let rows = stmt.query_map([], |row| row.get(0))?;
+    rows.collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // test code: a panic is a failed test
+
+    use super::*;
+
+    fn line(event: &str, stdin: &str) -> Option<String> {
+        tool_call_summary(event, stdin.as_bytes()).map(|c| c.line())
+    }
+
+    #[test]
+    fn tool_calls_are_summarised_for_every_dialect() {
+        // Copse, Claude, Gemini, Codex: a tool name and an input object.
+        assert_eq!(
+            line(
+                "toolGate",
+                r#"{"tool_name":"run_shell","input":{"command":"npm install"}}"#
+            ),
+            Some("run_shell npm install".into())
+        );
+        assert_eq!(
+            line(
+                "PreToolUse",
+                r#"{"tool_name":"Read","tool_input":{"file_path":"/a/b.rs"}}"#
+            ),
+            Some("Read /a/b.rs".into())
+        );
+        // Cursor's per-kind events imply the tool.
+        assert_eq!(
+            line(
+                "beforeShellExecution",
+                r#"{"command":"ls\n  -la","cwd":"/w"}"#
+            ),
+            Some("run_shell ls -la".into())
+        );
+        assert_eq!(
+            line("beforeReadFile", r#"{"file_path":"/w/.env"}"#),
+            Some("read_file /w/.env".into())
+        );
+        // An MCP call whose input is a JSON string, and one with no telling field.
+        assert_eq!(
+            line(
+                "beforeMCPExecution",
+                r#"{"tool_name":"search","tool_input":"{\"query\":\"rust\"}"}"#
+            ),
+            Some("search rust".into())
+        );
+        assert_eq!(
+            line(
+                "PreToolUse",
+                r#"{"tool_name":"mcp__x__y","tool_input":{"n":1}}"#
+            ),
+            Some(r#"mcp__x__y {"n":1}"#.into())
+        );
+        // No tool call: a prompt, a stop, not JSON.
+        assert_eq!(line("beforeSubmitPrompt", r#"{"prompt":"hi"}"#), None);
+        assert_eq!(line("stop", r#"{"status":"completed"}"#), None);
+        assert_eq!(line("toolGate", "not json"), None);
+    }
+
+    #[test]
+    fn summaries_are_one_escaped_truncated_line() {
+        assert_eq!(one_line("a\tb\r\n c", 80), "a b c");
+        assert_eq!(one_line("x\u{1b}[2Jy", 80), "x\\u{1b}[2Jy");
+        assert_eq!(one_line("\u{202e}evil", 80), "\\u{202e}evil");
+        let long = "x".repeat(200);
+        let cut = one_line(&long, TOOL_SUMMARY_MAX);
+        assert_eq!(cut.chars().count(), TOOL_SUMMARY_MAX + 1);
+        assert!(cut.ends_with('…'));
+    }
+
+    #[test]
+    fn short_ids_are_unique_prefixes_of_at_least_seven() {
+        let ids: Vec<String> = (0..400)
+            .map(|i| format!("r1718000000{i:03}-00000000{i:06x}"))
+            .collect();
+        let short = short_ids(&ids);
+        assert_eq!(short.len(), ids.len());
+        let mut seen = std::collections::HashSet::new();
+        for id in &ids {
+            let s = &short[id];
+            assert!(s.len() >= SHORT_ID_MIN, "{s}");
+            assert!(run_id_digest(id).starts_with(s.as_str()));
+            assert!(seen.insert(s.clone()), "{s} is not unique");
+            assert_eq!(resolve_run_id(&ids, s), RunIdMatch::One(id.clone()));
+        }
+        // Full ids and run id prefixes resolve too; a shared prefix is ambiguous.
+        assert_eq!(
+            resolve_run_id(&ids, &ids[5]),
+            RunIdMatch::One(ids[5].clone())
+        );
+        assert!(matches!(resolve_run_id(&ids, "r17"), RunIdMatch::Ambiguous(v) if v.len() == 10));
+        assert_eq!(resolve_run_id(&ids, "zzz"), RunIdMatch::None);
+        assert_eq!(resolve_run_id(&ids, ""), RunIdMatch::None);
+    }
 }

@@ -551,7 +551,9 @@ fn canonical_tools_map_to_claude_tools_and_unmapped_tools_never_reach_claude_hoo
 fn permission_decisions_allow_deny_ask_defer() {
     let v = verdict_of(&pre_tool("allow", "looks fine"));
     assert_eq!(v.decision, Some(Decision::Allow));
-    assert_eq!(v.agent_message.as_deref(), Some("looks fine"));
+    // An allow's reason is for the user only (Claude Code never shows it to the model).
+    assert_eq!(v.agent_message, None);
+    assert_eq!(v.user_message.as_deref(), Some("looks fine"));
     assert_eq!(v.runs[0].result, RunOutcome::Allow);
 
     let v = verdict_of(&pre_tool("deny", "  no rm -rf  "));

@@ -391,8 +391,17 @@ fn permission(event: &EventPayload, obj: &Map<String, Value>) -> Interpretation 
     if let Some(l) = legacy {
         decision = Some(decision.map_or(l, |d| d.max(l)));
     }
+    // Claude Code shows an allow's `permissionDecisionReason` to the user alone, never
+    // to the model. Sent as the agent message it would reach the model, and be merged
+    // into other hooks' deny reasons.
+    let reason = n.and_then(|n| text_of(n, "permissionDecisionReason"));
+    let (reason_for_agent, reason_for_user) = if decision == Some(Decision::Allow) {
+        (None, reason)
+    } else {
+        (reason, None)
+    };
     let agent_message = join([
-        n.and_then(|n| text_of(n, "permissionDecisionReason")),
+        reason_for_agent,
         if blocks(obj) {
             text_of(obj, "reason")
         } else {
@@ -409,7 +418,7 @@ fn permission(event: &EventPayload, obj: &Map<String, Value>) -> Interpretation 
     Interpretation::ok(Outcome {
         decision,
         agent_message,
-        user_message: text_of(obj, "systemMessage"),
+        user_message: join([text_of(obj, "systemMessage"), reason_for_user]),
         // Claude Code replaces the whole input with `updatedInput`.
         replace_input: updated_input.is_some(),
         updated_input,
