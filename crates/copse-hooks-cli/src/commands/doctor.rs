@@ -25,6 +25,10 @@ pub fn run(global: &Global) -> Result<ExitCode> {
     let mut report = copse_hooks_server::doctor::report(&hosted);
     report.agents = agents(&hosted.engine.config().copse_dir);
     deadline_warnings(&mut report, &hosted.engine);
+    // Shim calls that failed closed or were not served (`shim-errors.log`).
+    let copse_dir = &hosted.engine.config().copse_dir;
+    let shim_errors = copse_hooks::agent::shim::error_warnings(copse_dir, 3);
+    report.settings.warnings.extend(shim_errors);
     if global.json {
         outln!("{}", serde_json::to_string_pretty(&report)?);
     } else {

@@ -569,3 +569,30 @@ fn gate_rejects_the_inputs_the_shim_blocks() {
     let run = env.cmd().gate("run_shell", r#"{"command":"rm -rf /"}"#);
     assert!(marker.exists(), "{}", run.stdout());
 }
+
+#[test]
+fn doctor_shows_the_calls_that_failed_closed() {
+    let env = Env::new();
+    let marker = setup(&env);
+    let vars: &[(&str, &str)] = &[("COPSE_SHIM_DAEMON", "0")];
+    // Control: a clean log says nothing.
+    let report = env.cmd().args(["--json", "doctor"]).run().success().json();
+    let warnings = report["settings"]["warnings"].to_string();
+    assert!(!warnings.contains("shim call"), "{warnings}");
+    let p = payload(
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": ["rm", "-rf", "/"]}}),
+    );
+    let out = shim(&env, "claude", &p, vars);
+    assert_blocked(&env, &out, &marker, "tool_input.command", "doctor");
+    let report = env.cmd().args(["--json", "doctor"]).run().success().json();
+    let warnings = report["settings"]["warnings"].to_string();
+    assert!(
+        warnings.contains("1 shim call(s) failed closed")
+            && warnings.contains("shim claude PreToolUse")
+            && warnings.contains("tool_input.command"),
+        "{warnings}"
+    );
+    let human = env.cmd().args(["doctor"]).run().success().stdout();
+    assert!(human.contains("tool_input.command"), "{human}");
+}

@@ -561,3 +561,53 @@ pub fn note_unserved(copse_dir: &Path, agent: Agent, wire: &str) {
     };
     record_error(copse_dir, agent, Some(wire), &reason);
 }
+
+/// The most recent lines of the shim's error log, as warnings for `doctor`: how many
+/// calls failed closed, fell back or were unserved, and the latest few, each naming
+/// the agent, the event and why. Only the log's tail is read (a long-lived log stays
+/// cheap); texts that came from a payload are escaped.
+pub fn error_warnings(copse_dir: &Path, latest: usize) -> Vec<String> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    const TAIL: u64 = 64 * 1024;
+    let path = error_log(copse_dir);
+    let Ok(mut file) = std::fs::File::open(&path) else {
+        return Vec::new();
+    };
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = len.saturating_sub(TAIL);
+    if file.seek(SeekFrom::Start(start)).is_err() {
+        return Vec::new();
+    }
+    let mut bytes = Vec::new();
+    if file.take(TAIL).read_to_end(&mut bytes).is_err() {
+        return Vec::new();
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let mut lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    if start > 0 && !lines.is_empty() {
+        // The first line may be cut.
+        lines.remove(0);
+    }
+    if lines.is_empty() {
+        return Vec::new();
+    }
+    let more = if start > 0 { "more than " } else { "" };
+    let mut out = vec![format!(
+        "{more}{} shim call(s) failed closed, fell back or were not served: see {}",
+        lines.len(),
+        path.display()
+    )];
+    for line in lines.iter().rev().take(latest) {
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        let field = |k: &str| v.get(k).and_then(serde_json::Value::as_str).unwrap_or("-");
+        out.push(super::escape_text(&format!(
+            "shim {} {}: {}",
+            field("agent"),
+            field("event"),
+            field("error")
+        )));
+    }
+    out
+}
