@@ -62,7 +62,7 @@ fn commands_in(line: &str) -> Vec<String> {
     let mut starts = vec![0];
     let (mut single, mut double) = (false, false);
     let chars: Vec<(usize, char)> = line.char_indices().collect();
-    for (k, &(i, c)) in chars.iter().enumerate() {
+    for (k, &(_, c)) in chars.iter().enumerate() {
         match c {
             '\'' if !double => single = !single,
             '"' if !single => double = !double,
