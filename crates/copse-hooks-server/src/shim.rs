@@ -16,6 +16,11 @@
 //! as soon as it is accepted and its hooks run detached, still audited. A daemon told
 //! to stop cancels detached runs (killing their hooks) and flushes every engine.
 //!
+//! A call that carries the shim's build ([`rpc::ShimHandleParams::client`]) is refused
+//! with `STALE_DAEMON`, before anything runs, when this daemon is another version or
+//! executable, or its executable was deleted or replaced since it started: the shim
+//! then stops this daemon and starts its own. Every answer carries the daemon's build.
+//!
 //! Never fails open by accident: an unreadable payload, a settings or state error,
 //! even a panic inside the call, is answered with the agent's block on a gated event
 //! (and recorded in `$COPSE_DIR/shim-errors.log`), never left unanswered.
@@ -300,6 +305,32 @@ fn result_of(answer: Answer, detached: bool) -> rpc::ShimHandleResult {
         stderr: answer.stderr,
         exit_code: answer.exit_code,
         detached,
+        daemon: Some(crate::socket::own_build().identity()),
+    }
+}
+
+/// Why this daemon must not serve a shim of build `client`: another version, another
+/// executable, or its own executable deleted or replaced since it started (one `stat`).
+/// A call without the shim's build (a host speaking `shim/handle` itself) is served.
+fn stale_for(client: Option<&rpc::BuildIdentity>) -> Option<String> {
+    let client = client?;
+    let own = crate::socket::own_build();
+    let exe = own.exe.display().to_string();
+    if client.version != own.version {
+        return Some(format!(
+            "the daemon runs copse-hooks {}, the shim {}",
+            own.version, client.version
+        ));
+    }
+    if client.exe != exe {
+        return Some(format!("the daemon runs {exe}, the shim {}", client.exe));
+    }
+    match own.exe_state() {
+        crate::socket::ExeState::Current => None,
+        state => Some(format!(
+            "the daemon's executable {exe} was {} since it started",
+            state.as_str()
+        )),
     }
 }
 
@@ -350,6 +381,10 @@ fn call(
     params: Option<Value>,
 ) -> Result<(rpc::ShimHandleResult, After, Served), CallError> {
     let p: rpc::ShimHandleParams = crate::methods::parse(params).map_err(|e| e.parts())?;
+    if let Some(why) = stale_for(p.client.as_ref()) {
+        // Nothing runs here: the shim replaces this daemon with its own build.
+        return Err((codes::STALE_DAEMON, format!("stale daemon: {why}")));
+    }
     let Some(agent) = Agent::parse(&p.agent) else {
         return Err((
             codes::INVALID_PARAMS,

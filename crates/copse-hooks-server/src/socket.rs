@@ -6,6 +6,13 @@
 //! replaced. The socket is created 0600 in a directory made 0700 when we create it.
 //! A server whose socket file disappears (or is replaced) exits within seconds: nobody
 //! can reach it any more.
+//!
+//! A daemon also knows which build it is ([`own_build`]: version, executable, the
+//! executable file's identity when it started, start time) and writes it beside its
+//! socket (`PATH.info`, see [`DaemonInfo`]) for `daemon status` and `doctor`. The shim
+//! sends its own build with every call; a daemon of another build, or whose
+//! executable was deleted or replaced since it started ([`ExeState`]), answers
+//! `STALE_DAEMON` and runs nothing, and the shim replaces it ([`stop_pid`]).
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
@@ -156,6 +163,9 @@ pub fn bind(path: &Path) -> Result<Bound, ServerError> {
 pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerError> {
     let server = Server::new(config);
     let socket_path = bound.path.clone();
+    // Fixes this process's build now, before its executable could be replaced.
+    own_build();
+    write_info(&socket_path)?;
     let mut signals = signal_hook::iterator::Signals::new([
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGINT,
@@ -169,6 +179,7 @@ pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerErro
             .spawn(move || {
                 if signals.forever().next().is_some() {
                     let _ = std::fs::remove_file(&path);
+                    let _ = std::fs::remove_file(info_path(&path));
                     server.shutdown_all();
                     std::process::exit(0);
                 }
@@ -244,6 +255,184 @@ fn refuse(stream: &UnixStream, why: &str) {
     let mut out = stream;
     let _ = writeln!(out, "{line}");
     let _ = stream.shutdown(std::net::Shutdown::Both);
+}
+
+/// Whether a daemon's executable is still the file it was started from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExeState {
+    /// The path still names the file the daemon runs.
+    Current,
+    /// Another file is at the path now (an upgrade, a rebuild).
+    Replaced,
+    /// Nothing is at the path any more.
+    Deleted,
+}
+
+impl ExeState {
+    /// `current`, `replaced` or `deleted`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExeState::Current => "current",
+            ExeState::Replaced => "replaced",
+            ExeState::Deleted => "deleted",
+        }
+    }
+
+    /// Compares what is at `exe` now with the running file's `(dev, ino)`: one `stat`.
+    pub fn of(exe: &Path, running: Option<(u64, u64)>) -> ExeState {
+        match std::fs::metadata(exe) {
+            Err(_) => ExeState::Deleted,
+            Ok(m) if running.is_some_and(|r| r != (m.dev(), m.ino())) => ExeState::Replaced,
+            Ok(_) => ExeState::Current,
+        }
+    }
+}
+
+/// This process's build, fixed the first time it is asked for (a daemon asks when it
+/// binds its socket, before it could have been replaced).
+#[derive(Debug, Clone)]
+pub struct OwnBuild {
+    /// The version (`copse-hooks --version`).
+    pub version: String,
+    /// The executable's path, as the kernel resolved it at start.
+    pub exe: PathBuf,
+    /// The running file's `(dev, ino)` (of `/proc/self/exe`, which stays the running
+    /// file even once the path names another).
+    pub file: Option<(u64, u64)>,
+    /// When it was first asked for (the daemon's start), in ms since the epoch.
+    pub started_ms: u64,
+}
+
+impl OwnBuild {
+    /// Whether the executable is still the file this process runs: one `stat`.
+    pub fn exe_state(&self) -> ExeState {
+        ExeState::of(&self.exe, self.file)
+    }
+
+    /// As sent on the wire.
+    pub fn identity(&self) -> copse_hooks_wire::rpc::BuildIdentity {
+        copse_hooks_wire::rpc::BuildIdentity {
+            version: self.version.clone(),
+            exe: self.exe.display().to_string(),
+        }
+    }
+}
+
+/// This process's build ([`OwnBuild`]).
+pub fn own_build() -> &'static OwnBuild {
+    static OWN: std::sync::OnceLock<OwnBuild> = std::sync::OnceLock::new();
+    OWN.get_or_init(|| OwnBuild {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        exe: std::env::current_exe().unwrap_or_default(),
+        file: std::fs::metadata("/proc/self/exe")
+            .ok()
+            .map(|m| (m.dev(), m.ino())),
+        started_ms: now_ms(),
+    })
+}
+
+fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_millis()).unwrap_or(u64::MAX))
+}
+
+/// What a daemon writes beside its socket (`PATH.info`) when it starts.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DaemonInfo {
+    /// The daemon's pid.
+    pub pid: u32,
+    /// Its version.
+    pub version: String,
+    /// Its executable, as resolved when it started.
+    pub exe: String,
+    /// When it started, in ms since the epoch.
+    pub started_ms: u64,
+}
+
+/// The info file beside a socket.
+pub fn info_path(socket: &Path) -> PathBuf {
+    let mut name = socket.as_os_str().to_owned();
+    name.push(".info");
+    PathBuf::from(name)
+}
+
+/// Writes this process's [`DaemonInfo`] beside `socket` (a new file renamed over the
+/// old, 0600, in the socket's directory).
+fn write_info(socket: &Path) -> Result<(), ServerError> {
+    let own = own_build();
+    let info = DaemonInfo {
+        pid: std::process::id(),
+        version: own.version.clone(),
+        exe: own.exe.display().to_string(),
+        started_ms: own.started_ms,
+    };
+    let path = info_path(socket);
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}.tmp", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let text = serde_json::to_string(&info).unwrap_or_default();
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(&tmp)
+        .map_err(io("cannot write the daemon info", &tmp))?;
+    writeln!(file, "{text}").map_err(io("cannot write the daemon info", &tmp))?;
+    std::fs::rename(&tmp, &path).map_err(io("cannot write the daemon info", &path))
+}
+
+/// The [`DaemonInfo`] of the daemon serving `socket`: only when it names the pid
+/// that holds the socket's lock (an info file left by a killed daemon is not read
+/// as the current one's).
+pub fn info(socket: &Path) -> Option<DaemonInfo> {
+    let mut text = String::new();
+    OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(info_path(socket))
+        .ok()?
+        .take(64 * 1024)
+        .read_to_string(&mut text)
+        .ok()?;
+    let info: DaemonInfo = serde_json::from_str(text.trim()).ok()?;
+    (holder_pid(socket) == Some(info.pid)).then_some(info)
+}
+
+/// Whether daemon `pid`'s executable is still the file it runs, seen from outside:
+/// `/proc/PID/exe` (the running file) against what is at `exe` now.
+pub fn exe_state_of(pid: u32, exe: &Path) -> Option<ExeState> {
+    let running = std::fs::metadata(format!("/proc/{pid}/exe")).ok()?;
+    Some(ExeState::of(exe, Some((running.dev(), running.ino()))))
+}
+
+/// Stops the daemon on `socket` only if it is still `pid` (a daemon another shim
+/// already put in its place is left alone), and waits at most `wait` until its lock is
+/// free. Returns whether `pid` was signalled.
+pub fn stop_pid(socket: &Path, pid: u32, wait: Duration) -> Result<bool, ServerError> {
+    if holder_pid(socket) != Some(pid) || take_lock_probe(socket) {
+        return Ok(false);
+    }
+    let Some(raw) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return Ok(false);
+    };
+    let _ = rustix::process::kill_process(raw, rustix::process::Signal::TERM);
+    let deadline = Instant::now() + wait;
+    while Instant::now() < deadline {
+        if take_lock_probe(socket) {
+            return Ok(true);
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Err(ServerError::StartFailed(format!(
+        "the daemon (pid {pid}) did not stop within {} ms",
+        wait.as_millis()
+    )))
 }
 
 /// What `daemon status` reports.

@@ -41,6 +41,10 @@ pub mod codes {
     /// as another user. Sent once, with `id` `null`, then the connection is closed;
     /// nothing was run (the shim then runs the call in-process).
     pub const PEER_REFUSED: i64 = -32005;
+    /// `shim/handle` from a shim of another build than the daemon (another version
+    /// or executable), or to a daemon whose executable was deleted or replaced since
+    /// it started. Nothing was run; the shim stops that daemon and starts its own.
+    pub const STALE_DAEMON: i64 = -32006;
 }
 
 /// Who the client is.
@@ -672,6 +676,20 @@ pub struct ShimHandleParams {
     /// The shim's working directory (the agent's).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cwd: Option<String>,
+    /// The shim's build: a daemon of another build answers [`codes::STALE_DAEMON`]
+    /// and runs nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<BuildIdentity>,
+}
+
+/// Which build of copse-hooks a process runs: its version and its executable.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BuildIdentity {
+    /// `copse-hooks --version`'s number.
+    pub version: String,
+    /// The executable's absolute path.
+    pub exe: String,
 }
 
 /// `shim/handle` result: what the shim writes and exits with.
@@ -688,6 +706,10 @@ pub struct ShimHandleResult {
     /// detached (still audited) after answering.
     #[serde(default)]
     pub detached: bool,
+    /// The daemon's build, which served the call (for logs and tests; the check is
+    /// the daemon's, on [`ShimHandleParams::client`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon: Option<BuildIdentity>,
 }
 
 /// Every method: `(name, params schema, result schema)`; notifications have no

@@ -37,12 +37,50 @@ pub fn run(global: &Global) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What is wrong with the executable `agent`'s shim entries in `config` run, if
+/// anything: no entry left, a binary that is missing, or one that is not this
+/// `copse-hooks` (an install from another path; an upgrade that left the old path).
+/// Paths are compared, not versions: running the other binary would cost a process per
+/// entry, and a different path is already worth saying.
+fn binary_problem(agent: &str, config: &std::path::Path) -> Option<String> {
+    let parsed = copse_hooks::agent::Agent::parse(agent)?;
+    let commands = super::install::shim_commands_in(parsed, config);
+    if commands.is_empty() {
+        return Some(format!(
+            "no shim entry is left in {} (removed by hand?): {agent} does not call copse-hooks; run `copse-hooks install --agent {agent}`",
+            config.display()
+        ));
+    }
+    let this = std::env::current_exe().ok();
+    let this_real = this.as_deref().and_then(|p| std::fs::canonicalize(p).ok());
+    for command in commands {
+        let binary = super::install::command_binary(&command);
+        let path = std::path::Path::new(&binary);
+        let Ok(real) = std::fs::canonicalize(path) else {
+            return Some(format!(
+                "the shim entries run {binary}, which does not exist: every {agent} hook call fails; run `copse-hooks install --agent {agent}` to point them at this copse-hooks"
+            ));
+        };
+        if this_real.as_ref().is_some_and(|t| *t != real) {
+            return Some(format!(
+                "the shim entries run {binary}, not this copse-hooks ({}): run `copse-hooks install --agent {agent}` with the one you mean {agent} to use",
+                this.as_deref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            ));
+        }
+    }
+    None
+}
+
 /// Per agent: where the shim is installed (`install`'s manifest), what was adopted,
-/// and which path served its most recent calls.
+/// which path served its most recent calls, and whether the binary its entries run is
+/// this one.
 pub fn agents(copse_dir: &std::path::Path) -> Vec<AgentShimOutput> {
     super::install::status()
         .into_iter()
         .map(|i| {
+            let binary_problem = binary_problem(&i.agent, &i.path);
             let served = copse_hooks::agent::Agent::parse(&i.agent)
                 .and_then(|a| copse_hooks::agent::shim::read_served(copse_dir, a))
                 .map(|s| ShimServedOutput {
@@ -58,6 +96,7 @@ pub fn agents(copse_dir: &std::path::Path) -> Vec<AgentShimOutput> {
                 adopted: i.adopted.map(|a| a.display().to_string()),
                 adopted_events: i.adopted_events,
                 served,
+                binary_problem,
             }
         })
         .collect()
@@ -129,6 +168,13 @@ fn print_agents(agents: &[AgentShimOutput]) {
                 "          adopted {} into {}",
                 clean(&a.adopted_events.join(", ")),
                 clean(adopted)
+            );
+        }
+        if let Some(problem) = &a.binary_problem {
+            outln!(
+                "          {}: {}",
+                paint("problem", output::RED, false),
+                clean(problem)
             );
         }
         match &a.served {

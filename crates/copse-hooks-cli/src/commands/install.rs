@@ -255,6 +255,16 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
     let path = config_path(agent, &home(), opts.project.as_deref());
     let command = shim_command(agent)?;
     let mut manifest = load_manifest(&copse_dir)?;
+    // Installing turns hooks on in the settings; settings that cannot be read
+    // (corrupt, refused) are refused here, before anything is written, rather than
+    // replaced by defaults (which would drop the user's trust).
+    let settings_path = Settings::path_in(&copse_dir);
+    Settings::load(&settings_path).with_context(|| {
+        format!(
+            "{} cannot be read; nothing was installed (fix or remove it, then run install again)",
+            settings_path.display()
+        )
+    })?;
 
     let original = match std::fs::read(&path) {
         Ok(b) => Some(b),
@@ -347,6 +357,20 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
         }
     }
 
+    // The commands the agent's shim entries ran before (an older install, another
+    // path): the install says what it updated from.
+    let mut previous_commands: Vec<String> = Vec::new();
+    for entries in hooks.values() {
+        for e in entries.as_array().into_iter().flatten() {
+            if is_shim_entry(agent, e) {
+                for c in entry_commands(agent, e) {
+                    if c != command && !previous_commands.contains(&c) {
+                        previous_commands.push(c);
+                    }
+                }
+            }
+        }
+    }
     let mut created_events = Vec::new();
     for event in agent.served_events() {
         let list = match hooks.get_mut(*event) {
@@ -365,10 +389,18 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
             }
         };
         let fresh = entry(agent, &command);
-        match list.iter_mut().find(|e| is_shim_entry(agent, e)) {
-            // An entry from an older install (no timeout, no deadline): brought up to
-            // date in place.
-            Some(old) => *old = fresh,
+        match list.iter().position(|e| is_shim_entry(agent, e)) {
+            // An entry from an older install (no timeout, no deadline, another
+            // binary): brought up to date in place, and any second shim entry (two
+            // installs from different paths) dropped: the agent runs one shim.
+            Some(first) => {
+                list[first] = fresh;
+                let mut index = 0;
+                list.retain(|e| {
+                    index += 1;
+                    index - 1 == first || !is_shim_entry(agent, e)
+                });
+            }
             None => list.push(fresh),
         }
     }
@@ -381,8 +413,8 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
     };
     if unchanged && adopted_path.is_none() {
         println!(
-            "copse-hooks shim already installed for {agent} in {}",
-            path.display()
+            "copse-hooks shim already installed for {agent} in {} (it runs this executable)",
+            escape(&path.display().to_string())
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -439,14 +471,23 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
         }),
     }
     save_manifest(&copse_dir, &manifest)?;
-    // Installing the shim is the user's opt-in to hooks.
-    let settings_path = Settings::path_in(&copse_dir);
-    let mut settings = Settings::load(&settings_path).unwrap_or_default();
-    let enabled_now = !settings.cursor_hooks_enabled;
-    if enabled_now {
+    // Installing the shim is the user's opt-in to hooks: under the settings lock, so
+    // a concurrent `trust` is not lost, and never over settings that cannot be read.
+    let (enabled_now, _notices) = Settings::update(&settings_path, |loaded| {
+        let mut settings = loaded?;
+        if settings.cursor_hooks_enabled {
+            return Ok((None, false));
+        }
         settings.cursor_hooks_enabled = true;
-        settings.save(&settings_path)?;
-    }
+        Ok((Some(settings), true))
+    })
+    .with_context(|| {
+        format!(
+            "the shim is installed in {}, but hooks could not be turned on in {} (fix it, then run `copse-hooks enable`)",
+            path.display(),
+            settings_path.display()
+        )
+    })?;
     if global.json {
         println!(
             "{}",
@@ -466,11 +507,19 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
             })?
         );
     } else {
-        println!(
-            "installed the copse-hooks shim for {agent} in {} ({} events)",
-            path.display(),
-            agent.served_events().len()
-        );
+        match previous_commands.first() {
+            Some(old) => println!(
+                "updated the copse-hooks shim for {agent} in {} ({} events) from {}",
+                escape(&path.display().to_string()),
+                agent.served_events().len(),
+                escape(&command_binary(old))
+            ),
+            None => println!(
+                "installed the copse-hooks shim for {agent} in {} ({} events)",
+                escape(&path.display().to_string()),
+                agent.served_events().len()
+            ),
+        }
         if let Some(a) = &adopted_path {
             println!(
                 "adopted {agent} hooks ({}) into {}",
@@ -481,8 +530,67 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
         if enabled_now {
             println!("turned external hooks on ({})", settings_path.display());
         }
+        println!(
+            "next: run `copse-hooks doctor` after {agent}'s next tool call: its Agents section says which path served it"
+        );
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The executable a shim command runs: its first word, shell-unquoted (the command
+/// [`shim_command`] writes quotes it with single quotes when it must).
+pub fn command_binary(command: &str) -> String {
+    let command = command.trim_start();
+    if let Some(rest) = command.strip_prefix('\'') {
+        // 'a'\''b' → a'b: quoted runs joined by escaped quotes.
+        let mut out = String::new();
+        let mut chars = rest.chars().peekable();
+        let mut quoted = true;
+        while let Some(c) = chars.next() {
+            match (quoted, c) {
+                (true, '\'') => quoted = false,
+                (false, '\\') => {
+                    if let Some(n) = chars.next() {
+                        out.push(n);
+                    }
+                }
+                (false, '\'') => quoted = true,
+                (false, c) if c.is_whitespace() => break,
+                (_, c) => out.push(c),
+            }
+        }
+        out
+    } else {
+        command
+            .split_whitespace()
+            .next()
+            .unwrap_or_default()
+            .to_string()
+    }
+}
+
+/// The distinct shim commands `agent`'s config file at `path` holds (what the agent
+/// runs as its copse-hooks shim), in file order; empty when it cannot be read.
+pub fn shim_commands_in(agent: Agent, path: &Path) -> Vec<String> {
+    let Ok(bytes) = std::fs::read(path) else {
+        return Vec::new();
+    };
+    let Ok(Value::Object(root)) = serde_json::from_slice::<Value>(&bytes) else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    if let Some(Value::Object(hooks)) = root.get("hooks") {
+        for entries in hooks.values() {
+            for e in entries.as_array().into_iter().flatten() {
+                for c in entry_commands(agent, e) {
+                    if is_shim(&c, agent) && !out.contains(&c) {
+                        out.push(c);
+                    }
+                }
+            }
+        }
+    }
+    out
 }
 
 fn parse_agent(name: &str) -> Result<Agent> {
@@ -523,13 +631,15 @@ pub fn uninstall(global: &Global, agent: &str, project: bool) -> Result<ExitCode
                 let bytes = std::fs::read(b)
                     .with_context(|| format!("backup {} is missing", b.display()))?;
                 write_atomic(&path, &bytes)?;
+                how = "restored";
             }
             _ => {
+                // `install` created the file: it goes, and that is what is said.
                 std::fs::remove_file(&path)
                     .with_context(|| format!("failed to remove {}", path.display()))?;
+                how = "removed";
             }
         }
-        how = "restored";
     } else if let Some(cur) = &current {
         // Changed since: remove the shim entries (and what install created), and put
         // adopted hooks back.
@@ -538,6 +648,7 @@ pub fn uninstall(global: &Global, agent: &str, project: bool) -> Result<ExitCode
             Ok(Value::Object(o)) => o,
             _ => bail!("{} is not a JSON object; not touching it", path.display()),
         };
+        let before = rootv.clone();
         if let Some(Value::Object(hooks)) = rootv.get_mut("hooks") {
             for (_, entries) in hooks.iter_mut() {
                 if let Value::Array(list) = entries {
@@ -570,11 +681,17 @@ pub fn uninstall(global: &Global, agent: &str, project: bool) -> Result<ExitCode
         {
             rootv.remove("hooks");
         }
-        write_atomic(
-            &path,
-            to_text(&Value::Object(rootv), &indent_of(&text))?.as_bytes(),
-        )?;
-        how = "removed the shim entries from";
+        if rootv == before {
+            // No shim entry was left to take out: the file's bytes stay as they are
+            // (no reformatting of a file that does not change).
+            how = "no shim entries left in";
+        } else {
+            write_atomic(
+                &path,
+                to_text(&Value::Object(rootv), &indent_of(&text))?.as_bytes(),
+            )?;
+            how = "removed the shim entries from";
+        }
     } else {
         how = "nothing to remove from";
     }

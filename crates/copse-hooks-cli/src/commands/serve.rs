@@ -106,7 +106,7 @@ fn unblock_termination_signals() {
 }
 
 pub fn daemon_start(global: &Global) -> Result<ExitCode> {
-    let path = daemon_socket();
+    let path = std::path::absolute(daemon_socket()).unwrap_or_else(|_| daemon_socket());
     let log = path.with_file_name("daemon.log");
     let exe = std::env::current_exe().context("cannot find this executable")?;
     let (pid, started) = socket::start(&exe, &path, &log)?;
@@ -126,13 +126,13 @@ pub fn daemon_start(global: &Global) -> Result<ExitCode> {
     if started {
         outln!(
             "daemon started (pid {pid}) on {}; log: {}",
-            crate::output::path(&path),
-            crate::output::path(&log)
+            crate::output::clean(&path.display().to_string()),
+            crate::output::clean(&log.display().to_string())
         );
     } else {
         outln!(
             "daemon already running (pid {pid}) on {}",
-            crate::output::path(&path)
+            crate::output::clean(&path.display().to_string())
         );
     }
     Ok(ExitCode::SUCCESS)
@@ -158,13 +158,20 @@ pub fn daemon_stop(global: &Global) -> Result<ExitCode> {
 }
 
 pub fn daemon_status(global: &Global) -> Result<ExitCode> {
-    let path = daemon_socket();
+    // Absolute: the socket is where every agent's shim connects, whatever the cwd.
+    let path = std::path::absolute(daemon_socket()).unwrap_or_else(|_| daemon_socket());
     let status = socket::status(&path);
     let (word, pid, code) = match status {
         DaemonStatus::Running { pid } => ("running", pid, 0),
         DaemonStatus::Stale => ("stale", None, 3),
         DaemonStatus::Stopped => ("stopped", None, 3),
     };
+    // What the running daemon recorded about its build (only when it names the pid
+    // holding the socket), and whether its executable is still that file.
+    let info = pid.and_then(|_| socket::info(&path));
+    let state = info
+        .as_ref()
+        .and_then(|i| socket::exe_state_of(i.pid, Path::new(&i.exe)));
     if global.json {
         outln!(
             "{}",
@@ -173,23 +180,39 @@ pub fn daemon_status(global: &Global) -> Result<ExitCode> {
                 status: word.to_string(),
                 pid,
                 socket: path.display().to_string(),
+                daemon_version: info.as_ref().map(|i| i.version.clone()),
+                executable: info.as_ref().map(|i| i.exe.clone()),
+                executable_state: state.map(|s| s.as_str().to_string()),
+                started_ms: info.as_ref().map(|i| i.started_ms),
             })?
         );
     } else {
+        let socket_text = crate::output::clean(&path.display().to_string());
         match status {
-            DaemonStatus::Running { pid } => outln!(
-                "running (pid {}) on {}",
-                pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into()),
-                crate::output::path(&path)
-            ),
-            DaemonStatus::Stale => outln!(
-                "not running: {} is a stale socket (the next start replaces it)",
-                crate::output::path(&path)
-            ),
-            DaemonStatus::Stopped => outln!(
-                "not running ({} does not exist)",
-                crate::output::path(&path)
-            ),
+            DaemonStatus::Running { pid } => {
+                outln!(
+                    "running (pid {}) on {socket_text}",
+                    pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into()),
+                );
+                if let Some(i) = &info {
+                    let note = match state {
+                        Some(socket::ExeState::Current) | None => String::new(),
+                        Some(s) => {
+                            format!(" ({}: the next shim call replaces this daemon)", s.as_str())
+                        }
+                    };
+                    outln!("  version:    {}", crate::output::clean(&i.version));
+                    outln!("  executable: {}{note}", crate::output::clean(&i.exe));
+                    outln!(
+                        "  started:    {}",
+                        crate::time::format_time(i.started_ms, false)
+                    );
+                }
+            }
+            DaemonStatus::Stale => {
+                outln!("not running: {socket_text} is a stale socket (the next start replaces it)")
+            }
+            DaemonStatus::Stopped => outln!("not running ({socket_text} does not exist)"),
         }
     }
     Ok(ExitCode::from(code))

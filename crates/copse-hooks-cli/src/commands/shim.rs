@@ -15,6 +15,13 @@
 //! broken answer (it died mid-call, garbage, an internal error) is not retried
 //! in-process — hooks may have run — but answered with the block on a gated event.
 //!
+//! Every call carries this shim's build (version and executable). A daemon of another
+//! build, or one whose executable was deleted or replaced since it started (an
+//! upgrade, a rebuild), runs nothing and says so (`STALE_DAEMON`); the shim then stops
+//! that daemon, logs it in `$COPSE_DIR/shim-errors.log`, starts its own and forwards
+//! the call again (in-process when that fails too). The exchange costs no round trip:
+//! a `readlink` here, a `stat` in the daemon.
+//!
 //! `--deadline SECONDS` bounds the whole call: an agent kills a hook that outlasts its
 //! own timeout and then lets the action through, so the shim must answer first. When
 //! the deadline passes — whatever is slow: a hook, starting the daemon, connecting to
@@ -279,6 +286,9 @@ fn in_process(agent: Agent, mut inbound: Inbound, why: &str) -> Answer {
 enum Forward {
     Unavailable(String),
     Broken(String),
+    /// The daemon (this pid, when known) is another build than this shim, or its
+    /// executable was deleted or replaced: it ran nothing, and is to be replaced.
+    Stale(String, Option<u32>),
 }
 
 /// Connects to the socket, waiting at most `bound`: a connect to a daemon that is
@@ -365,6 +375,7 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
         cwd: std::env::current_dir()
             .ok()
             .and_then(|d| d.into_os_string().into_string().ok()),
+        client: Some(own_build()),
     };
     let request = Request {
         jsonrpc: "2.0",
@@ -383,7 +394,8 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
         .write_all(&line)
         .map_err(|e| Forward::Unavailable(format!("the daemon did not take the call: {e}")))?;
     Phase::WaitingDaemon.set();
-    let reply = read_answer(&stream, socket)?;
+    let daemon = copse_hooks_server::socket::holder_pid(socket);
+    let reply = read_answer(&stream, daemon)?;
     let response: Response = serde_json::from_slice(&reply)
         .map_err(|e| Forward::Broken(format!("the daemon's answer is not JSON: {e}")))?;
     if let Some(err) = response.error {
@@ -394,7 +406,16 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
             .unwrap_or("(no message)");
         // A daemon that does not know the method (an older one), or that refused this
         // process as a peer (it looks like a hook), ran nothing.
-        return Err(if code == Some(rpc::codes::PEER_REFUSED) {
+        return Err(if code == Some(rpc::codes::STALE_DAEMON) {
+            Forward::Stale(message.to_owned(), daemon)
+        } else if code == Some(rpc::codes::INVALID_PARAMS) && message.contains("`client`") {
+            // A daemon older than the build exchange refuses the field (it takes no
+            // unknown field) and ran nothing: it is stale too.
+            Forward::Stale(
+                format!("the daemon is older than this shim ({message})"),
+                daemon,
+            )
+        } else if code == Some(rpc::codes::PEER_REFUSED) {
             Forward::Unavailable(format!("the daemon refused this process: {message}"))
         } else if code == Some(rpc::codes::METHOD_NOT_FOUND) {
             Forward::Unavailable(format!("the daemon does not serve shim/handle: {message}"))
@@ -437,11 +458,10 @@ fn is_stopped(pid: u32) -> bool {
 
 /// Reads the daemon's one-line answer, bounded: at most [`DAEMON_READ`] (or what is
 /// left of the deadline), and no longer than [`STOPPED_GRACE`] once the daemon holding
-/// the socket is seen stopped.
-fn read_answer(stream: &UnixStream, socket: &Path) -> Result<Vec<u8>, Forward> {
+/// the socket (`daemon`) is seen stopped.
+fn read_answer(stream: &UnixStream, daemon: Option<u32>) -> Result<Vec<u8>, Forward> {
     let started = Instant::now();
     let bound = bounded(DAEMON_READ);
-    let daemon = copse_hooks_server::socket::holder_pid(socket);
     let mut stopped_since: Option<Instant> = None;
     let mut reader = BufReader::new(stream);
     let mut reply = Vec::new();
@@ -501,19 +521,71 @@ fn wire_of(payload: &[u8]) -> Option<String> {
         .and_then(|v| v.get("hook_event_name")?.as_str().map(str::to_string))
 }
 
+/// This shim's build, as sent with every call: the version and the executable the
+/// kernel resolved (`/proc/self/exe`, one `readlink`).
+fn own_build() -> rpc::BuildIdentity {
+    rpc::BuildIdentity {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        exe: std::env::current_exe()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+    }
+}
+
+/// How long the shim waits for a stale daemon to stop before running the call
+/// in-process (a daemon finishing its in-flight calls).
+const STALE_STOP: Duration = Duration::from_secs(10);
+
+/// Stops a stale daemon (only if it is still `pid`: another shim may have replaced it
+/// already) and logs why in `shim-errors.log`. The caller's next connect starts this
+/// shim's own build.
+fn replace_daemon(socket: &Path, agent: Agent, payload: &[u8], why: &str, pid: Option<u32>) {
+    Phase::StartingDaemon.set();
+    let wire = wire_of(payload);
+    let pid_text = pid.map_or_else(|| "?".to_owned(), |p| p.to_string());
+    let outcome = match pid {
+        Some(pid) => match copse_hooks_server::socket::stop_pid(socket, pid, bounded(STALE_STOP)) {
+            Ok(true) => "stopped it".to_owned(),
+            Ok(false) => "it was already gone".to_owned(),
+            Err(e) => format!("could not stop it: {e}"),
+        },
+        None => "its pid is unknown; not stopped".to_owned(),
+    };
+    agent::shim::record_error(
+        &copse_dir(),
+        agent,
+        wire.as_deref(),
+        &format!(
+            "replacing the daemon (pid {pid_text}): {why}; {outcome}; starting {}",
+            own_build().exe
+        ),
+    );
+}
+
 fn serve(agent: Agent, payload: &[u8]) -> Answer {
     let why = match Backend::select() {
-        Backend::Daemon(socket) => match forward(&socket, agent, payload) {
-            Ok(answer) => return answer,
-            Err(Forward::Broken(reason)) => {
-                // The daemon may have run hooks: fail closed on a gated event rather
-                // than run them again (or fail open).
-                let wire = wire_of(payload);
-                agent::shim::record_error(&copse_dir(), agent, wire.as_deref(), &reason);
-                return agent::fail_closed(agent, wire.as_deref(), &reason);
+        Backend::Daemon(socket) => {
+            let mut attempt = forward(&socket, agent, payload);
+            if let Err(Forward::Stale(why, pid)) = &attempt {
+                replace_daemon(&socket, agent, payload, why, *pid);
+                attempt = forward(&socket, agent, payload);
             }
-            Err(Forward::Unavailable(reason)) => format!("no daemon: {reason}"),
-        },
+            match attempt {
+                Ok(answer) => return answer,
+                Err(Forward::Broken(reason)) => {
+                    // The daemon may have run hooks: fail closed on a gated event
+                    // rather than run them again (or fail open).
+                    let wire = wire_of(payload);
+                    agent::shim::record_error(&copse_dir(), agent, wire.as_deref(), &reason);
+                    return agent::fail_closed(agent, wire.as_deref(), &reason);
+                }
+                // Still stale (another build put its daemon back in between): nothing
+                // ran; this call runs in-process.
+                Err(Forward::Unavailable(reason) | Forward::Stale(reason, _)) => {
+                    format!("no daemon: {reason}")
+                }
+            }
+        }
         Backend::InProcess { why } => why,
     };
     let inbound = match agent::read(agent, payload) {
