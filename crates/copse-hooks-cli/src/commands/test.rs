@@ -89,8 +89,12 @@ pub fn run(
         (None, Some(f)) if f == "spawn" => "did not start".to_string(),
         (None, _) => "killed".to_string(),
     };
+    let timed_out = dry.failure.as_deref() == Some("timeout");
     let parsed = if dry.parse_ok {
         "response parsed"
+    } else if timed_out || dry.exit_code.is_none() {
+        // Killed before it answered: there was no whole answer to parse.
+        "no answer"
     } else {
         "response did not parse"
     };
@@ -99,6 +103,14 @@ pub fn run(
         paint("result", output::BOLD, false),
         dry.duration_ms
     );
+    if timed_out {
+        outln!(
+            "{} the hook ran past its timeout of {} ms and was killed; raise its \"timeout\" \
+             in the config, or make it return sooner",
+            paint("hint:", output::YELLOW, false),
+            dry.timeout_ms
+        );
+    }
     section("stdout", &dry.stdout);
     section("stderr", &dry.stderr);
     let word = dry.summary.split(' ').next().unwrap_or("");
