@@ -596,3 +596,38 @@ fn doctor_shows_the_calls_that_failed_closed() {
     let human = env.cmd().args(["doctor"]).run().success().stdout();
     assert!(human.contains("tool_input.command"), "{human}");
 }
+
+/// Real agents' recorded payloads (see `_provenance` in the file).
+const REAL: &str = include_str!("agent_input_payloads.json");
+
+#[test]
+fn real_agents_recorded_payloads_are_served_never_failed_closed() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    let marker = setup(&env);
+    let real: Value = serde_json::from_str(REAL).unwrap();
+    for vars in PATHS {
+        for agent in ["claude", "gemini", "codex"] {
+            for p in real[agent].as_array().unwrap() {
+                reset(&env, &marker);
+                let event = p["hook_event_name"].as_str().unwrap();
+                let out = shim(&env, agent, &p.to_string(), vars);
+                let what = format!("{vars:?} {agent} {event}");
+                assert_eq!(out.status.code(), Some(0), "{what}: {}", stderr(&out));
+                let log = errors(&env);
+                assert!(
+                    log.iter().all(|l| !l["error"]
+                        .as_str()
+                        .unwrap_or("")
+                        .contains("failing closed")
+                        && !l["error"].as_str().unwrap_or("").contains("wrong agent")),
+                    "{what}: {log:?}"
+                );
+                let shell = p["tool_name"] == "Bash" || p["tool_name"] == "run_shell_command";
+                if shell && matches!(event, "PreToolUse" | "BeforeTool") {
+                    assert!(marker.exists(), "{what}: the run_shell hook ran");
+                }
+            }
+        }
+    }
+}
