@@ -474,7 +474,9 @@ pub fn main() -> ExitCode {
         Command::Trust { dir, diff: true } => {
             commands::settings::trust_diff(&cli.global, dir.as_deref())
         }
-        Command::Init { dialect, dir } => commands::init::run(&cli.global, *dialect, dir.as_deref()),
+        Command::Init { dialect, dir } => {
+            commands::init::run(&cli.global, *dialect, dir.as_deref())
+        }
         Command::Watch { dir } => commands::watch::run(&cli.global, dir.as_deref()),
         Command::Untrust { dir } => commands::settings::untrust(&cli.global, dir.as_deref()),
         Command::Replay { file, explain } => commands::replay::run(&cli.global, file, *explain),

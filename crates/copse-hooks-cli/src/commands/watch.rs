@@ -24,6 +24,9 @@ use crate::cli::Global;
 use crate::commands::settings::{PinState, TrustStatus, print_pinned_file, trust_status};
 use crate::output::{self, paint};
 
+/// The changed pinned files as shown: each path with its current hash.
+type Fingerprint = Vec<(std::path::PathBuf, Option<String>)>;
+
 /// How often the store and the pinned files are looked at.
 const TICK: Duration = Duration::from_millis(300);
 
@@ -77,7 +80,7 @@ pub fn run(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     let mut seen_runs: HashSet<String> = HashSet::new();
     // The changed files last shown (path and current hash), and whether a prompt
     // about exactly them is open.
-    let mut shown: Option<Vec<(std::path::PathBuf, Option<String>)>> = None;
+    let mut shown: Option<Fingerprint> = None;
     let mut prompt_open = false;
     let mut reported_status: Option<&'static str> = None;
     loop {
@@ -123,7 +126,7 @@ pub fn run(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
             }
             reported_status = note;
         }
-        let fingerprint: Vec<_> = changed
+        let fingerprint: Fingerprint = changed
             .iter()
             .map(|f| (f.path.clone(), f.current_sha256.clone()))
             .collect();
@@ -189,7 +192,7 @@ pub fn run(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
 }
 
 /// The changed files' fingerprint now.
-fn recheck(root: &Path) -> Result<Option<Vec<(std::path::PathBuf, Option<String>)>>> {
+fn recheck(root: &Path) -> Result<Option<Fingerprint>> {
     Ok(match trust_status(root)? {
         TrustStatus::Pinned(files) => {
             let v: Vec<_> = files
