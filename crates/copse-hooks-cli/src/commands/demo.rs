@@ -5,7 +5,10 @@
 //!
 //! The example workspace is built into the binary and written to a temporary
 //! directory, so the demo works from any directory and after `cargo install`, and
-//! writes nothing anywhere else.
+//! writes nothing anywhere else. Its runs are recorded in an audit store of its own
+//! in that directory (never the user's): `copse-hooks ui --demo` replays the same
+//! session into such a store and serves the page over it, so a fresh user sees a
+//! populated page without mixing the example into their real store.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -69,10 +72,43 @@ fn write_example(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-pub fn run(global: &Global, example: Option<&Path>) -> Result<ExitCode> {
-    // Everything lives in one temporary directory, removed at the end: the example
-    // workspace (unless --example names one), an empty home and an empty COPSE_DIR,
-    // so neither the user's own hooks nor their settings take part.
+/// The demo's temporary world: the example workspace, an empty home and a
+/// `COPSE_DIR` of its own (settings and the audit store). Removed when dropped.
+pub struct DemoWorld {
+    /// Holds the directory; dropping it removes everything.
+    _tmp: tempfile::TempDir,
+    /// The example workspace (the built-in one, or `--example`).
+    pub root: PathBuf,
+    /// The demo's home: empty, so the user's own hooks take no part.
+    pub home: PathBuf,
+    /// The demo's `COPSE_DIR`: its settings and its audit store.
+    pub copse_dir: PathBuf,
+}
+
+impl DemoWorld {
+    /// The engine the demo replays the session through: the example workspace
+    /// trusted, hooks on, every run recorded in the demo's own store.
+    pub fn engine(&self) -> Engine {
+        let mut config = EngineConfig::from_process(vec![self.root.clone()])
+            .home(&self.home)
+            .enabled(true)
+            .trust(&self.root)
+            .keep_runs()
+            .spine(self.copse_dir.join("spine.db"));
+        config.copse_dir = self.copse_dir.clone();
+        Engine::new(config)
+    }
+
+    /// The example session file.
+    pub fn session_file(&self) -> PathBuf {
+        self.root.join("session.jsonl")
+    }
+}
+
+/// Writes the example world into a fresh temporary directory. Everything lives
+/// there: the example workspace (unless `example` names one), an empty home and an
+/// empty `COPSE_DIR`, so neither the user's own hooks nor their settings take part.
+pub fn prepare(example: Option<&Path>) -> Result<DemoWorld> {
     let tmp = tempfile::Builder::new()
         .prefix("copse-hooks-demo-")
         .tempdir()
@@ -86,26 +122,28 @@ pub fn run(global: &Global, example: Option<&Path>) -> Result<ExitCode> {
             std::fs::canonicalize(&ws).context("failed to resolve the demo workspace")?
         }
     };
+    // Ctrl-C ends the process without dropping `tmp`: have it removed then too.
+    crate::signals::remove_on_exit(tmp.path());
     let home = tmp.path().join("home");
     let copse_dir = tmp.path().join("copse");
     std::fs::create_dir_all(&home).context("failed to create the demo home")?;
     std::fs::create_dir_all(&copse_dir).context("failed to create the demo COPSE_DIR")?;
-    let mut config = EngineConfig::from_process(vec![root.clone()])
-        .home(&home)
-        .enabled(true)
-        .trust(&root)
-        .keep_runs();
-    config.copse_dir = copse_dir;
-    let engine = Engine::new(config);
-    let file = root.join("session.jsonl");
-    replay::validate(&file, std::slice::from_ref(&root))?;
+    Ok(DemoWorld {
+        _tmp: tmp,
+        root,
+        home,
+        copse_dir,
+    })
+}
+
+/// Replays the example session through the demo world's engine, printing each
+/// verdict (or a JSON line each), and records every run in the demo's store.
+pub fn replay_session(world: &DemoWorld, shown: &str, json: bool) -> Result<()> {
+    let engine = world.engine();
+    let file = world.session_file();
+    replay::validate(&file, std::slice::from_ref(&world.root))?;
     let session = engine.session(SessionIdentity::new("demo"));
-    if !global.json {
-        let shown = if example.is_some() {
-            file.display().to_string()
-        } else {
-            "the example session (examples/workspace/session.jsonl)".to_string()
-        };
+    if !json {
         outln!(
             "{}\n",
             paint(
@@ -117,12 +155,23 @@ pub fn run(global: &Global, example: Option<&Path>) -> Result<ExitCode> {
             )
         );
     }
-    let mut summary = replay::stream(&engine, &session, &file, global.json)?;
+    let mut summary = replay::stream(&engine, &session, &file, json)?;
     // The demo trusts its own example workspace: "first run" notes are noise here.
     summary.notices.retain(|n| n.kind != "first_run");
-    replay::finish(&summary, global.json)?;
+    replay::finish(&summary, json)?;
+    engine.flush_spine();
+    Ok(())
+}
+
+pub fn run(global: &Global, example: Option<&Path>) -> Result<ExitCode> {
+    let world = prepare(example)?;
+    let shown = match example {
+        Some(_) => world.session_file().display().to_string(),
+        None => "the example session (examples/workspace/session.jsonl)".to_string(),
+    };
+    replay_session(&world, &shown, global.json)?;
     if !global.json {
-        let log = root.join("audit.log");
+        let log = world.root.join("audit.log");
         if let Ok(text) = std::fs::read_to_string(&log) {
             outln!(
                 "\nThe audit hook logged {} shell command(s) and edit(s):",
@@ -133,6 +182,7 @@ pub fn run(global: &Global, example: Option<&Path>) -> Result<ExitCode> {
                 outln!("  {}", output::clean(fields.last().copied().unwrap_or("")));
             }
         }
+        outln!("\nSee these runs on the web page: copse-hooks ui --demo");
     }
     Ok(ExitCode::SUCCESS)
 }

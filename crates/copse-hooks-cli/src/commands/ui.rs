@@ -6,6 +6,12 @@
 //! local process through `/proc`, so what is there must be worthless once the page
 //! has loaded. The printed address and the browser's are two different codes, so
 //! either can be used; Enter on stdin prints a fresh one.
+//!
+//! `--demo` serves the page over an example instead of the user's own world: the
+//! demo's example session is replayed into a temporary store (with the example
+//! workspace, an empty home and a `COPSE_DIR` of its own, all removed when the server
+//! stops), so a new user sees every page populated, and nothing of the example
+//! reaches their real store or settings.
 
 use std::io::{BufRead as _, Write as _};
 use std::process::ExitCode;
@@ -15,18 +21,29 @@ use anyhow::{Context as _, Result};
 use copse_hooks_ui::{Logins, Server, UiOptions};
 
 use crate::cli::Global;
+use crate::commands::demo::{self, DemoWorld};
 use crate::workspace;
+use copse_hooks::{Engine, EngineConfig, Settings};
 
-pub fn run(global: &Global, port: u16, no_open: bool) -> Result<ExitCode> {
-    // Fail now, not on the first request, when the workspace is wrong.
-    let first = workspace::engine(global)?;
-    workspace::warn_settings(&first);
-    let global = global.clone();
-    let engine: copse_hooks_ui::EngineFactory = Arc::new(move || {
-        workspace::engine(&global)
-            .map(|inv| inv.engine)
-            .map_err(|e| format!("{e:#}"))
-    });
+pub fn run(global: &Global, port: u16, no_open: bool, demo: bool) -> Result<ExitCode> {
+    // Kept alive while the server runs: dropping it removes the demo's directory.
+    let mut _demo_world = None;
+    let engine: copse_hooks_ui::EngineFactory = if demo {
+        let world = demo_store()?;
+        let factory = demo_engine(&world);
+        _demo_world = Some(world);
+        factory
+    } else {
+        // Fail now, not on the first request, when the workspace is wrong.
+        let first = workspace::engine(global)?;
+        workspace::warn_settings(&first);
+        let global = global.clone();
+        Arc::new(move || {
+            workspace::engine(&global)
+                .map(|inv| inv.engine)
+                .map_err(|e| format!("{e:#}"))
+        })
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()
@@ -59,6 +76,51 @@ pub fn run(global: &Global, port: u16, no_open: bool) -> Result<ExitCode> {
     });
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     result
+}
+
+/// The demo's world with the example session recorded in its store, and its
+/// settings as `copse-hooks trust` would leave them (hooks on, the example workspace
+/// trusted and pinned), so the page's Trust view reads as a real one does.
+fn demo_store() -> Result<DemoWorld> {
+    let world = demo::prepare(None)?;
+    let mut settings = Settings::default();
+    settings.cursor_hooks_enabled = true;
+    settings
+        .trust(&world.root)
+        .context("failed to pin the demo workspace")?;
+    settings
+        .save(&Settings::path_in(&world.copse_dir))
+        .context("failed to write the demo settings")?;
+    say(format_args!(
+        "copse-hooks ui --demo: recording the example session into a temporary store ({}); \
+         your own store is not touched.\n",
+        world.copse_dir.display()
+    ));
+    demo::replay_session(
+        &world,
+        "the example session (examples/workspace/session.jsonl)",
+        false,
+    )?;
+    say(format_args!(""));
+    Ok(world)
+}
+
+/// The page's engine over the demo world: its workspace, home and `COPSE_DIR`, with
+/// trust as its settings say (so trusting and untrusting from the page work on it).
+fn demo_engine(world: &DemoWorld) -> copse_hooks_ui::EngineFactory {
+    let (root, home, copse_dir) = (
+        world.root.clone(),
+        world.home.clone(),
+        world.copse_dir.clone(),
+    );
+    Arc::new(move || {
+        let settings = Settings::load(&Settings::path_in(&copse_dir)).map_err(|e| e.to_string())?;
+        let mut config = EngineConfig::from_process(vec![root.clone()]).home(&home);
+        config.copse_dir = copse_dir.clone();
+        config.hooks_enabled = settings.cursor_hooks_enabled;
+        config.trusted = settings.trusted_workspaces;
+        Ok(Engine::new(config))
+    })
 }
 
 /// One line on stdout; a closed stdout (the reader went away) does not stop the server.
