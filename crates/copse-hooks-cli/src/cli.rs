@@ -305,6 +305,10 @@ accepted as aliases of canonical tools, with a note.")]
         /// Print the address without opening a browser.
         #[arg(long)]
         no_open: bool,
+        /// Serve an example instead: the demo session recorded into a temporary
+        /// store (your own store and settings are not touched).
+        #[arg(long)]
+        demo: bool,
     },
     /// The hook command an agent runs: reads its payload on stdin, answers in its format.
     Shim {
@@ -480,7 +484,11 @@ pub fn main() -> ExitCode {
         Command::Watch { dir } => commands::watch::run(&cli.global, dir.as_deref()),
         Command::Untrust { dir } => commands::settings::untrust(&cli.global, dir.as_deref()),
         Command::Replay { file, explain } => commands::replay::run(&cli.global, file, *explain),
-        Command::Ui { port, no_open } => commands::ui::run(&cli.global, *port, *no_open),
+        Command::Ui {
+            port,
+            no_open,
+            demo,
+        } => commands::ui::run(&cli.global, *port, *no_open, *demo),
         Command::Shim { agent, deadline } => match copse_hooks::agent::Agent::parse(agent) {
             Some(a) => Ok(commands::shim::run(a, *deadline)),
             None => Err(anyhow::anyhow!(

@@ -46,6 +46,18 @@ pub fn watch(engine: &Engine) {
         .push(engine.clone());
 }
 
+/// Directories a terminating host removes (the demo's temporary world): their
+/// owners' `Drop` never runs when a signal ends the process.
+static REMOVE_ON_EXIT: Mutex<Vec<std::path::PathBuf>> = Mutex::new(Vec::new());
+
+/// Has a terminating host remove `dir` (and everything in it) before exiting.
+pub fn remove_on_exit(dir: &std::path::Path) {
+    REMOVE_ON_EXIT
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(dir.to_path_buf());
+}
+
 /// Installs the handling thread. Call first thing in `main`, before any thread exists.
 pub fn install() {
     // SAFETY: all-zeroes is a valid sigset_t; sigemptyset/sigaddset initialise it and
@@ -89,6 +101,13 @@ fn terminate(signal: libc::c_int) -> ! {
     copse_hooks::spawn::kill_all();
     flush_stores(FLUSH_BOUND);
     copse_hooks::sandbox::remove_private_tmpdirs();
+    for dir in REMOVE_ON_EXIT
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+    {
+        let _ = std::fs::remove_dir_all(dir);
+    }
     let _ = std::io::stdout().flush();
     std::process::exit(128 + signal);
 }

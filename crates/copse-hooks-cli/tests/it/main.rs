@@ -32,4 +32,5 @@ mod serve;
 mod shim;
 mod trust;
 mod ui;
+mod ui_demo;
 mod upgrade;
