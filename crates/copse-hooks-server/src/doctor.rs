@@ -222,5 +222,6 @@ pub fn report_with(
         recent_failures,
         persistent,
         agents: Vec::new(),
+        daemon: None,
     }
 }

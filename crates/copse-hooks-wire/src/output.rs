@@ -921,6 +921,10 @@ pub struct DoctorOutput {
     /// (absent when there is none).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub persistent: Vec<PersistentReport>,
+    /// The user's daemon, when one runs: its pid, version, executable and start
+    /// (`copse-hooks doctor` fills it; absent over JSON-RPC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon: Option<DaemonStatusOutput>,
 }
 
 /// One persistent hook, as `doctor` reports it.
@@ -1453,6 +1457,13 @@ pub struct InstallOutput {
     pub adopted_events: Vec<String>,
     /// Whether external hooks are on (installing turns them on).
     pub hooks_enabled: bool,
+    /// The executable the shim entries ran before, when it was another (an upgrade, a
+    /// move): the entries now run this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub updated_from: Option<String>,
+    /// Nothing changed: every entry already runs this executable.
+    #[serde(default)]
+    pub already_installed: bool,
 }
 
 /// `uninstall AGENT --json`.

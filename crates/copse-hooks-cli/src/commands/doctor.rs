@@ -24,6 +24,10 @@ pub fn run(global: &Global) -> Result<ExitCode> {
     )?;
     let mut report = copse_hooks_server::doctor::report(&hosted);
     report.agents = agents(&hosted.engine.config().copse_dir);
+    let daemon = super::serve::daemon_report();
+    if daemon.status == "running" {
+        report.daemon = Some(daemon);
+    }
     deadline_warnings(&mut report, &hosted.engine);
     // Shim calls that failed closed or were not served (`shim-errors.log`).
     let copse_dir = &hosted.engine.config().copse_dir;
@@ -352,6 +356,17 @@ fn print_human(r: &DoctorOutput) {
             if let Some(reason) = &p.reason {
                 outln!("      {}", clean(reason));
             }
+        }
+    }
+    if let Some(d) = &r.daemon {
+        heading("Daemon");
+        outln!(
+            "  running (pid {}) on {}",
+            d.pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into()),
+            clean(&d.socket)
+        );
+        for line in super::serve::daemon_detail_lines(d) {
+            outln!("  {line}");
         }
     }
     print_agents(&r.agents);

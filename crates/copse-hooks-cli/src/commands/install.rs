@@ -259,7 +259,7 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
     // (corrupt, refused) are refused here, before anything is written, rather than
     // replaced by defaults (which would drop the user's trust).
     let settings_path = Settings::path_in(&copse_dir);
-    Settings::load(&settings_path).with_context(|| {
+    let current_settings = Settings::load(&settings_path).with_context(|| {
         format!(
             "{} cannot be read; nothing was installed (fix or remove it, then run install again)",
             settings_path.display()
@@ -412,10 +412,32 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
         "user"
     };
     if unchanged && adopted_path.is_none() {
-        println!(
-            "copse-hooks shim already installed for {agent} in {} (it runs this executable)",
-            escape(&path.display().to_string())
-        );
+        if global.json {
+            println!(
+                "{}",
+                serde_json::to_string(&copse_hooks_wire::output::InstallOutput {
+                    version: copse_hooks_wire::OUTPUT_VERSION,
+                    agent: agent.as_str().to_string(),
+                    scope: scope.to_string(),
+                    path: path.display().to_string(),
+                    events: agent
+                        .served_events()
+                        .iter()
+                        .map(|e| e.to_string())
+                        .collect(),
+                    adopted: None,
+                    adopted_events: Vec::new(),
+                    hooks_enabled: current_settings.cursor_hooks_enabled,
+                    updated_from: None,
+                    already_installed: true,
+                })?
+            );
+        } else {
+            println!(
+                "copse-hooks shim already installed for {agent} in {} (it runs this executable)",
+                escape(&path.display().to_string())
+            );
+        }
         return Ok(ExitCode::SUCCESS);
     }
     // Back up, then write.
@@ -504,6 +526,8 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
                 adopted: adopted_path.as_ref().map(|p| p.display().to_string()),
                 adopted_events,
                 hooks_enabled: true,
+                updated_from: previous_commands.first().map(|c| command_binary(c)),
+                already_installed: false,
             })?
         );
     } else {

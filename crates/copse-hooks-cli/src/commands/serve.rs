@@ -157,63 +157,85 @@ pub fn daemon_stop(global: &Global) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn daemon_status(global: &Global) -> Result<ExitCode> {
-    // Absolute: the socket is where every agent's shim connects, whatever the cwd.
+/// What `daemon status` reports: the socket (absolute: every agent's shim connects
+/// there, whatever the cwd), and for a running daemon its pid and what it recorded
+/// about its build (only when that names the pid holding the socket), with whether
+/// its executable is still that file.
+pub fn daemon_report() -> copse_hooks_wire::output::DaemonStatusOutput {
     let path = std::path::absolute(daemon_socket()).unwrap_or_else(|_| daemon_socket());
-    let status = socket::status(&path);
-    let (word, pid, code) = match status {
-        DaemonStatus::Running { pid } => ("running", pid, 0),
-        DaemonStatus::Stale => ("stale", None, 3),
-        DaemonStatus::Stopped => ("stopped", None, 3),
+    let (word, pid) = match socket::status(&path) {
+        DaemonStatus::Running { pid } => ("running", pid),
+        DaemonStatus::Stale => ("stale", None),
+        DaemonStatus::Stopped => ("stopped", None),
     };
-    // What the running daemon recorded about its build (only when it names the pid
-    // holding the socket), and whether its executable is still that file.
     let info = pid.and_then(|_| socket::info(&path));
     let state = info
         .as_ref()
         .and_then(|i| socket::exe_state_of(i.pid, Path::new(&i.exe)));
+    copse_hooks_wire::output::DaemonStatusOutput {
+        version: copse_hooks_wire::OUTPUT_VERSION,
+        status: word.to_string(),
+        pid,
+        socket: path.display().to_string(),
+        daemon_version: info.as_ref().map(|i| i.version.clone()),
+        executable: info.as_ref().map(|i| i.exe.clone()),
+        executable_state: state.map(|s| s.as_str().to_string()),
+        started_ms: info.as_ref().map(|i| i.started_ms),
+    }
+}
+
+/// The lines under a running daemon's first line: version, executable (and a note
+/// when it is no longer the file at that path), start time.
+pub fn daemon_detail_lines(report: &copse_hooks_wire::output::DaemonStatusOutput) -> Vec<String> {
+    let clean = crate::output::clean;
+    let mut lines = Vec::new();
+    if let Some(v) = &report.daemon_version {
+        lines.push(format!("version:    {}", clean(v)));
+    }
+    if let Some(exe) = &report.executable {
+        let note = match report.executable_state.as_deref() {
+            Some("current") | None => String::new(),
+            Some(state) => format!(
+                " ({}: the next shim call replaces this daemon)",
+                clean(state)
+            ),
+        };
+        lines.push(format!("executable: {}{note}", clean(exe)));
+    }
+    if let Some(ms) = report.started_ms {
+        lines.push(format!(
+            "started:    {}",
+            crate::time::format_time(ms, false)
+        ));
+    }
+    lines
+}
+
+pub fn daemon_status(global: &Global) -> Result<ExitCode> {
+    let report = daemon_report();
+    let code = if report.status == "running" { 0 } else { 3 };
     if global.json {
-        outln!(
-            "{}",
-            serde_json::to_string(&copse_hooks_wire::output::DaemonStatusOutput {
-                version: copse_hooks_wire::OUTPUT_VERSION,
-                status: word.to_string(),
-                pid,
-                socket: path.display().to_string(),
-                daemon_version: info.as_ref().map(|i| i.version.clone()),
-                executable: info.as_ref().map(|i| i.exe.clone()),
-                executable_state: state.map(|s| s.as_str().to_string()),
-                started_ms: info.as_ref().map(|i| i.started_ms),
-            })?
-        );
-    } else {
-        let socket_text = crate::output::clean(&path.display().to_string());
-        match status {
-            DaemonStatus::Running { pid } => {
-                outln!(
-                    "running (pid {}) on {socket_text}",
-                    pid.map(|p| p.to_string()).unwrap_or_else(|| "?".into()),
-                );
-                if let Some(i) = &info {
-                    let note = match state {
-                        Some(socket::ExeState::Current) | None => String::new(),
-                        Some(s) => {
-                            format!(" ({}: the next shim call replaces this daemon)", s.as_str())
-                        }
-                    };
-                    outln!("  version:    {}", crate::output::clean(&i.version));
-                    outln!("  executable: {}{note}", crate::output::clean(&i.exe));
-                    outln!(
-                        "  started:    {}",
-                        crate::time::format_time(i.started_ms, false)
-                    );
-                }
+        outln!("{}", serde_json::to_string(&report)?);
+        return Ok(ExitCode::from(code));
+    }
+    let socket_text = crate::output::clean(&report.socket);
+    match report.status.as_str() {
+        "running" => {
+            outln!(
+                "running (pid {}) on {socket_text}",
+                report
+                    .pid
+                    .map(|p| p.to_string())
+                    .unwrap_or_else(|| "?".into()),
+            );
+            for line in daemon_detail_lines(&report) {
+                outln!("  {line}");
             }
-            DaemonStatus::Stale => {
-                outln!("not running: {socket_text} is a stale socket (the next start replaces it)")
-            }
-            DaemonStatus::Stopped => outln!("not running ({socket_text} does not exist)"),
         }
+        "stale" => {
+            outln!("not running: {socket_text} is a stale socket (the next start replaces it)")
+        }
+        _ => outln!("not running ({socket_text} does not exist)"),
     }
     Ok(ExitCode::from(code))
 }

@@ -188,7 +188,20 @@ fn install_from_a_new_path_updates_the_entries_and_says_from_what() {
         ),
         "{human}"
     );
-    // Installing again from the one that is there repairs it.
+    // `--json` says the same: from what, and when nothing changed.
+    let json = run_bin(&env, &a, &["--json", "install", "--agent", "claude"], b"");
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["updated_from"], b.display().to_string(), "{v}");
+    assert_eq!(v["already_installed"], false);
+    let json = run_bin(&env, &a, &["--json", "install", "--agent", "claude"], b"");
+    let v: Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(v["already_installed"], true, "{v}");
+    assert!(v.get("updated_from").is_none(), "{v}");
+    // Back to the new binary, then it is deleted: repaired by installing from the one
+    // that is there.
+    let b = copy_build(&env, "new/copse-hooks");
+    run_bin(&env, &b, &["install", "--agent", "claude"], b"");
+    std::fs::remove_file(&b).unwrap();
     let repaired = run_bin(&env, &a, &["install", "--agent", "claude"], b"");
     assert!(
         text(&repaired).contains("from ") && text(&repaired).contains("new/copse-hooks"),
@@ -244,6 +257,24 @@ fn a_daemon_whose_executable_was_replaced_is_replaced_by_the_next_call() {
         human.contains(
             "executable: [TMP]/bin/copse-hooks (replaced: the next shim call replaces this daemon)"
         ),
+        "{human}"
+    );
+
+    // `doctor` shows the same daemon, and that its executable is not the one it runs.
+    let doctor = run_bin(&env, &bin, &["--json", "doctor"], b"");
+    let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
+    assert_eq!(report["daemon"]["pid"], old_pid, "{report}");
+    assert_eq!(report["daemon"]["executable_state"], "replaced", "{report}");
+    let human = redact(&env, &run_bin(&env, &bin, &["doctor"], b""));
+    let section: Vec<&str> = human
+        .lines()
+        .skip_while(|l| *l != "Daemon")
+        .take(4)
+        .collect();
+    assert_eq!(section[0], "Daemon", "{human}");
+    assert!(section[1].starts_with("  running (pid "), "{human}");
+    assert!(
+        section[3].contains("executable: [TMP]/bin/copse-hooks (replaced:"),
         "{human}"
     );
 
