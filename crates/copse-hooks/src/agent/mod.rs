@@ -719,6 +719,15 @@ pub fn is_shim_command(command: &str) -> bool {
     }) else {
         return false;
     };
+    // The executable is the first word, or a quoted path that spans the first words
+    // (`'/opt/some where/copse-hooks'`): never an argument of another command.
+    let program = words[..=at].join(" ");
+    let quoted = ['\'', '"']
+        .into_iter()
+        .any(|q| program.len() > 1 && program.starts_with(q) && program.ends_with(q));
+    if at > 0 && !quoted {
+        return false;
+    }
     let rest = &words[at + 1..];
     match rest {
         ["shim", "--agent", name] => !name.is_empty(),
@@ -901,6 +910,43 @@ mod tests {
             escape_text("x\u{202e}y\u{2066}z\u{200f}\u{feff}"),
             r"x\u{202e}y\u{2066}z\u{200f}\u{feff}"
         );
+    }
+
+    #[test]
+    fn shim_commands_are_recognised_by_any_path() {
+        for yes in [
+            "copse-hooks shim --agent claude",
+            "/usr/local/bin/copse-hooks shim --agent gemini --deadline 55",
+            "'/opt/some where/copse-hooks' shim --agent codex --deadline 0.5",
+            "\"/x/copse-hooks\" shim --agent copilot",
+        ] {
+            assert!(is_shim_command(yes), "{yes}");
+        }
+        for no in [
+            "copse-hooks gate run_shell",
+            "copse-hooks shim --agent claude; rm -rf /",
+            "copse-hooks shim --agent claude --deadline soon",
+            "./guard.sh shim --agent claude",
+            "echo copse-hooks shim --agent claude",
+            "my-copse-hooks shim --agent claude",
+        ] {
+            assert!(!is_shim_command(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn events_of_another_protocol_are_foreign_and_claude_and_codex_are_one_family() {
+        assert_eq!(
+            foreign_protocol(Agent::Gemini, "PreToolUse").map(|(a, c)| (a, c)),
+            Some((Agent::Claude, Some(CanonicalEvent::ToolGate)))
+        );
+        assert!(must_block(Agent::Gemini, Some("PreToolUse")));
+        assert!(!must_block(Agent::Gemini, Some("Stop")));
+        assert!(must_block(Agent::Claude, Some("beforeShellExecution")));
+        assert_eq!(foreign_protocol(Agent::Codex, "Notification"), None);
+        assert_eq!(foreign_protocol(Agent::Claude, "StopFailure"), None);
+        assert_eq!(foreign_protocol(Agent::Claude, "NoSuchEvent"), None);
+        assert_eq!(foreign_protocol(Agent::Gemini, "SessionStart"), None);
     }
 
     #[test]
