@@ -937,7 +937,7 @@ mod tests {
     #[test]
     fn events_of_another_protocol_are_foreign_and_claude_and_codex_are_one_family() {
         assert_eq!(
-            foreign_protocol(Agent::Gemini, "PreToolUse").map(|(a, c)| (a, c)),
+            foreign_protocol(Agent::Gemini, "PreToolUse"),
             Some((Agent::Claude, Some(CanonicalEvent::ToolGate)))
         );
         assert!(must_block(Agent::Gemini, Some("PreToolUse")));
