@@ -647,7 +647,7 @@
         : h("span", { class: "badge bad", "data-trust-state": status }, "trusted, but changed since");
       const changed = (p.changed || []);
       const changedPanel = changed.length ? h("div", { class: "note bad", "data-changed": "" },
-        h("p", {}, h("strong", {}, "Changed since it was trusted"), ` — these hooks do not run until you review and trust the workspace again (or run `, h("code", {}, `copse-hooks trust --diff ${p.workspace}`), " to see the diff):"),
+        h("p", {}, h("strong", {}, "Changed since it was trusted"), ` — these hooks do not run until you review and trust the workspace again (or run `, h("code", { "data-diff-command": "" }, p.diff_command || `copse-hooks trust --diff ${p.workspace}`), " to see the diff):"),
         h("ul", {}, changed.map((c) => h("li", {}, h("code", {}, c.path), " ", h("span", { class: "faint" }, c.change))))) : null;
       panels.push(h("div", { class: "panel", "data-workspace": p.workspace },
         h("div", { class: "row" }, h("h2", { class: "ws" }, h("code", {}, p.workspace)), state),
@@ -656,6 +656,10 @@
         p.unsandboxed.length ? h("p", { class: "note bad" }, `These run OUTSIDE the sandbox: ${p.unsandboxed.map((x) => x.command).join(", ")}`) : p.hooks.length ? h("p", { class: "note ok" }, "All of them run in the sandbox.") : null,
         p.warnings.length ? h("ul", {}, p.warnings.map((w) => h("li", { class: "error" }, w.message))) : null,
         h("h3", {}, "Configs"), h("ul", { class: "configs" }, Object.entries(p.configs).map(([path, sha]) => h("li", {}, h("code", {}, path), " ", sha ? h("span", { class: "faint mono" }, `sha256 ${sha.slice(0, 12)}`) : h("span", { class: "faint" }, "absent")))),
+        Object.keys(p.scripts || {}).length ? h("div", {}, h("h3", {}, "Scripts its hooks run (pinned too)"),
+          h("ul", { class: "configs" }, Object.entries(p.scripts).map(([path, sha]) => h("li", {}, h("code", {}, path), " ", sha ? h("span", { class: "faint mono" }, `sha256 ${sha.slice(0, 12)}`) : h("span", { class: "faint" }, "absent"))))) : null,
+        (p.problems || []).length ? h("ul", {}, p.problems.map((x) => h("li", { class: "error" }, x))) : null,
+        h("p", { class: "faint" }, "In a terminal: ", h("code", {}, p.trust_command || `copse-hooks trust ${p.workspace}`)),
         h("div", { class: "row" }, trustBtn, untrustBtn), msg));
     }
     if (!panels.length) panels.push(h("div", { class: "panel" }, empty("No workspace: start the page from a project directory, or pass --workspace DIR.")));

@@ -13,12 +13,13 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Json};
+use copse_hooks::TrustSnapshot;
 use copse_hooks::TrustState;
 use copse_hooks::spine::{
     RunCursor, RunKind, RunQuery, RunRecord, Spine, SpineError, tool_call_summary,
 };
 use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
-use copse_hooks::{Settings, pin_of, project_config_candidates, sha256_hex};
+use copse_hooks::{Settings, pin_of, project_config_candidates, sha256_hex, shell_quote};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -1000,29 +1001,52 @@ fn workspace_root(engine: &Engine, dir: Option<&str>) -> Result<PathBuf, ApiErro
 
 /// The project configs of a root and their hashes now; the fingerprint the
 /// confirmation must echo.
-fn pins(root: &Path) -> (BTreeMap<String, Option<String>>, String) {
-    let pins: BTreeMap<String, Option<String>> = project_config_candidates(root)
+fn pins(root: &Path) -> BTreeMap<String, Option<String>> {
+    project_config_candidates(root)
         .into_iter()
         .map(|p| {
             let hash = pin_of(&p).ok().flatten();
             (p.display().to_string(), hash)
         })
-        .collect();
-    let fingerprint = sha256_hex(serde_json::to_string(&pins).unwrap_or_default().as_bytes());
-    (pins, fingerprint)
+        .collect()
 }
 
-fn preview(engine: &Engine, root: &Path) -> Value {
+/// An engine over `root` alone, as if it were trusted: what trusting would allow.
+fn root_engine(engine: &Engine, root: &Path) -> Engine {
     let mut config = EngineConfig::from_process(vec![root.to_path_buf()]);
     config.home = engine.config().home.clone();
     config.copse_dir = engine.config().copse_dir.clone();
-    let listing = Engine::new(config.trust(root)).list();
+    Engine::new(config.trust(root))
+}
+
+/// What trusting `root` pins now, exactly as `copse-hooks trust` pins it (its
+/// project configs and the scripts their hooks run, each hashed from the one read
+/// that is parsed), and the fingerprint of it a confirmation must echo: a config or
+/// a script changed after the preview was shown is refused.
+fn snapshot(engine: &Engine, root: &Path) -> (TrustSnapshot, String) {
+    let snapshot = root_engine(engine, root).trust_snapshot(root);
+    let named = |m: &BTreeMap<PathBuf, Option<String>>| -> BTreeMap<String, Option<String>> {
+        m.iter()
+            .map(|(p, h)| (p.display().to_string(), h.clone()))
+            .collect()
+    };
+    let fingerprint = sha256_hex(
+        json!({"configs": named(&snapshot.configs), "scripts": named(&snapshot.scripts)})
+            .to_string()
+            .as_bytes(),
+    );
+    (snapshot, fingerprint)
+}
+
+fn preview(engine: &Engine, root: &Path) -> Value {
+    let listing = root_engine(engine, root).list();
     let project: Vec<&HookSummary> = listing
         .hooks
         .iter()
         .filter(|h| h.scope == Scope::Project)
         .collect();
-    let (pins, fingerprint) = pins(root);
+    let pins = pins(root);
+    let (snap, fingerprint) = snapshot(engine, root);
     // Only this workspace's own project hooks and pins decide its state: an edit in
     // another workspace must not mark this one changed.
     let trusted = engine
@@ -1051,7 +1075,12 @@ fn preview(engine: &Engine, root: &Path) -> Value {
         "unsandboxed": project.iter().filter(|h| !h.sandboxed).map(|h| hook_json(h)).collect::<Vec<_>>(),
         "warnings": warnings_json(&listing).into_iter().filter(|w| w["scope"] == "project").collect::<Vec<_>>(),
         "configs": pins,
+        "scripts": snap.scripts.iter().map(|(p, h)| (p.display().to_string(), h.clone())).collect::<BTreeMap<_, _>>(),
+        "problems": snap.problems,
         "fingerprint": fingerprint,
+        // The commands a person would paste to do the same in a terminal.
+        "trust_command": format!("copse-hooks trust {}", shell_quote(root)),
+        "diff_command": format!("copse-hooks trust --diff {}", shell_quote(root)),
     })
 }
 
@@ -1106,21 +1135,19 @@ async fn trust(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answer {
     blocking(move || {
         let engine = state.engine()?;
         let root = workspace_root(&engine, req.dir.as_deref())?;
-        let (_, now) = pins(&root);
+        let (snap, now) = snapshot(&engine, &root);
         if now != req.fingerprint {
             return Err(ApiError::status(
                 StatusCode::CONFLICT,
-                "the workspace's hook configs changed since the preview you confirmed: review it again",
+                "the workspace's hook configs or scripts changed since the preview you confirmed: review it again",
             ));
         }
         let path = Settings::path_in(&engine.config().copse_dir);
         let mut settings = load_settings(&path)?;
-        let pinned = settings.trust(&root).map_err(|e| {
-            ApiError::internal(format!(
-                "failed to read the project hook configs of {}: {e}",
-                root.display()
-            ))
-        })?;
+        // Pinned as `copse-hooks trust` pins: the configs and the scripts, so an
+        // edited script stops running until it is trusted again.
+        let pinned = snap.configs.clone();
+        settings.trust_pinned(&root, snap.configs, snap.scripts);
         settings.save(&path).map_err(ApiError::internal)?;
         let engine = state.engine()?;
         Ok(Json(json!({

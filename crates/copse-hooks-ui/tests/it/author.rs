@@ -159,6 +159,11 @@ async fn editing_one_workspace_leaves_the_others_trusted() {
         pb["changed"],
         json!([{"path": b_config.display().to_string(), "change": "changed since trusted"}])
     );
+    // The command to see what changed, shell-quoted, as the CLI prints it.
+    assert_eq!(
+        pb["diff_command"],
+        format!("copse-hooks trust --diff {}", b.display())
+    );
     // The Sources page says the same, workspace by workspace.
     let s = page.ok("/api/sources").await;
     let ws = s["workspaces"].as_array().unwrap();
@@ -176,6 +181,27 @@ async fn editing_one_workspace_leaves_the_others_trusted() {
     assert_eq!(status, 200, "{d}");
     assert_eq!(d["preview"]["status"], "trusted");
     assert_eq!(page.ok(&preview(&a)).await["status"], "trusted");
+    // Pinned as `copse-hooks trust` pins: the script too, so editing the script
+    // alone marks b changed (and names the script), and a stays trusted.
+    let script = b.join(".cursor/hooks/guard.sh");
+    let settings = std::fs::read_to_string(Settings::path_in(&copse)).unwrap();
+    assert!(settings.contains("guard.sh"), "{settings}");
+    let text = std::fs::read_to_string(&script).unwrap();
+    std::fs::write(&script, format!("{text}# edited\n")).unwrap();
+    let pb = page.ok(&preview(&b)).await;
+    assert_eq!(pb["status"], "changed since trusted", "{pb}");
+    assert_eq!(
+        pb["changed"],
+        json!([{"path": script.display().to_string(), "change": "changed since trusted"}])
+    );
+    assert_eq!(page.ok(&preview(&a)).await["status"], "trusted");
+    // A confirmation of an older preview is refused once a script changed.
+    let stale = pb["fingerprint"].clone();
+    std::fs::write(&script, format!("{text}# edited again\n")).unwrap();
+    let (status, _) = page
+        .post("/api/trust", &json!({"dir": b, "fingerprint": stale}))
+        .await;
+    assert_eq!(status, 409);
 }
 
 #[tokio::test]
