@@ -524,7 +524,12 @@ fn call_pooled(conn: &Arc<Conn>, method: &str, params: Option<Value>) -> RpcResu
             let runs = spine
                 .query(&filter)
                 .map_err(|e| RpcError::new(codes::INTERNAL_ERROR, e.to_string()))?;
-            to_value(&LogOutput::new(&runs))
+            let mut out = LogOutput::new(&runs);
+            let short = spine.short_ids().unwrap_or_default();
+            for run in &mut out.runs {
+                run.short_id = short.get(&run.run_id).cloned();
+            }
+            to_value(&out)
         }
         "spine/show" => {
             let p: rpc::SpineShowParams = parse(params)?;
@@ -534,8 +539,23 @@ fn call_pooled(conn: &Arc<Conn>, method: &str, params: Option<Value>) -> RpcResu
                     format!("no run {}: nothing is recorded yet", p.run_id),
                 ));
             };
-            match spine.get(&p.run_id) {
-                Ok(Some(r)) => to_value(&ShowOutput::from(&r)),
+            // A short id or a unique prefix names a run too, as in `copse-hooks show`.
+            let id = match spine.resolve(&p.run_id) {
+                Ok(copse_hooks::spine::RunIdMatch::One(id)) => id,
+                Ok(copse_hooks::spine::RunIdMatch::Ambiguous(ids)) => {
+                    return Err(RpcError::new(
+                        codes::INVALID_PARAMS,
+                        format!("run id {} is ambiguous: {}", p.run_id, ids.join(", ")),
+                    ));
+                }
+                _ => p.run_id.clone(),
+            };
+            match spine.get(&id) {
+                Ok(Some(r)) => {
+                    let mut out = ShowOutput::from(&r);
+                    out.short_id = spine.short_ids().ok().and_then(|m| m.get(&id).cloned());
+                    to_value(&out)
+                }
                 Ok(None) => Err(RpcError::new(
                     codes::NOT_FOUND,
                     format!("no run {}", p.run_id),

@@ -546,6 +546,17 @@ impl Spine {
         self.read(query::run_ids)
     }
 
+    /// What a run id given by a user names: a full id, a short id or a unique prefix
+    /// of either ([`resolve_run_id`] over every recorded run).
+    pub fn resolve(&self, wanted: &str) -> Result<RunIdMatch, SpineError> {
+        Ok(resolve_run_id(&self.run_ids()?, wanted))
+    }
+
+    /// The short id of every recorded run, by run id ([`short_ids`]).
+    pub fn short_ids(&self) -> Result<HashMap<String, String>, SpineError> {
+        Ok(short_ids(&self.run_ids()?))
+    }
+
     /// The first failure recorded for each hook in a session, keyed by
     /// `(source, wire event, command)`, valued by the failure message. Empty when the
     /// spine cannot be read.

@@ -449,6 +449,9 @@ fn every_method_answers_and_stdio_exits_zero() {
         .success()
         .json();
     assert_eq!(show, cli_show);
+    // The short id `log` gives names the same run.
+    let short = c.ok("spine/show", json!({"runId": runs[0]["short_id"]}));
+    assert_eq!(short, cli_show);
     let (code, msg) = c.error("spine/show", json!({"runId": "r-nope"}));
     assert_eq!((code, msg.contains("r-nope")), (-32004, true));
     let doctor = c.ok("doctor", json!({}));
