@@ -99,8 +99,11 @@ pub(crate) fn root_arg(global: &Global, dir: Option<&Path>) -> Result<PathBuf> {
         (Some(d), _) => d.to_path_buf(),
         (None, [one]) => one.clone(),
         (None, []) => std::env::current_dir().context("failed to read the current directory")?,
-        (None, _) => anyhow::bail!(
-            "several --workspace roots given: name the one to (un)trust, e.g. `copse-hooks trust DIR`"
+        (None, roots) => anyhow::bail!(
+            "several --workspace roots given: name the one you mean, e.g. `copse-hooks trust {}`",
+            copse_hooks::shell_quote(
+                &std::path::absolute(&roots[0]).unwrap_or_else(|_| roots[0].clone())
+            )
         ),
     };
     std::fs::canonicalize(&dir).with_context(|| format!("workspace {} not found", dir.display()))

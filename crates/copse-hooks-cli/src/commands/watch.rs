@@ -36,6 +36,8 @@ pub fn run(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     let _raw = if interactive { RawMode::enter() } else { None };
     let keys = spawn_key_reader(interactive);
     let quoted = copse_hooks::shell_quote(&root);
+    // Before the banner: a run started by someone who saw the banner is always shown.
+    let since = now_ms();
     outln!(
         "Watching {} — hook runs appear as they are recorded.",
         output::path(&root)
@@ -75,7 +77,6 @@ pub fn run(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
         );
     }
     let copse_dir = EngineConfig::process_copse_dir();
-    let since = now_ms();
     let mut spine: Option<Spine> = None;
     let mut seen_runs: HashSet<String> = HashSet::new();
     // The changed files last shown (path and current hash), and whether a prompt

@@ -228,7 +228,12 @@ impl Drop for Live {
 fn edit_script(env: &Env, line: &str) {
     let script = env.workspace().join(".copse/hooks/guard.sh");
     let text = std::fs::read_to_string(&script).unwrap();
-    std::fs::write(&script, append_before_last_exit(&text, line)).unwrap();
+    // Atomically (a rename), so `watch` never sees a half-written file.
+    let tmp = script.with_extension("tmp");
+    std::fs::write(&tmp, append_before_last_exit(&text, line)).unwrap();
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::rename(&tmp, &script).unwrap();
 }
 
 /// The script with `line` added before its final `exit 0`.
@@ -359,4 +364,77 @@ fn a_changed_config_notice_quotes_the_root() {
         .success();
     let text = redact(&r.stderr(), &env.root());
     assert!(text.contains("`copse-hooks trust '[TMP]/my ws'`"), "{text}");
+}
+
+/// The keys of a `--json` object are exactly its schema's properties, and every
+/// required one is there.
+fn fits_schema(v: &Value, name: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../schemas/output")
+        .join(format!("{name}.schema.json"));
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let props = schema["properties"].as_object().unwrap();
+    for key in v.as_object().unwrap().keys() {
+        assert!(
+            props.contains_key(key),
+            "{name}: `{key}` is not in the schema"
+        );
+    }
+    for key in schema["required"].as_array().unwrap() {
+        assert!(
+            v.get(key.as_str().unwrap()).is_some(),
+            "{name}: `{key}` missing"
+        );
+    }
+}
+
+#[test]
+fn trust_diff_and_init_json_fit_their_schemas() {
+    let env = Env::new();
+    let v = env
+        .cmd()
+        .args(["--json", "init", "--dialect", "gemini"])
+        .run()
+        .success()
+        .json();
+    fits_schema(&v, "init");
+    assert_eq!(v["version"], 1);
+    let v = env
+        .cmd()
+        .args(["--json", "trust", "--diff"])
+        .run()
+        .success()
+        .json();
+    fits_schema(&v, "trust-diff");
+    assert_eq!(
+        (v["trusted"].clone(), v["changed"].clone()),
+        (false.into(), false.into())
+    );
+    env.cmd().args(["trust"]).run().success();
+    std::fs::write(env.workspace().join(".gemini/settings.json"), "{}\n").unwrap();
+    let v = env
+        .cmd()
+        .args(["--json", "trust", "--diff"])
+        .run()
+        .success()
+        .json();
+    fits_schema(&v, "trust-diff");
+    assert_eq!(v["changed"], true);
+    let config = v["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["kind"] == "config" && f["state"] == "changed")
+        .unwrap();
+    assert_eq!(config["pinned_copy"], true);
+    assert!(
+        config["diff"].as_str().unwrap().contains("\n+{}\n"),
+        "{config}"
+    );
+    assert!(
+        v["trust_command"]
+            .as_str()
+            .unwrap()
+            .starts_with("copse-hooks trust /")
+    );
 }
