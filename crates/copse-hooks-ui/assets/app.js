@@ -122,7 +122,7 @@
       h("p", {}, "Nothing is recorded yet: runs appear here when an agent calls hooks through copse-hooks."),
       h("ul", { class: "steps" },
         h("li", {}, "Write a first hook: ", h("code", {}, "copse-hooks init")),
-        h("li", {}, "Try it without an agent: ", h("code", {}, "copse-hooks gate --explain")),
+        h("li", {}, "Try it without an agent: ", h("code", {}, `copse-hooks gate run_shell --input '{"command":"rm -rf /"}' --explain`), " or the ", h("a", { href: "#/tester" }, "Tester")),
         h("li", {}, "Connect an agent: ", h("code", {}, "copse-hooks install --agent claude")),
         h("li", {}, "See an example store: ", h("code", {}, "copse-hooks ui --demo"))));
   }

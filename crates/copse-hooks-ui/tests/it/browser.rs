@@ -651,3 +651,52 @@ async fn the_page_in_chromium() {
     assert_eq!(foreign, json!([]));
     b.quit().await;
 }
+
+/// A fresh user's page: every empty view says what to do next.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn empty_pages_give_a_next_step() {
+    if !available() {
+        return;
+    }
+    let w = world(true, 0).await;
+    let b = Browser::start().await;
+    let login = w.logins.login_url().unwrap();
+    b.goto(&format!("{login}#/runs")).await;
+    b.ready("runs").await;
+    for (hash, page_name) in [
+        ("runs", "runs"),
+        ("sessions", "sessions"),
+        ("charts", "charts"),
+    ] {
+        b.goto(&page(&w, hash)).await;
+        b.ready(page_name).await;
+        let text = b
+            .js("return document.getElementById('main').innerText")
+            .await;
+        let text = text.as_str().unwrap();
+        for step in [
+            "copse-hooks init",
+            "copse-hooks ui --demo",
+            "install --agent",
+        ] {
+            assert!(text.contains(step), "{hash} lacks `{step}`: {text}");
+        }
+        b.screenshot(&format!("{hash}-empty")).await;
+    }
+    // A filter that matches nothing offers to clear it instead.
+    b.goto(&page(&w, "runs?outcome=deny")).await;
+    b.ready("runs").await;
+    let text = b
+        .js("return document.getElementById('main').innerText")
+        .await;
+    assert!(
+        text.as_str().unwrap().contains("Clear the filters"),
+        "{text}"
+    );
+    b.resize(500, 900).await;
+    b.goto(&page(&w, "runs")).await;
+    b.ready("runs").await;
+    narrow_checks(&b, "runs").await;
+    b.screenshot("runs-empty-500").await;
+    b.quit().await;
+}
