@@ -53,8 +53,8 @@ pub use query::{
     RunPage, RunQuery, RunSummary, SessionSummary, TimeBucket, WindowStats,
 };
 pub use query::{
-    RunIdMatch, SHORT_ID_MIN, TOOL_SUMMARY_MAX, ToolCallSummary, one_line, resolve_run_id,
-    run_id_digest, short_ids, tool_call_summary,
+    RunIdMatch, SHORT_ID_MIN, TIMEOUT_HINT, TOOL_SUMMARY_MAX, ToolCallSummary, one_line,
+    resolve_run_id, run_id_digest, short_ids, status_label, tool_call_summary,
 };
 pub use record::{CAPTURE_CAP, RunKind, RunRecord, new_run_id, unix_ms};
 

@@ -97,28 +97,6 @@ fn check_event(event: &str, spine: Option<&Spine>) -> Result<()> {
     }
 }
 
-/// A run's status: `exit 2`, `timeout`, `killed`, `dropped`, `did not start`, with
-/// the failure kind when it adds to the exit code (`exit 0 · invalid_json`).
-pub(crate) fn status_of(
-    kind: &str,
-    exit_code: Option<i32>,
-    failure: Option<&str>,
-) -> String {
-    match (failure, exit_code) {
-        (Some("timeout"), _) => "timeout".to_string(),
-        (Some("spawn"), None) => "did not start".to_string(),
-        (Some("exit") | None, Some(c)) => format!("exit {c}"),
-        (Some(f), Some(c)) => format!("exit {c} · {f}"),
-        (Some(f), None) => f.to_string(),
-        (None, None) if kind == "dropped" => "dropped".to_string(),
-        (None, None) => "killed".to_string(),
-    }
-}
-
-/// The hint printed under a timed-out run.
-const TIMEOUT_HINT: &str = "the hook ran past its timeout and was killed; raise its \"timeout\" \
-     in the config, or make it return sooner (do slow work in a detached hook)";
-
 /// The short id of each run id, for the store `spine`.
 fn shorts(spine: &Spine) -> HashMap<String, String> {
     spine
@@ -128,11 +106,8 @@ fn shorts(spine: &Spine) -> HashMap<String, String> {
 }
 
 fn print_run(r: &RunSummary, short: &HashMap<String, String>, utc: bool) {
-    let status = status_of(
-        r.kind.as_str(),
-        r.exit_code,
-        r.failure.as_deref(),
-    );
+    let status =
+        copse_hooks::spine::status_label(r.kind.as_str(), r.exit_code, r.failure.as_deref());
     // A process of the run had escaped its group and was killed with the run.
     let status = if r.leaked {
         format!("{status} · leaked")
@@ -374,7 +349,7 @@ pub fn show(global: &Global, run_id: &str, utc: bool) -> Result<ExitCode> {
     let timed_out = r.failure.as_deref() == Some("timeout");
     // The chips: event, exit code (or timeout, killed), duration, parse failed.
     let mut chips = vec![clean(&r.event)];
-    chips.push(status_of(
+    chips.push(copse_hooks::spine::status_label(
         r.kind.as_str(),
         r.exit_code,
         r.failure.as_deref(),
@@ -424,7 +399,11 @@ pub fn show(global: &Global, run_id: &str, utc: bool) -> Result<ExitCode> {
             .unwrap_or_default()
     );
     if timed_out {
-        outln!("  {} {TIMEOUT_HINT}", paint("hint:", output::YELLOW, false));
+        outln!(
+            "  {} {}",
+            paint("hint:", output::YELLOW, false),
+            copse_hooks::spine::TIMEOUT_HINT
+        );
     }
     let or_dash = |s: &str| {
         if s.is_empty() {

@@ -1054,6 +1054,25 @@ pub fn one_line(text: &str, max: usize) -> String {
     out
 }
 
+/// A run's status in a few words, as every view prints it: `exit 2` (an exit code is
+/// always given, never a bare `exit`), `exit 0 · invalid_json` when the failure kind
+/// adds to the code, `timeout`, `did not start`, `dropped` or `killed`.
+pub fn status_label(kind: &str, exit_code: Option<i32>, failure: Option<&str>) -> String {
+    match (failure, exit_code) {
+        (Some("timeout"), _) => "timeout".to_string(),
+        (Some("spawn"), None) => "did not start".to_string(),
+        (Some("exit") | None, Some(c)) => format!("exit {c}"),
+        (Some(f), Some(c)) => format!("exit {c} · {f}"),
+        (Some(f), None) => f.to_string(),
+        (None, None) if kind == "dropped" => "dropped".to_string(),
+        (None, None) => "killed".to_string(),
+    }
+}
+
+/// The hint shown with a timed-out run.
+pub const TIMEOUT_HINT: &str = "the hook ran past its timeout and was killed; raise its \
+     \"timeout\" in the config, or make it return sooner (do slow work in a detached hook)";
+
 /// The fewest characters a short run id has (as git abbreviates commits).
 pub const SHORT_ID_MIN: usize = 7;
 
@@ -1196,6 +1215,20 @@ mod tests {
         let cut = one_line(&long, TOOL_SUMMARY_MAX);
         assert_eq!(cut.chars().count(), TOOL_SUMMARY_MAX + 1);
         assert!(cut.ends_with('…'));
+    }
+
+    #[test]
+    fn statuses_always_give_the_exit_code() {
+        assert_eq!(status_label("run", Some(2), None), "exit 2");
+        assert_eq!(status_label("run", Some(3), Some("exit")), "exit 3");
+        assert_eq!(
+            status_label("run", Some(0), Some("invalid_json")),
+            "exit 0 · invalid_json"
+        );
+        assert_eq!(status_label("run", None, Some("timeout")), "timeout");
+        assert_eq!(status_label("run", None, Some("spawn")), "did not start");
+        assert_eq!(status_label("dropped", None, None), "dropped");
+        assert_eq!(status_label("run", None, None), "killed");
     }
 
     #[test]
