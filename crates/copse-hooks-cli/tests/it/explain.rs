@@ -62,6 +62,11 @@ fn ran_matcher_other_event_and_not_for_this_call() {
     );
     let v = explain_json(&env, "npm install");
     assert!(ran(&env, "ran"), "the control hook really ran");
+    // The typed shape (its schema, schemas/output/explain.schema.json, is generated
+    // from this type and checked by copse-hooks-wire's schema test).
+    let typed: copse_hooks_wire::output::ExplainOutput =
+        serde_json::from_value(v.clone()).unwrap();
+    assert_eq!(serde_json::to_value(&typed).unwrap(), v);
     assert_eq!(v["version"], 1);
     assert_eq!(v["event"], "toolGate");
     assert_eq!(v["tool"], "run_shell");
@@ -362,5 +367,42 @@ fn identical_claude_handler_runs_once() {
             (&json!("skipped"), &json!("duplicate"))
         ],
         "{v:#}"
+    );
+}
+
+#[test]
+fn refused_config_is_a_problem_naming_the_fix() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = Env::new();
+    let marker = env.root().join("claude-ran");
+    env.write(
+        "home/.claude/settings.json",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": format!("touch {}", marker.display())},
+        ]}]}})
+        .to_string(),
+    );
+    let cursor = env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [{"command": "echo refused"}]}})
+            .to_string(),
+    );
+    std::fs::set_permissions(&cursor, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let v = explain_json(&env, "ls");
+    assert!(marker.exists(), "the control Claude hook ran");
+    let problem = v["problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["source"] == cursor.display().to_string())
+        .unwrap_or_else(|| panic!("{v:#}"));
+    assert!(
+        problem["message"].as_str().unwrap().contains("chmod"),
+        "{problem:#}"
+    );
+    let out = explain_cmd(&env, "ls", &["--enable"]).success();
+    assert!(
+        out.stdout().contains("config problems:"),
+        "{}",
+        out.stdout()
     );
 }
