@@ -222,8 +222,14 @@ fn run_line(r: &RunSummary) -> String {
         (Some(code), None) => format!(" (exit {code})"),
         (None, None) => String::new(),
     };
+    // What the agent tried, beside the hook that judged it.
+    let call = match &r.tool_call {
+        Some(t) if t.input.is_empty() => format!("{} · ", output::clean(&t.tool)),
+        Some(t) => format!("{} {} · ", output::clean(&t.tool), output::clean(&t.input)),
+        None => String::new(),
+    };
     format!(
-        "{} {} {}{} {} {}",
+        "{} {} {}{} {call}hook {} {}",
         paint(time, output::DIM, false),
         output::clean(&r.event),
         outcome,

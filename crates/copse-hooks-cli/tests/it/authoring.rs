@@ -264,6 +264,7 @@ fn watch_without_a_terminal_shows_runs_and_diffs_but_never_trusts() {
     gate(&env, "rm -rf /");
     let line = live.wait_for(".copse/hooks/guard.sh");
     assert!(line.contains("toolGate deny"), "{line}");
+    assert!(line.contains("run_shell rm -rf / · hook "), "{line}");
     edit_script(&env, "echo edited >&2");
     writer.write_all(b"yyyy\n").unwrap();
     let shown = live.wait_for("To let them run: copse-hooks trust ");
