@@ -40,6 +40,8 @@ fn init_writes_a_working_first_hook_for_every_dialect() {
             .run()
             .success();
         insta::assert_snapshot!(format!("init_{dialect}"), r.redacted());
+        // The config is clean as lint sees it.
+        env.cmd().args(["lint", "--deny-warnings"]).run().success();
         env.cmd().args(["trust"]).run().success();
         // The guard ran and denied (its decision is the run's, not a default).
         let v = gate(&env, "rm -rf /");
