@@ -647,7 +647,8 @@ impl Engine {
 
     /// The explain door (`gate --explain`, [`Engine::explain_event`]): the same
     /// selection over every declared config, trusted or not, telling `skipped` why
-    /// each hook it passes over does not run. Reads only.
+    /// each hook it passes over does not run. Runs nothing; like the real selection it
+    /// stops a persistent process whose script changed since trusted.
     pub(crate) fn select_explained(
         &self,
         event: &EventPayload,
