@@ -232,7 +232,8 @@ fn dry_run_tester_prints_everything_and_records_nothing() {
     let stdin: Value = serde_json::from_str(v["stdin"].as_str().unwrap()).unwrap();
     assert_eq!(stdin["hook_event_name"], "beforeShellExecution");
     assert_eq!(stdin["command"], "echo \"hello from a hook\"");
-    // A given payload is sent verbatim.
+    // A given payload is merged over the fixture (issue 25): the field changes, the
+    // rest of the fixture stays.
     let v = env
         .cmd()
         .args(["--json", "test"])
@@ -245,7 +246,9 @@ fn dry_run_tester_prints_everything_and_records_nothing() {
         .run()
         .success()
         .json();
-    assert_eq!(v["stdin"], r#"{"command":"rm -rf /"}"#);
+    let stdin: Value = serde_json::from_str(v["stdin"].as_str().unwrap()).unwrap();
+    assert_eq!(stdin["command"], "rm -rf /");
+    assert_eq!(stdin["hook_event_name"], "beforeShellExecution");
     // Errors name what exists.
     let r = env
         .cmd()
