@@ -592,6 +592,32 @@
         result.replaceChildren(h("p", { class: "note bad" }, e.message));
       } finally { run.disabled = hooks[Number(select.value)].trust !== "trusted"; }
     }
+    // Why a hook runs or not for a tool call: `gate --explain`, running nothing.
+    const exTool = h("input", { id: "explain-tool", value: "run_shell", "aria-label": "Tool", spellcheck: "false" });
+    const exInput = h("textarea", { id: "explain-input", class: "short", spellcheck: "false", "aria-label": "Tool input (JSON)" });
+    exInput.value = '{"command": "rm -rf /"}';
+    const exBtn = h("button", { type: "button", class: "btn", id: "explain-run" }, "Explain");
+    const exOut = h("div", { id: "explain-result", "aria-live": "polite" });
+    async function explain() {
+      let input;
+      try { input = JSON.parse(exInput.value); } catch (e) { exOut.replaceChildren(h("p", { class: "note bad" }, `The input is not valid JSON: ${e.message}`)); return; }
+      try {
+        const d = await post("/api/explain", { tool: exTool.value.trim(), input });
+        const rows = d.hooks.map((x) => h("li", { "data-status": x.status },
+          h("span", { class: `badge ${x.status === "skipped" ? "outline" : "ok"}` }, x.status === "skipped" ? "would not run" : "would run"), " ",
+          h("strong", {}, `${x.dialect} ${x.event}[${x.entry}]`), " ", h("code", {}, x.command),
+          h("div", { class: x.status === "skipped" ? "muted" : "faint" }, x.reason_message || x.verdict || (x.matcher ? `matcher ${x.matcher} matches` : "selected"))));
+        exOut.replaceChildren(
+          d.hooks_enabled ? null : h("p", { class: "note warn" }, "External hooks are off: nothing runs (`copse-hooks enable`)."),
+          rows.length ? h("ul", { class: "explain" }, rows) : h("p", { class: "muted" }, `No hook is configured for ${d.event}.`),
+          (d.problems || []).length ? h("ul", {}, d.problems.map((p2) => h("li", { class: "error" }, h("code", {}, p2.source), ": ", p2.message))) : null);
+      } catch (e) { exOut.replaceChildren(h("p", { class: "note bad" }, e.message)); }
+    }
+    exBtn.addEventListener("click", explain);
+    const explainPanel = h("div", { class: "panel", id: "explain" }, h("h2", {}, "Why does a hook run, or not?"),
+      h("p", { class: "muted" }, "Every configured hook for a tool call, with whether it would run or why not — the same as ", h("code", {}, "copse-hooks gate TOOL --input JSON --explain"), ". Runs nothing."),
+      h("div", { class: "explain-form" }, h("label", { class: "field" }, "Tool", exTool), h("label", { class: "field" }, "Input (JSON)", exInput)),
+      h("div", { class: "row" }, exBtn), exOut);
     select.addEventListener("change", prefill);
     run.addEventListener("click", go2);
     reset.addEventListener("click", prefill);
@@ -602,7 +628,8 @@
         h("div", { class: "panel" }, h("label", { class: "field" }, "Hook", select), info,
           h("label", { class: "field" }, "Payload (stdin, JSON) — Ctrl+Enter runs", payload),
           h("div", { class: "row" }, run, reset)),
-        result) : h("div", { class: "panel" }, h("div", { class: "empty" }, "No hooks to test. Write one with ", h("code", {}, "copse-hooks init"), ", then come back.")));
+        result) : h("div", { class: "panel" }, h("div", { class: "empty" }, "No hooks to test. Write one with ", h("code", {}, "copse-hooks init"), ", then come back.")),
+      explainPanel);
     await prefill();
   }
 

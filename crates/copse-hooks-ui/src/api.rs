@@ -169,6 +169,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/api/events", get(events))
         .route("/api/tester/payload", get(tester_payload))
         .route("/api/tester/run", post(tester_run))
+        .route("/api/explain", post(explain))
         .route("/api/trust/preview", get(trust_preview))
         .route("/api/trust", post(trust))
         .route("/api/untrust", post(untrust))
@@ -970,6 +971,47 @@ async fn tester_run(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answ
             word => word,
         };
         v["verdict"] = json!(verdict);
+        Ok(Json(v))
+    })
+    .await
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ExplainRequest {
+    /// The canonical tool id (`run_shell`, `read_file`, `mcp__server__tool`, …).
+    tool: String,
+    /// The tool input, a JSON object.
+    input: Value,
+}
+
+/// `gate --explain` without the gate: every configured hook for a tool call with
+/// whether the selection would run it or why not (hooks off, not trusted, changed
+/// since trusted, matcher, `if`, another event…), from the engine's own selection.
+/// Runs nothing.
+async fn explain(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answer {
+    let req: ExplainRequest = body(&bytes)?;
+    let Value::Object(input) = req.input else {
+        return Err(ApiError::bad("`input` must be a JSON object"));
+    };
+    if req.tool.trim().is_empty() {
+        return Err(ApiError::bad("`tool` is required"));
+    }
+    let call = copse_hooks::ToolCall::new(req.tool, input);
+    call.validate().map_err(ApiError::bad)?;
+    blocking(move || {
+        let engine = state.engine()?;
+        let explanation = engine.explain_event(
+            &copse_hooks::EventPayload::ToolGate(call),
+            &copse_hooks::SessionIdentity::new("copse-hooks-ui-explain"),
+        );
+        let mut v = serde_json::to_value(&explanation).map_err(ApiError::internal)?;
+        // Each skipped hook's reason as the sentence `gate --explain` prints.
+        if let Some(hooks) = v.get_mut("hooks").and_then(Value::as_array_mut) {
+            for (h, e) in hooks.iter_mut().zip(&explanation.hooks) {
+                h["reason_message"] = json!(e.reason_message());
+            }
+        }
         Ok(Json(v))
     })
     .await

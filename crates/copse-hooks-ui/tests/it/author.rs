@@ -250,3 +250,58 @@ async fn runs_show_the_tool_call_the_agent_tried() {
     assert_eq!(timeout["failure"], "timeout");
     assert_eq!(timeout["exit_code"], Value::Null);
 }
+
+/// `POST /api/explain`: every hook for a tool call with why it would or would not
+/// run, from the engine's own selection; it runs nothing and needs the page nonce.
+#[tokio::test]
+async fn explain_says_why_a_hook_would_not_run() {
+    let w = world(false, 0).await;
+    let post = |body: Value, nonce: Option<String>| {
+        let (url, cookie) = (format!("{}/api/explain", w.base), w.cookie.clone());
+        async move {
+            let mut req = client()
+                .post(url)
+                .header("Cookie", cookie)
+                .header("Content-Type", "application/json");
+            if let Some(n) = nonce {
+                req = req.header("X-Copse-Nonce", n);
+            }
+            let res = req.body(body.to_string()).send().await.unwrap();
+            let status = res.status().as_u16();
+            let text = res.text().await.unwrap();
+            (
+                status,
+                serde_json::from_str::<Value>(&text).unwrap_or(Value::String(text)),
+            )
+        }
+    };
+    let call = json!({"tool": "run_shell", "input": {"command": "rm -rf /"}});
+    let (status, _) = post(call.clone(), None).await;
+    assert_eq!(status, 403, "explain without the page nonce");
+    let (status, d) = post(call.clone(), Some(w.nonce.clone())).await;
+    assert_eq!(status, 200, "{d}");
+    let hooks = d["hooks"].as_array().unwrap();
+    let guard = hooks
+        .iter()
+        .find(|h| h["command"] == ".cursor/hooks/deny-rm.sh")
+        .unwrap();
+    assert_eq!(guard["status"], "skipped", "{guard}");
+    assert_eq!(guard["reason"]["kind"], "untrusted", "{guard}");
+    assert!(
+        guard["reason_message"].as_str().unwrap().contains("trust"),
+        "{guard}"
+    );
+    // Control: the user-level Claude hook (matcher Bash) is selected for the call.
+    let claude = hooks.iter().find(|h| h["dialect"] == "claude").unwrap();
+    assert_eq!(claude["status"], "selected", "{claude}");
+    // Bad input is refused clearly.
+    let (status, d) = post(
+        json!({"tool": "run_shell", "input": "rm"}),
+        Some(w.nonce.clone()),
+    )
+    .await;
+    assert_eq!(
+        (status, d["error"].as_str()),
+        (400, Some("`input` must be a JSON object"))
+    );
+}

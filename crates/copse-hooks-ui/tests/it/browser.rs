@@ -504,6 +504,23 @@ async fn the_page_in_chromium() {
             .contains("rm -rf is not allowed here")
     );
     b.screenshot("tester").await;
+    // Why hooks run or not for a tool call (gate --explain, running nothing): the
+    // Cursor guards would run for a shell call, the Claude hook (matcher Bash) too.
+    b.click("#explain-run").await;
+    b.wait(
+        "the explanation",
+        "return document.querySelectorAll('#explain-result li[data-status]').length > 0",
+    )
+    .await;
+    let explained = b
+        .js("return document.getElementById('explain-result').innerText")
+        .await;
+    let explained = explained.as_str().unwrap();
+    assert!(
+        explained.contains("deny-rm.sh") && explained.contains("would run"),
+        "{explained}"
+    );
+    b.screenshot("tester-explain").await;
 
     // Trust: the preview of what trusting allows.
     b.goto(&page(&w, "trust")).await;
