@@ -63,10 +63,18 @@ pub fn run(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
             )
         );
     }
-    if !Settings::load(&crate::commands::settings::settings_path())
-        .map(|s| s.cursor_hooks_enabled)
-        .unwrap_or(false)
-    {
+    let settings = Settings::load(&crate::commands::settings::settings_path()).ok();
+    if settings.as_ref().and_then(|s| s.spine) == Some(false) {
+        outln!(
+            "{}",
+            paint(
+                "The audit store is off (\"spine\": false in settings.json): no runs can be shown, only changes to pinned files.",
+                output::DIM,
+                false
+            )
+        );
+    }
+    if !settings.is_some_and(|s| s.cursor_hooks_enabled) {
         outln!(
             "{}",
             paint(
