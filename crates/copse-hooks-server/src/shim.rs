@@ -315,14 +315,14 @@ fn result_of(answer: Answer, detached: bool) -> rpc::ShimHandleResult {
 fn stale_for(client: Option<&rpc::BuildIdentity>) -> Option<String> {
     let client = client?;
     let own = crate::socket::own_build();
-    let exe = own.exe.display().to_string();
+    let exe = &own.exe_text;
     if client.version != own.version {
         return Some(format!(
             "the daemon runs copse-hooks {}, the shim {}",
             own.version, client.version
         ));
     }
-    if client.exe != exe {
+    if client.exe != *exe {
         return Some(format!("the daemon runs {exe}, the shim {}", client.exe));
     }
     match own.exe_state() {

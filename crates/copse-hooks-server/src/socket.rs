@@ -296,6 +296,8 @@ pub struct OwnBuild {
     pub version: String,
     /// The executable's path, as the kernel resolved it at start.
     pub exe: PathBuf,
+    /// The same path as text, made once (every call compares it with the shim's).
+    pub exe_text: String,
     /// The running file's `(dev, ino)` (of `/proc/self/exe`, which stays the running
     /// file even once the path names another).
     pub file: Option<(u64, u64)>,
@@ -313,7 +315,7 @@ impl OwnBuild {
     pub fn identity(&self) -> copse_hooks_wire::rpc::BuildIdentity {
         copse_hooks_wire::rpc::BuildIdentity {
             version: self.version.clone(),
-            exe: self.exe.display().to_string(),
+            exe: self.exe_text.clone(),
         }
     }
 }
@@ -321,13 +323,17 @@ impl OwnBuild {
 /// This process's build ([`OwnBuild`]).
 pub fn own_build() -> &'static OwnBuild {
     static OWN: std::sync::OnceLock<OwnBuild> = std::sync::OnceLock::new();
-    OWN.get_or_init(|| OwnBuild {
-        version: env!("CARGO_PKG_VERSION").to_owned(),
-        exe: std::env::current_exe().unwrap_or_default(),
-        file: std::fs::metadata("/proc/self/exe")
-            .ok()
-            .map(|m| (m.dev(), m.ino())),
-        started_ms: now_ms(),
+    OWN.get_or_init(|| {
+        let exe = std::env::current_exe().unwrap_or_default();
+        OwnBuild {
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            exe_text: exe.display().to_string(),
+            exe,
+            file: std::fs::metadata("/proc/self/exe")
+                .ok()
+                .map(|m| (m.dev(), m.ino())),
+            started_ms: now_ms(),
+        }
     })
 }
 
@@ -365,7 +371,7 @@ fn write_info(socket: &Path) -> Result<(), ServerError> {
     let info = DaemonInfo {
         pid: std::process::id(),
         version: own.version.clone(),
-        exe: own.exe.display().to_string(),
+        exe: own.exe_text.clone(),
         started_ms: own.started_ms,
     };
     let path = info_path(socket);
