@@ -16,7 +16,7 @@ use axum::{Extension, Json};
 use copse_hooks::TrustSnapshot;
 use copse_hooks::TrustState;
 use copse_hooks::spine::{
-    RunCursor, RunKind, RunQuery, RunRecord, Spine, SpineError, tool_call_summary,
+    RunCursor, RunIdMatch, RunKind, RunQuery, RunRecord, Spine, SpineError, tool_call_summary,
 };
 use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
 use copse_hooks::{Settings, pin_of, project_config_candidates, sha256_hex, shell_quote};
@@ -770,9 +770,23 @@ async fn run_detail(St(state): St<Arc<State>>, UrlPath(id): UrlPath<String>) -> 
                 format!("no run {id}: nothing is recorded yet"),
             ));
         };
-        match spine.get(&id)? {
-            Some(r) => Ok(Json(record_json(&r))),
-            None => Err(ApiError::status(
+        if let Some(r) = spine.get(&id)? {
+            return Ok(Json(record_json(&r)));
+        }
+        // A short id (as `log` prints it) or a unique prefix, as `show` takes it.
+        match spine.resolve(&id)? {
+            RunIdMatch::One(full) => match spine.get(&full)? {
+                Some(r) => Ok(Json(record_json(&r))),
+                None => Err(ApiError::status(
+                    StatusCode::NOT_FOUND,
+                    format!("no run {id}"),
+                )),
+            },
+            RunIdMatch::Ambiguous(ids) => Err(ApiError::bad(format!(
+                "run id {id} is ambiguous: it could be {}",
+                ids.join(", ")
+            ))),
+            _ => Err(ApiError::status(
                 StatusCode::NOT_FOUND,
                 format!("no run {id}"),
             )),

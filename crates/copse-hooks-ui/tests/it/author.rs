@@ -245,6 +245,23 @@ async fn runs_show_the_tool_call_the_agent_tried() {
         let input = r["tool_call"]["input"].as_str().unwrap_or_default();
         assert!(input.starts_with("rm -rf /tmp/x"), "{r}");
     }
+    // A short id, as `log` prints it, opens the run too; an ambiguous prefix is
+    // refused naming the candidates.
+    let short = copse_hooks::spine::run_id_digest("run-00001")[..7].to_string();
+    let d = get(&format!("/api/runs/{short}")).await;
+    assert_eq!(d["run_id"], "run-00001");
+    let res = client()
+        .get(format!("{}/api/runs/run-0000", w.base))
+        .header("Cookie", &w.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 400);
+    let body: Value = res.json().await.unwrap();
+    assert!(
+        body["error"].as_str().unwrap().contains("ambiguous"),
+        "{body}"
+    );
     // A timed-out run has no exit code and says why; it is not a parse failure.
     let timeout = get("/api/runs/run-00007").await;
     assert_eq!(timeout["failure"], "timeout");
