@@ -750,6 +750,10 @@ pub struct ReplayLine {
     /// The verdict (blocking events only).
     #[serde(flatten)]
     pub verdict: Option<VerdictFields>,
+    /// `replay --explain`: every configured hook for the event, with its verdict or
+    /// why it did not run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub explain: Option<ExplainOutput>,
 }
 
 /// The last line of `replay --json`: the queue, every run, every dropped run.
@@ -1207,35 +1211,6 @@ impl From<&HookSummary> for TrustedHook {
     }
 }
 
-/// `untrust --json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct UntrustOutput {
-    /// The shape's version.
-    pub version: u32,
-    /// The workspace root (canonical).
-    pub untrusted: String,
-    /// Whether it was trusted before.
-    pub was_trusted: bool,
-}
-
-/// `enable --json` and `disable --json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct EnableOutput {
-    /// The shape's version.
-    pub version: u32,
-    /// Whether external hooks are now on.
-    pub enabled: bool,
-    /// The settings file written.
-    pub settings: String,
-}
-
-/// `list --untrusted-preview --json`: what trusting the workspace would let run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-pub struct UntrustedPreviewOutput {
-    /// The shape's version.
-    pub version: u32,
-    /// The workspace roots previewed.
-    pub workspaces: Vec<String>,
 /// `trust --diff --json`: each pinned file compared with what was pinned.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct TrustDiffOutput {
@@ -1290,6 +1265,35 @@ pub struct InitOutput {
     pub next_steps: Vec<String>,
 }
 
+/// `untrust --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UntrustOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The workspace root (canonical).
+    pub untrusted: String,
+    /// Whether it was trusted before.
+    pub was_trusted: bool,
+}
+
+/// `enable --json` and `disable --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EnableOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// Whether external hooks are now on.
+    pub enabled: bool,
+    /// The settings file written.
+    pub settings: String,
+}
+
+/// `list --untrusted-preview --json`: what trusting the workspace would let run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct UntrustedPreviewOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The workspace roots previewed.
+    pub workspaces: Vec<String>,
     /// Every project hook trusting would let run, in configured order; each one's
     /// `trusted` and `trust` say where it stands today (`untrusted` or `changed` until
     /// `trust` is run).
@@ -1516,4 +1520,148 @@ pub struct ShimServedOutput {
     pub fallback: Option<String>,
     /// Since when (ms since the epoch).
     pub since_ms: u64,
+}
+
+/// One configured hook in `gate --explain --json` / `replay --explain --json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ExplainHookOutput {
+    /// `cursor`, `claude`, `gemini`, `codex` or `copse`.
+    pub dialect: String,
+    /// The wire event as written in the config.
+    pub event: String,
+    /// The matcher as written.
+    pub matcher: Option<String>,
+    /// The hook's command.
+    pub command: String,
+    /// The config file that declares it.
+    pub source: String,
+    /// `user` or `project`.
+    pub scope: String,
+    /// 1-based position in its event's array.
+    pub entry: usize,
+    /// `ran`, `selected` (picked, no run seen) or `skipped`.
+    pub status: String,
+    /// Its verdict when it ran (`allow`, `deny — <msg>`, `no opinion`, `failed — …`).
+    pub verdict: Option<String>,
+    /// Why it did not run: `hooks_off`, `recursion_guard`, `untrusted`,
+    /// `config_changed`, `script_changed`, `claude_disabled`, `vendor_disabled`,
+    /// `matcher_invalid`, `matcher_no_match`, `condition_false`, `not_for_this_call`,
+    /// `other_event`, `unsupported_event` or `duplicate`.
+    pub reason: Option<String>,
+    /// The reason as one sentence (may quote config text: escape before printing).
+    pub message: Option<String>,
+    /// `matcher_no_match`: what the matcher was tested against.
+    pub subject: Option<String>,
+    /// `condition_false`: the `if` condition as written.
+    pub condition: Option<String>,
+    /// The file concerned (`config_changed`, `script_changed`, `claude_disabled`) or
+    /// the untrusted workspace root (`untrusted`).
+    pub file: Option<String>,
+    /// `other_event`: the canonical event it runs at for this call.
+    pub runs_at: Option<String>,
+}
+
+impl From<&copse_hooks::ExplainedHook> for ExplainHookOutput {
+    fn from(h: &copse_hooks::ExplainedHook) -> Self {
+        use copse_hooks::SkipReason as R;
+        let mut out = ExplainHookOutput {
+            dialect: h.dialect.as_str().to_string(),
+            event: h.event.clone(),
+            matcher: h.matcher.clone(),
+            command: h.command.clone(),
+            source: h.source.display().to_string(),
+            scope: h.scope.as_str().to_string(),
+            entry: h.entry,
+            status: match h.status {
+                copse_hooks::HookStatus::Ran => "ran",
+                copse_hooks::HookStatus::Selected => "selected",
+                copse_hooks::HookStatus::Skipped => "skipped",
+            }
+            .to_string(),
+            verdict: h.verdict.clone(),
+            reason: h.reason.as_ref().map(|r| r.code().to_string()),
+            message: h.reason_message(),
+            subject: None,
+            condition: None,
+            file: None,
+            runs_at: None,
+        };
+        match &h.reason {
+            Some(R::MatcherNoMatch { subject, .. }) => out.subject = Some(subject.clone()),
+            Some(R::ConditionFalse { condition }) => out.condition = Some(condition.clone()),
+            Some(R::ConfigChanged { file } | R::ScriptChanged { file }) => {
+                out.file = Some(file.display().to_string());
+            }
+            Some(R::ClaudeDisabled { file: Some(file) } | R::Untrusted { root: Some(file) }) => {
+                out.file = Some(file.display().to_string());
+            }
+            Some(R::OtherEvent { runs_at }) => out.runs_at = Some(runs_at.name().to_string()),
+            _ => {}
+        }
+        out
+    }
+}
+
+/// A config that could not be read or parsed as it is (`gate --explain --json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ExplainProblem {
+    /// The config file.
+    pub source: String,
+    /// What is wrong (may quote config text: escape before printing).
+    pub message: String,
+}
+
+/// `gate --explain --json`, and each event of `replay --explain --json`: every
+/// configured hook for the event with its verdict or why it did not run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ExplainOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// The canonical event explained.
+    pub event: String,
+    /// The tool, for tool events.
+    pub tool: Option<String>,
+    /// Whether external hooks are on.
+    pub hooks_enabled: bool,
+    /// Whether this process runs inside a hook (nothing runs).
+    pub recursion_guard: bool,
+    /// Every configured hook for the event, in configured order.
+    pub hooks: Vec<ExplainHookOutput>,
+    /// Configs that could not be read or parsed as they are.
+    pub problems: Vec<ExplainProblem>,
+    /// `gate --explain`: the gate's verdict, as `gate --json` prints it (so the
+    /// explanation is a superset of the `gate` object); absent in a replay line.
+    #[serde(flatten)]
+    pub verdict: Option<VerdictFields>,
+    /// `gate --explain`: the gate's notices, as `gate --json` prints them.
+    #[serde(default)]
+    pub notices: Vec<NoticeOutput>,
+    /// `gate --explain`: the config problems the gate met, as `gate --json` prints
+    /// them.
+    #[serde(default)]
+    pub warnings: Vec<String>,
+}
+
+impl From<&copse_hooks::Explanation> for ExplainOutput {
+    fn from(e: &copse_hooks::Explanation) -> Self {
+        ExplainOutput {
+            version: OUTPUT_VERSION,
+            event: e.event.name().to_string(),
+            tool: e.tool.clone(),
+            hooks_enabled: e.hooks_enabled,
+            recursion_guard: e.recursion_guard,
+            hooks: e.hooks.iter().map(ExplainHookOutput::from).collect(),
+            problems: e
+                .problems
+                .iter()
+                .map(|p| ExplainProblem {
+                    source: p.source.display().to_string(),
+                    message: p.message.clone(),
+                })
+                .collect(),
+            verdict: None,
+            notices: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
 }

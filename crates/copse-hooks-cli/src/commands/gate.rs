@@ -199,6 +199,8 @@ pub fn run(global: &Global, args: &GateArgs<'_>) -> Result<ExitCode> {
     let explanation = explanation.map(|e| {
         let mut out = ExplainOutput::from(&e);
         out.verdict = Some(copse_hooks_wire::output::VerdictFields::from(&verdict));
+        out.notices = notes.clone();
+        out.warnings = workspace::config_problems(&session);
         out
     });
     // The verdict first: a slow or locked audit store never delays it.

@@ -64,13 +64,13 @@ fn ran_matcher_other_event_and_not_for_this_call() {
     assert!(ran(&env, "ran"), "the control hook really ran");
     // The typed shape (its schema, schemas/output/explain.schema.json, is generated
     // from this type and checked by copse-hooks-wire's schema test).
-    let typed: copse_hooks_wire::output::ExplainOutput =
-        serde_json::from_value(v.clone()).unwrap();
+    let typed: copse_hooks_wire::output::ExplainOutput = serde_json::from_value(v.clone()).unwrap();
     assert_eq!(serde_json::to_value(&typed).unwrap(), v);
     assert_eq!(v["version"], 1);
     assert_eq!(v["event"], "toolGate");
     assert_eq!(v["tool"], "run_shell");
-    assert_eq!(v["verdict"]["decision"], "deny");
+    assert_eq!(v["decision"], "deny", "the gate fields are all there");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1);
     let c = hook(&v, &ctl);
     assert_eq!(c["status"], "ran");
     assert_eq!(c["verdict"], "deny — blocked");
