@@ -255,7 +255,7 @@
     table.appendChild(tbody);
     const trustPanel = h("div", { class: "panel" }, h("h2", {}, "Workspace trust"));
     for (const w of data.workspaces) {
-      const rows = w.configs.map((c) => h("li", {}, h("code", {}, c.path), " ",
+      const rows = w.configs.concat((w.scripts || []).filter((c) => c.change !== "unchanged")).map((c) => h("li", {}, h("code", {}, c.path), " ",
         h("span", { class: `badge ${c.change === "unchanged" ? "ok" : c.change === "not pinned" ? "outline" : "bad"}` }, c.change)));
       trustPanel.appendChild(h("div", {},
         h("p", {}, h("code", {}, w.root), " ", w.trusted ? h("span", { class: "badge ok" }, w.pinned ? "trusted · pinned" : "trusted") : h("span", { class: "badge warn" }, "not trusted"),
@@ -582,7 +582,8 @@
         const d = await post("/api/tester/run", { source: x.source, event: x.event, entry: x.entry, payload: payload.value });
         const exit = d.exit_code !== null ? `exit ${d.exit_code}` : d.failure === "timeout" ? "killed (timeout)" : d.failure === "spawn" ? "did not start" : "killed";
         result.replaceChildren(h("div", { class: "panel", "data-verdict": d.verdict },
-          h("div", { class: "row" }, h("h2", {}, "Result"), outcomeBadge(d.verdict), h("span", { class: "muted" }, `${exit} · ${d.duration_ms} ms · ${d.parse_ok ? "response parsed" : "response did not parse"}`)),
+          h("div", { class: "row" }, h("h2", {}, "Result"), outcomeBadge(d.verdict), h("span", { class: "muted" }, `${exit} · ${d.duration_ms} ms · ${d.parse_ok ? "response parsed" : d.failure === "timeout" ? "timed out: its answer was never read" : "response did not parse"}`)),
+          d.failure === "timeout" ? h("p", { class: "note warn", id: "tester-timeout" }, TIMEOUT_HINT) : null,
           h("p", { id: "tester-summary" }, h("strong", {}, "Interpreted: "), d.summary),
           h("p", { class: "faint" }, `canonical event ${d.canonical_event}; dry run: nothing is recorded or applied`),
           streamView("stdout", d.stdout, d.stdout_json, false),
