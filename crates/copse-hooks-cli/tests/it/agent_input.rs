@@ -631,3 +631,88 @@ fn real_agents_recorded_payloads_are_served_never_failed_closed() {
         }
     }
 }
+
+#[test]
+fn a_rewrite_of_a_family_tool_is_answered_in_that_agents_keys() {
+    let env = Env::new();
+    env.write(
+        "copse/settings.json",
+        &json!({"cursorHooksEnabled": true, "sandboxWritablePaths": [env.root()]}).to_string(),
+    );
+    let marker = env.root().join("rewrite-ran");
+    let rewrite = |matcher: &str, updated: Value| {
+        json!({"command": format!(
+            "touch {}; printf '%s' '{}'",
+            marker.display(),
+            json!({"updatedInput": updated})
+        ), "matcher": matcher})
+    };
+    env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [
+            rewrite("^run_shell$", json!({"command": "echo safe"})),
+            rewrite("^read_file$", json!({"path": "/safe/file"}))
+        ]}})
+        .to_string(),
+    );
+    let vars: &[(&str, &str)] = &[("COPSE_SHIM_DAEMON", "0")];
+    let cases = [
+        // Claude Code's own tool: Claude's keys, as before.
+        (
+            "Read",
+            json!({"file_path": "/etc/passwd"}),
+            json!({"file_path": "/safe/file"}),
+        ),
+        // Qwen Code (Gemini-named): its `file_path` back.
+        (
+            "read_file",
+            json!({"file_path": "/etc/passwd"}),
+            json!({"file_path": "/safe/file"}),
+        ),
+        // An older Qwen Code `absolute_path`; Copilot's `view` keeps `path`.
+        (
+            "read_file",
+            json!({"absolute_path": "/etc/passwd"}),
+            json!({"absolute_path": "/safe/file"}),
+        ),
+        (
+            "view",
+            json!({"path": "/etc/passwd"}),
+            json!({"path": "/safe/file"}),
+        ),
+        (
+            "exec_command",
+            json!({"cmd": "rm -rf /", "yield_time_ms": 10}),
+            json!({"cmd": "echo safe", "yield_time_ms": 10}),
+        ),
+    ];
+    for (tool, input, want) in cases {
+        let _ = std::fs::remove_file(&marker);
+        let p = payload(
+            "PreToolUse",
+            json!({"tool_name": tool, "tool_input": input}),
+        );
+        let a = stdout_json(&shim(&env, "claude", &p, vars));
+        assert!(marker.exists(), "{tool}: the rewriting hook ran");
+        assert_eq!(
+            a["hookSpecificOutput"]["permissionDecision"], "ask",
+            "{tool}: {a}"
+        );
+        let got = &a["hookSpecificOutput"]["updatedInput"];
+        for (k, v) in want.as_object().unwrap() {
+            assert_eq!(&got[k], v, "{tool}: {a}");
+        }
+        assert!(
+            got.get("path").is_none() || want.get("path").is_some(),
+            "{tool}: no canonical key leaks back: {a}"
+        );
+    }
+    // A new command for an argv tool cannot be said: tightened to a deny.
+    let p = payload(
+        "PreToolUse",
+        json!({"tool_name": "shell", "tool_input": {"command": ["bash", "-lc", "rm -rf /"]}}),
+    );
+    let a = stdout_json(&shim(&env, "claude", &p, vars));
+    assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "deny", "{a}");
+    assert!(a["hookSpecificOutput"].get("updatedInput").is_none(), "{a}");
+}

@@ -148,15 +148,13 @@ pub fn canonical_tool(name: &str, input: &Map<String, Value>) -> (String, Map<St
     if tool::is_mcp(name) {
         return (name.to_string(), input.clone());
     }
-    let Some((_, id, renames)) = FAMILY_TOOLS.iter().find(|(n, _, _)| *n == name) else {
+    let Some((_, id, _)) = FAMILY_TOOLS.iter().find(|(n, _, _)| *n == name) else {
         return (name.to_string(), input.clone());
     };
     let mut out = input.clone();
-    for (from, to) in *renames {
-        if !out.contains_key(*to)
-            && let Some(v) = out.remove(*from)
-        {
-            out.insert((*to).to_string(), v);
+    for (from, to) in renames_applied(name, input) {
+        if let Some(v) = out.remove(from) {
+            out.insert(to.to_string(), v);
         }
     }
     if command_form(name) == Command::TextOrArgv
@@ -167,6 +165,31 @@ pub fn canonical_tool(name: &str, input: &Map<String, Value>) -> (String, Map<St
     }
     ((*id).to_string(), out)
 }
+
+/// The input keys [`canonical_tool`] renames for this call, as (the agent's key, the
+/// canonical key): a rename applies when the agent's key is there and the canonical
+/// one is not. An input rewrite goes back through the same pairs.
+pub fn renames_applied(
+    name: &str,
+    input: &Map<String, Value>,
+) -> Vec<(&'static str, &'static str)> {
+    let Some((_, _, renames)) = FAMILY_TOOLS.iter().find(|(n, _, _)| *n == name) else {
+        return Vec::new();
+    };
+    let mut out: Vec<(&'static str, &'static str)> = Vec::new();
+    for (from, to) in *renames {
+        if input.contains_key(*from)
+            && !input.contains_key(*to)
+            && !out.iter().any(|(_, t)| t == to)
+        {
+            out.push((from, to));
+        }
+    }
+    out
+}
+
+/// Claude Code's own tool names: a rewrite of these is written in Claude's shape.
+const CLAUDE_OWN: [&str; 7] = ["Bash", "Read", "Write", "Edit", "Grep", "Agent", "Task"];
 
 /// The agent's name for a canonical input key of the tool `name` (the error names
 /// the field as the agent sent it).
@@ -307,26 +330,48 @@ pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload
     claude_shaped_event(wire, obj)
 }
 
-/// Claude's tool input for an `updatedInput`: canonical keys back to Claude's.
-fn claude_input(call: &ToolCall, updated: &Map<String, Value>) -> Map<String, Value> {
+/// The tool input for an `updatedInput`, in the calling agent's keys: Claude Code's
+/// own tools (and names we do not map) in Claude's shape; a family tool with the
+/// renames [`canonical_tool`] made undone, so the agent applies the rewrite rather
+/// than ignore keys it does not know. `None` when the rewrite cannot be said in the
+/// tool's input (a new command for a tool that takes an argv).
+fn claude_input(
+    call: &ToolCall,
+    tool: &super::InboundTool,
+    updated: &Map<String, Value>,
+) -> Option<Map<String, Value>> {
     let mut merged = call.input.clone();
     merged.extend(updated.clone());
-    if merged.contains_key("edits") {
-        // MultiEdit: Claude's Edit shape would drop its `edits`; only the path key
-        // goes back.
-        if let Some(p) = merged.remove("path") {
-            merged.insert("file_path".into(), p);
+    let own = tool.name.is_empty()
+        || CLAUDE_OWN.contains(&tool.name.as_str())
+        || !FAMILY_TOOLS.iter().any(|(n, _, _)| *n == tool.name);
+    if own {
+        return Some(match claude::claude_tool(&call.tool, &merged, None) {
+            Some((_, input)) => input,
+            None => merged,
+        });
+    }
+    if command_form(&tool.name) == Command::TextOrArgv
+        && tool.argv
+        && updated.contains_key("command")
+    {
+        return None;
+    }
+    for (from, to) in &tool.renames {
+        if let Some(v) = merged.remove(*to) {
+            merged.insert((*from).to_string(), v);
         }
-        return merged;
     }
-    match claude::claude_tool(&call.tool, &merged, None) {
-        Some((_, input)) => input,
-        None => merged,
-    }
+    Some(merged)
 }
 
-/// Writes a Claude Code answer.
-pub fn answer(wire: &str, event: &EventPayload, reply: &Reply) -> Answer {
+/// Writes a Claude Code answer (`tool`: the agent's own tool name and input keys).
+pub fn answer(
+    wire: &str,
+    tool: &super::InboundTool,
+    event: &EventPayload,
+    reply: &Reply,
+) -> Answer {
     let v = &reply.verdict;
     let mut out = Map::new();
     match event {
@@ -336,7 +381,22 @@ pub fn answer(wire: &str, event: &EventPayload, reply: &Reply) -> Answer {
                 out.insert("continue".into(), json!(false));
                 out.insert("stopReason".into(), json!(h.reason));
             }
+            let rewrite = match &v.updated_input {
+                Some(u) if !blocks(v) => Some(claude_input(call, tool, u)),
+                _ => None,
+            };
             match v.decision {
+                _ if rewrite == Some(None) => {
+                    // A rewrite the tool cannot take: tightened to a deny, never dropped.
+                    fields.insert("permissionDecision".into(), json!("deny"));
+                    fields.insert(
+                        "permissionDecisionReason".into(),
+                        json!(format!(
+                            "a copse hook rewrote this command, which {}'s argv input cannot take",
+                            tool.name
+                        )),
+                    );
+                }
                 Some(Decision::Deny) => {
                     fields.insert("permissionDecision".into(), json!("deny"));
                     fields.insert(
@@ -359,15 +419,13 @@ pub fn answer(wire: &str, event: &EventPayload, reply: &Reply) -> Answer {
                 }
                 _ => {}
             }
-            if !blocks(v)
-                && let Some(u) = &v.updated_input
-            {
+            if let Some(Some(input)) = rewrite {
                 // Claude honours updatedInput only alongside a decision; "ask" keeps
                 // the user in the loop (copse's Allow is never an approval).
                 if !fields.contains_key("permissionDecision") {
                     fields.insert("permissionDecision".into(), json!("ask"));
                 }
-                fields.insert("updatedInput".into(), Value::Object(claude_input(call, u)));
+                fields.insert("updatedInput".into(), Value::Object(input));
             }
             if let Some(c) = &v.inject_context {
                 fields.insert("additionalContext".into(), json!(c));

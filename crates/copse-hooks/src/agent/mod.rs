@@ -153,6 +153,20 @@ pub struct Inbound {
     pub workspace_roots: Vec<PathBuf>,
     /// The agent says this stop comes from a continuation we asked for.
     pub stop_hook_active: bool,
+    /// The agent's own tool name and input keys, for a tool event (an input rewrite
+    /// is answered in them).
+    pub tool: InboundTool,
+}
+
+/// A tool event's tool as the agent named it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct InboundTool {
+    /// The agent's tool name (`run_shell_command`, `Bash`, …); empty for other events.
+    pub name: String,
+    /// The input keys renamed to canonical ones, as (the agent's, the canonical).
+    pub renames: Vec<(&'static str, &'static str)>,
+    /// The shell command came as an argv array.
+    pub argv: bool,
 }
 
 /// What the shim writes back: stdout, stderr and the exit code.
@@ -260,7 +274,33 @@ pub fn read(agent: Agent, payload: &[u8]) -> Result<Inbound, PayloadError> {
         cwd: text("cwd").filter(|s| !s.is_empty()).map(PathBuf::from),
         workspace_roots,
         stop_hook_active: obj.get("stop_hook_active") == Some(&Value::Bool(true)),
+        tool: inbound_tool(agent, &obj),
     })
+}
+
+/// The tool of a Claude-shaped tool event as the agent named it (other agents answer
+/// rewrites through their own tables).
+fn inbound_tool(agent: Agent, obj: &Map<String, Value>) -> InboundTool {
+    let Some(name) = obj.get("tool_name").and_then(Value::as_str) else {
+        return InboundTool::default();
+    };
+    if !matches!(agent, Agent::Claude | Agent::Codex) {
+        return InboundTool {
+            name: name.to_string(),
+            ..InboundTool::default()
+        };
+    }
+    let Some(input) = obj.get("tool_input").and_then(Value::as_object) else {
+        return InboundTool {
+            name: name.to_string(),
+            ..InboundTool::default()
+        };
+    };
+    InboundTool {
+        name: name.to_string(),
+        renames: claude::renames_applied(name, input),
+        argv: input.get("command").is_some_and(Value::is_array),
+    }
 }
 
 /// Writes the reply in the agent's format for this event. Every hook-derived text
@@ -278,7 +318,7 @@ pub fn answer(agent: Agent, inbound: &Inbound, reply: &Reply) -> Answer {
         reply
     };
     match agent {
-        Agent::Claude => claude::answer(&inbound.wire_event, event, reply),
+        Agent::Claude => claude::answer(&inbound.wire_event, &inbound.tool, event, reply),
         Agent::Gemini => gemini::answer(&inbound.wire_event, event, reply),
         Agent::Codex => codex::answer(&inbound.wire_event, event, reply),
         Agent::Cursor => cursor::answer(&inbound.wire_event, event, reply),
