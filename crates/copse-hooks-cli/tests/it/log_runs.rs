@@ -246,6 +246,23 @@ fn log_rejects_an_unknown_event_with_a_did_you_mean() {
     assert_eq!(log_json(&env, &["--event", "PreToolUse"]).len(), 0);
 }
 
+/// Kills `pid` with KILL unless `done` is signalled within two minutes: a safety net so
+/// a `log -f` that never prints fails the test instead of hanging it (not a timing
+/// assertion: the test itself waits on output, not on time).
+fn watchdog(pid: u32) -> std::sync::mpsc::Sender<()> {
+    let (done, wait) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) =
+            wait.recv_timeout(std::time::Duration::from_secs(120))
+        {
+            // SAFETY: kill(2) on a child the test has not reaped yet (it is blocked
+            // reading the child's output).
+            unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+        }
+    });
+    done
+}
+
 #[test]
 fn log_follow_prints_runs_as_they_are_recorded() {
     let env = Env::new();
@@ -257,6 +274,7 @@ fn log_follow_prints_runs_as_they_are_recorded() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let done = watchdog(child.id());
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let first = lines.next().unwrap().unwrap();
     assert!(first.contains("run_shell npm install"), "{first}");
@@ -271,6 +289,7 @@ fn log_follow_prints_runs_as_they_are_recorded() {
     let rc = unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     assert_eq!(rc, 0);
     let status = child.wait().unwrap();
+    done.send(()).unwrap();
     use std::os::unix::process::ExitStatusExt as _;
     assert!(
         status.code() == Some(130) || status.signal() == Some(libc::SIGINT),
@@ -278,17 +297,22 @@ fn log_follow_prints_runs_as_they_are_recorded() {
     );
 
     // A reader that goes away ends it too (SIGPIPE is ignored; the write fails).
-    let mut cmd = env.cmd().args(["log", "-f"]).cmd;
+    let mut cmd = env.cmd().args(["--json", "log", "-f"]).cmd;
     let mut child = cmd
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let done = watchdog(child.id());
     let mut lines = std::io::BufReader::new(child.stdout.take().unwrap()).lines();
-    assert!(lines.next().unwrap().unwrap().contains("npm install"));
+    // With --json, one run object per line.
+    let first: Value = serde_json::from_str(&lines.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first["tool_input"], "npm install");
+    assert!(first["short_id"].is_string(), "{first}");
     drop(lines);
     gate(&env, "npm ci");
     let status = child.wait().unwrap();
+    done.send(()).unwrap();
     assert!(status.success(), "{status:?}");
 }
 
