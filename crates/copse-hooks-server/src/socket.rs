@@ -197,6 +197,7 @@ pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerErro
         std::thread::Builder::new()
             .name("copse-hooks-watch".to_owned())
             .spawn(move || {
+                let mut exe_noted = false;
                 for tick in 1u64.. {
                     std::thread::sleep(Duration::from_millis(250));
                     // Settings changed (untrust, disable): stop what they deselect,
@@ -204,6 +205,18 @@ pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerErro
                     server.refresh();
                     if tick % 8 != 0 {
                         continue;
+                    }
+                    // An upgrade or rebuild replaced the executable: said once in the
+                    // daemon's log (the next shim call replaces this daemon; hosts
+                    // connected to it keep being served).
+                    let state = own_build().exe_state();
+                    if !exe_noted && state != ExeState::Current {
+                        exe_noted = true;
+                        eprintln!(
+                            "copse-hooks serve: my executable {} was {} since I started; the next shim call replaces this daemon",
+                            own_build().exe_text,
+                            state.as_str()
+                        );
                     }
                     let now = std::fs::symlink_metadata(&path)
                         .map(|m| (m.dev(), m.ino()))

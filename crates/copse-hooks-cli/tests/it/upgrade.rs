@@ -132,6 +132,16 @@ impl Drop for StopDaemon<'_> {
     }
 }
 
+/// Whether process `pid` has exited (gone, or a zombie nobody reaped yet).
+fn gone(pid: u64) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X'])),
+    }
+}
+
 fn shim_errors(env: &Env) -> String {
     std::fs::read_to_string(env.copse_dir().join("shim-errors.log")).unwrap_or_default()
 }
@@ -260,6 +270,23 @@ fn a_daemon_whose_executable_was_replaced_is_replaced_by_the_next_call() {
         "{human}"
     );
 
+    // The daemon notices by itself, and says so once in its log (it looks every 2 s).
+    let log = env.copse_dir().join("daemon.log");
+    let noted = format!(
+        "my executable {} was replaced since I started",
+        bin.display()
+    );
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !std::fs::read_to_string(&log)
+        .unwrap_or_default()
+        .contains(&noted)
+    {
+        assert!(
+            std::time::Instant::now() < until,
+            "not in the daemon log: {noted}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
     // `doctor` shows the same daemon, and that its executable is not the one it runs.
     let doctor = run_bin(&env, &bin, &["--json", "doctor"], b"");
     let report: Value = serde_json::from_slice(&doctor.stdout).unwrap();
@@ -295,6 +322,7 @@ fn a_daemon_whose_executable_was_replaced_is_replaced_by_the_next_call() {
     let after = daemon_status(&env, &bin);
     assert_eq!(after["status"], "running", "{after}");
     assert_ne!(after["pid"], old_pid, "{after}");
+    assert!(gone(old_pid), "the old daemon (pid {old_pid}) still runs");
     assert_eq!(after["executable_state"], "current", "{after}");
     assert!(after["started_ms"].as_u64() >= before["started_ms"].as_u64());
     let served: Value = serde_json::from_str(
@@ -343,6 +371,7 @@ fn a_daemon_of_another_binary_is_replaced_and_a_deleted_one_too() {
     assert_eq!(std::fs::read_to_string(&marker).unwrap().lines().count(), 1);
     let after = daemon_status(&env, &new);
     assert_ne!(after["pid"], old_pid, "{after}");
+    assert!(gone(old_pid), "the old daemon (pid {old_pid}) still runs");
     assert_eq!(after["executable"], new.display().to_string(), "{after}");
     let log = shim_errors(&env);
     assert!(
