@@ -404,6 +404,19 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
             None => list.push(fresh),
         }
     }
+    // Shim entries under events this build does not serve (an older install served
+    // more) run this binary too: one left on an old path fails "not found" once that
+    // binary is gone.
+    for (event, entries) in hooks.iter_mut() {
+        if agent.served_events().contains(&event.as_str()) {
+            continue;
+        }
+        for e in entries.as_array_mut().into_iter().flatten() {
+            if is_shim_entry(agent, e) && entry_commands(agent, e).iter().any(|c| *c != command) {
+                *e = entry(agent, &command);
+            }
+        }
+    }
     let new_text = to_text(&Value::Object(root), &indent)?;
     let unchanged = original.as_deref() == Some(new_text.as_bytes());
     let scope = if opts.project.is_some() {

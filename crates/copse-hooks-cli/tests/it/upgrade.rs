@@ -473,3 +473,57 @@ fn install_refuses_settings_it_cannot_read_and_writes_nothing() {
     assert_eq!(kept["cursorHooksEnabled"], true, "{kept}");
     assert!(kept.to_string().contains("sandboxWritablePaths"), "{kept}");
 }
+
+#[test]
+fn install_moves_every_shim_entry_to_this_binary_even_under_events_it_no_longer_serves() {
+    let env = Env::new();
+    // An older install from a path that is gone, with an event this build does not
+    // serve, next to a hook of the user's own.
+    let path = env.write(
+        "home/.claude/settings.json",
+        &json!({"hooks": {
+            "LegacyEvent": [{"hooks": [{"type": "command", "command": "/gone/copse-hooks shim --agent claude"}]}],
+            "PreToolUse": [
+                {"hooks": [{"type": "command", "command": "/gone/copse-hooks shim --agent claude"}]},
+                {"matcher": "Bash", "hooks": [{"type": "command", "command": "./mine.sh"}]}
+            ]
+        }})
+        .to_string(),
+    );
+    let out = env
+        .cmd()
+        .args(["install", "--agent", "claude"])
+        .run()
+        .success();
+    assert!(
+        out.stdout().contains(" from /gone/copse-hooks\n"),
+        "{}",
+        out.stdout()
+    );
+    let settings = std::fs::read_to_string(&path).unwrap();
+    assert!(!settings.contains("/gone/"), "{settings}");
+    let v: Value = serde_json::from_str(&settings).unwrap();
+    let this = std::fs::canonicalize(env!("CARGO_BIN_EXE_copse-hooks")).unwrap();
+    assert!(
+        v["hooks"]["LegacyEvent"][0]["hooks"][0]["command"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("{} shim --agent claude", this.display())),
+        "{settings}"
+    );
+    // The user's own hook stays, after the one shim entry.
+    assert_eq!(
+        v["hooks"]["PreToolUse"].as_array().unwrap().len(),
+        2,
+        "{settings}"
+    );
+    assert_eq!(
+        v["hooks"]["PreToolUse"][1]["hooks"][0]["command"],
+        "./mine.sh"
+    );
+    let report = env.cmd().args(["--json", "doctor"]).run().success().json();
+    assert!(
+        report["agents"][0].get("binary_problem").is_none(),
+        "{report}"
+    );
+}
