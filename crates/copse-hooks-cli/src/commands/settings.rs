@@ -111,10 +111,47 @@ pub(crate) fn root_arg(global: &Global, dir: Option<&Path>) -> Result<PathBuf> {
 
 pub fn trust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     let root = root_arg(global, dir)?;
+    trust_root(global, &root, None)
+}
+
+/// Trusts `root` only if every file it would pin still has the hash the user was
+/// shown (`expected`: path and hash, `None` for absent); otherwise nothing is written
+/// and the error names the file. `watch` uses it so a `y` never pins content edited
+/// after its diff was shown.
+pub(crate) fn trust_expecting(
+    global: &Global,
+    root: &Path,
+    expected: &[(PathBuf, Option<String>)],
+) -> Result<ExitCode> {
+    trust_root(global, root, Some(expected))
+}
+
+fn trust_root(
+    global: &Global,
+    root: &Path,
+    expected: Option<&[(PathBuf, Option<String>)]>,
+) -> Result<ExitCode> {
+    let root = root.to_path_buf();
     let path = settings_path();
     // One read of each file: the bytes pinned are the bytes parsed and shown.
     let engine = Engine::new(EngineConfig::from_process(vec![root.clone()]).trust(&root));
     let snapshot = engine.trust_snapshot(&root);
+    for (file, shown) in expected.unwrap_or_default() {
+        let pinning = snapshot
+            .configs
+            .get(file)
+            .or_else(|| snapshot.scripts.get(file));
+        // A file that would be pinned with content other than what was shown (an
+        // unreadable or refused one pins nothing that can run).
+        if let Some(Some(now)) = pinning
+            && shown.as_deref() != Some(now.as_str())
+        {
+            anyhow::bail!(
+                "{} changed again after its diff was shown: nothing was trusted",
+                file.display()
+            );
+        }
+    }
     for p in trust_warnings(&root, &snapshot) {
         errln!(
             "{}: {}",

@@ -90,6 +90,8 @@ pub fn run(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     // The changed files last shown (path and current hash), and whether a prompt
     // about exactly them is open.
     let mut shown: Option<Fingerprint> = None;
+    // Every pinned file as it was when that diff was shown: what a `y` may pin.
+    let mut shown_all: Fingerprint = Vec::new();
     let mut prompt_open = false;
     let mut reported_status: Option<&'static str> = None;
     loop {
@@ -139,6 +141,13 @@ pub fn run(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
             .iter()
             .map(|f| (f.path.clone(), f.current_sha256.clone()))
             .collect();
+        let all: Fingerprint = match &status {
+            TrustStatus::Pinned(files) => files
+                .iter()
+                .map(|f| (f.path.clone(), f.current_sha256.clone()))
+                .collect(),
+            TrustStatus::NotTrusted | TrustStatus::Unpinned => Vec::new(),
+        };
         if changed.is_empty() {
             if shown.take().is_some() {
                 outln!("The pinned files match what was trusted again.");
@@ -161,6 +170,7 @@ pub fn run(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
                 outln!("To let them run: copse-hooks trust {quoted}");
             }
             shown = Some(fingerprint.clone());
+            shown_all = all;
         }
         match keys.recv_timeout(TICK) {
             Ok(b'q' | 3 | 4) => {
@@ -178,15 +188,15 @@ pub fn run(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
                 );
                 prompt_open = false;
                 if key == b'y' || key == b'Y' {
-                    // Trust only what was shown: a file edited again since is shown
-                    // and asked about first.
-                    if recheck(&root)? == shown {
-                        crate::commands::settings::trust(global, Some(&root))?;
-                        shown = None;
-                    } else {
-                        outln!("The files changed again since that diff; here is the new one.");
-                        shown = None;
+                    // Trust only what was shown: `trust_expecting` refuses when a
+                    // file it would pin differs from the content shown (an edit since),
+                    // and the new diff is then shown and asked about.
+                    if let Err(e) =
+                        crate::commands::settings::trust_expecting(global, &root, &shown_all)
+                    {
+                        outln!("{}", output::clean(&format!("{e:#}")));
                     }
+                    shown = None;
                 } else {
                     outln!("Not trusted. Their hooks stay off until `copse-hooks trust {quoted}`.");
                 }
@@ -198,21 +208,6 @@ pub fn run(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
             }
         }
     }
-}
-
-/// The changed files' fingerprint now.
-fn recheck(root: &Path) -> Result<Option<Fingerprint>> {
-    Ok(match trust_status(root)? {
-        TrustStatus::Pinned(files) => {
-            let v: Vec<_> = files
-                .iter()
-                .filter(|f| f.state != PinState::Unchanged)
-                .map(|f| (f.path.clone(), f.current_sha256.clone()))
-                .collect();
-            (!v.is_empty()).then_some(v)
-        }
-        _ => None,
-    })
 }
 
 /// One recorded run on one line: time, event, outcome (exit code), hook, duration.
