@@ -134,6 +134,28 @@ pub fn daemon_start(global: &Global) -> Result<ExitCode> {
             "daemon already running (pid {pid}) on {}",
             crate::output::clean(&path.display().to_string())
         );
+        // Another build than this one: say so (the next shim call replaces it).
+        let report = daemon_report();
+        let this = exe.display().to_string();
+        let other = report.executable.as_deref().is_some_and(|e| e != this)
+            || report
+                .daemon_version
+                .as_deref()
+                .is_some_and(|v| v != env!("CARGO_PKG_VERSION"))
+            || report
+                .executable_state
+                .as_deref()
+                .is_some_and(|s| s != "current");
+        if other {
+            outln!(
+                "  it is not this build ({}, {}): `copse-hooks daemon stop` then `daemon start` to replace it now; the next shim call replaces it anyway",
+                crate::output::clean(&this),
+                env!("CARGO_PKG_VERSION")
+            );
+            for line in daemon_detail_lines(&report) {
+                outln!("  {line}");
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -355,6 +355,14 @@ fn a_daemon_of_another_binary_is_replaced_and_a_deleted_one_too() {
     let started = run_bin(&env, &old, &["daemon", "start"], b"");
     assert!(started.status.success(), "{}", text(&started));
     let old_pid = daemon_status(&env, &new)["pid"].as_u64().unwrap();
+    // `daemon start` from the other binary leaves it, and says it is another build.
+    let again = redact(&env, &run_bin(&env, &new, &["daemon", "start"], b""));
+    assert!(
+        again.contains("daemon already running")
+            && again.contains("it is not this build ([TMP]/new/copse-hooks")
+            && again.contains("executable: [TMP]/old/copse-hooks"),
+        "{again}"
+    );
     // The old binary deleted while its daemon runs.
     std::fs::remove_file(&old).unwrap();
     assert_eq!(daemon_status(&env, &new)["executable_state"], "deleted");
