@@ -62,12 +62,12 @@ fn binary_problem(agent: &str, config: &std::path::Path) -> Option<String> {
         let path = std::path::Path::new(&binary);
         let Ok(real) = std::fs::canonicalize(path) else {
             return Some(format!(
-                "the shim entries run {binary}, which does not exist: every {agent} hook call fails; run `copse-hooks install --agent {agent}` to point them at this copse-hooks"
+                "the shim entries run {binary}, which is missing (no such file): every {agent} hook call fails; run `copse-hooks install --agent {agent}` to point them at this copse-hooks"
             ));
         };
         if this_real.as_ref().is_some_and(|t| *t != real) {
             return Some(format!(
-                "the shim entries run {binary}, not this copse-hooks ({}): run `copse-hooks install --agent {agent}` with the one you mean {agent} to use",
+                "the shim entries run {binary}, not this copse-hooks ({}; another path, perhaps another version): run `copse-hooks install --agent {agent}` with the one you mean {agent} to use",
                 this.as_deref()
                     .map(|p| p.display().to_string())
                     .unwrap_or_default()

@@ -194,7 +194,7 @@ fn install_from_a_new_path_updates_the_entries_and_says_from_what() {
     let human = redact(&env, &doctor);
     assert!(
         human.contains(
-            "problem: the shim entries run [TMP]/new/copse-hooks, which does not exist: every claude hook call fails"
+            "problem: the shim entries run [TMP]/new/copse-hooks, which is missing (no such file): every claude hook call fails"
         ),
         "{human}"
     );
