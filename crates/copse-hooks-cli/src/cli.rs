@@ -262,11 +262,6 @@ accepted as aliases of canonical tools, with a note.")]
     Trust {
         /// The workspace root.
         dir: Option<PathBuf>,
-    },
-    /// Stop trusting a workspace (default: the --workspace root, else the current
-    /// directory).
-    Untrust {
-        /// The workspace root.
         /// Trust nothing: show what changed in each pinned file since it was trusted
         /// (a unified diff against the pinned content).
         #[arg(long)]
@@ -286,6 +281,11 @@ accepted as aliases of canonical tools, with a note.")]
     Watch {
         /// The workspace root (default: the --workspace root, else the current directory).
         dir: Option<PathBuf>,
+    },
+    /// Stop trusting a workspace (default: the --workspace root, else the current
+    /// directory).
+    Untrust {
+        /// The workspace root.
         dir: Option<PathBuf>,
     },
     /// Drive a whole session from a JSONL file of canonical events.
