@@ -209,6 +209,12 @@ pub(crate) fn request(conn: &Arc<Conn>, id: Value, params: Option<Value>) {
         let cancelled = token.is_cancelled();
         lock(&conn.state).inflight.remove(&key);
         let after = match outcome {
+            // Refused before anything ran: said as it is, even when a stop cancelled
+            // the request meanwhile (the shim then knows to try its own daemon).
+            Ok(Err(e)) if e.0 == codes::STALE_DAEMON => {
+                conn.send_error(id, e.0, &e.1);
+                After::Nothing
+            }
             _ if cancelled => {
                 conn.send_error(
                     id,

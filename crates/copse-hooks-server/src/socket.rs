@@ -178,8 +178,10 @@ pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerErro
             .name("copse-hooks-signals".to_owned())
             .spawn(move || {
                 if signals.forever().next().is_some() {
+                    // The info file stays: a shim whose connection this exit cut
+                    // reads it to learn whether this daemon would have refused its call
+                    // (the next daemon overwrites it; readers check the pid).
                     let _ = std::fs::remove_file(&path);
-                    let _ = std::fs::remove_file(info_path(&path));
                     server.shutdown_all();
                     std::process::exit(0);
                 }
@@ -368,6 +370,10 @@ pub struct DaemonInfo {
     pub exe: String,
     /// When it started, in ms since the epoch.
     pub started_ms: u64,
+    /// The running executable file's device and inode (what it is, whatever is at
+    /// `exe` later).
+    #[serde(default)]
+    pub exe_file: Option<(u64, u64)>,
 }
 
 /// The info file beside a socket.
@@ -386,6 +392,7 @@ fn write_info(socket: &Path) -> Result<(), ServerError> {
         version: own.version.clone(),
         exe: own.exe_text.clone(),
         started_ms: own.started_ms,
+        exe_file: own.file,
     };
     let path = info_path(socket);
     let mut tmp = path.as_os_str().to_owned();
@@ -407,6 +414,12 @@ fn write_info(socket: &Path) -> Result<(), ServerError> {
 /// that holds the socket's lock (an info file left by a killed daemon is not read
 /// as the current one's).
 pub fn info(socket: &Path) -> Option<DaemonInfo> {
+    info_of(socket, holder_pid(socket)?)
+}
+
+/// The [`DaemonInfo`] daemon `pid` wrote beside `socket`, if the file there is still
+/// its own (it stays after the daemon exits, until the next daemon writes its own).
+pub fn info_of(socket: &Path, pid: u32) -> Option<DaemonInfo> {
     let mut text = String::new();
     OpenOptions::new()
         .read(true)
@@ -417,7 +430,7 @@ pub fn info(socket: &Path) -> Option<DaemonInfo> {
         .read_to_string(&mut text)
         .ok()?;
     let info: DaemonInfo = serde_json::from_str(text.trim()).ok()?;
-    (holder_pid(socket) == Some(info.pid)).then_some(info)
+    (info.pid == pid).then_some(info)
 }
 
 /// Whether daemon `pid`'s executable is still the file it runs, seen from outside:
@@ -443,7 +456,8 @@ pub fn stop_pid(socket: &Path, pid: u32, wait: Duration) -> Result<bool, ServerE
     let _ = rustix::process::kill_process(raw, rustix::process::Signal::TERM);
     let deadline = Instant::now() + wait;
     while Instant::now() < deadline {
-        if take_lock_probe(socket) {
+        // Gone: the lock is free, or another daemon (another shim's) holds it now.
+        if take_lock_probe(socket) || holder_pid(socket) != Some(pid) {
             return Ok(true);
         }
         std::thread::sleep(Duration::from_millis(10));

@@ -289,6 +289,10 @@ enum Forward {
     /// The daemon (this pid, when known) is another build than this shim, or its
     /// executable was deleted or replaced: it ran nothing, and is to be replaced.
     Stale(String, Option<u32>),
+    /// The daemon (this pid, when known) closed the connection before a byte of its
+    /// answer: it may have run hooks — unless it was another build, which refuses
+    /// this shim's calls before running anything ([`refused_us`]).
+    Lost(String, Option<u32>),
 }
 
 /// Connects to the socket, waiting at most `bound`: a connect to a daemon that is
@@ -415,6 +419,10 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
                 format!("the daemon is older than this shim ({message})"),
                 daemon,
             )
+        } else if code == Some(rpc::codes::REQUEST_CANCELLED) {
+            // Stopped mid-call (another shim replacing it): hooks may have run, unless
+            // it was another build ([`refused_us`]).
+            Forward::Lost(format!("the daemon failed the call: {message}"), daemon)
         } else if code == Some(rpc::codes::PEER_REFUSED) {
             Forward::Unavailable(format!("the daemon refused this process: {message}"))
         } else if code == Some(rpc::codes::METHOD_NOT_FOUND) {
@@ -479,6 +487,12 @@ fn read_answer(stream: &UnixStream, daemon: Option<u32>) -> Result<Vec<u8>, Forw
             .take(MAX_PAYLOAD * 4)
             .read_until(b'\n', &mut reply)
         {
+            Ok(0) if reply.is_empty() => {
+                return Err(Forward::Lost(
+                    "the daemon closed the connection mid-call".into(),
+                    daemon,
+                ));
+            }
             Ok(0) => {
                 return Err(Forward::Broken(
                     "the daemon closed the connection mid-call".into(),
@@ -508,6 +522,12 @@ fn read_answer(stream: &UnixStream, daemon: Option<u32>) -> Result<Vec<u8>, Forw
                     }
                     None => stopped_since = None,
                 }
+            }
+            Err(e) if reply.is_empty() && e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Err(Forward::Lost(
+                    format!("reading the daemon's answer: {e}"),
+                    daemon,
+                ));
             }
             Err(e) => return Err(Forward::Broken(format!("reading the daemon's answer: {e}"))),
         }
@@ -562,17 +582,44 @@ fn replace_daemon(socket: &Path, agent: Agent, payload: &[u8], why: &str, pid: O
     );
 }
 
+/// Whether daemon `pid`, which cut the connection before answering, was another
+/// build than this shim: another version, executable path or executable file (what
+/// it recorded in its info file, which outlives it). Such a daemon refuses this
+/// shim's calls before running anything (`STALE_DAEMON`), so nothing ran: a stale
+/// daemon another shim stopped while this call was on its way.
+fn refused_us(socket: &Path, pid: u32) -> bool {
+    use std::os::unix::fs::MetadataExt as _;
+    let Some(info) = copse_hooks_server::socket::info_of(socket, pid) else {
+        return false;
+    };
+    let mine = own_build();
+    let my_file = std::fs::metadata("/proc/self/exe")
+        .ok()
+        .map(|m| (m.dev(), m.ino()));
+    info.version != mine.version
+        || info.exe != mine.exe
+        || (info.exe_file.is_some() && my_file.is_some() && info.exe_file != my_file)
+}
+
 fn serve(agent: Agent, payload: &[u8]) -> Answer {
     let why = match Backend::select() {
         Backend::Daemon(socket) => {
             let mut attempt = forward(&socket, agent, payload);
-            if let Err(Forward::Stale(why, pid)) = &attempt {
-                replace_daemon(&socket, agent, payload, why, *pid);
+            let stale = match &attempt {
+                Err(Forward::Stale(why, pid)) => Some((why.clone(), *pid)),
+                Err(Forward::Lost(why, Some(pid))) if refused_us(&socket, *pid) => Some((
+                    format!("{why}, but it was another build (it ran nothing for this call)"),
+                    Some(*pid),
+                )),
+                _ => None,
+            };
+            if let Some((why, pid)) = stale {
+                replace_daemon(&socket, agent, payload, &why, pid);
                 attempt = forward(&socket, agent, payload);
             }
             match attempt {
                 Ok(answer) => return answer,
-                Err(Forward::Broken(reason)) => {
+                Err(Forward::Broken(reason) | Forward::Lost(reason, _)) => {
                     // The daemon may have run hooks: fail closed on a gated event
                     // rather than run them again (or fail open).
                     let wire = wire_of(payload);

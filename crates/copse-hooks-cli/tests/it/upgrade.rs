@@ -535,3 +535,43 @@ fn install_moves_every_shim_entry_to_this_binary_even_under_events_it_no_longer_
         "{report}"
     );
 }
+
+#[test]
+fn parallel_calls_after_an_upgrade_all_get_their_answer_from_one_new_daemon() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env);
+    let marker = deny_rm_hook(&env);
+    let bin = copy_build(&env, "bin/copse-hooks");
+    run_bin(&env, &bin, &["install", "--agent", "claude"], b"");
+    let started = run_bin(&env, &bin, &["daemon", "start"], b"");
+    assert!(started.status.success(), "{}", text(&started));
+    let old_pid = daemon_status(&env, &bin)["pid"].as_u64().unwrap();
+    copy_build(&env, "bin/copse-hooks");
+    const CALLS: usize = 4;
+    let answers: Vec<Output> = std::thread::scope(|s| {
+        let calls: Vec<_> = (0..CALLS)
+            .map(|_| s.spawn(|| agent_call(&env, &bash_payload("rm -rf /tmp/x"))))
+            .collect();
+        calls.into_iter().map(|c| c.join().unwrap()).collect()
+    });
+    for out in &answers {
+        let answer: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(out)));
+        assert_eq!(
+            answer["hookSpecificOutput"]["permissionDecision"],
+            "deny",
+            "{}",
+            text(out)
+        );
+    }
+    // Every call ran the hook exactly once (none in the stale daemon, none twice).
+    assert_eq!(
+        std::fs::read_to_string(&marker).unwrap().lines().count(),
+        CALLS
+    );
+    let after = daemon_status(&env, &bin);
+    assert_ne!(after["pid"], old_pid, "{after}");
+    assert!(gone(old_pid));
+    assert_eq!(after["executable_state"], "current", "{after}");
+}
