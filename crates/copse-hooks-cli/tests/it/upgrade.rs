@@ -575,3 +575,80 @@ fn parallel_calls_after_an_upgrade_all_get_their_answer_from_one_new_daemon() {
     assert!(gone(old_pid));
     assert_eq!(after["executable_state"], "current", "{after}");
 }
+
+/// A daemon from before the build exchange, as far as a shim can tell: it holds the
+/// socket's lock (its pid in it), and answers every request the way such a daemon
+/// answers a `client` field (its params take no unknown field). It records each
+/// request it gets.
+const OLD_DAEMON: &str = r#"
+import fcntl, json, os, signal, socket, sys
+sock_path, seen = sys.argv[1], sys.argv[2]
+lock = open(sock_path + ".lock", "a+")
+fcntl.flock(lock, fcntl.LOCK_EX)
+lock.truncate(0); lock.write(str(os.getpid()) + "\n"); lock.flush()
+signal.signal(signal.SIGTERM, lambda *_: (os.unlink(sock_path), sys.exit(0)))
+s = socket.socket(socket.AF_UNIX); s.bind(sock_path); s.listen(8)
+open(seen, "a").close()
+while True:
+    c, _ = s.accept()
+    line = c.makefile().readline()
+    open(seen, "a").write(line)
+    c.sendall((json.dumps({"jsonrpc": "2.0", "id": json.loads(line)["id"], "error": {"code": -32602,
+        "message": "invalid params: unknown field `client`, expected one of `agent`, `payload`, `env`, `cwd`"}}) + "\n").encode())
+    c.close()
+"#;
+
+#[test]
+fn a_daemon_older_than_the_exchange_is_replaced_and_ran_nothing() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env);
+    let marker = deny_rm_hook(&env);
+    env.cmd()
+        .args(["install", "--agent", "claude"])
+        .run()
+        .success();
+    let seen = env.root().join("old-daemon-saw");
+    let socket = env.copse_dir().join("daemon.sock");
+    let mut old = Command::new("python3")
+        .arg("-c")
+        .arg(OLD_DAEMON)
+        .arg(&socket)
+        .arg(&seen)
+        .spawn()
+        .unwrap();
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !(socket.exists() && seen.exists()) {
+        assert!(
+            std::time::Instant::now() < until,
+            "the old daemon did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = agent_call(&env, &bash_payload("rm -rf /tmp/x"));
+    let answer: Value =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+    assert_eq!(
+        answer["hookSpecificOutput"]["permissionDecision"],
+        "deny",
+        "{}",
+        text(&out)
+    );
+    // The old daemon got the call and refused it; it was stopped (it exits on TERM),
+    // and the hook ran once, in the new daemon.
+    let status = old.wait().unwrap();
+    assert!(
+        status.success(),
+        "the old daemon was not stopped cleanly: {status}"
+    );
+    assert_eq!(std::fs::read_to_string(&seen).unwrap().lines().count(), 1);
+    assert_eq!(std::fs::read_to_string(&marker).unwrap().lines().count(), 1);
+    let after = daemon_status(&env, Path::new(env!("CARGO_BIN_EXE_copse-hooks")));
+    assert_eq!(after["status"], "running", "{after}");
+    assert_ne!(after["pid"].as_u64(), Some(u64::from(old.id())));
+    let log = shim_errors(&env);
+    assert!(
+        log.contains("the daemon is older than this shim") && log.contains("stopped it"),
+        "{log}"
+    );
+}
