@@ -97,8 +97,8 @@ mod dropped;
 mod dryrun;
 mod engine;
 mod env;
-mod explain;
 mod event;
+mod explain;
 // The synthetic session and payloads behind the golden wire fixtures and the dry-run
 // tester; public only so the wire-fixture tests can marshal the same payloads.
 #[doc(hidden)]
@@ -136,7 +136,6 @@ pub use discovery::{
 };
 pub use dropped::DroppedRun;
 pub use dryrun::{DryRun, DryRunError, DryRunOptions};
-pub use explain::{ConfigProblem, ExplainedHook, Explanation, HookStatus, SkipReason};
 pub use engine::{
     Engine, EngineConfig, HookSummary, Listing, ScriptPin, ScriptState, TrustSnapshot, TrustState,
 };
@@ -146,6 +145,7 @@ pub use event::{
     ModelParam, SessionIdentity, TOOL_OUTPUT_CAP, ToolCall, ToolInput, ToolInputError, ToolResult,
     new_tool_use_id, tool,
 };
+pub use explain::{ConfigProblem, ExplainedHook, Explanation, HookStatus, SkipReason};
 pub use fsread::{MAX_READ_FILE_CONTENT, ReadError, read_prefix};
 pub use lint::{Level, LintReport, Problem, expand_home, level_of};
 pub use private::{Insecure, insecurity};
