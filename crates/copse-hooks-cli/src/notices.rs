@@ -21,6 +21,7 @@ pub fn print(notices: &[NoticeOutput]) {
         let kind = n.kind.as_str();
         let word = match kind {
             "hook_failed"
+            | "sandbox_refusal"
             | "config_changed"
             | "workspace_untrusted"
             | "hooks_off"

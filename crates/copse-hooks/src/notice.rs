@@ -39,6 +39,9 @@ pub enum NoticeKind {
     SandboxUnenforced,
     /// A hook run failed: its first stderr line, and a hint when recognisable.
     HookFailed,
+    /// A hook's run went on (its answer counts), but the sandbox refused one of its
+    /// writes: the path, and the narrowest setting that would allow it.
+    SandboxRefusal,
     /// A timeout so large it was probably meant in milliseconds.
     TimeoutUnits,
 }
@@ -55,6 +58,7 @@ impl NoticeKind {
             NoticeKind::FirstRun => "first_run",
             NoticeKind::SandboxUnenforced => "sandbox_unenforced",
             NoticeKind::HookFailed => "hook_failed",
+            NoticeKind::SandboxRefusal => "sandbox_refusal",
             NoticeKind::TimeoutUnits => "timeout_units",
         }
     }
@@ -200,7 +204,9 @@ impl Engine {
     }
 
     /// For a failed run: its failure, its first stderr line, and a hint when the cause
-    /// is recognisable. `None` for a run that did not fail.
+    /// is recognisable. For a run that did not fail but whose write the sandbox refused
+    /// (a logging hook that exits 0 whatever happens): a [`NoticeKind::SandboxRefusal`]
+    /// naming the path and the narrowest setting that would allow it. `None` otherwise.
     ///
     /// A run that exited non-zero because the sandbox refused a write counts as
     /// failed here even when its dialect reads the exit as a decision (Cursor and
@@ -211,9 +217,23 @@ impl Engine {
         let refused = stderr
             .lines()
             .find(|l| is_write_refusal(l))
-            .filter(|_| sandboxed && run.exit_code != Some(126) && run.exit_code != Some(0));
+            .filter(|_| sandboxed && run.exit_code != Some(126));
         let what = match (&run.failure, run.exit_code) {
             (Some(f), _) => format!("{}: {}", f.kind.as_str(), f.message),
+            (None, Some(0)) => {
+                return refused.map(|line| {
+                    Notice::new(
+                        NoticeKind::SandboxRefusal,
+                        format!(
+                            "hook `{}` exited 0, but the sandbox refused one of its writes: {}",
+                            run.command,
+                            line.trim()
+                        ),
+                    )
+                    .hint(self.refusal_hint(line))
+                    .source(run.source.clone())
+                });
+            }
             (None, Some(code)) if refused.is_some() => format!("exit {code}"),
             _ => return None,
         };
@@ -224,20 +244,7 @@ impl Engine {
         }
         let mut notice = Notice::new(NoticeKind::HookFailed, message).source(run.source.clone());
         if let Some(line) = refused {
-            let settings = crate::settings::Settings::path_in(&self.config().copse_dir);
-            let hint = match refused_path(line) {
-                Some(path) => format!(
-                    "the sandbox refused a write to {}: hooks may write only in the workspace, their private TMPDIR and the directories listed in \"sandboxWritablePaths\" in {} — add {} there to allow it",
-                    path.display(),
-                    settings.display(),
-                    writable_dir(&path).display()
-                ),
-                None => format!(
-                    "the sandbox refused a write: hooks may write only in the workspace, their private TMPDIR and the directories listed in \"sandboxWritablePaths\" in {}",
-                    settings.display()
-                ),
-            };
-            notice = notice.hint(hint);
+            notice = notice.hint(self.refusal_hint(line));
         } else if run
             .failure
             .as_ref()
@@ -268,6 +275,59 @@ impl Engine {
             ));
         }
         Some(notice)
+    }
+}
+
+impl Engine {
+    /// The hint for a sandbox write refusal: the refused path and the narrowest
+    /// `sandboxWritablePaths` entry that would allow it. The setting takes directories,
+    /// so that is the directory the hook wrote in — unless that is the home directory
+    /// itself (or `/`), which would open far more than the hook needs: then a dedicated
+    /// directory is proposed instead.
+    fn refusal_hint(&self, line: &str) -> String {
+        let settings = crate::settings::Settings::path_in(&self.config().copse_dir);
+        let allowed = format!(
+            "hooks may write only in the workspace, their private TMPDIR and the directories listed in \"sandboxWritablePaths\" in {}",
+            settings.display()
+        );
+        let Some(path) = refused_path(line) else {
+            return format!("the sandbox refused a write: {allowed}");
+        };
+        let home = &self.config().home;
+        let path = match path.strip_prefix("~") {
+            Ok(rest) => home.join(rest),
+            Err(_) => path,
+        };
+        let dir = writable_dir(&path);
+        let too_wide = dir == *home || dir.parent().is_none();
+        if too_wide {
+            let name = path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "hook.log".to_owned());
+            let dedicated = home.join(".local/state/copse-hooks-logs");
+            format!(
+                "the sandbox refused a write to {}: {allowed}. Allowing {} would let every hook write anywhere in it: have the hook write in a directory of its own instead (e.g. {}/{name}) and add \"{}\" to \"sandboxWritablePaths\", or use $TMPDIR for scratch files",
+                path.display(),
+                dir.display(),
+                dedicated.display(),
+                tilde(&dedicated, home)
+            )
+        } else {
+            format!(
+                "the sandbox refused a write to {}: {allowed} — the narrowest entry that allows it is \"{}\" (add it to \"sandboxWritablePaths\")",
+                path.display(),
+                tilde(&dir, home)
+            )
+        }
+    }
+}
+
+/// `path` written with `~/` when it lies in `home` (as the settings file accepts it).
+fn tilde(path: &Path, home: &Path) -> String {
+    match path.strip_prefix(home) {
+        Ok(rest) if !rest.as_os_str().is_empty() => format!("~/{}", rest.display()),
+        _ => path.display().to_string(),
     }
 }
 

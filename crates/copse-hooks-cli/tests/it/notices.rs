@@ -214,6 +214,93 @@ fn a_sandbox_write_refusal_names_the_path_and_the_setting() {
 }
 
 #[test]
+fn a_sandbox_refusal_is_reported_when_the_hook_exits_0_with_the_narrowest_setting() {
+    let env = Env::new();
+    // No extra writable paths: $HOME is outside the sandbox.
+    env.write(
+        "copse/settings.json",
+        &json!({"cursorHooksEnabled": true, "trustedWorkspaces": [env.workspace()]}).to_string(),
+    );
+    std::fs::create_dir_all(env.home().join("hook-logs")).unwrap();
+    // A logging hook that exits 0 whatever happens; the marker in the workspace (which
+    // it may write) proves it ran.
+    env.script(
+        "ws/.cursor/log.sh",
+        &format!(
+            "cat >/dev/null; touch ran.marker; echo x >> {home}/hook-logs/a.log; echo y >> {home}/top.log; exit 0",
+            home = env.home().display()
+        ),
+    );
+    env.project_cursor(r#"{"hooks":{"beforeShellExecution":[{"command":".cursor/log.sh"}]}}"#);
+    let v = env
+        .cmd()
+        .args([
+            "--json",
+            "gate",
+            "run_shell",
+            "--input",
+            r#"{"command":"ls"}"#,
+        ])
+        .run()
+        .success()
+        .json();
+    assert!(
+        env.workspace().join("ran.marker").exists(),
+        "the hook did not run: {v}"
+    );
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert!(!env.home().join("hook-logs/a.log").exists());
+    let refusals: Vec<&Value> = v["notices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|n| n["kind"] == "sandbox_refusal")
+        .collect();
+    assert_eq!(refusals.len(), 1, "one notice per run: {v}");
+    let message = refusals[0]["message"].as_str().unwrap();
+    assert!(message.contains("exited 0"), "{message}");
+    assert!(message.contains("hook-logs/a.log"), "{message}");
+    let hint = refusals[0]["hint"].as_str().unwrap();
+    // The narrowest entry: the directory it wrote in, in the settings' own `~/` form,
+    // never the whole home.
+    assert!(hint.contains(r#""~/hook-logs""#), "{hint}");
+
+    // A hook that writes straight into the home directory is told to use a directory
+    // of its own, not to open the whole home.
+    env.script(
+        "ws/.cursor/log.sh",
+        &format!(
+            "cat >/dev/null; touch ran2.marker; echo y >> {}/top.log; exit 0",
+            env.home().display()
+        ),
+    );
+    env.cmd()
+        .args(["trust", env.workspace().to_str().unwrap()])
+        .run()
+        .success();
+    let r = env
+        .cmd()
+        .args(["gate", "run_shell", "--input", r#"{"command":"ls"}"#])
+        .run();
+    assert!(
+        env.workspace().join("ran2.marker").exists(),
+        "the hook did not run: {}",
+        r.stderr()
+    );
+    assert!(
+        r.stderr().contains("warning[sandbox_refusal]"),
+        "{}",
+        r.stderr()
+    );
+    assert!(
+        r.stderr().contains("a directory of its own"),
+        "{}",
+        r.stderr()
+    );
+    insta::assert_snapshot!("notice_sandbox_refusal_exit_0", r.redacted());
+}
+
+#[test]
 fn vendor_tool_names_are_aliases_with_a_note() {
     let env = Env::new();
     env.user_cursor(
