@@ -84,6 +84,22 @@ class Workspace:
         shutil.rmtree(self.root, ignore_errors=True)
 
 
+def host_pids(script: str) -> list:
+    """A hook has a /proc of its own (its pid there is not the host's), so the test finds
+    the hook's processes in the host's /proc by the script path on their command line."""
+    pids = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                if script.encode() in f.read():
+                    pids.append(name)
+        except OSError:
+            pass  # the process ended while we looked
+    return pids
+
+
 def gone(pid: str) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -152,7 +168,9 @@ class ClientTest(unittest.TestCase):
     def test_out_of_order_and_cancellation(self) -> None:
         session = self.client.open_session("conv-c")
         slow = session.gate_async("run_shell", {"command": "slow"})
-        pid = self.w.wait_file("hook.pid")
+        self.w.wait_file("hook.pid")
+        pids = host_pids(os.path.join(self.w.home, ".cursor", "slow.sh"))
+        self.assertTrue(pids, "the slow hook's processes are visible from the host")
         fast = session.gate("run_shell", {"command": "ls"})
         self.assertEqual(fast["decision"], "allow")
         self.assertFalse(slow.done())
@@ -161,7 +179,7 @@ class ClientTest(unittest.TestCase):
             slow.result(HANG)
         self.assertEqual(ctx.exception.code, CANCELLED)
         deadline = time.monotonic() + HANG
-        while not gone(pid):
+        while not all(gone(p) for p in pids):
             self.assertLess(time.monotonic(), deadline, "the hook outlived its cancelled request")
             time.sleep(0.01)
 
