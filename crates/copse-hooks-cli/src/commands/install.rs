@@ -25,6 +25,7 @@ use anyhow::{Context as _, Result, bail};
 use copse_hooks::EngineConfig;
 use copse_hooks::agent::{self, Agent};
 use copse_hooks::{Settings, sha256_hex};
+use copse_hooks_wire::output::InstallOutput;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
@@ -428,21 +429,13 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
         if global.json {
             println!(
                 "{}",
-                serde_json::to_string(&copse_hooks_wire::output::InstallOutput {
-                    version: copse_hooks_wire::OUTPUT_VERSION,
-                    agent: agent.as_str().to_string(),
-                    scope: scope.to_string(),
-                    path: path.display().to_string(),
-                    events: agent
-                        .served_events()
-                        .iter()
-                        .map(|e| e.to_string())
-                        .collect(),
+                serde_json::to_string(&InstallOutput {
                     adopted: None,
                     adopted_events: Vec::new(),
                     hooks_enabled: current_settings.cursor_hooks_enabled,
                     updated_from: None,
                     already_installed: true,
+                    ..install_output(agent, scope, &path)
                 })?
             );
         } else {
@@ -526,21 +519,13 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
     if global.json {
         println!(
             "{}",
-            serde_json::to_string(&copse_hooks_wire::output::InstallOutput {
-                version: copse_hooks_wire::OUTPUT_VERSION,
-                agent: agent.as_str().to_string(),
-                scope: scope.to_string(),
-                path: path.display().to_string(),
-                events: agent
-                    .served_events()
-                    .iter()
-                    .map(|e| e.to_string())
-                    .collect(),
+            serde_json::to_string(&InstallOutput {
                 adopted: adopted_path.as_ref().map(|p| p.display().to_string()),
                 adopted_events,
                 hooks_enabled: true,
                 updated_from: previous_commands.first().map(|c| command_binary(c)),
                 already_installed: false,
+                ..install_output(agent, scope, &path)
             })?
         );
     } else {
@@ -795,4 +780,25 @@ fn escape(s: &str) -> String {
             }
         })
         .collect()
+}
+
+/// The fields of `install --json` every outcome shares: the agent, scope, config file
+/// and the events the shim serves (the rest is filled in by the caller).
+fn install_output(agent: Agent, scope: &str, path: &Path) -> InstallOutput {
+    InstallOutput {
+        version: copse_hooks_wire::OUTPUT_VERSION,
+        agent: agent.as_str().to_string(),
+        scope: scope.to_string(),
+        path: path.display().to_string(),
+        events: agent
+            .served_events()
+            .iter()
+            .map(|e| e.to_string())
+            .collect(),
+        adopted: None,
+        adopted_events: Vec::new(),
+        hooks_enabled: false,
+        updated_from: None,
+        already_installed: false,
+    }
 }
