@@ -675,8 +675,9 @@
         : h("span", { class: "badge bad", "data-trust-state": status }, "trusted, but changed since");
       const changed = (p.changed || []);
       const changedPanel = changed.length ? h("div", { class: "note bad", "data-changed": "" },
-        h("p", {}, h("strong", {}, "Changed since it was trusted"), ` — these hooks do not run until you review and trust the workspace again (or run `, h("code", { "data-diff-command": "" }, p.diff_command || `copse-hooks trust --diff ${p.workspace}`), " to see the diff):"),
-        h("ul", {}, changed.map((c) => h("li", {}, h("code", {}, c.path), " ", h("span", { class: "faint" }, c.change))))) : null;
+        h("p", {}, h("strong", {}, "Changed since it was trusted"), ` — these hooks do not run until you review and trust the workspace again. What changed is below (in a terminal: `, h("code", { "data-diff-command": "" }, p.diff_command || `copse-hooks trust --diff ${p.workspace}`), "):"),
+        h("ul", {}, changed.map((c) => h("li", {}, h("code", {}, c.path), " ", h("span", { class: "faint" }, c.change)))),
+        await trustDiffs(p.workspace)) : null;
       panels.push(h("div", { class: "panel", "data-workspace": p.workspace },
         h("div", { class: "row" }, h("h2", { class: "ws" }, h("code", {}, p.workspace)), state),
         changedPanel,
@@ -693,6 +694,23 @@
     if (!panels.length) panels.push(h("div", { class: "panel" }, empty("No workspace: start the page from a project directory, or pass --workspace DIR.")));
     setMain(h("div", { class: "page-head" }, h("div", {}, h("h1", {}, "Trust"), h("p", { class: "muted" }, "Project hooks run only in trusted workspaces. Review exactly what trusting allows before you confirm."))),
       h("div", { "data-trust-msg": "" }), ...panels);
+  }
+
+  // The unified diff of each pinned file changed since the workspace was trusted,
+  // against the copy kept when it was trusted. Every line is text (textContent), its
+  // +/- mark only choosing a CSS class.
+  async function trustDiffs(root) {
+    let d;
+    try { d = await api("/api/trust/diff", { root }); } catch (e) { return h("p", { class: "error" }, `Could not load the diff: ${e.message}`); }
+    const files = (d.files || []).filter((f) => f.state !== "unchanged");
+    if (!files.length) return null;
+    const lineClass = (line) => line.startsWith("+++") || line.startsWith("---") ? "d-head"
+      : line.startsWith("+") ? "d-add" : line.startsWith("-") ? "d-del" : line.startsWith("@@") ? "d-hunk" : "d-ctx";
+    return h("div", { class: "diffs", "data-diffs": "" }, files.map((f) => h("div", { class: "diff-file", "data-diff-file": f.path },
+      h("p", {}, h("strong", {}, `${f.state} ${f.kind}`), " ", h("code", {}, f.path)),
+      f.pinned_copy ? null : h("p", { class: "faint" }, "No copy of the pinned content was kept (trusted by an older copse-hooks): showing the file as it is now."),
+      f.diff ? h("pre", { class: "code diff", "data-diff": "" }, f.diff.replace(/\n$/, "").split("\n").map((line) => h("span", { class: lineClass(line), text: line })))
+        : h("p", { class: "faint" }, f.state === "unreadable" ? "It cannot be read now: its hooks are refused until it can." : "No diff to show."))));
   }
 
   function confirmDialog(title, body, okLabel) {

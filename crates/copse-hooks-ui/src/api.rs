@@ -15,10 +15,11 @@ use axum::routing::{get, post};
 use axum::{Extension, Json};
 use copse_hooks::TrustSnapshot;
 use copse_hooks::TrustState;
+use copse_hooks::TrustStatus;
 use copse_hooks::spine::{
     RunCursor, RunIdMatch, RunKind, RunQuery, RunRecord, Spine, SpineError, tool_call_summary,
 };
-use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
+use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, PinState, PinnedCopies, Scope};
 use copse_hooks::{Settings, pin_of, project_config_candidates, sha256_hex, shell_quote};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -171,6 +172,7 @@ pub(crate) fn router(state: Arc<State>) -> Router {
         .route("/api/tester/run", post(tester_run))
         .route("/api/explain", post(explain))
         .route("/api/trust/preview", get(trust_preview))
+        .route("/api/trust/diff", get(trust_diff))
         .route("/api/trust", post(trust))
         .route("/api/untrust", post(untrust))
         .fallback(|| async { ApiError::status(StatusCode::NOT_FOUND, "no such page") })
@@ -1159,6 +1161,52 @@ async fn trust_preview(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
     .await
 }
 
+/// `GET /api/trust/diff?root=DIR`: each file pinned for a workspace of this page
+/// compared with the disk, a changed one with its unified diff against the copy kept
+/// when it was trusted (the page's `copse-hooks trust --diff`). Changes nothing.
+async fn trust_diff(St(state): St<Arc<State>>, Query(p): Params) -> Answer {
+    blocking(move || {
+        let engine = state.engine()?;
+        let dir = p.get("root").or_else(|| p.get("dir")).map(String::as_str);
+        let root = workspace_root(&engine, dir)?;
+        let copse_dir = &engine.config().copse_dir;
+        let settings = Settings::load(&Settings::path_in(copse_dir))
+            .map_err(|e| ApiError::status(StatusCode::CONFLICT, e))?;
+        let status = PinnedCopies::in_copse_dir(copse_dir).status(&settings, &root);
+        let (trusted, pinned, files) = match status {
+            TrustStatus::NotTrusted => (false, false, Vec::new()),
+            TrustStatus::Unpinned => (true, false, Vec::new()),
+            TrustStatus::Pinned(files) => (true, true, files),
+        };
+        // Candidates pinned as absent that are still absent are not files to speak of.
+        let files: Vec<Value> = files
+            .iter()
+            .filter(|f| f.pinned_sha256.is_some() || f.state != PinState::Unchanged)
+            .map(|f| {
+                json!({
+                    "path": f.path.display().to_string(),
+                    "kind": f.kind.as_str(),
+                    "state": f.state.as_str(),
+                    "pinned_sha256": f.pinned_sha256,
+                    "current_sha256": f.current_sha256,
+                    "pinned_copy": f.pinned_copy,
+                    "diff": f.diff,
+                })
+            })
+            .collect();
+        Ok(Json(json!({
+            "workspace": root.display().to_string(),
+            "trusted": trusted,
+            "pinned": pinned,
+            "changed": files.iter().any(|f| f["state"] != "unchanged"),
+            "files": files,
+            "trust_command": format!("copse-hooks trust {}", shell_quote(&root)),
+            "diff_command": format!("copse-hooks trust --diff {}", shell_quote(&root)),
+        })))
+    })
+    .await
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TrustRequest {
@@ -1203,13 +1251,24 @@ async fn trust(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answer {
         // Pinned as `copse-hooks trust` pins: the configs and the scripts, so an
         // edited script stops running until it is trusted again.
         let pinned = snap.configs.clone();
+        let scripts = snap.scripts.clone();
         settings.trust_pinned(&root, snap.configs, snap.scripts);
         settings.save(&path).map_err(ApiError::internal)?;
+        // Copies of the pinned bytes, as `copse-hooks trust` keeps them, so a later
+        // diff (here or `trust --diff`) shows what changed; copies no pin needs go.
+        let copies = PinnedCopies::in_copse_dir(&engine.config().copse_dir);
+        let warnings: Vec<String> = copies
+            .keep(pinned.iter().chain(scripts.iter()))
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        copies.prune(&settings);
         let engine = state.engine()?;
         Ok(Json(json!({
             "trusted": root.display().to_string(),
             "settings": path.display().to_string(),
             "pinned": pinned.iter().map(|(p, h)| json!({"config": p.display().to_string(), "sha256": h})).collect::<Vec<_>>(),
+            "warnings": warnings,
             "preview": preview(&engine, &root),
         })))
     })
@@ -1228,6 +1287,7 @@ async fn untrust(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answer 
         let mut settings = load_settings(&path)?;
         let removed = settings.untrust(&root);
         settings.save(&path).map_err(ApiError::internal)?;
+        PinnedCopies::in_copse_dir(&engine.config().copse_dir).prune(&settings);
         Ok(Json(json!({
             "untrusted": root.display().to_string(),
             "was_trusted": removed,

@@ -114,6 +114,7 @@ mod notice;
 mod outcome;
 mod overlay;
 pub mod persistent;
+mod pinned;
 mod private;
 mod queue;
 mod runner;
@@ -148,6 +149,9 @@ pub use event::{
 pub use explain::{ConfigProblem, ExplainedHook, Explanation, HookStatus, SkipReason};
 pub use fsread::{MAX_READ_FILE_CONTENT, ReadError, read_prefix};
 pub use lint::{Level, LintReport, Problem, expand_home, level_of};
+pub use pinned::{
+    PinState, PinnedCopies, PinnedCopyError, PinnedFile, PinnedKind, TrustStatus, unified_diff,
+};
 pub use private::{Insecure, insecurity};
 pub use scripts::{scripts_of, unpinned_files};
 // Compiled matchers appear in the dialects' parsed hooks (`dialect::HookSpec`).

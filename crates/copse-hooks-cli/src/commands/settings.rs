@@ -163,15 +163,16 @@ fn trust_root(
     update(&path, |s| {
         s.trust_pinned(&root, pins.clone(), scripts.clone())
     })?;
-    for p in keep_pinned_copies(pins.iter().chain(scripts.iter())) {
+    let copies = pin_store();
+    for p in copies.keep(pins.iter().chain(scripts.iter())) {
         errln!(
             "{}: {}",
             paint("warning", output::YELLOW, true),
-            output::clean(&p)
+            output::clean(&p.to_string())
         );
     }
     if let Ok(settings) = Settings::load(&path) {
-        prune_pinned_copies(&settings);
+        copies.prune(&settings);
     }
     let listing = snapshot.listing;
     let hooks: Vec<_> = listing
@@ -292,7 +293,7 @@ pub fn untrust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     let path = settings_path();
     let removed = update(&path, |s| s.untrust(&root))?;
     if let Ok(settings) = Settings::load(&path) {
-        prune_pinned_copies(&settings);
+        pin_store().prune(&settings);
     }
     if global.json {
         outln!(
@@ -311,351 +312,19 @@ pub fn untrust(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-// ---------------------------------------------------------------------------------
-// Pinned content: what `trust --diff` and `watch` compare against.
-//
-// Settings keep only each pinned file's SHA-256. To show *what* changed, `trust`
-// also keeps a copy of every pinned file's bytes under `$COPSE_DIR/trust/<sha256>`
-// (content-addressed, private 0600 in a 0700 directory, at most 1 MiB each like the
-// pins themselves). A copy is written only when the bytes read hash to the pin, so a
-// file edited between the pin and the copy is never mistaken for the pinned one, and
-// a copy is used only when its bytes still hash to its name. Copies no pin refers to
-// are removed on every `trust`/`untrust`, so the store never outgrows the pins.
+// Pinned content: what `trust --diff` and `watch` compare against, kept by the
+// engine's store of pinned copies (`$COPSE_DIR/trust/<sha256>`).
 
-/// The largest file copied or diffed (the size limit of a pinned config).
-const MAX_PINNED_BYTES: u64 = 1 << 20;
+pub(crate) use copse_hooks::{PinState, PinnedFile, TrustStatus};
 
-fn pin_store() -> PathBuf {
-    EngineConfig::process_copse_dir().join("trust")
-}
-
-/// Up to `MAX_PINNED_BYTES` of a regular file: `Ok(None)` when it does not exist.
-fn read_bounded(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
-    use std::io::Read as _;
-    let file = match std::fs::File::open(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::other("not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_PINNED_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_PINNED_BYTES {
-        return Err(std::io::Error::other("larger than 1 MiB"));
-    }
-    Ok(Some(bytes))
-}
-
-fn is_sha256_hex(name: &str) -> bool {
-    name.len() == 64 && name.bytes().all(|b| b.is_ascii_hexdigit())
-}
-
-/// Keeps a copy of each pinned file whose current bytes still hash to its pin.
-/// Best effort: a copy that cannot be written only means `--diff` cannot show that
-/// file's old content (it says so), so failures are reported, not fatal.
-fn keep_pinned_copies<'a>(
-    pins: impl Iterator<Item = (&'a PathBuf, &'a Option<String>)>,
-) -> Vec<String> {
-    use std::io::Write as _;
-    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
-    let store = pin_store();
-    let mut problems = Vec::new();
-    if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&store)
-        && e.kind() != std::io::ErrorKind::AlreadyExists
-    {
-        return vec![format!("could not create {}: {e}", store.display())];
-    }
-    for (path, hash) in pins {
-        let Some(hash) = hash.as_deref().filter(|h| is_sha256_hex(h)) else {
-            continue;
-        };
-        let target = store.join(hash);
-        if target.exists() {
-            continue;
-        }
-        let Ok(Some(bytes)) = read_bounded(path) else {
-            continue;
-        };
-        if copse_hooks::sha256_hex(&bytes) != hash {
-            // Edited since it was pinned: these are not the pinned bytes.
-            continue;
-        }
-        let tmp = store.join(format!(".{hash}.{}", std::process::id()));
-        let written = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-            .and_then(|mut f| f.write_all(&bytes).and_then(|()| f.sync_all()))
-            .and_then(|()| std::fs::rename(&tmp, &target));
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            problems.push(format!(
-                "could not keep a copy of {} for `trust --diff`: {e}",
-                path.display()
-            ));
-        }
-    }
-    problems
-}
-
-/// The pinned bytes of `hash`, when a copy was kept and is intact.
-fn pinned_copy(hash: &str) -> Option<Vec<u8>> {
-    if !is_sha256_hex(hash) {
-        return None;
-    }
-    let bytes = read_bounded(&pin_store().join(hash)).ok()??;
-    (copse_hooks::sha256_hex(&bytes) == hash).then_some(bytes)
-}
-
-/// Removes the copies no trusted workspace pins any more.
-fn prune_pinned_copies(settings: &Settings) {
-    let store = pin_store();
-    let Ok(entries) = std::fs::read_dir(&store) else {
-        return;
-    };
-    let live: std::collections::HashSet<&str> = settings
-        .trusted_workspaces
-        .iter()
-        .flat_map(|t| {
-            t.pins()
-                .into_iter()
-                .flatten()
-                .chain(t.script_pins().into_iter().flatten())
-        })
-        .filter_map(|(_, h)| h.as_deref())
-        .collect();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let name = name.to_string_lossy();
-        let stale_tmp = name.starts_with('.') && is_sha256_hex(name.get(1..65).unwrap_or(""));
-        if (is_sha256_hex(&name) && !live.contains(name.as_ref())) || stale_tmp {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-}
-
-/// How a pinned file compares with what was pinned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum PinState {
-    Unchanged,
-    Changed,
-    Created,
-    Deleted,
-    Unreadable,
-}
-
-impl PinState {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            PinState::Unchanged => "unchanged",
-            PinState::Changed => "changed",
-            PinState::Created => "created",
-            PinState::Deleted => "deleted",
-            PinState::Unreadable => "unreadable",
-        }
-    }
-}
-
-/// One pinned file now.
-#[derive(Debug, Clone)]
-pub(crate) struct PinnedFile {
-    pub path: PathBuf,
-    /// `config` or `script`.
-    pub kind: &'static str,
-    pub state: PinState,
-    pub pinned_sha256: Option<String>,
-    pub current_sha256: Option<String>,
-    /// Whether the pinned content was available to diff against.
-    pub pinned_copy: bool,
-    /// A unified diff (pinned → now), when the file changed.
-    pub diff: Option<String>,
-}
-
-/// What a workspace's trust entry says now.
-#[derive(Debug, Clone)]
-pub(crate) enum TrustStatus {
-    NotTrusted,
-    /// Trusted as a plain path: nothing pinned, the current content runs.
-    Unpinned,
-    Pinned(Vec<PinnedFile>),
+fn pin_store() -> copse_hooks::PinnedCopies {
+    copse_hooks::PinnedCopies::in_copse_dir(&EngineConfig::process_copse_dir())
 }
 
 /// Compares every file pinned for `root` with the disk.
 pub(crate) fn trust_status(root: &Path) -> Result<TrustStatus> {
     let settings = Settings::load(&settings_path()).context("could not read the settings")?;
-    let Some(entry) = settings
-        .trusted_workspaces
-        .iter()
-        .rev()
-        .find(|t| t.path() == root)
-    else {
-        return Ok(TrustStatus::NotTrusted);
-    };
-    let Some(configs) = entry.pins() else {
-        return Ok(TrustStatus::Unpinned);
-    };
-    let mut files = Vec::new();
-    let pinned = configs.iter().map(|p| (p, "config")).chain(
-        entry
-            .script_pins()
-            .into_iter()
-            .flatten()
-            .map(|p| (p, "script")),
-    );
-    for ((path, pin), kind) in pinned {
-        files.push(compare_pin(path, pin.as_deref(), kind));
-    }
-    Ok(TrustStatus::Pinned(files))
-}
-
-fn compare_pin(path: &Path, pin: Option<&str>, kind: &'static str) -> PinnedFile {
-    let current = read_bounded(path);
-    let current_sha256 = match &current {
-        Ok(Some(b)) => Some(copse_hooks::sha256_hex(b)),
-        _ => None,
-    };
-    let state = match (&current, pin) {
-        (Err(_), _) => PinState::Unreadable,
-        (Ok(None), None) => PinState::Unchanged,
-        (Ok(None), Some(_)) => PinState::Deleted,
-        (Ok(Some(_)), None) => PinState::Created,
-        (Ok(Some(_)), Some(p)) if current_sha256.as_deref() == Some(p) => PinState::Unchanged,
-        (Ok(Some(_)), Some(_)) => PinState::Changed,
-    };
-    let old = match pin {
-        None => Some(Vec::new()),
-        Some(hash) => pinned_copy(hash),
-    };
-    let diff = match (state, &current) {
-        (PinState::Unchanged | PinState::Unreadable, _) => None,
-        (_, Ok(now)) => {
-            let now = now.clone().unwrap_or_default();
-            let label = path.display().to_string();
-            Some(unified_diff(
-                &String::from_utf8_lossy(old.as_deref().unwrap_or_default()),
-                &String::from_utf8_lossy(&now),
-                &if old.is_some() {
-                    format!("{label} (pinned)")
-                } else {
-                    format!("{label} (pinned content not kept)")
-                },
-                &format!("{label} (now)"),
-            ))
-        }
-        (_, Err(_)) => None,
-    };
-    PinnedFile {
-        path: path.to_path_buf(),
-        kind,
-        state,
-        pinned_sha256: pin.map(str::to_string),
-        current_sha256,
-        pinned_copy: old.is_some(),
-        diff,
-    }
-}
-
-/// A unified diff of two texts with three lines of context (empty when equal). Lines
-/// are the texts' own: escape them before they reach a terminal.
-pub(crate) fn unified_diff(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
-    const CONTEXT: usize = 3;
-    let a: Vec<&str> = old.lines().collect();
-    let b: Vec<&str> = new.lines().collect();
-    let ops = diff_ops(&a, &b);
-    if ops.iter().all(|(tag, _, _)| *tag == ' ') {
-        return String::new();
-    }
-    let mut out = format!("--- {old_name}\n+++ {new_name}\n");
-    // Line numbers before each op (1-based in the header).
-    let mut at = Vec::with_capacity(ops.len());
-    let (mut i, mut j) = (0usize, 0usize);
-    for (tag, _, _) in &ops {
-        at.push((i, j));
-        match tag {
-            ' ' => (i, j) = (i + 1, j + 1),
-            '-' => i += 1,
-            _ => j += 1,
-        }
-    }
-    let changed: Vec<usize> = (0..ops.len()).filter(|&k| ops[k].0 != ' ').collect();
-    let mut k = 0;
-    while k < changed.len() {
-        let start = changed[k].saturating_sub(CONTEXT);
-        let mut end = changed[k];
-        while k < changed.len() && changed[k] <= end + 2 * CONTEXT + 1 {
-            end = changed[k];
-            k += 1;
-        }
-        let end = (end + CONTEXT + 1).min(ops.len());
-        let (oi, nj) = at[start];
-        let old_len = ops[start..end].iter().filter(|o| o.0 != '+').count();
-        let new_len = ops[start..end].iter().filter(|o| o.0 != '-').count();
-        let old_from = if old_len == 0 { oi } else { oi + 1 };
-        let new_from = if new_len == 0 { nj } else { nj + 1 };
-        out.push_str(&format!(
-            "@@ -{old_from},{old_len} +{new_from},{new_len} @@\n"
-        ));
-        for (tag, line, _) in &ops[start..end] {
-            out.push(*tag);
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// The edit script from `a` to `b`: common prefix and suffix, and a longest common
-/// subsequence of the middle (the whole middle replaced when it is too large to
-/// compare line by line in bounded memory).
-fn diff_ops<'a>(a: &[&'a str], b: &[&'a str]) -> Vec<(char, &'a str, ())> {
-    const MAX_CELLS: usize = 4_000_000;
-    let prefix = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    let suffix = a[prefix..]
-        .iter()
-        .rev()
-        .zip(b[prefix..].iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count();
-    let (am, bm) = (&a[prefix..a.len() - suffix], &b[prefix..b.len() - suffix]);
-    let mut ops: Vec<(char, &str, ())> = a[..prefix].iter().map(|l| (' ', *l, ())).collect();
-    let (n, m) = (am.len(), bm.len());
-    if n.saturating_mul(m) > MAX_CELLS || n == 0 || m == 0 {
-        ops.extend(am.iter().map(|l| ('-', *l, ())));
-        ops.extend(bm.iter().map(|l| ('+', *l, ())));
-    } else {
-        // lcs[i][j]: the LCS length of am[i..] and bm[j..].
-        let w = m + 1;
-        let mut lcs = vec![0u32; (n + 1) * w];
-        for i in (0..n).rev() {
-            for j in (0..m).rev() {
-                lcs[i * w + j] = if am[i] == bm[j] {
-                    lcs[(i + 1) * w + j + 1] + 1
-                } else {
-                    lcs[(i + 1) * w + j].max(lcs[i * w + j + 1])
-                };
-            }
-        }
-        let (mut i, mut j) = (0, 0);
-        while i < n && j < m {
-            if am[i] == bm[j] {
-                ops.push((' ', am[i], ()));
-                (i, j) = (i + 1, j + 1);
-            } else if lcs[(i + 1) * w + j] >= lcs[i * w + j + 1] {
-                ops.push(('-', am[i], ()));
-                i += 1;
-            } else {
-                ops.push(('+', bm[j], ()));
-                j += 1;
-            }
-        }
-        ops.extend(am[i..].iter().map(|l| ('-', *l, ())));
-        ops.extend(bm[j..].iter().map(|l| ('+', *l, ())));
-    }
-    ops.extend(a[a.len() - suffix..].iter().map(|l| (' ', *l, ())));
-    ops
+    Ok(pin_store().status(&settings, root))
 }
 
 /// Prints one changed file for people: its state and its diff, escaped and coloured.
@@ -789,35 +458,4 @@ pub fn trust_diff(global: &Global, dir: Option<&Path>) -> Result<ExitCode> {
     }
     outln!("To let them run as they are now: {command}");
     Ok(ExitCode::SUCCESS)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unified_diff_shows_hunks_with_context() {
-        let old = "a\nb\nc\nd\ne\nf\ng\nh\ni\nj\n";
-        let new = "a\nb\nc\nD\ne\nf\ng\nh\ni\nj\nk\n";
-        assert_eq!(
-            unified_diff(old, new, "old", "new"),
-            "--- old\n+++ new\n@@ -1,10 +1,11 @@\n a\n b\n c\n-d\n+D\n e\n f\n g\n h\n i\n j\n+k\n"
-        );
-        assert_eq!(unified_diff("x\n", "x\n", "o", "n"), "");
-        assert_eq!(
-            unified_diff("", "new\n", "o", "n"),
-            "--- o\n+++ n\n@@ -0,0 +1,1 @@\n+new\n"
-        );
-        let far_old: String = (0..20).map(|i| format!("{i}\n")).collect();
-        let far_new: String = (0..20)
-            .map(|i| match i {
-                2 => "two\n".to_string(),
-                17 => "seventeen\n".to_string(),
-                _ => format!("{i}\n"),
-            })
-            .collect();
-        let d = unified_diff(&far_old, &far_new, "o", "n");
-        assert!(d.contains("@@ -1,6 +1,6 @@"), "{d}");
-        assert!(d.contains("@@ -15,6 +15,6 @@"), "{d}");
-    }
 }

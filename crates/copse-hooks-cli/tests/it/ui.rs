@@ -253,3 +253,67 @@ fn ui_on_a_port_in_use_fails_clearly() {
     let err = String::from_utf8_lossy(&out.stderr).replace(&port, "[PORT]");
     insta::assert_snapshot!(err.split(": Address").next().unwrap_or(&err));
 }
+
+/// The JSON body of a whole HTTP answer, after its status line was checked.
+fn json_body(answer: &str) -> serde_json::Value {
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let (_, body) = answer.split_once("\r\n\r\n").unwrap();
+    serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {answer}"))
+}
+
+/// Trusting from the page keeps the pinned bytes as `copse-hooks trust` does: after
+/// an edit, `copse-hooks trust --diff` shows the removed and added lines, not "no copy
+/// of the pinned content was kept".
+#[test]
+fn trusting_from_the_page_keeps_copies_for_trust_diff() {
+    let env = Env::new();
+    env.script(
+        "ws/.cursor/hooks/guard.sh",
+        "cat >/dev/null\necho '{\"permission\":\"allow\"}'",
+    );
+    env.project_cursor(
+        r#"{"version": 1, "hooks": {"beforeShellExecution": [{"command": ".cursor/hooks/guard.sh"}]}}"#,
+    );
+    let mut child = Killed(ui(&env, &["--no-open"]).spawn().unwrap());
+    let stdout = child.0.stdout.take().unwrap();
+    let first = BufReader::new(stdout).lines().next().unwrap().unwrap();
+    let (port, code) = login_parts(first.strip_prefix("copse-hooks ui: ").unwrap());
+    let host = format!("127.0.0.1:{port}");
+    let cookie = format!("Cookie: {}\r\n", sign_in(port, &code).unwrap());
+    let ws = env.workspace().canonicalize().unwrap();
+    let nonce = json_body(&request(port, &host, "GET", "/api/nonce", &cookie));
+    let preview = json_body(&request(
+        port,
+        &host,
+        "GET",
+        &format!("/api/trust/preview?dir={}", ws.display()),
+        &cookie,
+    ));
+    let body = serde_json::json!({"dir": ws, "fingerprint": preview["fingerprint"]}).to_string();
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "POST /api/trust HTTP/1.1\r\nHost: {host}\r\n{cookie}X-Copse-Nonce: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        nonce["nonce"].as_str().unwrap(),
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    s.read_to_string(&mut answer).unwrap();
+    let trusted = json_body(&answer);
+    assert_eq!(trusted["trusted"], ws.display().to_string(), "{trusted}");
+    drop(child);
+
+    let r = env.cmd().args(["trust", "--diff"]).run().success();
+    assert!(r.stdout().contains("Nothing changed"), "{}", r.stdout());
+    let script = ws.join(".cursor/hooks/guard.sh");
+    let text = std::fs::read_to_string(&script).unwrap();
+    std::fs::write(&script, text.replace("allow", "deny")).unwrap();
+    let r = env.cmd().args(["trust", "--diff"]).run().success();
+    let out = r.stdout();
+    assert!(!out.contains("no copy"), "{out}");
+    assert!(
+        out.contains("-echo '{\"permission\":\"allow\"}'\n+echo '{\"permission\":\"deny\"}'\n"),
+        "{out}"
+    );
+}

@@ -322,3 +322,182 @@ async fn explain_says_why_a_hook_would_not_run() {
         (400, Some("`input` must be a JSON object"))
     );
 }
+
+/// Trusting from the page keeps the pinned bytes as `copse-hooks trust` does, so
+/// `GET /api/trust/diff` shows, file by file, what changed since: the config's and
+/// the script's lines, removed and added. It answers only for this page's workspaces
+/// and only with the session cookie; stopping trust prunes the copies.
+#[tokio::test]
+async fn the_trust_diff_shows_what_changed_since_trusting_from_the_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (home, copse) = (root.join("home"), root.join("copse"));
+    std::fs::create_dir_all(&home).unwrap();
+    std::fs::create_dir_all(&copse).unwrap();
+    let ws = workspace(&root, "ws");
+    let roots = vec![ws.clone()];
+    let (h, c) = (home.clone(), copse.clone());
+    let engine: copse_hooks_ui::EngineFactory = Arc::new(move || {
+        let mut config = EngineConfig::from_process(roots.clone());
+        config.home = h.clone();
+        config.copse_dir = c.clone();
+        let settings = Settings::load(&Settings::path_in(&c)).unwrap_or_default();
+        config.hooks_enabled = true;
+        config.trusted = settings.trusted_workspaces;
+        Ok(Engine::new(config))
+    });
+    let page = Page::start(engine).await;
+    let diff_of = |ws: &Path| format!("/api/trust/diff?root={}", ws.display());
+
+    // Not trusted yet: nothing pinned, nothing to compare.
+    let d = page.ok(&diff_of(&ws)).await;
+    assert_eq!(
+        (d["trusted"].clone(), d["changed"].clone()),
+        (json!(false), json!(false)),
+        "{d}"
+    );
+
+    let p = page
+        .ok(&format!("/api/trust/preview?dir={}", ws.display()))
+        .await;
+    let (status, t) = page
+        .post(
+            "/api/trust",
+            &json!({"dir": ws, "fingerprint": p["fingerprint"]}),
+        )
+        .await;
+    assert_eq!(status, 200, "{t}");
+    assert_eq!(t["warnings"], json!([]), "{t}");
+    // The copies: the config and the script, private.
+    let store = copse.join("trust");
+    let mut kept: Vec<String> = std::fs::read_dir(&store)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            assert_eq!(e.metadata().unwrap().permissions().mode() & 0o777, 0o600);
+            e.file_name().to_string_lossy().into_owned()
+        })
+        .collect();
+    kept.sort();
+    let config = ws.join(".cursor/hooks.json");
+    let script = ws.join(".cursor/hooks/guard.sh");
+    let mut want = vec![
+        copse_hooks::sha256_hex(&std::fs::read(&config).unwrap()),
+        copse_hooks::sha256_hex(&std::fs::read(&script).unwrap()),
+    ];
+    want.sort();
+    assert_eq!(kept, want);
+
+    // Control: trusted, nothing changed, no diff.
+    let d = page.ok(&diff_of(&ws)).await;
+    assert_eq!(d["trusted"], true);
+    assert_eq!(d["pinned"], true);
+    assert_eq!(d["changed"], false, "{d}");
+    assert!(
+        d["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|f| f["diff"].is_null()),
+        "{d}"
+    );
+
+    // Edit the config and the pinned script.
+    let old_config = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(
+        &config,
+        old_config.replace("beforeShellExecution", "afterFileEdit"),
+    )
+    .unwrap();
+    let old_script = std::fs::read_to_string(&script).unwrap();
+    std::fs::write(
+        &script,
+        old_script.replace("echo '{}'", "echo '{}' # edited"),
+    )
+    .unwrap();
+
+    let d = page.ok(&diff_of(&ws)).await;
+    assert_eq!(d["changed"], true, "{d}");
+    assert_eq!(
+        d["trust_command"],
+        format!("copse-hooks trust {}", ws.display())
+    );
+    let file = |path: &Path| -> Value {
+        d["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["path"] == path.display().to_string())
+            .cloned()
+            .unwrap_or_else(|| panic!("{} not in {d}", path.display()))
+    };
+    let lines = |f: &Value, mark: char| -> Vec<String> {
+        f["diff"]
+            .as_str()
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with(mark) && !l.starts_with(&mark.to_string().repeat(3)))
+            .map(|l| l[1..].to_string())
+            .collect()
+    };
+    let c = file(&config);
+    assert_eq!(
+        (c["kind"].as_str(), c["state"].as_str()),
+        (Some("config"), Some("changed"))
+    );
+    assert_eq!(c["pinned_copy"], true, "{c}");
+    assert_eq!(lines(&c, '-'), vec![old_config.clone()]);
+    assert_eq!(
+        lines(&c, '+'),
+        vec![old_config.replace("beforeShellExecution", "afterFileEdit")]
+    );
+    let s = file(&script);
+    assert_eq!(
+        (s["kind"].as_str(), s["state"].as_str()),
+        (Some("script"), Some("changed"))
+    );
+    assert_eq!(lines(&s, '-'), vec!["echo '{}'".to_string()]);
+    assert_eq!(lines(&s, '+'), vec!["echo '{}' # edited".to_string()]);
+    let header = s["diff"]
+        .as_str()
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap()
+        .to_string();
+    assert_eq!(header, format!("--- {} (pinned)", script.display()));
+    // Looking changed nothing: the settings still pin the old content.
+    assert_eq!(page.ok(&diff_of(&ws)).await["changed"], true);
+
+    // A root that is not a workspace of this page is refused, and so is a request
+    // without the session cookie.
+    let other = workspace(&root, "other");
+    let res = client()
+        .get(format!("{}{}", page.base, diff_of(&other)))
+        .header("Cookie", &page.cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 400);
+    let body: Value = res.json().await.unwrap();
+    assert!(
+        body["error"]
+            .as_str()
+            .unwrap()
+            .contains("is not a workspace of this page"),
+        "{body}"
+    );
+    let res = client()
+        .get(format!("{}{}", page.base, diff_of(&ws)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status().as_u16(), 403);
+
+    // Stopping trust from the page prunes the copies no pin needs.
+    let (status, u) = page
+        .post("/api/untrust", &json!({"dir": ws, "confirm": true}))
+        .await;
+    assert_eq!(status, 200, "{u}");
+    assert_eq!(std::fs::read_dir(&store).unwrap().count(), 0);
+}

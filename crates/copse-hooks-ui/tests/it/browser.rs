@@ -568,6 +568,49 @@ async fn the_page_in_chromium() {
     .await;
     let settings = std::fs::read_to_string(w.copse.join("settings.json")).unwrap();
     assert!(settings.contains(&w.ws.display().to_string()), "{settings}");
+    // An edit to the pinned script after trusting from the page: the Trust page shows
+    // its unified diff against the copy kept then, each line as text, coloured by its
+    // mark. A line that looks like markup stays text.
+    let script = w.ws.join(".cursor").join(crate::support::DENY_RM);
+    let pinned = std::fs::read_to_string(&script).unwrap();
+    std::fs::write(&script, format!("{pinned}echo '<b id=injected>x</b>'\n")).unwrap();
+    // (Through another page: the same address again would not render anew.)
+    b.goto(&page(&w, "sources")).await;
+    b.ready("sources").await;
+    b.goto(&page(&w, "trust")).await;
+    b.ready("trust").await;
+    b.wait(
+        "the diff",
+        "return document.querySelectorAll('pre[data-diff] span.d-add').length > 0",
+    )
+    .await;
+    let added = b
+        .js("return [...document.querySelectorAll('pre[data-diff] span.d-add')].map((e) => e.textContent)")
+        .await;
+    assert_eq!(added, json!(["+echo '<b id=injected>x</b>'"]), "{added}");
+    assert_eq!(
+        b.js("return document.getElementById('injected') === null")
+            .await,
+        true
+    );
+    let heads = b
+        .js("return [...document.querySelectorAll('pre[data-diff] span.d-head')].map((e) => e.textContent)")
+        .await;
+    assert_eq!(
+        heads,
+        json!([
+            format!("--- {} (pinned)", script.display()),
+            format!("+++ {} (now)", script.display())
+        ])
+    );
+    let colour = b
+        .js("const s = getComputedStyle(document.querySelector('pre[data-diff] span.d-add')); \
+             const c = getComputedStyle(document.querySelector('pre[data-diff] span.d-ctx') || document.body); \
+             return s.backgroundColor !== c.backgroundColor")
+        .await;
+    assert_eq!(colour, true, "an added line is not set apart");
+    b.screenshot("trust-diff").await;
+    std::fs::write(&script, &pinned).unwrap();
 
     // A narrow window still reads.
     b.resize(420, 900).await;
