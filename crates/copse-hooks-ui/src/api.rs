@@ -1225,8 +1225,20 @@ struct UntrustRequest {
     confirm: bool,
 }
 
-fn load_settings(path: &Path) -> Result<Settings, ApiError> {
-    Settings::load(path).map_err(|e| {
+/// Changes the settings as `copse-hooks trust` does: under the settings lock across
+/// read, change and write (a concurrent `trust` or `untrust` is never lost), and never
+/// over a file that cannot be read or that another user could have written.
+fn update_settings<R>(
+    path: &Path,
+    change: impl FnOnce(&mut Settings) -> R,
+) -> Result<(Settings, R), ApiError> {
+    Settings::update(path, |loaded| {
+        let mut settings = loaded?;
+        let result = change(&mut settings);
+        Ok((Some(settings.clone()), (settings, result)))
+    })
+    .map(|(done, _notices)| done)
+    .map_err(|e| {
         ApiError::status(
             StatusCode::CONFLICT,
             format!("{e}; fix it (or run `copse-hooks trust` once) before changing trust here"),
@@ -1247,13 +1259,13 @@ async fn trust(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answer {
             ));
         }
         let path = Settings::path_in(&engine.config().copse_dir);
-        let mut settings = load_settings(&path)?;
         // Pinned as `copse-hooks trust` pins: the configs and the scripts, so an
         // edited script stops running until it is trusted again.
         let pinned = snap.configs.clone();
         let scripts = snap.scripts.clone();
-        settings.trust_pinned(&root, snap.configs, snap.scripts);
-        settings.save(&path).map_err(ApiError::internal)?;
+        let (settings, ()) = update_settings(&path, |s| {
+            s.trust_pinned(&root, snap.configs, snap.scripts);
+        })?;
         // Copies of the pinned bytes, as `copse-hooks trust` keeps them, so a later
         // diff (here or `trust --diff`) shows what changed; copies no pin needs go.
         let copies = PinnedCopies::in_copse_dir(&engine.config().copse_dir);
@@ -1284,9 +1296,7 @@ async fn untrust(St(state): St<Arc<State>>, bytes: axum::body::Bytes) -> Answer 
         let engine = state.engine()?;
         let root = workspace_root(&engine, req.dir.as_deref())?;
         let path = Settings::path_in(&engine.config().copse_dir);
-        let mut settings = load_settings(&path)?;
-        let removed = settings.untrust(&root);
-        settings.save(&path).map_err(ApiError::internal)?;
+        let (settings, removed) = update_settings(&path, |s| s.untrust(&root))?;
         PinnedCopies::in_copse_dir(&engine.config().copse_dir).prune(&settings);
         Ok(Json(json!({
             "untrusted": root.display().to_string(),

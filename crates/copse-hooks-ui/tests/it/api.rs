@@ -423,6 +423,37 @@ async fn trust_and_untrust_need_the_page_nonce() {
 }
 
 #[tokio::test]
+async fn trust_from_the_page_never_rewrites_settings_others_could_write() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let w = world(false, 0).await;
+    let settings = w.copse.join("settings.json");
+    let ws = w.ws.display().to_string();
+    let p = w.ok("/api/trust/preview").await;
+    let trust = json!({"fingerprint": p["fingerprint"]});
+    // Group-writable: another user could have written it, so it is refused, not
+    // adopted by a rewrite (as `copse-hooks trust` refuses it).
+    std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let before = std::fs::read(&settings).unwrap();
+    let (status, answer) = w.post("/api/trust", &trust).await;
+    assert_eq!(status, 409, "{answer}");
+    assert!(answer.to_string().contains("chmod"), "{answer}");
+    assert_eq!(
+        std::fs::read(&settings).unwrap(),
+        before,
+        "the file was rewritten"
+    );
+    // Control: once fixed, the same request trusts (under the settings lock).
+    std::fs::set_permissions(&settings, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (status, answer) = w.post("/api/trust", &trust).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(std::fs::read_to_string(&settings).unwrap().contains(&ws));
+    assert!(
+        w.copse.join("settings.lock").exists(),
+        "the update did not take the lock"
+    );
+}
+
+#[tokio::test]
 async fn a_symlinked_config_is_not_shown() {
     let w = world(true, 0).await;
     let outside = w.ws.parent().unwrap().join("outside");
