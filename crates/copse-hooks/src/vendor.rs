@@ -52,7 +52,8 @@ pub const CURSOR: Catalogue = Catalogue {
     unsupported_reason: cursor::unsupported_reason,
 };
 
-/// Claude Code: the 31 events of the SchemaStore settings schema and hooks reference.
+/// Claude Code: the 31 events of the SchemaStore settings schema and hooks reference,
+/// and the 2 model-switch events of v2.1.251.
 pub const CLAUDE: Catalogue = Catalogue {
     dialect: Dialect::Claude,
     published: &claude::PUBLISHED_EVENTS,
@@ -60,7 +61,7 @@ pub const CLAUDE: Catalogue = Catalogue {
         source: "SchemaStore src/schemas/json/claude-code-settings.json ($id https://json.schemastore.org/claude-code-settings.json) and the Claude Code hooks reference",
         version: "hooks reference mirror commit 3f1ef7c2 (file last changed e7cbe5e9, 2026-08-22); schema as saved in shared/vendor-schemas",
         date: "2026-12-02",
-        note: "the schema and the reference list the same 31 events",
+        note: "the schema and the reference list the same 31 events; PreModelSwitch and PostModelSwitch (Claude Code v2.1.251, published 2026-08-28; read 2026-12-03 in the changelog summary at https://dev.to/ahab_indieseek/claude-code-21251-model-switch-cache-checklist-4bij) are newer than the saved schema",
     },
     canonical_for: claude::canonical_for,
     unsupported_reason: claude::unsupported_reason,

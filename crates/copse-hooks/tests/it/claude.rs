@@ -756,6 +756,45 @@ fn exec_form_args_run_without_a_shell_and_expand_the_project_dir() {
 // ---------------------------------------------------------------------------------
 
 #[test]
+fn model_switch_events_are_recognised_and_unsupported_with_a_reason_never_unknown() {
+    let fx = Fx::new();
+    fx.user(json!({
+        "PreModelSwitch": [group(None, &[": pre-switch"])],
+        "PostModelSwitch": [group(None, &[": post-switch"])],
+    }));
+    let listing = fx.engine(false).list();
+    for event in ["PreModelSwitch", "PostModelSwitch"] {
+        let w = listing
+            .warnings
+            .iter()
+            .find(|w| w.event.as_deref() == Some(event))
+            .unwrap_or_else(|| panic!("no warning for {event}: {:#?}", listing.warnings));
+        assert_eq!(
+            w.message,
+            format!(
+                "Claude hook event \"{event}\" is recognised by Claude Code but not supported by copse-hooks yet (copse hosts pick the model outside the hook pipeline; no canonical event for a model switch) — entries ignored"
+            )
+        );
+    }
+    assert!(
+        !listing
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("Unknown")),
+        "{:#?}",
+        listing.warnings
+    );
+    for command in [": pre-switch", ": post-switch"] {
+        let h = listing
+            .hooks
+            .iter()
+            .find(|h| h.command == command)
+            .expect("recognised events are listed");
+        assert!(!h.supported && !h.active && h.canonical.is_none());
+    }
+}
+
+#[test]
 fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     let fx = Fx::new();
     let source = fx.user(json!({
@@ -788,7 +827,7 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
         );
     };
     has(
-        "Claude hook event \"PostCompact\" is recognised by Claude Code but not supported by copse-hooks yet — entries ignored",
+        "Claude hook event \"PostCompact\" is recognised by Claude Code but not supported by copse-hooks yet (no canonical event after compaction yet) — entries ignored",
     );
     has("Unknown Claude hook event \"preToolUse\" — entries ignored");
     has("use PreToolUse");
@@ -904,11 +943,11 @@ fn structural_problems_are_reported_not_fatal() {
 
 #[test]
 fn published_events_and_reasons() {
-    assert_eq!(claude::PUBLISHED_EVENTS.len(), 31);
+    assert_eq!(claude::PUBLISHED_EVENTS.len(), 33);
     let mut sorted = claude::PUBLISHED_EVENTS.to_vec();
     sorted.sort_unstable();
     sorted.dedup();
-    assert_eq!(sorted.len(), 31, "no duplicates");
+    assert_eq!(sorted.len(), 33, "no duplicates");
     for e in claude::PUBLISHED_EVENTS {
         match claude::canonical_for(e) {
             Some(_) => assert!(claude::unsupported_reason(e).is_none(), "{e}"),

@@ -40,7 +40,7 @@ fn every_published_cursor_event_is_wired_or_explicitly_unsupported() {
 
 #[test]
 fn every_published_claude_event_is_wired_or_explicitly_unsupported() {
-    assert_eq!(CLAUDE.published.len(), 31);
+    assert_eq!(CLAUDE.published.len(), 33);
     check_accounted(&CLAUDE);
 }
 
@@ -139,7 +139,11 @@ fn recorded_claude_list_matches_the_upstream_schema() {
     let Some(upstream) = schema_events("claude-code-settings.schema.json") else {
         return;
     };
-    let (only_upstream, only_recorded) = diff(CLAUDE.published, &upstream);
+    let (only_upstream, mut only_recorded) = diff(CLAUDE.published, &upstream);
+    // Events newer than the saved schema are recorded from the vendor's changelog;
+    // once the saved schema lists them they no longer need the exception.
+    only_recorded
+        .retain(|e| !copse_hooks::dialect::claude::NEWER_THAN_SAVED_SCHEMA.contains(&e.as_str()));
     assert!(
         only_upstream.is_empty() && only_recorded.is_empty(),
         "Claude Code event list drift against claude-code-settings.schema.json:\n  published upstream, not recorded: {only_upstream:?}\n  recorded, not published upstream: {only_recorded:?}"

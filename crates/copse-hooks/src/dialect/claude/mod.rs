@@ -53,9 +53,11 @@ pub const USER_PROMPT_SUBMIT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The halt reason when a `UserPromptSubmit` hook blocks without saying why.
 pub const PROMPT_BLOCKED: &str = "Prompt submission was blocked by a UserPromptSubmit hook.";
 
-/// The 31 hook events Claude Code documents (hooks reference and SchemaStore schema,
-/// v2.1.240), in the schema's order.
-pub const PUBLISHED_EVENTS: [&str; 31] = [
+/// The 33 hook events Claude Code documents: the 31 of the hooks reference and
+/// SchemaStore schema (v2.1.240), in the schema's order, then `PreModelSwitch` and
+/// `PostModelSwitch` (v2.1.251; newer than the saved schema — provenance in
+/// [`crate::vendor::CLAUDE`]).
+pub const PUBLISHED_EVENTS: [&str; 33] = [
     "PreToolUse",
     "PostToolUse",
     "PostToolUseFailure",
@@ -87,7 +89,13 @@ pub const PUBLISHED_EVENTS: [&str; 31] = [
     "UserPromptExpansion",
     "MessageDisplay",
     "DirectoryAdded",
+    "PreModelSwitch",
+    "PostModelSwitch",
 ];
+
+/// The published events newer than the saved SchemaStore schema (the drift test
+/// against that schema allows exactly these to be missing from it).
+pub const NEWER_THAN_SAVED_SCHEMA: [&str; 2] = ["PreModelSwitch", "PostModelSwitch"];
 
 /// The canonical event a Claude wire event is wired to, or `None` when it is not
 /// wired (recognised-but-unsupported or unknown).
@@ -133,6 +141,9 @@ pub fn unsupported_reason(event: &str) -> Option<&'static str> {
         "UserPromptExpansion" => "copse has no slash-command or MCP-prompt expansion step",
         "MessageDisplay" => "no canonical event for streamed display text",
         "DirectoryAdded" => "no canonical event for a workspace root added mid-session",
+        "PreModelSwitch" | "PostModelSwitch" => {
+            "copse hosts pick the model outside the hook pipeline; no canonical event for a model switch"
+        }
         _ => return None,
     };
     Some(reason)

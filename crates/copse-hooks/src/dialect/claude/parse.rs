@@ -595,7 +595,8 @@ impl Claude {
                             scope,
                             Some(event),
                             format!(
-                                "Claude hook event \"{event}\" is recognised by Claude Code but not supported by copse-hooks yet — entries ignored"
+                                "Claude hook event \"{event}\" is recognised by Claude Code but not supported by copse-hooks yet ({}) — entries ignored",
+                                super::unsupported_reason(event).unwrap_or_default()
                             ),
                         );
                     }
