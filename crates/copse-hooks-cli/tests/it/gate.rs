@@ -755,3 +755,34 @@ fn gate_accepts_the_hosts_tool_use_id_and_session_fields() {
         nul.stderr()
     );
 }
+
+#[test]
+fn mcp_tool_handlers_are_warned_about_in_gate_list_and_lint_and_never_run() {
+    let env = Env::new();
+    let marker = env.root().join("command-ran");
+    let settings = env.write(
+        "home/.claude/settings.json",
+        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "mcp_tool", "server": "guard", "tool": "check"},
+            {"type": "command", "command": format!("touch {}", marker.display())},
+        ]}]}})
+        .to_string(),
+    );
+    let want = "mcp_tool handlers are not supported yet: this hook does not run";
+    let v = shell(&env, "ls");
+    assert_eq!(v["decision"], "allow");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1, "{v:#}");
+    assert!(marker.exists(), "the command hook beside it runs");
+    assert!(v["warnings"].to_string().contains(want), "{v:#}");
+    let list = env.cmd().args(["--json", "list"]).run().success().json();
+    assert!(list["warnings"].to_string().contains(want), "{list:#}");
+    assert!(
+        list["hooks"].to_string().contains("mcp_tool: guard/check"),
+        "{list:#}"
+    );
+    let lint = env
+        .cmd()
+        .args(["lint", &settings.display().to_string()])
+        .run();
+    assert!(lint.stdout().contains(want), "{}", lint.stdout());
+}

@@ -756,6 +756,44 @@ fn exec_form_args_run_without_a_shell_and_expand_the_project_dir() {
 // ---------------------------------------------------------------------------------
 
 #[test]
+fn mcp_tool_handlers_are_warned_about_per_hook_and_never_run() {
+    let fx = Fx::new();
+    let source = fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "mcp_tool", "server": "guard", "tool": "check", "input": {"cmd": "${tool_input.command}"}},
+        cmd(": runs"),
+    ]}]}));
+    let want = "\"PreToolUse\" group 1 hook 1 has type \"mcp_tool\" on \"PreToolUse\": mcp_tool handlers are not supported yet: this hook does not run (copse-hooks does not call MCP tools from hooks; listed only)";
+    let engine = fx.engine(false);
+    let listing = engine.list();
+    let messages: Vec<&str> = listing
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(messages, [want], "one warning, for that hook only");
+    let mcp = listing
+        .hooks
+        .iter()
+        .find(|h| h.command == "mcp_tool: guard/check")
+        .expect("the mcp_tool hook is listed, never silently skipped");
+    assert!(!mcp.supported, "{mcp:?}");
+    let report = engine.lint(&[source]);
+    assert!(
+        report.problems.iter().any(|p| p.message == want),
+        "{:?}",
+        report.problems
+    );
+    assert!(
+        !report.problems.iter().any(|p| p.message.contains("nknown")),
+        "{:?}",
+        report.problems
+    );
+    // At the gate only the command hook runs.
+    let v = bash(&fx.session(false), "ls");
+    assert_eq!(commands(&v), [": runs"]);
+}
+
+#[test]
 fn model_switch_events_are_recognised_and_unsupported_with_a_reason_never_unknown() {
     let fx = Fx::new();
     fx.user(json!({

@@ -119,6 +119,51 @@ fn lit(s: impl AsRef<str>) -> String {
 // ---------------------------------------------------------------------------------
 
 #[test]
+fn mcp_tool_handlers_are_warned_about_per_hook_and_never_run() {
+    let fx = Fx::new();
+    let source = fx.hooks_json(
+        "codex-home/hooks.json",
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "mcp_tool", "server": "guard", "tool": "check", "input": {"cmd": "${tool_input.command}"}},
+            {"type": "command", "command": "exit 0"},
+        ]}]}),
+    );
+    let want = "\"PreToolUse\" entry 1 hook 1 has type \"mcp_tool\" on \"PreToolUse\": mcp_tool handlers are not supported yet: this hook does not run (copse-hooks does not call MCP tools from hooks; listed only)";
+    let engine = fx.engine(false);
+    let listing = engine.list();
+    let messages: Vec<&str> = listing
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(messages, [want], "one warning, for that hook only");
+    let mcp = listing
+        .hooks
+        .iter()
+        .find(|h| h.command == "mcp_tool: guard/check")
+        .expect("the mcp_tool hook is listed, never silently skipped");
+    assert!(!mcp.supported || !mcp.active, "{mcp:?}");
+    let report = engine.lint(&[source]);
+    assert!(
+        report.problems.iter().any(|p| p.message.ends_with(
+            "hook 1 has type \"mcp_tool\" on \"PreToolUse\": mcp_tool handlers are not supported yet: this hook does not run (copse-hooks does not call MCP tools from hooks; listed only)"
+        ) && p.line == Some(4)),
+        "{:?}",
+        report.problems
+    );
+    // `server`, `tool` and `input` are Codex's documented mcp_tool keys, not unknown ones.
+    assert!(
+        !report.problems.iter().any(|p| p.message.contains("nknown")),
+        "{:?}",
+        report.problems
+    );
+    // At the gate only the command hook runs.
+    let v = bash(&fx.session(false), "ls");
+    let ran: Vec<&str> = v.runs.iter().map(|r| r.command.as_str()).collect();
+    assert_eq!(ran, ["exit 0"]);
+}
+
+#[test]
 fn user_hooks_json_gets_exact_pre_tool_use_stdin() {
     let fx = Fx::new();
     let out = fx.at("stdin.json");

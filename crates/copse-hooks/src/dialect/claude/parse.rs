@@ -203,13 +203,22 @@ fn suggestion(event: &str) -> String {
     String::new()
 }
 
+/// What every `mcp_tool` handler (Claude Code since v2.1.118, Codex) is told: it is
+/// listed, never run, and never skipped silently.
+pub const MCP_TOOL_UNSUPPORTED: &str =
+    "mcp_tool handlers are not supported yet: this hook does not run";
+
 /// Why a handler of another type than `command` never runs (for `lint` and `list`).
 pub fn unsupported_type(kind: &str, event: &str) -> String {
     let why = match kind {
         "prompt" | "agent" => {
             "not supported: needs a model (copse-hooks never sends hook input to an LLM)"
         }
-        "mcp_tool" => "not supported yet: copse-hooks does not call MCP tools from hooks",
+        "mcp_tool" => {
+            return format!(
+                "has type \"mcp_tool\" on \"{event}\": {MCP_TOOL_UNSUPPORTED} (copse-hooks does not call MCP tools from hooks; listed only)"
+            );
+        }
         _ => "not a handler type Claude Code documents",
     };
     format!("has type \"{kind}\" on \"{event}\": {why} — listed, never run")

@@ -78,6 +78,15 @@ pub struct Handler {
     /// Text Codex shows while the hook runs.
     #[serde(default, rename = "statusMessage")]
     pub status_message: Field<String>,
+    /// `mcp_tool`: the MCP server (listed, never run).
+    #[serde(default)]
+    pub server: Field<String>,
+    /// `mcp_tool`: the tool (listed, never run).
+    #[serde(default)]
+    pub tool: Field<String>,
+    /// `mcp_tool`: the tool's input template (listed, never run).
+    #[serde(default)]
+    pub input: Field<Map<String, Value>>,
 }
 
 /// The file's name as messages start with it.
@@ -381,8 +390,16 @@ fn group(out: &mut ParsedConfig, hook: &VendorHook<'_>, value: &Value, key_sourc
                 continue;
             }
         };
-        let command = spec::text(&h.command)
-            .or_else(|| inactive.then(|| kind.unwrap_or_default().to_string()));
+        let command = spec::text(&h.command).or_else(|| {
+            inactive.then(|| match kind {
+                Some("mcp_tool") => format!(
+                    "mcp_tool: {}/{}",
+                    spec::text(&h.server).unwrap_or_default(),
+                    spec::text(&h.tool).unwrap_or_default()
+                ),
+                _ => kind.unwrap_or_default().to_string(),
+            })
+        });
         let Some(mut command) = command else {
             warn(
                 out,
