@@ -119,6 +119,54 @@ fn lit(s: impl AsRef<str>) -> String {
 // ---------------------------------------------------------------------------------
 
 #[test]
+fn permission_request_and_post_compact_are_recognised_and_unsupported_with_a_reason() {
+    let fx = Fx::new();
+    fx.hooks_json(
+        "codex-home/hooks.json",
+        json!({
+            "PermissionRequest": [group(Some("Bash"), &[": ask"])],
+            "PostCompact": [group(None, &[": after"])],
+        }),
+    );
+    let listing = fx.engine(false).list();
+    for (event, reason) in [
+        (
+            "PermissionRequest",
+            codex::unsupported_reason("PermissionRequest").unwrap(),
+        ),
+        ("PostCompact", "no canonical event after compaction yet"),
+    ] {
+        let w = listing
+            .warnings
+            .iter()
+            .find(|w| w.event.as_deref() == Some(event))
+            .unwrap_or_else(|| panic!("no warning for {event}: {:#?}", listing.warnings));
+        assert_eq!(
+            w.message,
+            format!(
+                "Codex hook event \"{event}\" is recognised by Codex but not supported by copse-hooks ({reason}) — entries listed, never run"
+            )
+        );
+    }
+    assert!(
+        !listing
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("Unknown")),
+        "{:#?}",
+        listing.warnings
+    );
+    for command in [": ask", ": after"] {
+        let h = listing
+            .hooks
+            .iter()
+            .find(|h| h.command == command)
+            .expect("recognised events are listed");
+        assert!(!h.supported && h.canonical.is_none(), "{h:?}");
+    }
+}
+
+#[test]
 fn mcp_tool_handlers_are_warned_about_per_hook_and_never_run() {
     let fx = Fx::new();
     let source = fx.hooks_json(
@@ -807,13 +855,9 @@ fn timeouts_are_seconds_with_a_cap_on_session_end() {
         !parsed.hooks[3].supported(),
         "PermissionRequest is listed, never run"
     );
-    assert!(
-        parsed
-            .warnings
-            .iter()
-            .any(|w| w.message.contains("PermissionRequest")
-                && w.message.contains("approval prompt"))
-    );
+    assert!(parsed.warnings.iter().any(
+        |w| w.message.contains("PermissionRequest") && w.message.contains("allow/deny answer")
+    ));
     for e in codex::PUBLISHED_EVENTS {
         assert!(
             codex::canonical_for(e).is_some() != codex::unsupported_reason(e).is_some(),

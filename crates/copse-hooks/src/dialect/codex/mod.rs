@@ -80,7 +80,7 @@ pub fn canonical_for(event: &str) -> Option<CanonicalEvent> {
 pub fn unsupported_reason(event: &str) -> Option<&'static str> {
     match event {
         "PermissionRequest" => Some(
-            "answers Codex's own approval prompt; copse hosts ask through the toolGate verdict",
+            "not wired yet: copse's permissionRequest event reaches Claude hooks only; Codex's allow/deny answer (hookSpecificOutput.decision.behavior) is not read yet",
         ),
         "PostCompact" => Some("no canonical event after compaction yet"),
         _ => None,
