@@ -2692,3 +2692,93 @@ fn prompt_and_agent_handlers_are_listed_with_the_reason_they_never_run() {
         "a PostToolUse hook does not run on the gate"
     );
 }
+
+/// An engine whose settings say `"failurePolicy": {"claude": "open"}`.
+fn fail_open_engine(fx: &Fx) -> Engine {
+    let mut config = EngineConfig::from_process(vec![fx.ws()])
+        .home(fx.home())
+        .enabled(true);
+    config.sandbox_writable = vec![fx.root.clone()];
+    config
+        .failure_policy
+        .insert("claude".into(), FailurePolicy::Open);
+    Engine::new(config)
+}
+
+#[test]
+fn on_failure_block_fails_closed_and_continue_fails_open_per_handler() {
+    let fx = Fx::new();
+    let handler = |command: &str, on_failure: Option<&str>, timeout: Option<u64>| {
+        let mut h = json!({"type": "command", "command": command});
+        if let Some(p) = on_failure {
+            h["onFailure"] = json!(p);
+        }
+        if let Some(t) = timeout {
+            h["timeout"] = json!(t);
+        }
+        h
+    };
+    let fails = "cat >/dev/null; echo oops >&2; exit 1";
+    let hangs = "cat >/dev/null; sleep 30";
+
+    // "block": a hook that exits 1 blocks even where the settings fail open.
+    fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(fails, Some("block"), None)]}]}));
+    let engine = fail_open_engine(&fx);
+    let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.runs[0].result, RunOutcome::Failed);
+    assert_eq!(v.runs[0].policy, FailurePolicy::Closed);
+    assert!(engine.list().hooks[0].fail_closed);
+    assert!(
+        engine.list().warnings.is_empty(),
+        "{:?}",
+        engine.list().warnings
+    );
+
+    // "block": a hook that times out blocks too.
+    fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(hangs, Some("block"), Some(1))]}]}));
+    let started = std::time::Instant::now();
+    let v = bash(
+        &fail_open_engine(&fx).session(SessionIdentity::new("c")),
+        "ls",
+    );
+    assert!(started.elapsed() < Duration::from_secs(20));
+    assert_eq!(v.effective_decision(), Decision::Deny);
+    assert_eq!(v.runs[0].result, RunOutcome::Failed);
+    assert_eq!(v.runs[0].policy, FailurePolicy::Closed);
+
+    // "continue": the failed hook lets the action through under the default
+    // (fail-closed) policy; without onFailure the same hook denies.
+    fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(fails, Some("continue"), None)]}]}));
+    let v = bash(&fx.session(false), "ls");
+    assert_eq!(v.effective_decision(), Decision::Allow);
+    assert_eq!(v.runs[0].result, RunOutcome::Failed);
+    assert_eq!(v.runs[0].policy, FailurePolicy::Open);
+    fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(fails, None, None)]}]}));
+    let v = bash(&fx.session(false), "ls");
+    assert_eq!(v.effective_decision(), Decision::Deny, "our default stays");
+
+    // A bad value and "block" where nothing can be blocked are reported.
+    fx.user(json!({
+        "PreToolUse": [{"matcher": "Bash", "hooks": [handler(fails, Some("stop"), None)]}],
+        "PostToolUse": [{"matcher": "Bash", "hooks": [handler(fails, Some("block"), None)]}],
+    }));
+    let listing = fx.engine(false).list();
+    let messages: Vec<&str> = listing
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert!(
+        messages.contains(
+            &"\"PreToolUse\" group 1 hook 1 \"onFailure\" must be \"block\" or \"continue\", got \"stop\" — using the default policy"
+        ),
+        "{messages:#?}"
+    );
+    assert!(
+        messages.contains(
+            &"\"PostToolUse\" group 1 hook 1 has \"onFailure\": \"block\" on \"PostToolUse\", where a failed hook has no action to block — it fails open"
+        ),
+        "{messages:#?}"
+    );
+}

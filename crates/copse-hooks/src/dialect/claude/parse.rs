@@ -131,6 +131,12 @@ pub struct Handler {
     /// Text Claude Code shows while the handler runs.
     #[serde(default, rename = "statusMessage")]
     pub status_message: Field<String>,
+    /// `command`, `http`: `"block"` makes a hook that cannot start, times out or
+    /// fails block the action (fail closed); `"continue"` lets it through (fail
+    /// open). Absent: the host's policy (Claude Code v2.1.295).
+    #[serde(default, rename = "onFailure")]
+    #[schemars(extend("enum" = ["continue", "block"]))]
+    pub on_failure: Field<String>,
 }
 
 /// Quotes one word for `sh`, keeping `${CLAUDE_PROJECT_DIR}` as a live expansion
@@ -239,6 +245,8 @@ struct Compiled {
     async_rewake: bool,
     /// A `type: "http"` handler's request.
     http: Option<crate::http::HttpHandler>,
+    /// The handler's own `onFailure` policy, when it sets one that applies.
+    on_failure: Option<FailurePolicy>,
 }
 
 impl Claude {
@@ -368,6 +376,7 @@ impl Claude {
                 run_async: false,
                 async_rewake: false,
                 http: None,
+                on_failure: None,
             });
         } else {
             let Some(command) = spec::text(&h.command) else {
@@ -458,6 +467,33 @@ impl Claude {
                 default
             }),
         };
+        let on_failure = match &h.on_failure {
+            None => None,
+            Some(Lenient::Ok(v)) if v == "block" && !failure_can_block(event) => {
+                note(
+                    out,
+                    format!(
+                        "{label} has \"onFailure\": \"block\" on \"{event}\", where a failed hook has no action to block — it fails open"
+                    ),
+                );
+                None
+            }
+            Some(Lenient::Ok(v)) if v == "block" => Some(FailurePolicy::Closed),
+            Some(Lenient::Ok(v)) if v == "continue" => Some(FailurePolicy::Open),
+            Some(other) => {
+                let got = match other {
+                    Lenient::Ok(v) => format!("\"{v}\""),
+                    Lenient::Bad(v) => v.to_string(),
+                };
+                note(
+                    out,
+                    format!(
+                        "{label} \"onFailure\" must be \"block\" or \"continue\", got {got} — using the default policy"
+                    ),
+                );
+                None
+            }
+        };
         Some(Compiled {
             command,
             inactive,
@@ -466,6 +502,7 @@ impl Claude {
             run_async,
             async_rewake,
             http,
+            on_failure,
         })
     }
 
@@ -736,9 +773,14 @@ impl Claude {
             if !failure_can_block(event) {
                 spec.policy = FailurePolicy::Open;
             }
+            // A handler's own `onFailure` is the vendor's per-hook policy: it wins
+            // over the host's `failurePolicy` setting.
+            if let Some(policy) = h.on_failure {
+                spec.policy = policy;
+            }
             spec.run_async = h.run_async;
             spec.options = HookOptions {
-                policy_fixed: !failure_can_block(event),
+                policy_fixed: !failure_can_block(event) || h.on_failure.is_some(),
                 condition: h.condition,
                 async_rewake: h.async_rewake,
                 plugin: None,
