@@ -1,6 +1,7 @@
 //! Codex: what a hook receives on stdin and may print, for every event
 //! (`SessionStart`, `SubagentStart`, `SessionEnd`, `UserPromptSubmit`, `PreToolUse`,
-//! `PostToolUse`, `PreCompact`, `SubagentStop`, `Stop`, `Interrupt`). Event-specific
+//! `PermissionRequest`, `PostToolUse`, `PreCompact`, `SubagentStop`, `Stop`,
+//! `Interrupt`). Event-specific
 //! fields are optional: `hook_event_name` says which are present.
 
 use serde_json::{Map, Value};
@@ -14,6 +15,7 @@ pub const EVENTS: &[&str] = &[
     "SessionEnd",
     "UserPromptSubmit",
     "PreToolUse",
+    "PermissionRequest",
     "PostToolUse",
     "PreCompact",
     "SubagentStop",
@@ -69,6 +71,22 @@ wire_struct! {
 }
 
 wire_struct! {
+    /// `hookSpecificOutput.decision` of a `PermissionRequest` answer. Codex fails a
+    /// hook whose decision carries `updatedInput`, `updatedPermissions` or
+    /// `interrupt: true` (reserved upstream).
+    pub struct CodexPermissionDecision {
+        required {
+            /// `allow` or `deny`.
+            behavior: String,
+        }
+        optional {
+            /// Why (deny; shown to the model).
+            message: String,
+        }
+    }
+}
+
+wire_struct! {
     /// `hookSpecificOutput`: the event-specific part of an answer.
     pub struct CodexSpecificOutput {
         required {
@@ -89,6 +107,8 @@ wire_struct! {
             /// Context for the model.
             #[serde(rename = "additionalContext")]
             additional_context: String,
+            /// Allow or deny the approval prompt (`PermissionRequest`).
+            decision: CodexPermissionDecision,
         }
     }
 }

@@ -119,51 +119,103 @@ fn lit(s: impl AsRef<str>) -> String {
 // ---------------------------------------------------------------------------------
 
 #[test]
-fn permission_request_and_post_compact_are_recognised_and_unsupported_with_a_reason() {
+fn post_compact_is_recognised_and_unsupported_with_a_reason() {
     let fx = Fx::new();
     fx.hooks_json(
         "codex-home/hooks.json",
-        json!({
-            "PermissionRequest": [group(Some("Bash"), &[": ask"])],
-            "PostCompact": [group(None, &[": after"])],
-        }),
+        json!({"PostCompact": [group(None, &[": after"])]}),
     );
     let listing = fx.engine(false).list();
-    for (event, reason) in [
-        (
-            "PermissionRequest",
-            codex::unsupported_reason("PermissionRequest").unwrap(),
-        ),
-        ("PostCompact", "no canonical event after compaction yet"),
-    ] {
-        let w = listing
-            .warnings
-            .iter()
-            .find(|w| w.event.as_deref() == Some(event))
-            .unwrap_or_else(|| panic!("no warning for {event}: {:#?}", listing.warnings));
-        assert_eq!(
-            w.message,
-            format!(
-                "Codex hook event \"{event}\" is recognised by Codex but not supported by copse-hooks ({reason}) — entries listed, never run"
-            )
-        );
-    }
-    assert!(
-        !listing
-            .warnings
-            .iter()
-            .any(|w| w.message.contains("Unknown")),
-        "{:#?}",
-        listing.warnings
+    let messages: Vec<&str> = listing
+        .warnings
+        .iter()
+        .map(|w| w.message.as_str())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            "Codex hook event \"PostCompact\" is recognised by Codex but not supported by copse-hooks (no canonical event after compaction yet) — entries listed, never run"
+        ]
     );
-    for command in [": ask", ": after"] {
-        let h = listing
-            .hooks
-            .iter()
-            .find(|h| h.command == command)
-            .expect("recognised events are listed");
-        assert!(!h.supported && h.canonical.is_none(), "{h:?}");
+    let h = listing
+        .hooks
+        .iter()
+        .find(|h| h.command == ": after")
+        .expect("recognised events are listed");
+    assert!(!h.supported && h.canonical.is_none(), "{h:?}");
+}
+
+fn verdict(fired: Fired) -> Verdict {
+    match fired {
+        Fired::Verdict(v) => v,
+        Fired::Detached { .. } => panic!("expected a verdict"),
     }
+}
+
+#[test]
+fn permission_request_hooks_answer_the_approval_prompt() {
+    let fx = Fx::new();
+    let out = fx.at("permission-stdin.json");
+    let guard = format!(
+        r#"cat > {out}; case "$(cat {out})" in *curl*) echo '{{"hookSpecificOutput":{{"hookEventName":"PermissionRequest","decision":{{"behavior":"deny","message":"no network"}}}}}}';; *ls*) echo '{{"hookSpecificOutput":{{"hookEventName":"PermissionRequest","decision":{{"behavior":"allow"}}}}}}';; esac"#
+    );
+    fx.hooks_json(
+        "codex-home/hooks.json",
+        json!({"PermissionRequest": [group(Some("Bash"), &[&guard])]}),
+    );
+    let engine = fx.engine(false);
+    let listing = engine.list();
+    assert!(listing.warnings.is_empty(), "{:?}", listing.warnings);
+    assert_eq!(
+        listing.hooks[0].canonical,
+        Some(CanonicalEvent::PermissionRequest)
+    );
+    let session = engine.session(SessionIdentity::new("conv-1"));
+    session.start_human_turn(Some("turn-3".into()));
+    let ask = |command: &str| {
+        verdict(session.fire(EventPayload::PermissionRequest(ToolCall::new(
+            "run_shell",
+            obj(json!({ "command": command })),
+        ))))
+    };
+    let v = ask("ls -la");
+    assert_eq!(v.decision, Some(Decision::Allow));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        format!(
+            r#"{{"session_id":"conv-1","turn_id":"turn-3","transcript_path":null,"cwd":{},"hook_event_name":"PermissionRequest","model":"","permission_mode":"default","tool_name":"Bash","tool_input":{{"command":"ls -la"}}}}"#,
+            lit(fx.ws().display().to_string())
+        )
+    );
+    let v = ask("curl evil.example");
+    assert_eq!(v.decision, Some(Decision::Deny));
+    assert_eq!(v.agent_message.as_deref(), Some("no network"));
+    // Quiet: no hook verdict, the normal approval flow goes on.
+    let v = ask("git status");
+    assert_eq!(v.decision, None);
+    assert!(v.runs[0].failure.is_none());
+}
+
+#[test]
+fn permission_request_answers_outside_codex_schema_fail_the_hook() {
+    let call = EventPayload::PermissionRequest(ToolCall::new(
+        "run_shell",
+        obj(json!({"command": "npm test"})),
+    ));
+    for bad in [
+        r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedInput":{"command":"x"}}}}"#,
+        r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow","updatedPermissions":[]}}}"#,
+        r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","interrupt":true}}}"#,
+        r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"ask"}}}"#,
+        r#"{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":"allow"}}"#,
+    ] {
+        let i = read("PermissionRequest", &call, Some(0), bad, "");
+        assert!(i.failure.is_some(), "{bad}");
+        assert_eq!(i.outcome.decision, None, "{bad}");
+    }
+    let i = read("PermissionRequest", &call, Some(2), "", "not now");
+    assert_eq!(i.outcome.decision, Some(Decision::Deny));
+    assert_eq!(i.outcome.agent_message.as_deref(), Some("not now"));
 }
 
 #[test]
@@ -837,7 +889,7 @@ fn other_event_channels() {
 #[test]
 fn timeouts_are_seconds_with_a_cap_on_session_end() {
     let parsed = Codex.parse(
-        r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"a"},{"type":"command","command":"b","timeout":0.5}]}],"SessionEnd":[{"hooks":[{"type":"command","command":"c","timeout":60}]}],"PermissionRequest":[{"hooks":[{"type":"command","command":"d"}]}]}}"#,
+        r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"a"},{"type":"command","command":"b","timeout":0.5}]}],"SessionEnd":[{"hooks":[{"type":"command","command":"c","timeout":60}]}],"PostCompact":[{"hooks":[{"type":"command","command":"d"}]}]}}"#,
         std::path::Path::new("/h/.codex/hooks.json"),
         Scope::User,
         None,
@@ -853,11 +905,14 @@ fn timeouts_are_seconds_with_a_cap_on_session_end() {
     );
     assert!(
         !parsed.hooks[3].supported(),
-        "PermissionRequest is listed, never run"
+        "PostCompact is listed, never run"
     );
-    assert!(parsed.warnings.iter().any(
-        |w| w.message.contains("PermissionRequest") && w.message.contains("allow/deny answer")
-    ));
+    assert!(
+        parsed
+            .warnings
+            .iter()
+            .any(|w| w.message.contains("PostCompact") && w.message.contains("after compaction"))
+    );
     for e in codex::PUBLISHED_EVENTS {
         assert!(
             codex::canonical_for(e).is_some() != codex::unsupported_reason(e).is_some(),

@@ -18,6 +18,8 @@ use crate::outcome::{Decision, FailureKind, Halt, Outcome, QueueRequest};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Wire {
     PreToolUse,
+    /// PermissionRequest: `hookSpecificOutput.decision.behavior` allows or denies.
+    PermissionRequest,
     UserPromptSubmit,
     PostToolUse,
     /// Stop and SubagentStop: a block is a continuation, held for a human.
@@ -32,6 +34,7 @@ impl Wire {
     fn of(event: &str) -> Wire {
         match event {
             "PreToolUse" => Wire::PreToolUse,
+            "PermissionRequest" => Wire::PermissionRequest,
             "UserPromptSubmit" => Wire::UserPromptSubmit,
             "PostToolUse" => Wire::PostToolUse,
             "Stop" | "SubagentStop" => Wire::Stop,
@@ -102,7 +105,7 @@ fn universal(kind: Wire, obj: &Map<String, Value>) -> Result<Universal, String> 
         Wire::UserPromptSubmit | Wire::PostToolUse | Wire::Stop => {
             one_of(obj, "decision", &["block"])?;
         }
-        Wire::Context | Wire::Observe => {}
+        Wire::PermissionRequest | Wire::Context | Wire::Observe => {}
     }
     if let Some(n) = obj.get("hookSpecificOutput").and_then(Value::as_object) {
         typed(n, "additionalContext", "string")?;
@@ -270,6 +273,7 @@ fn respond(kind: Wire, event: &EventPayload, obj: &Map<String, Value>) -> Interp
     let block_without_reason = blocks(obj) && reason.is_none();
     let outcome = match kind {
         Wire::PreToolUse => return pre_tool_use(event, obj, u),
+        Wire::PermissionRequest => return permission_request(obj, u),
         Wire::UserPromptSubmit => {
             if !u.continue_processing {
                 let why = u
@@ -365,10 +369,62 @@ fn respond(kind: Wire, event: &EventPayload, obj: &Map<String, Value>) -> Interp
     Interpretation::ok(outcome)
 }
 
+/// A PermissionRequest answer, as Codex's output parser reads it:
+/// `hookSpecificOutput.decision` `{behavior: allow|deny, message?}`; `interrupt:
+/// true`, `updatedInput` and `updatedPermissions` are reserved and fail the hook.
+/// No decision: the normal approval flow goes on.
+fn permission_request(obj: &Map<String, Value>, u: Universal) -> Interpretation {
+    let Some(d) = nested(obj).and_then(|n| n.get("decision")) else {
+        return Interpretation::ok(Outcome {
+            user_message: u.system_message,
+            ..Outcome::default()
+        });
+    };
+    let Some(d) = d.as_object() else {
+        return invalid(format!(
+            "PermissionRequest hook returned decision {d}, which is not an object {{behavior, message?}}"
+        ));
+    };
+    for reserved in ["updatedInput", "updatedPermissions"] {
+        if d.get(reserved).is_some_and(|v| !v.is_null()) {
+            return invalid(format!(
+                "PermissionRequest hook returned reserved {reserved} (Codex fails such hooks)"
+            ));
+        }
+    }
+    if d.get("interrupt") == Some(&Value::Bool(true)) {
+        return invalid("PermissionRequest hook returned reserved interrupt:true");
+    }
+    if let Err(what) = typed(d, "message", "string") {
+        return invalid(format!(
+            "printed JSON outside Codex's output schema ({what})"
+        ));
+    }
+    let decision = match d.get("behavior").and_then(Value::as_str) {
+        Some("allow") => Decision::Allow,
+        Some("deny") => Decision::Deny,
+        other => {
+            return invalid(format!(
+                "PermissionRequest hook returned behavior {}, which is not \"allow\" or \"deny\"",
+                other.map_or_else(|| "(missing)".to_string(), |o| format!("\"{o}\""))
+            ));
+        }
+    };
+    let message = (decision == Decision::Deny)
+        .then(|| trimmed(d.get("message")))
+        .flatten();
+    Interpretation::ok(Outcome {
+        decision: Some(decision),
+        agent_message: message,
+        user_message: u.system_message,
+        ..Outcome::default()
+    })
+}
+
 /// Exit 2 with a reason on stderr.
 fn exit_two(kind: Wire, reason: String) -> Interpretation {
     let outcome = match kind {
-        Wire::PreToolUse => Outcome {
+        Wire::PreToolUse | Wire::PermissionRequest => Outcome {
             decision: Some(Decision::Deny),
             agent_message: Some(reason),
             ..Outcome::default()

@@ -95,7 +95,8 @@ pub fn marshal(hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Valu
         obj.insert("tool_input".into(), input);
     };
     match (event_name, event) {
-        ("PreToolUse", EventPayload::ToolGate(call)) => {
+        ("PreToolUse", EventPayload::ToolGate(call))
+        | ("PermissionRequest", EventPayload::PermissionRequest(call)) => {
             tool_fields(&mut obj, &call.tool, &call.input);
         }
         ("PostToolUse", EventPayload::AfterToolUse(r)) => {

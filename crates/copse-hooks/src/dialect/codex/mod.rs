@@ -72,6 +72,7 @@ pub fn canonical_for(event: &str) -> Option<CanonicalEvent> {
         "SessionStart" => Some(CanonicalEvent::SessionStart),
         "SessionEnd" => Some(CanonicalEvent::SessionEnd),
         "PreCompact" => Some(CanonicalEvent::PreCompact),
+        "PermissionRequest" => Some(CanonicalEvent::PermissionRequest),
         _ => None,
     }
 }
@@ -79,9 +80,6 @@ pub fn canonical_for(event: &str) -> Option<CanonicalEvent> {
 /// Why a published Codex event is not wired.
 pub fn unsupported_reason(event: &str) -> Option<&'static str> {
     match event {
-        "PermissionRequest" => Some(
-            "not wired yet: copse's permissionRequest event reaches Claude hooks only; Codex's allow/deny answer (hookSpecificOutput.decision.behavior) is not read yet",
-        ),
         "PostCompact" => Some("no canonical event after compaction yet"),
         _ => None,
     }
@@ -154,6 +152,7 @@ pub fn subjects(wire_event: &str, event: &EventPayload) -> Option<Vec<String>> {
     let subjects = match (wire_event, event) {
         ("PreToolUse", EventPayload::ToolGate(call)) => names(&call.tool)?,
         ("PostToolUse", EventPayload::AfterToolUse(r)) => names(&r.tool)?,
+        ("PermissionRequest", EventPayload::PermissionRequest(call)) => names(&call.tool)?,
         ("UserPromptSubmit", EventPayload::BeforeSubmitPrompt { .. }) => Vec::new(),
         ("Stop", EventPayload::Stop { status }) if status != "aborted" => Vec::new(),
         ("Interrupt", EventPayload::Stop { status }) if status == "aborted" => Vec::new(),
