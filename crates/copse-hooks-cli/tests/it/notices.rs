@@ -167,23 +167,28 @@ fn failed_runs_give_their_stderr_and_a_hint() {
     insta::assert_snapshot!("notice_hook_failed", human(&env, &["--enable"]).redacted());
 }
 
-#[test]
-fn a_sandbox_write_refusal_names_the_path_and_the_setting() {
-    let env = Env::new();
-    // No extra writable paths: $HOME is outside the sandbox.
+/// A trusted workspace whose Cursor project hook `.cursor/log.sh` runs `body`, with no
+/// extra writable paths (so `$HOME`, where `hook-logs/` exists, is outside the sandbox).
+fn logging_hook(env: &Env, body: &str) {
     env.write(
         "copse/settings.json",
         &json!({"cursorHooksEnabled": true, "trustedWorkspaces": [env.workspace()]}).to_string(),
     );
     std::fs::create_dir_all(env.home().join("hook-logs")).unwrap();
-    env.script(
-        "ws/.cursor/log.sh",
+    env.script("ws/.cursor/log.sh", body);
+    env.project_cursor(r#"{"hooks":{"beforeShellExecution":[{"command":".cursor/log.sh"}]}}"#);
+}
+
+#[test]
+fn a_sandbox_write_refusal_names_the_path_and_the_setting() {
+    let env = Env::new();
+    logging_hook(
+        &env,
         &format!(
             "cat >/dev/null; echo x >> {}/hook-logs/a.log",
             env.home().display()
         ),
     );
-    env.project_cursor(r#"{"hooks":{"beforeShellExecution":[{"command":".cursor/log.sh"}]}}"#);
     let v = env
         .cmd()
         .args([
@@ -216,22 +221,15 @@ fn a_sandbox_write_refusal_names_the_path_and_the_setting() {
 #[test]
 fn a_sandbox_refusal_is_reported_when_the_hook_exits_0_with_the_narrowest_setting() {
     let env = Env::new();
-    // No extra writable paths: $HOME is outside the sandbox.
-    env.write(
-        "copse/settings.json",
-        &json!({"cursorHooksEnabled": true, "trustedWorkspaces": [env.workspace()]}).to_string(),
-    );
-    std::fs::create_dir_all(env.home().join("hook-logs")).unwrap();
     // A logging hook that exits 0 whatever happens; the marker in the workspace (which
     // it may write) proves it ran.
-    env.script(
-        "ws/.cursor/log.sh",
+    logging_hook(
+        &env,
         &format!(
             "cat >/dev/null; touch ran.marker; echo x >> {home}/hook-logs/a.log; echo y >> {home}/top.log; exit 0",
             home = env.home().display()
         ),
     );
-    env.project_cursor(r#"{"hooks":{"beforeShellExecution":[{"command":".cursor/log.sh"}]}}"#);
     let v = env
         .cmd()
         .args([
