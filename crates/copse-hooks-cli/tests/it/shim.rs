@@ -1250,24 +1250,33 @@ fn an_observation_past_the_deadline_is_answered_with_nothing() {
     assert!(shim_errors(&env).contains("deadline of 0.5 s"));
 }
 
+/// A daemon started for a test that will SIGSTOP it, serving a Copse hook that denies
+/// `rm`: resumed and stopped when the test ends, pass or fail.
+struct DaemonToStop<'a>(&'a Env, i32);
+
+impl<'a> DaemonToStop<'a> {
+    fn start(env: &'a Env) -> Self {
+        enabled(env, json!({}));
+        copse_hooks(env, json!({"toolGate": [{"command": DENY_RM}]}));
+        let started = env.cmd().args(["daemon", "start"]).run();
+        assert!(started.out.status.success(), "{}", started.stderr());
+        DaemonToStop(env, daemon_pid(env))
+    }
+}
+
+impl Drop for DaemonToStop<'_> {
+    fn drop(&mut self) {
+        // SAFETY: a plain kill of the daemon this test started.
+        unsafe { libc::kill(self.1, libc::SIGCONT) };
+        let _ = self.0.cmd().args(["daemon", "stop"]).run();
+    }
+}
+
 #[test]
 fn a_stopped_daemon_is_answered_with_a_block_at_the_deadline() {
     let env = Env::new();
-    enabled(&env, json!({}));
-    copse_hooks(&env, json!({"toolGate": [{"command": DENY_RM}]}));
-    let started = env.cmd().args(["daemon", "start"]).run();
-    assert!(started.out.status.success(), "{}", started.stderr());
-    let pid = daemon_pid(&env);
-    // Resumes and stops the daemon when the test ends, pass or fail.
-    struct Resume<'a>(&'a Env, i32);
-    impl Drop for Resume<'_> {
-        fn drop(&mut self) {
-            // SAFETY: a plain kill of the daemon this test started.
-            unsafe { libc::kill(self.1, libc::SIGCONT) };
-            let _ = self.0.cmd().args(["daemon", "stop"]).run();
-        }
-    }
-    let _resume = Resume(&env, pid);
+    let daemon = DaemonToStop::start(&env);
+    let pid = daemon.1;
     // Control: the daemon serves the call (the hook runs there and denies).
     let out = finish(spawn_shim_deadline(
         &env,
@@ -1582,20 +1591,8 @@ fn a_stopped_daemon_fails_closed_even_without_a_deadline() {
     // Older installs have no --deadline: a daemon seen stopped while the shim waits
     // still ends in the agent's block, not in the agent's timeout (which allows).
     let env = Env::new();
-    enabled(&env, json!({}));
-    copse_hooks(&env, json!({"toolGate": [{"command": DENY_RM}]}));
-    let started = env.cmd().args(["daemon", "start"]).run();
-    assert!(started.out.status.success(), "{}", started.stderr());
-    let pid = daemon_pid(&env);
-    struct Resume<'a>(&'a Env, i32);
-    impl Drop for Resume<'_> {
-        fn drop(&mut self) {
-            // SAFETY: a plain kill of the daemon this test started.
-            unsafe { libc::kill(self.1, libc::SIGCONT) };
-            let _ = self.0.cmd().args(["daemon", "stop"]).run();
-        }
-    }
-    let _resume = Resume(&env, pid);
+    let daemon = DaemonToStop::start(&env);
+    let pid = daemon.1;
     // Control: the daemon serves the call.
     let out = shim(&env, "claude", &bash("rm -rf /tmp/x"));
     assert_eq!(
