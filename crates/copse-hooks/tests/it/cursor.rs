@@ -2,94 +2,18 @@
 //! real hook processes, and the engine's verdicts — the fields and environment
 //! Cursor promises its hooks, and the answers it honours.
 
-use std::path::PathBuf;
-
 use copse_hooks::FailurePolicy;
 use copse_hooks::McpServer;
-use copse_hooks::{
-    Decision, Engine, EngineConfig, EventPayload, Fired, Session, SessionIdentity, ToolCall,
-    Verdict,
-};
-use serde_json::{Map, Value, json};
+use copse_hooks::{Decision, Engine, EventPayload, Fired, SessionIdentity, ToolCall, Verdict};
+use serde_json::{Value, json};
 
-struct Fx {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Fx {
-    fn new() -> Fx {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir_all(root.join("home")).unwrap();
-        std::fs::create_dir_all(root.join("ws")).unwrap();
-        Fx { _dir: dir, root }
-    }
-
-    fn ws(&self) -> PathBuf {
-        self.root.join("ws")
-    }
-
-    fn at(&self, rel: &str) -> String {
-        self.root.join(rel).display().to_string()
-    }
-
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let path = self.root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    /// An executable `#!/bin/sh` script.
-    fn script(&self, rel: &str, body: &str) -> String {
-        use std::os::unix::fs::PermissionsExt;
-        let path = self.write(rel, &format!("#!/bin/sh\n{body}\n"));
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-        path.display().to_string()
-    }
-
-    /// `~/.cursor/hooks.json` with these hooks.
-    fn user(&self, hooks: Value) {
-        self.write(
-            "home/.cursor/hooks.json",
-            &json!({"version": 1, "hooks": hooks}).to_string(),
-        );
-    }
-
-    fn config(&self) -> EngineConfig {
-        let mut config = EngineConfig::from_process(vec![self.ws()])
-            .home(self.root.join("home"))
-            .enabled(true);
-        config.sandbox_writable = vec![self.root.clone()];
-        config
-    }
-
-    fn session_with(&self, identity: SessionIdentity) -> Session {
-        Engine::new(self.config()).session(identity)
-    }
-
-    fn session(&self) -> Session {
-        self.session_with(SessionIdentity::new("conv-1"))
-    }
-}
-
-fn obj(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        other => panic!("not an object: {other}"),
-    }
-}
+use crate::fx::{Fx, obj, stdin_of};
 
 fn verdict(fired: Fired) -> Verdict {
     match fired {
         Fired::Verdict(v) => v,
         Fired::Detached { .. } => panic!("expected a verdict"),
     }
-}
-
-fn stdin_of(v: &Verdict, i: usize) -> Value {
-    serde_json::from_slice(&v.runs[i].stdin).unwrap()
 }
 
 fn identity() -> SessionIdentity {
@@ -113,7 +37,7 @@ else
   echo '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"blocked (claude)"}}'
 fi"#,
     );
-    fx.user(json!({"beforeShellExecution": [{"command": hook}]}));
+    fx.cursor_user(json!({"beforeShellExecution": [{"command": hook}]}));
     let v = fx.session().gate_tool(ToolCall::new(
         "run_shell",
         obj(json!({"command": "curl x"})),
@@ -126,11 +50,11 @@ fi"#,
 fn identity_fields_and_their_environment_variables() {
     let fx = Fx::new();
     let out = fx.at("env.txt");
-    fx.user(json!({"beforeShellExecution": [{"command": format!(
+    fx.cursor_user(json!({"beforeShellExecution": [{"command": format!(
         "cat >/dev/null; echo \"$CURSOR_VERSION|$CURSOR_USER_EMAIL|$CURSOR_TRANSCRIPT_PATH\" > {out}"
     )}]}));
     let v = fx
-        .session_with(identity())
+        .session_as(identity())
         .gate_tool(ToolCall::new("run_shell", obj(json!({"command": "ls"}))));
     assert_eq!(
         std::fs::read_to_string(&out).unwrap(),
@@ -165,7 +89,7 @@ fn identity_fields_and_their_environment_variables() {
 fn session_start_context_and_env_reach_the_verdict_and_later_hooks() {
     let fx = Fx::new();
     let out = fx.at("later.txt");
-    fx.user(json!({
+    fx.cursor_user(json!({
         "sessionStart": [{"command": r#"cat >/dev/null; echo '{"additional_context":"Use pnpm, not npm.","env":{"TEAM":"infra"}}'"#}],
         "beforeShellExecution": [{"command": format!("cat >/dev/null; echo \"$TEAM\" > {out}")}],
     }));
@@ -179,7 +103,7 @@ fn session_start_context_and_env_reach_the_verdict_and_later_hooks() {
 #[test]
 fn pre_tool_use_sends_cursor_tool_input_and_tool_use_id_and_maps_updates_back() {
     let fx = Fx::new();
-    fx.user(json!({"preToolUse": [{"matcher": "Write", "command": r#"input=$(cat)
+    fx.cursor_user(json!({"preToolUse": [{"matcher": "Write", "command": r#"input=$(cat)
 f=$(echo "$input" | jq -r .tool_input.file_path)
 id=$(echo "$input" | jq -r .tool_use_id)
 printf '{"permission":"allow","updated_input":{"file_path":"%s.bak","content":"%s"}}' "$f" "$id""#}]}));
@@ -211,7 +135,7 @@ printf '{"permission":"allow","updated_input":{"file_path":"%s.bak","content":"%
 #[test]
 fn mcp_read_and_subagent_detail_fields() {
     let fx = Fx::new();
-    fx.user(json!({
+    fx.cursor_user(json!({
         "beforeMCPExecution": [{"command": "cat >/dev/null"}],
         "beforeReadFile": [{"command": "cat >/dev/null"}],
         "subagentStart": [{"command": "cat >/dev/null"}],
@@ -249,13 +173,13 @@ fn mcp_read_and_subagent_detail_fields() {
 #[test]
 fn failure_policy_open_restores_fail_open_but_not_over_fail_closed() {
     let fx = Fx::new();
-    fx.user(json!({"beforeShellExecution": [
+    fx.cursor_user(json!({"beforeShellExecution": [
         {"command": "cat >/dev/null; exit 1"},
     ]}));
-    let mut config = fx.config();
-    config
-        .failure_policy
-        .insert("cursor".into(), FailurePolicy::Open);
+    let config = fx
+        .config()
+        .failure_policy("cursor", FailurePolicy::Open)
+        .build();
     let engine = Engine::new(config.clone());
     let v = engine
         .session(SessionIdentity::new("c"))
@@ -263,7 +187,7 @@ fn failure_policy_open_restores_fail_open_but_not_over_fail_closed() {
     assert_eq!(v.effective_decision(), Decision::Allow);
 
     // An explicit `failClosed: true` is the hook author's choice: it stays closed.
-    fx.user(json!({"beforeShellExecution": [
+    fx.cursor_user(json!({"beforeShellExecution": [
         {"command": "cat >/dev/null; exit 1", "failClosed": true},
     ]}));
     let v = Engine::new(config)
@@ -284,13 +208,13 @@ fn cursor_code_remote_is_set_for_remote_workspaces_only() {
             "cat >/dev/null\nif [ \"$CURSOR_CODE_REMOTE\" = true ]; then echo remote >> {log}; else echo local >> {log}; fi\necho '{{\"permission\":\"allow\"}}'"
         ),
     );
-    fx.user(json!({"beforeShellExecution": [{"command": hook}]}));
+    fx.cursor_user(json!({"beforeShellExecution": [{"command": hook}]}));
     let call = || ToolCall::new("run_shell", obj(json!({"command": "ls"})));
-    let v = fx.session_with(identity()).gate_tool(call());
+    let v = fx.session_as(identity()).gate_tool(call());
     assert_eq!(v.runs.len(), 1);
     let mut remote = identity();
     remote.host.remote = Some(true);
-    let v = fx.session_with(remote).gate_tool(call());
+    let v = fx.session_as(remote).gate_tool(call());
     assert_eq!(v.effective_decision(), Decision::Allow);
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "local\nremote\n");
 }
@@ -307,7 +231,7 @@ fn pre_tool_use_carries_the_agents_message() {
             "jq -r '\"\\(.tool_name): \\(.agent_message)\"' >> {log}\necho '{{\"permission\":\"allow\"}}'"
         ),
     );
-    fx.user(json!({"preToolUse": [{"command": hook}]}));
+    fx.cursor_user(json!({"preToolUse": [{"command": hook}]}));
     let session = fx.session();
     let call = ToolCall::new("run_shell", obj(json!({"command": "npm install"})))
         .with_agent_message("Installing dependencies...");

@@ -10,6 +10,7 @@ mod cursor;
 mod dialect_schemas;
 mod env;
 mod escape;
+mod fx;
 mod gemini;
 mod http;
 mod isolation;
