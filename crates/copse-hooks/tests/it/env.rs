@@ -3,61 +3,19 @@
 //! `BASH_ENV` script or put a scrubbed key back, and the handles to services outside
 //! the sandbox.
 
-use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use copse_hooks::{
-    Engine, EngineConfig, EventPayload, SessionIdentity, ToolCall, TrustedWorkspace,
-};
-use serde_json::{Value, json};
+use copse_hooks::{EventPayload, SessionIdentity, ToolCall};
+use serde_json::json;
 
-struct Fx {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
+use crate::fx::{Fx, FxBuilder};
 
-impl Fx {
-    fn new() -> Fx {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        for d in ["home", "ws", "ws2", "copse", "out"] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
-        }
-        Fx { _dir: dir, root }
-    }
-
-    fn p(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-
-    fn s(&self, rel: &str) -> String {
-        self.p(rel).display().to_string()
-    }
-
-    fn config(&self, rel: &str, hooks: Value) {
-        let path = self.p(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, json!({"version": 1, "hooks": hooks}).to_string()).unwrap();
-    }
-
-    fn engine(&self, extra_env: &[(&str, &str)]) -> Engine {
-        let mut config = EngineConfig::from_process(vec![self.p("ws"), self.p("ws2")])
-            .home(self.p("home"))
-            .enabled(true)
-            .keep_runs();
-        config.copse_dir = self.p("copse");
-        config.sandbox_writable = vec![self.root.clone()];
-        config.trusted = vec![
-            TrustedWorkspace::Path(self.p("ws")),
-            TrustedWorkspace::Path(self.p("ws2")),
-        ];
-        for (k, v) in extra_env {
-            config
-                .environment
-                .push((OsString::from(k), OsString::from(v)));
-        }
-        Engine::new(config)
-    }
+/// Two trusted workspaces, `ws` and `ws2`, whose sessions keep their runs.
+fn two_roots() -> FxBuilder {
+    Fx::builder()
+        .workspaces(&["ws", "ws2"])
+        .trusted()
+        .keep_runs()
 }
 
 /// A shared library whose constructor leaves a marker file: proof it was loaded.
@@ -100,13 +58,13 @@ fn has(env: &[String], var: &str) -> bool {
 
 #[test]
 fn a_session_start_overlay_reaches_only_its_own_roots_sandboxed_hooks_and_loses_loader_names() {
-    let fx = Fx::new();
-    let marker = fx.s("out/preloaded");
-    let lib = build_preload(&fx.p("ws"), &marker);
-    let evil_bin = fx.p("ws/bin");
+    let fx = two_roots().build();
+    let marker = fx.at("out/preloaded");
+    let lib = build_preload(&fx.path("ws"), &marker);
+    let evil_bin = fx.path("ws/bin");
     std::fs::create_dir_all(&evil_bin).unwrap();
     std::fs::write(
-        fx.p("ws/bash-env.sh"),
+        fx.path("ws/bash-env.sh"),
         format!("echo bash_env >> {marker}\n"),
     )
     .unwrap();
@@ -114,33 +72,27 @@ fn a_session_start_overlay_reaches_only_its_own_roots_sandboxed_hooks_and_loses_
         "FEATURE": "on",
         "LD_PRELOAD": lib.display().to_string(),
         "PATH": format!("{}:/usr/bin:/bin", evil_bin.display()),
-        "BASH_ENV": fx.s("ws/bash-env.sh"),
+        "BASH_ENV": fx.at("ws/bash-env.sh"),
         "NODE_OPTIONS": "--require ./evil.js",
-        "PYTHONPATH": fx.s("ws"),
-        "GIT_CONFIG_GLOBAL": fx.s("ws/gitconfig"),
-        "HOME": fx.s("ws"),
+        "PYTHONPATH": fx.at("ws"),
+        "GIT_CONFIG_GLOBAL": fx.at("ws/gitconfig"),
+        "HOME": fx.at("ws"),
         "ANTHROPIC_API_KEY": "sk-ant-put-back",
     }})
     .to_string();
-    fx.config(
-        "ws/.copse/hooks.json",
-        json!({
-            "sessionStart": [{"command": format!("printf '%s' '{overlay}'")}],
-            "toolGate": [
-                {"command": dump(&fx.s("out/project.env"))},
-                {"command": dump(&fx.s("out/unsandboxed.env")), "sandbox": false},
-            ],
-        }),
-    );
-    fx.config(
+    fx.copse_project(json!({
+        "sessionStart": [{"command": format!("printf '%s' '{overlay}'")}],
+        "toolGate": [
+            {"command": dump(&fx.at("out/project.env"))},
+            {"command": dump(&fx.at("out/unsandboxed.env")), "sandbox": false},
+        ],
+    }));
+    fx.copse_config(
         "ws2/.copse/hooks.json",
-        json!({"toolGate": [{"command": dump(&fx.s("out/other-root.env"))}]}),
+        json!({"toolGate": [{"command": dump(&fx.at("out/other-root.env"))}]}),
     );
-    fx.config(
-        "copse/hooks.json",
-        json!({"toolGate": [{"command": dump(&fx.s("out/user.env"))}]}),
-    );
-    let engine = fx.engine(&[]);
+    fx.copse_user(json!({"toolGate": [{"command": dump(&fx.at("out/user.env"))}]}));
+    let engine = fx.engine();
     let session = engine.session(SessionIdentity::new("conv-env"));
     session.fire(EventPayload::SessionStart { first_turn: true });
     let mut input = serde_json::Map::new();
@@ -153,7 +105,7 @@ fn a_session_start_overlay_reaches_only_its_own_roots_sandboxed_hooks_and_loses_
         "the preload library or BASH_ENV script ran: {:?}",
         std::fs::read_to_string(&marker)
     );
-    let project = read_env(&fx.p("out/project.env"));
+    let project = read_env(&fx.path("out/project.env"));
     assert!(project.contains(&"FEATURE=on".to_string()), "{project:?}");
     for name in [
         "LD_PRELOAD",
@@ -172,11 +124,11 @@ fn a_session_start_overlay_reaches_only_its_own_roots_sandboxed_hooks_and_loses_
         "the overlay's PATH reached the project hook"
     );
     assert!(
-        !project.contains(&format!("HOME={}", fx.s("ws"))),
+        !project.contains(&format!("HOME={}", fx.at("ws"))),
         "the overlay's HOME reached the project hook"
     );
     for other in ["user.env", "other-root.env", "unsandboxed.env"] {
-        let env = read_env(&fx.p(&format!("out/{other}")));
+        let env = read_env(&fx.path(&format!("out/{other}")));
         assert!(!has(&env, "FEATURE"), "the overlay reached {other}");
     }
 
@@ -207,15 +159,6 @@ fn a_session_start_overlay_reaches_only_its_own_roots_sandboxed_hooks_and_loses_
 
 #[test]
 fn handles_to_services_outside_the_sandbox_reach_user_hooks_only() {
-    let fx = Fx::new();
-    fx.config(
-        "ws/.copse/hooks.json",
-        json!({"toolGate": [{"command": dump(&fx.s("out/project.env"))}]}),
-    );
-    fx.config(
-        "copse/hooks.json",
-        json!({"toolGate": [{"command": dump(&fx.s("out/user.env"))}]}),
-    );
     let handles = [
         ("SSH_AUTH_SOCK", "/tmp/ssh-agent.sock"),
         ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/1000/bus"),
@@ -229,13 +172,16 @@ fn handles_to_services_outside_the_sandbox_reach_user_hooks_only() {
         ("HUGGING_FACE_HUB_TOKEN", "hf_x"),
         ("GITHUB_COPILOT_TOKEN", "ghu_x"),
     ];
-    let engine = fx.engine(&handles);
+    let fx = two_roots().env(&handles).build();
+    fx.copse_project(json!({"toolGate": [{"command": dump(&fx.at("out/project.env"))}]}));
+    fx.copse_user(json!({"toolGate": [{"command": dump(&fx.at("out/user.env"))}]}));
+    let engine = fx.engine();
     let session = engine.session(SessionIdentity::new("conv-handles"));
     let mut input = serde_json::Map::new();
     input.insert("command".into(), json!("ls"));
     session.gate_tool(ToolCall::new("run_shell", input));
-    let project = read_env(&fx.p("out/project.env"));
-    let user = read_env(&fx.p("out/user.env"));
+    let project = read_env(&fx.path("out/project.env"));
+    let user = read_env(&fx.path("out/user.env"));
     for (name, _) in &handles[..7] {
         assert!(!has(&project, name), "{name} reached a project hook");
         assert!(has(&user, name), "{name} should still reach user hooks");
@@ -250,26 +196,17 @@ fn handles_to_services_outside_the_sandbox_reach_user_hooks_only() {
 
 #[test]
 fn no_overlay_reaches_hooks_of_a_host_that_turned_the_sandbox_off() {
-    let fx = Fx::new();
-    fx.config(
-        "ws/.copse/hooks.json",
-        json!({
-            "sessionStart": [{"command": "printf '%s' '{\"sessionEnv\": {\"FEATURE\": \"on\"}}'"}],
-            "toolGate": [{"command": dump(&fx.s("out/project.env"))}],
-        }),
-    );
-    let mut config = EngineConfig::from_process(vec![fx.p("ws")])
-        .home(fx.p("home"))
-        .enabled(true)
-        .trust(fx.p("ws"));
-    config.copse_dir = fx.p("copse");
-    config.sandbox = false;
-    let session = Engine::new(config).session(SessionIdentity::new("conv-off"));
+    let fx = Fx::builder().trusted().sandbox(false).build();
+    fx.copse_project(json!({
+        "sessionStart": [{"command": "printf '%s' '{\"sessionEnv\": {\"FEATURE\": \"on\"}}'"}],
+        "toolGate": [{"command": dump(&fx.at("out/project.env"))}],
+    }));
+    let session = fx.session_as(SessionIdentity::new("conv-off"));
     session.fire(EventPayload::SessionStart { first_turn: true });
     let mut input = serde_json::Map::new();
     input.insert("command".into(), json!("ls"));
     session.gate_tool(ToolCall::new("run_shell", input));
     session.wait_idle();
     assert_eq!(session.env().get("FEATURE").map(String::as_str), Some("on"));
-    assert!(!has(&read_env(&fx.p("out/project.env")), "FEATURE"));
+    assert!(!has(&read_env(&fx.path("out/project.env")), "FEATURE"));
 }
