@@ -3,71 +3,24 @@
 //! protocol violations, the sandbox, shutdown and idle stop, changed scripts, and the
 //! same policy per-call and persistent over a replay of mixed events.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use copse_hooks::TrustedWorkspace;
+use copse_hooks::spawn::Limits;
 use copse_hooks::spine::RunFilter;
 use copse_hooks::{
-    Decision, Engine, EngineConfig, EventPayload, FailureKind, RunOutcome, Session,
-    SessionIdentity, ToolCall, Verdict,
+    Decision, Engine, EventPayload, FailureKind, RunOutcome, Session, SessionIdentity, ToolCall,
+    Verdict,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-struct Fx {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
+use crate::fx::{Fx, FxBuilder, obj};
 
-impl Fx {
-    fn new() -> Fx {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        for d in ["home", "ws", "copse", "out"] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
-        }
-        Fx { _dir: dir, root }
-    }
-
-    fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
-    }
-
-    fn at(&self, rel: &str) -> String {
-        self.path(rel).display().to_string()
-    }
-
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let path = self.root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    fn config(&self, rel: &str, hooks: Value) -> PathBuf {
-        let doc = json!({"version": 1, "hooks": hooks});
-        self.write(rel, &serde_json::to_string_pretty(&doc).unwrap())
-    }
-
-    /// `$COPSE_DIR/hooks.json`.
-    fn user(&self, hooks: Value) -> PathBuf {
-        self.config("copse/hooks.json", hooks)
-    }
-
-    fn engine_with(&self, tweak: impl FnOnce(&mut EngineConfig)) -> Engine {
-        let mut config = EngineConfig::from_process(vec![self.path("ws")])
-            .home(self.path("home"))
-            .enabled(true)
-            .keep_runs();
-        config.copse_dir = self.path("copse");
-        config.sandbox_writable = vec![self.path("out")];
-        tweak(&mut config);
-        Engine::new(config)
-    }
-
-    fn engine(&self) -> Engine {
-        self.engine_with(|_| {})
-    }
+/// The fixture: sessions keep their runs, and hooks may write `out/` only (one test
+/// checks a hook cannot write elsewhere).
+fn setup() -> FxBuilder {
+    Fx::builder().keep_runs().writable("out")
 }
 
 fn session(engine: &Engine) -> Session {
@@ -77,13 +30,6 @@ fn session(engine: &Engine) -> Session {
 fn shell(session: &Session, command: &str) -> Verdict {
     let input = json!({ "command": command });
     session.gate_tool(ToolCall::new("run_shell", obj(input)))
-}
-
-fn obj(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        other => panic!("not an object: {other}"),
-    }
 }
 
 /// A persistent python3 hook whose body handles `req` (the request) and `p` (its
@@ -169,7 +115,7 @@ fn only_run(session: &Session) -> copse_hooks::HookRun {
 
 #[test]
 fn pipelined_requests_are_answered_out_of_order_and_matched_by_id() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let log = fx.at("out/order.log");
     // Each request is handled on its own thread: "slow" ones sleep first.
     let hook = python_hook(
@@ -187,7 +133,7 @@ fn pipelined_requests_are_answered_out_of_order_and_matched_by_id() {
     threading.Thread(target=handle).start()"#
         ),
     );
-    fx.user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
+    fx.copse_user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
     let engine = fx.engine();
     // Warm up, so both requests below go to one running process.
     assert_eq!(
@@ -214,7 +160,7 @@ fn pipelined_requests_are_answered_out_of_order_and_matched_by_id() {
 
 #[test]
 fn one_request_times_out_while_the_others_succeed() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let hook = python_hook(
         &fx,
         "hang",
@@ -222,7 +168,7 @@ fn one_request_times_out_while_the_others_succeed() {
         continue
     reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "saw " + cmd}})"#,
     );
-    fx.user(json!({ "toolGate": [persistent(&hook, json!({"timeout": 0.5}))] }));
+    fx.copse_user(json!({ "toolGate": [persistent(&hook, json!({"timeout": 0.5}))] }));
     let engine = fx.engine();
     let s = session(&engine);
     assert_eq!(shell(&s, "a").agent_message.as_deref(), Some("saw a"));
@@ -251,7 +197,7 @@ fn one_request_times_out_while_the_others_succeed() {
 
 #[test]
 fn a_crash_fails_the_request_and_the_hook_restarts() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let hook = python_hook(
         &fx,
         "crash",
@@ -259,7 +205,7 @@ fn a_crash_fails_the_request_and_the_hook_restarts() {
         os._exit(7)
     reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "pid " + globals().setdefault("T", os.urandom(8).hex())}})"#,
     );
-    fx.user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
+    fx.copse_user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
     let engine = fx.engine();
     let s = session(&engine);
     let first = shell(&s, "a").agent_message.unwrap();
@@ -284,13 +230,13 @@ fn a_crash_fails_the_request_and_the_hook_restarts() {
 
 #[test]
 fn repeated_crashes_mark_the_hook_broken_and_it_is_not_spawned_again() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let count = fx.at("out/starts");
-    fx.user(json!({
+    fx.copse_user(json!({
         "toolGate": [persistent(&format!("echo x >> {count}; exit 3"), json!({}))]
     }));
     let spine = fx.path("copse/spine.db");
-    let engine = fx.engine_with(|c| c.spine_path = Some(spine.clone()));
+    let engine = fx.engine_with(|c| c.spine(&spine));
     let s = session(&engine);
     for _ in 0..3 {
         let v = shell(&s, "ls");
@@ -333,7 +279,7 @@ fn repeated_crashes_mark_the_hook_broken_and_it_is_not_spawned_again() {
 
 #[test]
 fn a_line_that_is_not_json_fails_the_request_and_restarts_the_hook() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let hook = python_hook(
         &fx,
         "notjson",
@@ -341,7 +287,7 @@ fn a_line_that_is_not_json_fails_the_request_and_restarts_the_hook() {
         sys.stdout.write("this is not json\n"); sys.stdout.flush(); continue
     reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "ok " + cmd}})"#,
     );
-    fx.user(json!({ "toolGate": [persistent(&hook, json!({"onFailure": "open"}))] }));
+    fx.copse_user(json!({ "toolGate": [persistent(&hook, json!({"onFailure": "open"}))] }));
     let engine = fx.engine();
     let s = session(&engine);
     assert_eq!(shell(&s, "a").agent_message.as_deref(), Some("ok a"));
@@ -360,7 +306,7 @@ fn a_line_that_is_not_json_fails_the_request_and_restarts_the_hook() {
 
 #[test]
 fn an_oversize_line_fails_the_request() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let hook = python_hook(
         &fx,
         "big",
@@ -368,8 +314,13 @@ fn an_oversize_line_fails_the_request() {
         sys.stdout.write("x" * 5000); sys.stdout.flush(); continue
     reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "ok " + cmd}})"#,
     );
-    fx.user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
-    let engine = fx.engine_with(|c| c.limits.stdout_cap = 1000);
+    fx.copse_user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
+    let engine = fx.engine_with(|c| {
+        c.limits(Limits {
+            stdout_cap: 1000,
+            ..Limits::default()
+        })
+    });
     let s = session(&engine);
     assert_eq!(shell(&s, "a").agent_message.as_deref(), Some("ok a"));
     let v = shell(&s, "big");
@@ -386,7 +337,7 @@ fn an_oversize_line_fails_the_request() {
 
 #[test]
 fn stderr_written_during_a_request_is_attributed_to_it() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let hook = python_hook(
         &fx,
         "stderr",
@@ -394,7 +345,7 @@ fn stderr_written_during_a_request_is_attributed_to_it() {
     time.sleep(0.1)
     reply({"id": req["id"], "response": {}})"#,
     );
-    fx.user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
+    fx.copse_user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
     let engine = fx.engine();
     let s = session(&engine);
     shell(&s, "one");
@@ -412,7 +363,7 @@ fn stderr_written_during_a_request_is_attributed_to_it() {
 
 #[test]
 fn the_long_lived_process_is_confined_by_the_sandbox() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let outside = fx.at("home/escaped");
     let inside = fx.at("out/inside");
     let hook = python_hook(
@@ -430,7 +381,7 @@ fn the_long_lived_process_is_confined_by_the_sandbox() {
     reply({{"id": req["id"], "response": {{"decision": "deny", "agentMessage": " ".join(results)}}}})"#
         ),
     );
-    fx.user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
+    fx.copse_user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
     let engine = fx.engine();
     let s = session(&engine);
     for _ in 0..2 {
@@ -470,10 +421,10 @@ fn family_hook(fx: &Fx, pids: &str) -> String {
 
 #[test]
 fn dropping_the_engine_leaves_no_process_behind() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let pids = fx.at("out/pids");
     let hook = family_hook(&fx, &pids);
-    fx.user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
+    fx.copse_user(json!({ "toolGate": [persistent(&hook, json!({}))] }));
     let engine = fx.engine();
     shell(&session(&engine), "x");
     wait_until("three pids", || read_pids(Path::new(&pids)).len() == 3);
@@ -490,10 +441,10 @@ fn dropping_the_engine_leaves_no_process_behind() {
 
 #[test]
 fn an_idle_hook_stops_and_restarts_on_demand() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let pids = fx.at("out/pids");
     let hook = family_hook(&fx, &pids);
-    fx.user(json!({ "toolGate": [persistent(&hook, json!({"idleTimeout": 0.3}))] }));
+    fx.copse_user(json!({ "toolGate": [persistent(&hook, json!({"idleTimeout": 0.3}))] }));
     let engine = fx.engine();
     let s = session(&engine);
     shell(&s, "x");
@@ -512,7 +463,7 @@ fn an_idle_hook_stops_and_restarts_on_demand() {
 
 #[test]
 fn a_changed_script_stops_the_hook_and_the_next_event_runs_the_new_content() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let script = |message: &str| {
         format!(
             r#"import json, sys
@@ -525,7 +476,7 @@ for line in sys.stdin:
     };
     // A user hook: a changed script restarts it with the new content.
     let path = fx.write("copse/policy.py", &script("v1"));
-    fx.user(
+    fx.copse_user(
         json!({ "toolGate": [persistent(&format!("{} {}", python(), path.display()), json!({}))] }),
     );
     let engine = fx.engine();
@@ -539,20 +490,17 @@ for line in sys.stdin:
     wait_until("the old process to go", || !alive(old[0]));
 
     // A project hook whose pinned script changes: it is stopped and not run.
-    let fx = Fx::new();
+    let fx = setup().build();
     let hook_path = fx.write("ws/.copse/policy.py", &script("pinned"));
-    fx.config(
-        "ws/.copse/hooks.json",
-        json!({ "toolGate": [persistent("python3 .copse/policy.py", json!({}))] }),
-    );
+    fx.copse_project(json!({ "toolGate": [persistent("python3 .copse/policy.py", json!({}))] }));
     let ws = fx.path("ws");
     let snapshot = fx.engine().trust_snapshot(&ws);
     let engine = fx.engine_with(|c| {
-        c.trusted.push(TrustedWorkspace::Pinned {
+        c.trusted(TrustedWorkspace::Pinned {
             path: ws.clone(),
             configs: snapshot.configs.clone(),
             scripts: Some(snapshot.scripts.clone()),
-        });
+        })
     });
     let s = session(&engine);
     assert_eq!(shell(&s, "x").agent_message.as_deref(), Some("pinned"));
@@ -624,7 +572,7 @@ fn replay() -> Vec<EventPayload> {
 
 fn verdicts(fx: &Fx, command: &str, persistent: bool) -> Vec<Value> {
     let entry = json!({ "command": command, "persistent": persistent });
-    fx.user(json!({ "toolGate": [entry.clone()], "beforeSubmitPrompt": [entry] }));
+    fx.copse_user(json!({ "toolGate": [entry.clone()], "beforeSubmitPrompt": [entry] }));
     let engine = fx.engine();
     let s = session(&engine);
     let out = replay()
@@ -660,7 +608,7 @@ fn verdicts(fx: &Fx, command: &str, persistent: bool) -> Vec<Value> {
 
 #[test]
 fn the_same_policy_gives_identical_verdicts_per_call_and_persistent() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let per_call = verdicts(
         &fx,
         &format!("{} -S {}", python(), fixture("policy_call.py")),
@@ -687,7 +635,7 @@ fn the_same_policy_gives_identical_verdicts_per_call_and_persistent() {
 
 #[test]
 fn a_cancelled_request_is_abandoned_and_the_process_lives_on() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let hook = python_hook(
         &fx,
         "cancel",
@@ -695,7 +643,7 @@ fn a_cancelled_request_is_abandoned_and_the_process_lives_on() {
         continue
     reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "saw " + cmd}})"#,
     );
-    fx.user(json!({ "toolGate": [persistent(&hook, json!({"timeout": 30}))] }));
+    fx.copse_user(json!({ "toolGate": [persistent(&hook, json!({"timeout": 30}))] }));
     let engine = fx.engine();
     assert_eq!(
         shell(&session(&engine), "a").agent_message.as_deref(),
@@ -734,8 +682,8 @@ fn a_cancelled_request_is_abandoned_and_the_process_lives_on() {
 
 #[test]
 fn a_hook_that_never_says_hello_fails_within_the_request_timeout() {
-    let fx = Fx::new();
-    fx.user(json!({ "toolGate": [persistent("exec sleep 30", json!({"timeout": 0.3}))] }));
+    let fx = setup().build();
+    fx.copse_user(json!({ "toolGate": [persistent("exec sleep 30", json!({"timeout": 0.3}))] }));
     let engine = fx.engine();
     let s = session(&engine);
     let started = Instant::now();
@@ -756,14 +704,14 @@ fn a_hook_that_never_says_hello_fails_within_the_request_timeout() {
 
 #[test]
 fn the_session_environment_overlay_does_not_reach_a_shared_process() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let hook = python_hook(
         &fx,
         "env",
         r#"    reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "FOO=" + os.environ.get("FOO", "unset") + " conv=" + p["conversation_id"]}})"#,
     );
     let per_call = r#"cat >/dev/null; printf '{"decision":"deny","agentMessage":"FOO=%s"}' "$FOO""#;
-    fx.user(json!({
+    fx.copse_user(json!({
         "sessionStart": [{ "command": r#"cat >/dev/null; echo '{"sessionEnv": {"FOO": "bar"}}'"# }],
         "toolGate": [persistent(&hook, json!({"matcher": "^run_shell$"})), { "command": per_call, "matcher": "^read_file$" }]
     }));
@@ -781,21 +729,18 @@ fn the_session_environment_overlay_does_not_reach_a_shared_process() {
 
 #[test]
 fn only_a_persistent_hook_sees_copse_hook_persistent() {
-    let fx = Fx::new();
+    // Even a host whose own environment has it set does not pass it to a per-call hook.
+    let fx = setup().env(&[("COPSE_HOOK_PERSISTENT", "1")]).build();
     let hook = python_hook(
         &fx,
         "mode",
         r#"    reply({"id": req["id"], "response": {"decision": "deny", "agentMessage": "persistent=" + os.environ.get("COPSE_HOOK_PERSISTENT", "unset")}})"#,
     );
     let per_call = r#"cat >/dev/null; printf '{"decision":"deny","agentMessage":"persistent=%s"}' "${COPSE_HOOK_PERSISTENT-unset}""#;
-    fx.user(json!({
+    fx.copse_user(json!({
         "toolGate": [persistent(&hook, json!({"matcher": "^run_shell$"})), { "command": per_call, "matcher": "^read_file$" }]
     }));
-    // Even a host whose own environment has it set does not pass it to a per-call hook.
-    let engine = fx.engine_with(|c| {
-        c.environment
-            .push(("COPSE_HOOK_PERSISTENT".into(), "1".into()));
-    });
+    let engine = fx.engine();
     let s = session(&engine);
     assert_eq!(
         shell(&s, "ls").agent_message.as_deref(),
