@@ -11,6 +11,7 @@ pub mod codex;
 pub mod copse;
 pub mod cursor;
 pub mod gemini;
+pub mod schemas;
 pub mod spec;
 
 use std::path::{Path, PathBuf};
