@@ -714,7 +714,7 @@ fn matcher_tools(dialect: Dialect, event: &str) -> Option<&'static [&'static str
 }
 
 /// The keys a hook entry of a dialect takes: the vendor dialects' come from the
-/// serde structs their parsers read (`dialect::spec::entry_keys`).
+/// serde structs their parsers read (`dialect::schemas::entry_keys`).
 fn entry_keys(dialect: Dialect) -> Vec<&'static str> {
     match dialect {
         Dialect::Copse => vec![
@@ -730,7 +730,7 @@ fn entry_keys(dialect: Dialect) -> Vec<&'static str> {
             "persistent",
             "idleTimeout",
         ],
-        vendor => crate::dialect::spec::entry_keys(vendor)
+        vendor => crate::dialect::schemas::entry_keys(vendor)
             .iter()
             .map(String::as_str)
             .collect(),
@@ -822,10 +822,10 @@ fn lint_entries(
                 (Dialect::Claude, Some(group)) => {
                     // The group's own keys (`matcher`, `hooks`); a flat handler's keys
                     // at this level are the Cursor shape the parser already explains.
-                    let group_keys = crate::dialect::spec::group_keys(Dialect::Claude);
+                    let group_keys = crate::dialect::schemas::group_keys(Dialect::Claude);
                     for k in group.keys() {
                         if group_keys.iter().any(|g| g == k)
-                            || crate::dialect::spec::entry_keys(Dialect::Claude)
+                            || crate::dialect::schemas::entry_keys(Dialect::Claude)
                                 .iter()
                                 .any(|h| h == k)
                         {

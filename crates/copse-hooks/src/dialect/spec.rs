@@ -6,7 +6,8 @@
 //! [`Lenient`]: deserializing an entry never fails on a mistyped field (the raw value
 //! is kept, so the compile step can warn with its path and go on), and the same
 //! structs derive the published schema (`schemas/dialects/`), so the parser and the
-//! schema cannot drift apart.
+//! schema cannot drift apart. The vendors' parsers use this module, never the other
+//! way round: gathering each vendor's schema and keys is [`super::schemas`]' job.
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -243,28 +244,6 @@ pub fn schema_text(schema: &Value) -> String {
     text
 }
 
-/// Every vendor config schema: `(file name under schemas/dialects/, schema)`.
-pub fn vendor_schemas() -> Vec<(&'static str, Value)> {
-    vec![
-        (
-            "claude-settings-hooks.schema.json",
-            vendor_schema::<super::claude::parse::SettingsFile>(),
-        ),
-        (
-            "cursor-hooks.schema.json",
-            vendor_schema::<super::cursor::parse::HooksFile>(),
-        ),
-        (
-            "gemini-settings-hooks.schema.json",
-            vendor_schema::<super::gemini::parse::SettingsFile>(),
-        ),
-        (
-            "codex-hooks.schema.json",
-            vendor_schema::<super::codex::parse::HooksFile>(),
-        ),
-    ]
-}
-
 /// The keys an entry struct `T` declares (the properties of its schema): what lint
 /// accepts without an "unknown key" warning.
 pub fn declared_keys<T: JsonSchema>() -> Vec<String> {
@@ -285,54 +264,6 @@ fn unwrap_paragraphs(text: &str) -> String {
         .map(|p| p.lines().map(str::trim).collect::<Vec<_>>().join(" "))
         .collect::<Vec<_>>()
         .join("\n\n")
-}
-
-/// The keys a vendor dialect's hook entries declare, from the same structs the
-/// parser reads (Cursor: an entry; Claude: a handler; Gemini and Codex: a group or
-/// a handler, which lint checks together). Copse has its own list.
-pub fn entry_keys(dialect: Dialect) -> &'static [String] {
-    use std::sync::OnceLock;
-    static KEYS: OnceLock<[Vec<String>; 4]> = OnceLock::new();
-    let keys = KEYS.get_or_init(|| {
-        let union = |mut a: Vec<String>, b: Vec<String>| {
-            for k in b {
-                if !a.contains(&k) {
-                    a.push(k);
-                }
-            }
-            a
-        };
-        [
-            declared_keys::<super::cursor::parse::Entry>(),
-            declared_keys::<super::claude::parse::Handler>(),
-            union(
-                declared_keys::<super::gemini::parse::Definition>(),
-                declared_keys::<super::gemini::parse::Handler>(),
-            ),
-            union(
-                declared_keys::<super::codex::parse::Group>(),
-                declared_keys::<super::codex::parse::Handler>(),
-            ),
-        ]
-    });
-    match dialect {
-        Dialect::Cursor => &keys[0],
-        Dialect::Claude => &keys[1],
-        Dialect::Gemini => &keys[2],
-        Dialect::Codex => &keys[3],
-        Dialect::Copse => &[],
-    }
-}
-
-/// The keys of a Claude matcher group (`matcher`, `hooks`), from the parser's struct;
-/// empty for the other dialects (their group keys are in [`entry_keys`]).
-pub fn group_keys(dialect: Dialect) -> &'static [String] {
-    use std::sync::OnceLock;
-    static KEYS: OnceLock<Vec<String>> = OnceLock::new();
-    match dialect {
-        Dialect::Claude => KEYS.get_or_init(declared_keys::<super::claude::parse::Group>),
-        _ => &[],
-    }
 }
 
 /// Whether a value is an object, read without copying it: the `hooks` object of a

@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use copse_hooks::dialect::spec;
+use copse_hooks::dialect::{schemas, spec};
 use serde_json::Value;
 
 fn dir() -> PathBuf {
@@ -22,7 +22,7 @@ fn committed_vendor_schemas_are_current() {
         std::fs::create_dir_all(&dir).unwrap();
     }
     let mut expected = BTreeSet::new();
-    for (name, schema) in spec::vendor_schemas() {
+    for (name, schema) in schemas::vendor_schemas() {
         let path = dir.join(name);
         let text = spec::schema_text(&schema);
         if update {
@@ -74,7 +74,7 @@ fn schema_events(schema: &Value) -> BTreeSet<String> {
 fn vendor_schemas_list_exactly_the_published_events() {
     use copse_hooks::dialect::{claude, codex, cursor, gemini};
     let by_name: std::collections::BTreeMap<&str, Value> =
-        spec::vendor_schemas().into_iter().collect();
+        schemas::vendor_schemas().into_iter().collect();
     let want = |events: &[&str]| {
         events
             .iter()
@@ -181,7 +181,7 @@ fn lint_knows_every_field_the_claude_structs_declare() {
 fn a_valid_file_by_the_schema_parses_without_warnings() {
     use copse_hooks::dialect::{Adapter, claude::Claude, codex, gemini};
     let by_name: std::collections::BTreeMap<&str, Value> =
-        spec::vendor_schemas().into_iter().collect();
+        schemas::vendor_schemas().into_iter().collect();
     let claude = serde_json::json!({"disableAllHooks": false, "enabledPlugins": {"x@y": true},
         "hooks": {"PreToolUse": [{"matcher": "Edit, Write", "hooks": [
             {"type": "command", "command": "fmt", "timeout": 5, "if": "Edit(src/**)", "async": true}]}]}});
