@@ -13,6 +13,7 @@ pub mod cursor;
 pub mod gemini;
 pub mod schemas;
 pub mod spec;
+pub(crate) mod switches;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -133,31 +134,6 @@ pub struct HookOptions {
     /// A Copse `"persistent": true` hook: one long-lived process answers every event
     /// (see `docs/persistent-hooks.md`).
     pub persistent: Option<copse::Persistence>,
-}
-
-/// What a hook that ran detached on an awaited event still delivers: Claude's
-/// `async` hooks hand their `additionalContext` to the next turn, and an
-/// `asyncRewake` hook that exits 2 wakes the agent with its stderr (else stdout).
-/// Both are queued (never held: the hook's author asked for them).
-pub fn detached_message(
-    hook: &HookSpec,
-    run: &crate::outcome::HookRun,
-) -> Option<crate::outcome::QueueRequest> {
-    if hook.dialect != Dialect::Claude || !hook.run_async || run.outcome.queue_message.is_some() {
-        return None;
-    }
-    let text = if hook.options.async_rewake && run.exit_code == Some(2) {
-        let err = String::from_utf8_lossy(&run.stderr).trim().to_string();
-        let out = String::from_utf8_lossy(&run.stdout).trim().to_string();
-        Some(if err.is_empty() { out } else { err }).filter(|t| !t.is_empty())
-    } else {
-        run.outcome.inject_context.clone()
-    }?;
-    Some(crate::outcome::QueueRequest {
-        text,
-        send_now: false,
-        held: false,
-    })
 }
 
 /// The failure policy of a hook under the per-dialect `failurePolicy` setting
@@ -468,6 +444,53 @@ pub trait Adapter: Send + Sync {
     /// project hooks and the config file's directory for user hooks.
     fn cwd(&self, hook: &HookSpec, _ctx: &Context<'_>) -> PathBuf {
         hook.cwd()
+    }
+
+    /// The directory a sandboxed user hook of this dialect may write besides the
+    /// workspace: the vendor's own config directory (`~/.cursor`, …), or for Copse a
+    /// `state/` directory beneath `$COPSE_DIR` (which holds the settings and the audit
+    /// store, so is never writable itself).
+    fn user_state_dir(&self, home: &Path, copse_dir: &Path) -> PathBuf;
+
+    /// The variable naming a fresh, empty file the hook may write `export` lines to,
+    /// handed back to the host (Claude's `CLAUDE_ENV_FILE` on SessionStart).
+    fn env_file_var(&self, _hook: &HookSpec) -> Option<&'static str> {
+        None
+    }
+
+    /// The key under which the vendor runs identical hooks once per event, whatever
+    /// the layer that declares them (`None`: every declaration runs).
+    fn dedup_key(&self, _hook: &HookSpec, _extra: &HookExtra) -> Option<String> {
+        None
+    }
+
+    /// Whether this hook asks its dialect's matching hooks of an event to run one
+    /// after another, each seeing the input as the previous one changed it
+    /// ([`Adapter::chain_input`]).
+    fn sequential(&self, _hook: &HookSpec, _extra: &HookExtra) -> bool {
+        false
+    }
+
+    /// The input the next hook of a sequential chain sees, after a hook answered
+    /// `outcome`.
+    fn chain_input(&self, event: EventPayload, _outcome: &Outcome) -> EventPayload {
+        event
+    }
+
+    /// What a hook that ran detached on an awaited event still delivers to the agent
+    /// (queued, never held).
+    fn detached_message(
+        &self,
+        _hook: &HookSpec,
+        _run: &crate::outcome::HookRun,
+    ) -> Option<crate::outcome::QueueRequest> {
+        None
+    }
+
+    /// Whether a halt asked for by a detached hook stops the agent (Claude's
+    /// `continue: false` does on every event); otherwise it is recorded as suppressed.
+    fn detached_halts(&self) -> bool {
+        false
     }
 }
 

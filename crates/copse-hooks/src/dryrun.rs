@@ -20,7 +20,7 @@ use crate::engine::Engine;
 use crate::event::CanonicalEvent;
 use crate::fixture;
 use crate::outcome::{Decision, HookRun, RunOutcome};
-use crate::runner::{self, RunInput};
+use crate::run;
 
 /// How a dry run may treat trust.
 #[derive(Debug, Clone, Copy, Default)]
@@ -315,27 +315,23 @@ impl Engine {
                 Some(s)
             }
         };
-        let input = RunInput {
-            event: &event_payload,
-            ctx: Context {
+        let mut input = self.run_input(
+            &event_payload,
+            Context {
                 session: &session,
                 workspace_roots: &roots,
             },
-            base_env: self.base_env(),
-            session_env: None,
-            child_depth: self.child_depth(),
-            limits,
-            sandbox: forced.as_ref().or(self.sandbox_config()),
-            failure_policy: self.failure_policy(),
-            http_policy: Some(&http_policy),
-            persistent: Some(&pool),
-        };
+            None,
+            Some(&http_policy),
+        );
+        input.limits = limits;
+        input.sandbox = forced.as_ref().or(self.sandbox_config());
+        input.persistent = Some(&pool);
         let mut hook_for_run = clone_for_dry_run(hook);
         // Only a trusted Copse hook may leave the sandbox.
         hook_for_run.sandbox = hook.sandbox || !really_trusted || options.sandbox;
-        let stdin =
-            payload_override.unwrap_or_else(|| runner::marshal(adapter, &hook_for_run, &input));
-        let run = runner::run(adapter, &hook_for_run, &input, stdin);
+        let stdin = payload_override.unwrap_or_else(|| run::packet(adapter, &hook_for_run, &input));
+        let run = run::execute(adapter, &hook_for_run, &input, stdin);
         Ok(DryRun {
             dialect,
             event: hook.event.clone(),

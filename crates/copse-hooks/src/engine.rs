@@ -15,10 +15,9 @@ use serde::Serialize;
 use crate::dialect::{ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Scope};
 use crate::discovery::{self, ConfigLocation, LoadedConfig, Registry};
 use crate::env::{self, DEPTH_VAR, MAX_HOOK_DEPTH};
-use crate::event::{CanonicalEvent, EventPayload};
+use crate::event::CanonicalEvent;
 use crate::outcome::FailurePolicy;
-use crate::runner::SandboxConfig;
-use crate::selected::Selected;
+use crate::run::SandboxConfig;
 use crate::settings::TrustedWorkspace;
 use crate::spawn::Limits;
 use crate::spine::{Retention, Spine, SpineOptions};
@@ -486,7 +485,7 @@ impl Engine {
     }
 
     /// Whether a config location's root is trusted at all (before content pins).
-    fn root_trusted(&self, loc: &ConfigLocation) -> bool {
+    pub(crate) fn root_trusted(&self, loc: &ConfigLocation) -> bool {
         match (&loc.scope, &loc.root) {
             (Scope::User, _) => true,
             (Scope::Project, Some(root)) => self.inner.trusted.iter().any(|t| t.path() == root),
@@ -629,230 +628,37 @@ impl Engine {
         self.inner.config.hooks_enabled && !self.recursion_guard_tripped()
     }
 
-    /// The hooks of every trusted config that fire for `event`, in configured order.
-    /// `changed` is told about each project config or pinned script skipped because
-    /// its content no longer matches what was trusted; `problems` about each warning of
-    /// a config that was read (unreadable, invalid, wrong-shaped...).
-    pub(crate) fn select(
-        &self,
-        event: &EventPayload,
-        ctx: &Context<'_>,
-        changed: &mut dyn FnMut(&Path),
-        problems: &mut dyn FnMut(&ConfigWarning),
-    ) -> Vec<Selected> {
-        let configs = self.active_configs();
-        self.stop_unselected_persistent(&configs);
-        self.select_from(configs, event, ctx, changed, problems, &mut |_, _, _| {})
+    /// The config cache.
+    pub(crate) fn registry(&self) -> &Registry {
+        &self.inner.registry
     }
 
-    /// The explain door (`gate --explain`, [`Engine::explain_event`]): the same
-    /// selection over every declared config, trusted or not, telling `skipped` why
-    /// each hook it passes over does not run. Runs nothing; like the real selection it
-    /// stops a persistent process whose script changed since trusted.
-    pub(crate) fn select_explained(
-        &self,
-        event: &EventPayload,
-        ctx: &Context<'_>,
-        skipped: &mut dyn FnMut(&LoadedConfig, usize, crate::explain::Skip),
-    ) -> (Vec<Selected>, Vec<LoadedConfig>) {
-        let mut configs = self.inner.registry.load(|_| true);
-        let plugins = self.plugin_configs(&configs);
-        configs.extend(plugins);
-        let selected = self.select_from(
-            configs.clone(),
+    /// The parsed hook files of Claude plugins.
+    pub(crate) fn plugins(&self) -> &crate::dialect::claude::plugin::PluginCache {
+        &self.inner.plugins
+    }
+
+    /// What every run of an event needs from the engine (the run stage's input): the
+    /// one constructor the session's blocking and detached paths and dry runs share.
+    pub(crate) fn run_input<'a>(
+        &'a self,
+        event: &'a crate::event::EventPayload,
+        ctx: Context<'a>,
+        session_env: Option<&'a crate::overlay::Overlays>,
+        http_policy: Option<&'a crate::http::HttpPolicy>,
+    ) -> crate::run::RunInput<'a> {
+        crate::run::RunInput {
             event,
             ctx,
-            &mut |_| {},
-            &mut |_| {},
-            skipped,
-        );
-        (selected, configs)
-    }
-
-    /// The selection itself; `skipped` hears why each hook passed over does not run
-    /// (the normal path gives a no-op, so the reasons cost nothing there).
-    fn select_from(
-        &self,
-        configs: Vec<LoadedConfig>,
-        event: &EventPayload,
-        ctx: &Context<'_>,
-        changed: &mut dyn FnMut(&Path),
-        problems: &mut dyn FnMut(&ConfigWarning),
-        skipped: &mut dyn FnMut(&LoadedConfig, usize, crate::explain::Skip),
-    ) -> Vec<Selected> {
-        use crate::explain::Skip;
-        let canonical = event.event();
-        let mut out = Vec::new();
-        let claude_off = claude_hooks_disabled(
-            configs
-                .iter()
-                .filter(|l| self.trust_state(l) == TrustState::Trusted),
-        );
-        // Claude Code runs a handler defined identically in several settings files
-        // once.
-        let mut seen_claude = std::collections::HashSet::new();
-        let switches = self.vendor_switches(&configs);
-        // Gemini CLI runs a `name:command` pair once per event, whatever its layer.
-        let mut gemini_seen = std::collections::HashSet::new();
-        for loaded in configs {
-            let trust = self.trust_state(&loaded);
-            if trust != TrustState::Trusted {
-                if loaded.exists {
-                    changed(&loaded.location.path);
-                }
-                for index in 0..loaded.config.hooks.len() {
-                    skipped(&loaded, index, Skip::Trust(trust));
-                }
-                continue;
-            }
-            for w in &loaded.config.warnings {
-                problems(w);
-            }
-            for (index, hook) in loaded.config.hooks.iter().enumerate() {
-                if hook.dialect == Dialect::Claude && claude_off {
-                    skipped(&loaded, index, Skip::ClaudeDisabled);
-                    continue;
-                }
-                if hook.canonical != Some(canonical) {
-                    skipped(&loaded, index, Skip::OtherEvent);
-                    continue;
-                }
-                if let Some(why) = switches.allows(hook, loaded.config.extra(index)) {
-                    skipped(&loaded, index, Skip::Switched(why));
-                    continue;
-                }
-                if !discovery::adapter(hook.dialect).applies(hook, event, ctx) {
-                    skipped(&loaded, index, Skip::NotApplicable);
-                    continue;
-                }
-                {
-                    if hook.scope == Scope::Project {
-                        let scripts = self.hook_scripts(hook);
-                        if let Some(bad) = scripts.iter().find(|s| s.state == ScriptState::Changed)
-                        {
-                            // A running persistent process must not serve the changed
-                            // script either.
-                            if hook.options.persistent.is_some() {
-                                self.inner.persistent.stop_entry(
-                                    &hook.source,
-                                    &hook.event,
-                                    hook.entry,
-                                );
-                            }
-                            changed(&bad.path);
-                            skipped(&loaded, index, Skip::ScriptChanged(bad.path.clone()));
-                            continue;
-                        }
-                    }
-                    // A plugin's copy of a handler stays separate.
-                    if hook.dialect == Dialect::Claude
-                        && hook.options.plugin.is_none()
-                        && !seen_claude.insert(crate::dialect::claude::handler_identity(hook))
-                    {
-                        skipped(&loaded, index, Skip::Duplicate);
-                        continue;
-                    }
-                    if hook.dialect == Dialect::Gemini {
-                        let extra = loaded.config.extra(index);
-                        let key = format!(
-                            "{}:{}",
-                            extra.name.as_deref().unwrap_or_default(),
-                            hook.command
-                        );
-                        if !gemini_seen.insert(key) {
-                            skipped(&loaded, index, Skip::Duplicate);
-                            continue;
-                        }
-                    }
-                    out.push(Selected {
-                        config: Arc::clone(&loaded.config),
-                        index,
-                    });
-                }
-            }
+            base_env: &self.inner.base_env,
+            session_env,
+            child_depth: self.child_depth(),
+            limits: self.limits(),
+            sandbox: self.sandbox_config(),
+            failure_policy: &self.inner.config.failure_policy,
+            http_policy,
+            persistent: Some(&self.inner.persistent),
         }
-        out
-    }
-
-    /// Stops every persistent process whose hook entry is gone from the trusted
-    /// configs just loaded (its config was edited, or its root is no longer trusted):
-    /// a config edit reaches a running process at the next event, whatever its event.
-    /// Free when no persistent hook was ever started.
-    fn stop_unselected_persistent(&self, configs: &[LoadedConfig]) {
-        let pool = &self.inner.persistent;
-        if pool.is_empty() {
-            return;
-        }
-        let live: std::collections::HashSet<(&Path, &str, usize, &str)> = configs
-            .iter()
-            .filter(|l| self.trust_state(l) == TrustState::Trusted)
-            .flat_map(|l| l.config.hooks.iter())
-            .filter(|h| h.options.persistent.is_some())
-            .map(|h| {
-                (
-                    h.source.as_path(),
-                    h.event.as_str(),
-                    h.entry,
-                    h.command.as_str(),
-                )
-            })
-            .collect();
-        pool.stop_unless(
-            |k| {
-                live.contains(&(
-                    k.source.as_path(),
-                    k.event.as_str(),
-                    k.entry,
-                    k.command.as_str(),
-                ))
-            },
-            "its entry is no longer selected (the config changed or is no longer trusted)",
-        );
-    }
-
-    /// The dialect-wide switches of every trusted config: Gemini's
-    /// `hooksConfig.enabled` / `hooksConfig.disabled` (union across layers) and
-    /// Codex's `[features] hooks` / user-level `[hooks.state]`.
-    fn vendor_switches(&self, configs: &[LoadedConfig]) -> VendorSwitches {
-        let mut out = VendorSwitches::default();
-        for loaded in configs {
-            if !loaded.exists || self.trust_state(loaded) != TrustState::Trusted {
-                continue;
-            }
-            let sw = &loaded.config.switches;
-            let source = loaded.location.path.clone();
-            match loaded.location.dialect {
-                Dialect::Gemini => {
-                    if sw.all_off && out.gemini_off.is_none() {
-                        out.gemini_off = Some(source.clone());
-                    }
-                    for d in &sw.disabled {
-                        out.gemini_disabled
-                            .entry(d.clone())
-                            .or_insert(source.clone());
-                    }
-                }
-                Dialect::Codex => {
-                    if sw.all_off && out.codex_off.is_none() {
-                        out.codex_off = Some(source.clone());
-                    }
-                    // Codex ignores a project layer's `[hooks.state]`.
-                    if loaded.location.scope == Scope::User {
-                        for k in &sw.disabled_keys {
-                            out.codex_disabled
-                                .entry(k.clone())
-                                .or_insert(source.clone());
-                        }
-                    }
-                }
-                _ => {}
-            }
-        }
-        out
-    }
-
-    pub(crate) fn base_env(&self) -> &[(OsString, OsString)] {
-        &self.inner.base_env
     }
 
     pub(crate) fn child_depth(&self) -> u32 {
@@ -861,10 +667,6 @@ impl Engine {
 
     pub(crate) fn keeps_runs(&self) -> bool {
         self.inner.config.keep_session_runs
-    }
-
-    pub(crate) fn failure_policy(&self) -> &std::collections::BTreeMap<String, FailurePolicy> {
-        &self.inner.config.failure_policy
     }
 
     pub(crate) fn auto_continue_follow_ups(&self) -> bool {
@@ -958,9 +760,7 @@ impl Engine {
                     .collect()
             })
             .unwrap_or_default();
-        let mut configs = self.inner.registry.load(|_| true);
-        let plugins = self.plugin_configs(&configs);
-        configs.extend(plugins);
+        let configs = self.all_configs();
         let mut listing = self.listing_of(&configs, &failures);
         // Broken persistent hooks: this engine's own, then what the audit store saw
         // (another process's engine, e.g. the daemon).
@@ -1002,12 +802,7 @@ impl Engine {
         failures: &std::collections::HashMap<(String, String, String), String>,
     ) -> Listing {
         let enabled = self.inner.config.hooks_enabled;
-        let claude_off = claude_hooks_disabled(
-            configs
-                .iter()
-                .filter(|l| self.trust_state(l) == TrustState::Trusted),
-        );
-        let switches = self.vendor_switches(configs);
+        let switches = crate::select::switches_of_trusted(self, configs);
         let mut hooks = Vec::new();
         let mut warnings = Vec::new();
         for loaded in configs {
@@ -1047,7 +842,7 @@ impl Engine {
                         && trusted
                         && hook.supported()
                         && matcher_error.is_none()
-                        && !(claude_off && hook.dialect == Dialect::Claude)
+                        && !switches.all_off(hook)
                         && switched_off.is_none(),
                     matcher_error,
                     command: hook.command.clone(),
@@ -1089,123 +884,6 @@ impl Engine {
             warnings,
             failure_policy: self.inner.config.failure_policy.clone(),
             auto_continue_follow_ups: self.inner.config.auto_continue_follow_ups,
-        }
-    }
-
-    fn active_configs(&self) -> Vec<LoadedConfig> {
-        let mut configs = self.inner.registry.load(|loc| self.root_trusted(loc));
-        let plugins = self.plugin_configs(&configs);
-        configs.extend(plugins);
-        configs
-    }
-
-    /// The hook files of the Claude plugins that trusted settings enable, as user
-    /// configs (a plugin is trusted like the config that enabled it).
-    fn plugin_configs(&self, configs: &[LoadedConfig]) -> Vec<LoadedConfig> {
-        use crate::dialect::claude::plugin;
-        let trusted: Vec<&LoadedConfig> = configs
-            .iter()
-            .filter(|l| l.location.dialect == Dialect::Claude)
-            .filter(|l| self.trust_state(l) == TrustState::Trusted)
-            .collect();
-        let ids = plugin::enabled(trusted.iter().map(|l| &l.config.enabled_plugins));
-        if ids.is_empty() {
-            return Vec::new();
-        }
-        let installed = plugin::install_paths(&self.inner.config.home);
-        let root = self.inner.roots.first().map(PathBuf::as_path);
-        ids.iter()
-            .filter_map(|id| {
-                let install = installed.get(id)?;
-                let parsed = self.inner.plugins.get(id, install, root)?;
-                Some(LoadedConfig {
-                    location: ConfigLocation {
-                        path: install.join("hooks").join("hooks.json"),
-                        dialect: Dialect::Claude,
-                        scope: Scope::User,
-                        root: None,
-                    },
-                    config: parsed,
-                    exists: true,
-                    hash: None,
-                })
-            })
-            .collect()
-    }
-}
-
-impl Engine {
-    /// Claude's `allowedHttpHookUrls` / `httpHookAllowedEnvVars` merged over the
-    /// trusted Claude settings files (read only when an http hook is about to run).
-    pub(crate) fn claude_http_policy(&self) -> crate::http::HttpPolicy {
-        let configs = self.active_configs();
-        crate::http::HttpPolicy::merge(
-            configs
-                .iter()
-                .filter(|l| {
-                    l.location.dialect == Dialect::Claude
-                        && self.trust_state(l) == TrustState::Trusted
-                })
-                .map(|l| &l.config.http_policy),
-        )
-    }
-}
-
-/// Claude's `disableAllHooks` after precedence: the value of the highest-precedence
-/// settings file that sets it (local over project over user), so a project `false`
-/// overrides a user `true`. It turns off Claude hooks only.
-pub(crate) fn claude_hooks_disabled<'a>(configs: impl Iterator<Item = &'a LoadedConfig>) -> bool {
-    // Locations come in precedence order for Claude: user, then each root's
-    // settings.json and settings.local.json.
-    configs
-        .filter(|l| l.location.dialect == Dialect::Claude)
-        .filter_map(|l| l.config.disable_all_hooks)
-        .last()
-        .unwrap_or(false)
-}
-
-/// Gemini and Codex switches in force, each with the file that set it.
-#[derive(Debug, Default)]
-struct VendorSwitches {
-    gemini_off: Option<PathBuf>,
-    codex_off: Option<PathBuf>,
-    gemini_disabled: std::collections::BTreeMap<String, PathBuf>,
-    codex_disabled: std::collections::BTreeMap<String, PathBuf>,
-}
-
-impl VendorSwitches {
-    /// `None` when `hook` may run; otherwise why it is switched off.
-    fn allows(&self, hook: &HookSpec, extra: &crate::dialect::HookExtra) -> Option<String> {
-        match hook.dialect {
-            Dialect::Gemini => {
-                if let Some(src) = &self.gemini_off {
-                    return Some(format!(
-                        "\"hooksConfig.enabled\" is false in {}",
-                        src.display()
-                    ));
-                }
-                // Gemini CLI's key: the hook's name, or its command when it has none.
-                let key = extra.name.as_deref().unwrap_or(&hook.command);
-                self.gemini_disabled.get(key).map(|src| {
-                    format!(
-                        "\"{key}\" is listed in \"hooksConfig.disabled\" in {}",
-                        src.display()
-                    )
-                })
-            }
-            Dialect::Codex => {
-                if let Some(src) = &self.codex_off {
-                    return Some(format!("[features] hooks = false in {}", src.display()));
-                }
-                let key = extra.state_key.as_ref()?;
-                self.codex_disabled.get(key).map(|src| {
-                    format!(
-                        "[hooks.state.\"{key}\"] enabled = false in {}",
-                        src.display()
-                    )
-                })
-            }
-            _ => None,
         }
     }
 }

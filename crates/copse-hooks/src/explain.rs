@@ -22,26 +22,7 @@ use crate::discovery::{self, LoadedConfig};
 use crate::engine::{Engine, TrustState};
 use crate::event::{CanonicalEvent, EventPayload, SessionIdentity, ToolCall, ToolResult};
 use crate::outcome::HookRun;
-
-/// Why the selection passed over a hook (what `Engine::select_explained` reports;
-/// [`Engine::explain_event`] turns it into a [`SkipReason`]).
-#[derive(Debug, Clone)]
-pub(crate) enum Skip {
-    /// Its config is not trusted as it is.
-    Trust(TrustState),
-    /// Claude's `disableAllHooks`.
-    ClaudeDisabled,
-    /// Declared for another event (or an unsupported one).
-    OtherEvent,
-    /// A Gemini or Codex switch turned it off (why, naming the file).
-    Switched(String),
-    /// The dialect's `applies` said no: matcher, `if` condition, or event/tool.
-    NotApplicable,
-    /// A workspace script it runs changed since trusted.
-    ScriptChanged(PathBuf),
-    /// An identical handler already selected (Claude, Gemini run it once).
-    Duplicate,
-}
+use crate::select::Skip;
 
 /// Why a hook did not run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -426,7 +407,7 @@ impl Engine {
             },
             Skip::ClaudeDisabled => SkipReason::ClaudeDisabled {
                 // The value that wins is the last trusted one set (see
-                // `claude_hooks_disabled`).
+                // `dialect::switches`).
                 file: configs
                     .iter()
                     .filter(|l| l.location.dialect == Dialect::Claude)

@@ -35,6 +35,9 @@ pub struct MessageOrigin {
     /// The hook's entry in that file.
     #[serde(skip)]
     pub entry: usize,
+    /// The canonical event the hook fired on (a stop follow-up counts as a loop).
+    #[serde(skip)]
+    pub canonical: Option<crate::event::CanonicalEvent>,
 }
 
 /// A message waiting for the agent.
@@ -184,6 +187,7 @@ mod tests {
                 command: "x".into(),
                 source: PathBuf::from("/h.json"),
                 entry: 1,
+                canonical: None,
             },
             loop_limit: None,
         }

@@ -17,18 +17,20 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::dialect::{Context, Dialect, Scope};
-use crate::discovery;
-use crate::dispatcher::{Dispatched, Dispatcher};
+mod detached;
+mod record;
+mod schedule;
+
+use crate::dialect::{Context, Scope};
+use crate::dispatcher::Dispatcher;
 use crate::dropped::DroppedRun;
 use crate::engine::Engine;
 use crate::event::{CanonicalEvent, EventPayload, SessionIdentity, ToolCall};
 use crate::gate;
-use crate::notice::{Notice, NoticeKind};
+use crate::notice::Notice;
 use crate::outcome::{HookRun, Verdict};
 use crate::overlay::Overlays;
-use crate::queue::{MessageOrigin, MessageQueue, QueuedMessage};
-use crate::runner::{self, RunInput};
+use crate::queue::{MessageQueue, QueuedMessage};
 use crate::selected::Selected;
 
 /// What firing an event did.
@@ -289,21 +291,19 @@ impl Session {
             return Verdict::default();
         }
         let identity = self.identity();
-        let roots = self.engine.workspace_roots();
         let ctx = Context {
             session: &identity,
-            workspace_roots: roots,
+            workspace_roots: self.engine.workspace_roots(),
         };
-        let (detached, selected): (Vec<Selected>, Vec<Selected>) = self
-            .select(event, &ctx)
-            .into_iter()
-            .partition(|s| s.hook().run_async);
+        let plan = self.plan(event, &ctx);
+        let (detached, selected): (Vec<Selected>, Vec<Selected>) =
+            plan.hooks.into_iter().partition(|s| s.hook().run_async);
         let starting = event.event() == CanonicalEvent::SessionStart;
         if starting {
             lock(&self.state.env).clear();
         }
         if !detached.is_empty() {
-            self.dispatch_detached(event.clone(), detached);
+            self.dispatch_detached(event.clone(), detached, plan.http_policy.clone());
         }
         if selected.is_empty() {
             return Verdict::default();
@@ -313,23 +313,10 @@ impl Session {
         }
         self.wait_for_session_start(event.event());
         let env = lock(&self.state.env).clone();
-        let http_policy = selected
-            .iter()
-            .any(|s| s.hook().options.http.is_some())
-            .then(|| self.engine.claude_http_policy());
-        let input = RunInput {
-            event,
-            ctx,
-            base_env: self.engine.base_env(),
-            session_env: Some(&env),
-            child_depth: self.engine.child_depth(),
-            limits: self.engine.limits(),
-            sandbox: self.engine.sandbox_config(),
-            failure_policy: self.engine.failure_policy(),
-            http_policy: http_policy.as_ref(),
-            persistent: Some(self.engine.persistent_pool()),
-        };
-        let mut runs = run_selected(&selected, &input, event);
+        let input = self
+            .engine
+            .run_input(event, ctx, Some(&env), plan.http_policy.as_ref());
+        let mut runs = schedule::run_blocking(&selected, &input);
         let epoch = lock(&self.state.queue).epoch();
         for (run, s) in runs.iter().zip(selected.iter()) {
             if let Some(q) = &run.outcome.queue_message {
@@ -337,27 +324,7 @@ impl Session {
             }
         }
         if starting {
-            let mut tool_env = lock(&self.state.tool_env);
-            tool_env.clear();
-            for run in &runs {
-                if let Some(script) = &run.outcome.tool_env_script {
-                    tool_env.push_str(script);
-                    if !script.ends_with('\n') {
-                        tool_env.push('\n');
-                    }
-                }
-            }
-            drop(tool_env);
-            let mut env = lock(&self.state.env);
-            for (run, s) in runs.iter_mut().zip(selected.iter()) {
-                let hook = s.hook();
-                let accepted = accepted_overlay(run);
-                env.extend(hook.scope, hook.root.as_deref(), accepted);
-            }
-            drop(env);
-            for _ in &runs {
-                self.session_start_finished();
-            }
+            self.session_started(&mut runs, &selected);
         }
         for run in &runs {
             self.record(run, &identity);
@@ -366,6 +333,32 @@ impl Session {
             lock(&self.state.runs).extend(runs.iter().cloned());
         }
         gate::merge(runs)
+    }
+
+    /// Takes what the blocking sessionStart hooks set: the `$CLAUDE_ENV_FILE` lines
+    /// for the host, and each hook's accepted overlay for hooks of its scope and root.
+    fn session_started(&self, runs: &mut [HookRun], selected: &[Selected]) {
+        let mut tool_env = lock(&self.state.tool_env);
+        tool_env.clear();
+        for run in runs.iter() {
+            if let Some(script) = &run.outcome.tool_env_script {
+                tool_env.push_str(script);
+                if !script.ends_with('\n') {
+                    tool_env.push('\n');
+                }
+            }
+        }
+        drop(tool_env);
+        let mut env = lock(&self.state.env);
+        for (run, s) in runs.iter_mut().zip(selected.iter()) {
+            let hook = s.hook();
+            let accepted = record::accepted_overlay(run);
+            env.extend(hook.scope, hook.root.as_deref(), accepted);
+        }
+        drop(env);
+        for _ in runs.iter() {
+            self.session_start_finished();
+        }
     }
 
     /// The session id the audit store uses: the conversation id, or (outside any
@@ -378,196 +371,9 @@ impl Session {
         }
     }
 
-    /// Records a run in the audit store (never blocks on the disk), and says once per
-    /// session when the sandbox is not enforced.
-    fn record(&self, run: &HookRun, identity: &SessionIdentity) {
-        self.record_as(run, identity, false);
-    }
-
-    fn record_as(&self, run: &HookRun, identity: &SessionIdentity, suppressed: bool) {
-        if run.sandbox == crate::outcome::SandboxState::Unenforced {
-            let reason = self
-                .engine
-                .sandbox_status()
-                .map(|s| s.enforcement.to_string())
-                .unwrap_or_default();
-            self.notice_once(
-                "sandbox-unenforced".to_string(),
-                Notice::new(
-                    NoticeKind::SandboxUnenforced,
-                    format!("the OS sandbox is not enforced on this machine ({reason}): hooks run unsandboxed"),
-                )
-                .hint("`copse-hooks sandbox check` shows what this kernel supports"),
-            );
-        }
-        if let Some(spine) = self.engine.spine() {
-            let record = crate::spine::RunRecord::from_run(
-                run,
-                self.audit_id(identity),
-                &identity.generation_id,
-                run.sandbox.as_str(),
-            );
-            spine.record(if suppressed {
-                record.suppressed()
-            } else {
-                record
-            });
-        }
-    }
-
-    /// Queues a hook's message, produced in `epoch`.
-    fn enqueue(
-        &self,
-        hook: &crate::dialect::HookSpec,
-        q: &crate::outcome::QueueRequest,
-        epoch: u64,
-    ) {
-        let message = QueuedMessage {
-            text: q.text.clone(),
-            send_now: q.send_now,
-            // Stop follow-ups wait for a human unless the host lets them continue
-            // (still within the continuation budget).
-            held: q.held && !self.engine.auto_continue_follow_ups(),
-            epoch,
-            origin: MessageOrigin {
-                dialect: hook.dialect,
-                event: hook.event.clone(),
-                command: hook.command.clone(),
-                source: hook.source.clone(),
-                entry: hook.entry,
-            },
-            loop_limit: hook.loop_limit,
-        };
-        let queued = {
-            let mut queue = lock(&self.state.queue);
-            queue.push(message);
-            queue.items().last().cloned()
-        };
-        let listener = lock(&self.state.listener).clone();
-        if let (Some(listener), Some(queued)) = (listener, queued) {
-            (listener.0)(&queued);
-        }
-    }
-
     /// Sets the callback told about every message a hook queues (replacing any).
     pub fn set_queue_listener(&self, listener: Option<QueueListener>) {
         *lock(&self.state.listener) = listener;
-    }
-
-    fn fire_detached(&self, event: EventPayload) -> Fired {
-        if !self.engine.hooks_active() {
-            return Fired::Detached {
-                dispatched: 0,
-                dropped: 0,
-            };
-        }
-        let identity = self.identity();
-        let selected = {
-            let ctx = Context {
-                session: &identity,
-                workspace_roots: self.engine.workspace_roots(),
-            };
-            self.select(&event, &ctx)
-        };
-        self.dispatch_detached(event, selected)
-    }
-
-    /// Dispatches selected hooks detached, capturing the identity and epoch now.
-    fn dispatch_detached(&self, event: EventPayload, selected: Vec<Selected>) -> Fired {
-        let identity = self.identity();
-        let canonical = event.event();
-        if canonical == CanonicalEvent::SessionStart {
-            self.session_start_begins(&selected);
-        }
-        let epoch = lock(&self.state.queue).epoch();
-        let event = Arc::new(event);
-        let identity = Arc::new(identity);
-        let (mut dispatched, mut dropped) = (0, 0);
-        for s in selected {
-            let task = DetachedRun {
-                session: self.clone(),
-                selected: s.clone(),
-                event: Arc::clone(&event),
-                identity: Arc::clone(&identity),
-                epoch,
-            };
-            match self.state.dispatcher.dispatch(move || task.run()) {
-                Dispatched::Running | Dispatched::Pending => dispatched += 1,
-                Dispatched::Dropped => {
-                    dropped += 1;
-                    let hook = s.hook();
-                    let drop = DroppedRun {
-                        event: hook.event.clone(),
-                        canonical,
-                        dialect: hook.dialect,
-                        command: hook.command.clone(),
-                        source: hook.source.clone(),
-                        scope: hook.scope,
-                        at: SystemTime::now(),
-                    };
-                    if let Some(spine) = self.engine.spine() {
-                        spine.record(crate::spine::RunRecord::dropped(
-                            &drop,
-                            self.audit_id(&identity),
-                            &identity.generation_id,
-                        ));
-                    }
-                    lock(&self.state.drops).push(drop);
-                    if canonical == CanonicalEvent::SessionStart {
-                        self.session_start_finished();
-                    }
-                }
-            }
-        }
-        Fired::Detached {
-            dispatched,
-            dropped,
-        }
-    }
-
-    /// Selects the hooks for an event, noting (once per session) configs skipped
-    /// because they changed since trusted, and project hooks about to run for the
-    /// first time.
-    fn select(&self, event: &EventPayload, ctx: &Context<'_>) -> Vec<Selected> {
-        let mut changed = Vec::new();
-        let mut problems = Vec::new();
-        let selected = self.engine.select(
-            event,
-            ctx,
-            &mut |path| changed.push(path.to_path_buf()),
-            &mut |w| problems.push(w.clone()),
-        );
-        *lock(&self.state.problems) = problems;
-        for path in changed {
-            self.notice_once(
-                format!("changed:{}", path.display()),
-                crate::notice::config_changed(self.engine.workspace_roots(), &path),
-            );
-        }
-        for s in &selected {
-            let hook = s.hook();
-            if hook.scope == Scope::Project {
-                self.notice_once(
-                    format!("project:{}\0{}", hook.source.display(), hook.command),
-                    Notice::new(
-                        NoticeKind::FirstRun,
-                        format!(
-                            "running project hook `{}` from {} (first run in this session)",
-                            hook.command,
-                            hook.source.display()
-                        ),
-                    )
-                    .source(hook.source.clone()),
-                );
-            }
-        }
-        selected
-    }
-
-    fn notice_once(&self, key: String, notice: Notice) {
-        if lock(&self.state.announced).insert(key) {
-            lock(&self.state.notices).push(notice);
-        }
     }
 
     /// The config problems (unreadable, invalid, wrong-shaped files...) met by the
@@ -613,8 +419,8 @@ impl Session {
             .iter()
             .filter(|m| {
                 matches!(
-                    m.origin.event.as_str(),
-                    "Stop" | "SubagentStop" | "stop" | "subagentStop"
+                    m.origin.canonical,
+                    Some(CanonicalEvent::Stop | CanonicalEvent::SubagentStop)
                 )
             })
             .count() as u64;
@@ -704,260 +510,4 @@ fn local_session_id() -> String {
         .map(|d| d.as_millis())
         .unwrap_or(0);
     format!("local-{ms}-{}-{n}", std::process::id())
-}
-
-/// Runs the selected hooks of a blocking event, returning their records in
-/// configured order. They run in parallel (at most [`concurrency_cap`] at once),
-/// except that when a matching Gemini definition is `sequential`, the Gemini hooks
-/// run one after another on the current thread and each sees the input as the
-/// previous one changed it (a BeforeTool `tool_input` merged into the arguments, a
-/// BeforeAgent `additionalContext` appended to the prompt), while the others run
-/// beside them.
-fn run_selected(selected: &[Selected], input: &RunInput<'_>, event: &EventPayload) -> Vec<HookRun> {
-    if selected.len() == 1 {
-        return selected.iter().map(|s| run_one(s, input)).collect();
-    }
-    let sequential = selected
-        .iter()
-        .any(|s| s.hook().dialect == Dialect::Gemini && s.config.extra(s.index).sequential);
-    let chained: Vec<bool> = selected
-        .iter()
-        .map(|s| sequential && s.hook().dialect == Dialect::Gemini)
-        .collect();
-    let parallel: Vec<(usize, &Selected)> = selected
-        .iter()
-        .enumerate()
-        .filter(|(i, _)| !chained[*i])
-        .collect();
-    if parallel.len() == selected.len() {
-        let all: Vec<&Selected> = selected.iter().collect();
-        return run_capped(&all, input, event);
-    }
-    let mut out: Vec<Option<HookRun>> = vec![None; selected.len()];
-    std::thread::scope(|scope| {
-        let others: Vec<&Selected> = parallel.iter().map(|(_, s)| *s).collect();
-        let handle = scope.spawn(move || run_capped(&others, input, event));
-        // The chain, in configured order, on this thread.
-        let mut current = event.clone();
-        for (i, s) in selected.iter().enumerate().filter(|(i, _)| chained[*i]) {
-            let step = RunInput {
-                event: &current,
-                ctx: input.ctx,
-                base_env: input.base_env,
-                session_env: input.session_env,
-                child_depth: input.child_depth,
-                limits: input.limits,
-                sandbox: input.sandbox,
-                failure_policy: input.failure_policy,
-                http_policy: input.http_policy,
-                persistent: input.persistent,
-            };
-            let run = run_one(s, &step);
-            current = chain(current, &run.outcome);
-            out[i] = Some(run);
-        }
-        if let Ok(runs) = handle.join() {
-            for ((i, _), run) in parallel.iter().zip(runs) {
-                out[*i] = Some(run);
-            }
-        }
-    });
-    out.into_iter()
-        .zip(selected)
-        .map(|(run, s)| {
-            run.unwrap_or_else(|| runner::panicked_run(s.hook(), event, input.failure_policy))
-        })
-        .collect()
-}
-
-/// Most blocking hooks of one event running at once; the rest wait their turn. Each
-/// run holds a handful of descriptors (pipes, pidfd, sandbox fds) and a thread.
-const MAX_CONCURRENT_HOOKS: usize = 32;
-
-/// Descriptors one run may hold at its peak (pipes on both sides during the launch,
-/// pidfd, Landlock ruleset, report pipe, audit socket), with margin.
-const FDS_PER_RUN: u64 = 12;
-/// Descriptors left to the host itself (the audit store, stdio, its own files).
-const FDS_RESERVED: u64 = 64;
-
-/// [`MAX_CONCURRENT_HOOKS`], lowered so that the runs fit in the descriptor limit.
-fn concurrency_cap() -> usize {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: `limit` is a valid, writable rlimit.
-    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
-        return MAX_CONCURRENT_HOOKS;
-    }
-    let fit = limit.rlim_cur.saturating_sub(FDS_RESERVED) / FDS_PER_RUN;
-    usize::try_from(fit)
-        .unwrap_or(MAX_CONCURRENT_HOOKS)
-        .clamp(1, MAX_CONCURRENT_HOOKS)
-}
-
-/// Runs `selected` on at most [`concurrency_cap`] threads, in their order; a run
-/// whose thread panicked is recorded as a spawn failure under its hook's policy.
-fn run_capped(selected: &[&Selected], input: &RunInput<'_>, event: &EventPayload) -> Vec<HookRun> {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    let next = AtomicUsize::new(0);
-    let slots: Vec<Mutex<Option<HookRun>>> = selected.iter().map(|_| Mutex::new(None)).collect();
-    let workers = selected.len().min(concurrency_cap());
-    // The host's cancellation follows the event into each worker thread.
-    let cancel = crate::cancel::CancelToken::current();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let (next, slots) = (&next, &slots);
-            let cancel = cancel.clone();
-            let work = move || {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let (Some(s), Some(slot)) = (selected.get(i), slots.get(i)) else {
-                        break;
-                    };
-                    let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run_one(s, input)
-                    }))
-                    .unwrap_or_else(|_| {
-                        runner::panicked_run(s.hook(), event, input.failure_policy)
-                    });
-                    *lock(slot) = Some(run);
-                }
-            };
-            let spawned = std::thread::Builder::new().spawn_scoped(scope, move || match cancel {
-                Some(token) => token.enter(work),
-                None => work(),
-            });
-            // Out of threads: the workers already started take the rest.
-            if spawned.is_err() {
-                break;
-            }
-        }
-    });
-    // Nothing ran a hook if not even one worker started: run them here, one by one.
-    selected
-        .iter()
-        .zip(slots)
-        .map(|(s, slot)| {
-            slot.into_inner()
-                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .unwrap_or_else(|| run_one(s, input))
-        })
-        .collect()
-}
-
-/// The input the next hook of a sequential chain sees.
-fn chain(event: EventPayload, outcome: &crate::outcome::Outcome) -> EventPayload {
-    match event {
-        EventPayload::ToolGate(mut call) => {
-            if let Some(update) = &outcome.updated_input {
-                for (k, v) in update {
-                    call.input.insert(k.clone(), v.clone());
-                }
-            }
-            EventPayload::ToolGate(call)
-        }
-        EventPayload::BeforeSubmitPrompt { prompt } => EventPayload::BeforeSubmitPrompt {
-            prompt: match outcome.inject_context.as_deref().filter(|c| !c.is_empty()) {
-                Some(ctx) => format!("{prompt}\n\n{ctx}"),
-                None => prompt,
-            },
-        },
-        other => other,
-    }
-}
-
-/// The session environment variables a sessionStart run set that the overlay
-/// accepts; each refused one is a warning on the run.
-fn accepted_overlay(run: &mut HookRun) -> BTreeMap<String, String> {
-    let mut accepted = BTreeMap::new();
-    let Some(vars) = run.outcome.session_env.clone() else {
-        return accepted;
-    };
-    for (k, v) in vars {
-        match crate::overlay::refusal(&k, &v) {
-            None => {
-                accepted.insert(k, v);
-            }
-            Some(why) => run
-                .warnings
-                .push(format!("session environment variable {k:?} dropped: {why}")),
-        }
-    }
-    accepted
-}
-
-fn run_one(s: &Selected, input: &RunInput<'_>) -> HookRun {
-    let hook = s.hook();
-    let adapter = discovery::adapter(hook.dialect);
-    let stdin = runner::marshal(adapter, hook, input);
-    runner::run(adapter, hook, input, stdin)
-}
-
-/// One detached hook run, with everything captured by value at dispatch.
-struct DetachedRun {
-    session: Session,
-    selected: Selected,
-    event: Arc<EventPayload>,
-    identity: Arc<SessionIdentity>,
-    epoch: u64,
-}
-
-impl DetachedRun {
-    fn run(self) {
-        let session = &self.session;
-        let canonical = self.event.event();
-        session.wait_for_session_start(canonical);
-        let env = lock(&session.state.env).clone();
-        let http_policy = self
-            .selected
-            .hook()
-            .options
-            .http
-            .is_some()
-            .then(|| session.engine.claude_http_policy());
-        let input = RunInput {
-            event: &self.event,
-            ctx: Context {
-                session: &self.identity,
-                workspace_roots: session.engine.workspace_roots(),
-            },
-            base_env: session.engine.base_env(),
-            session_env: Some(&env),
-            child_depth: session.engine.child_depth(),
-            limits: session.engine.limits(),
-            sandbox: session.engine.sandbox_config(),
-            failure_policy: session.engine.failure_policy(),
-            http_policy: http_policy.as_ref(),
-            persistent: Some(session.engine.persistent_pool()),
-        };
-        let mut run = run_one(&self.selected, &input);
-        let hook = self.selected.hook();
-        if canonical == CanonicalEvent::SessionStart {
-            let accepted = accepted_overlay(&mut run);
-            lock(&session.state.env).extend(hook.scope, hook.root.as_deref(), accepted);
-        }
-        if let Some(q) = &run.outcome.queue_message {
-            session.enqueue(hook, q, self.epoch);
-        }
-        if let Some(q) = crate::dialect::detached_message(hook, &run) {
-            session.enqueue(hook, &q, self.epoch);
-        }
-        // A halt is handed to the host (`take_halt`); a decision cannot apply to an
-        // action that already happened, so it is recorded as suppressed.
-        // (Claude's `continue: false` stops the run on every event; other dialects'
-        // detached halts are recorded as suppressed.)
-        let halts = hook.dialect == Dialect::Claude;
-        if let Some(h) = run.outcome.halt.as_ref().filter(|_| halts) {
-            lock(&session.state.halt).get_or_insert_with(|| h.clone());
-        }
-        let suppressed = run.outcome.decision.is_some() || (run.outcome.halt.is_some() && !halts);
-        session.record_as(&run, &self.identity, suppressed);
-        if session.engine.keeps_runs() {
-            lock(&session.state.runs).push(run);
-        }
-        if canonical == CanonicalEvent::SessionStart {
-            session.session_start_finished();
-        }
-    }
 }

@@ -416,8 +416,8 @@ fn any_hook_applies(
         workspace_roots: engine.workspace_roots(),
     };
     let mut changed = false;
-    let selected = engine.select(event, &ctx, &mut |_| changed = true, &mut |_| {});
-    changed || !selected.is_empty()
+    let plan = engine.plan(event, &ctx, &mut |_| changed = true, &mut |_| {});
+    changed || !plan.hooks.is_empty()
 }
 
 /// The canonicalised form of each root that exists.

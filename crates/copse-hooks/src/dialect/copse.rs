@@ -18,7 +18,7 @@
 //! ([`copse_hooks_schema`]) and committed as `schemas/copse-hooks.schema.json`.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -741,6 +741,12 @@ impl Adapter for Copse {
             (Some(_), Stdout::Object(obj)) => respond(event, &obj),
             (Some(_), _) => exit_failure(),
         }
+    }
+
+    /// `$COPSE_DIR` holds the settings and the audit store: a Copse user hook keeps
+    /// its state beneath it, in `state/`.
+    fn user_state_dir(&self, _home: &Path, copse_dir: &Path) -> PathBuf {
+        copse_dir.join("state")
     }
 
     fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)> {

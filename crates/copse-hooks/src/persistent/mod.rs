@@ -8,8 +8,10 @@
 //! * `pool` — the engine's processes: one per (hook entry, sandbox policy), shared by
 //!   every session; restart with backoff, `broken`, idle stop, changed scripts, shutdown.
 //!   What a host sees of it is [`PersistentStatus`] (`Engine::persistent_status`).
-//! * `run` — one event through a persistent hook, read as the per-call hook's exit
-//!   code and stdout would be, with the failure policy applied.
+//!
+//! One event through a persistent hook is the run stage's persistent transport
+//! (`run/transport/persistent.rs`): the reply comes back as the per-call hook's exit
+//! code and stdout would, and is interpreted and settled like every other run.
 //!
 //! The protocol, lifecycle and failure handling are documented for hook authors in
 //! `docs/persistent-hooks.md`.
@@ -19,7 +21,6 @@
 pub(crate) mod pool;
 pub(crate) mod process;
 pub mod protocol;
-pub(crate) mod run;
 
 pub use pool::PersistentStatus;
 pub use protocol::{

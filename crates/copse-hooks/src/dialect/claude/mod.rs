@@ -478,6 +478,53 @@ impl Adapter for Claude {
             .unwrap_or_else(|| hook.cwd())
     }
 
+    fn user_state_dir(&self, home: &Path, _copse_dir: &Path) -> PathBuf {
+        home.join(".claude")
+    }
+
+    /// Claude's SessionStart hooks may append `export` lines to `$CLAUDE_ENV_FILE`.
+    fn env_file_var(&self, hook: &HookSpec) -> Option<&'static str> {
+        (hook.event == "SessionStart").then_some("CLAUDE_ENV_FILE")
+    }
+
+    /// Claude Code runs a handler defined identically in several settings files once;
+    /// a plugin's copy of a handler stays separate.
+    fn dedup_key(&self, hook: &HookSpec, _extra: &crate::dialect::HookExtra) -> Option<String> {
+        hook.options
+            .plugin
+            .is_none()
+            .then(|| format!("{:?}", handler_identity(hook)))
+    }
+
+    /// Claude's `async` hooks hand their `additionalContext` to the next turn, and an
+    /// `asyncRewake` hook that exits 2 wakes the agent with its stderr (else stdout).
+    fn detached_message(
+        &self,
+        hook: &HookSpec,
+        run: &crate::outcome::HookRun,
+    ) -> Option<crate::outcome::QueueRequest> {
+        if !hook.run_async || run.outcome.queue_message.is_some() {
+            return None;
+        }
+        let text = if hook.options.async_rewake && run.exit_code == Some(2) {
+            let err = String::from_utf8_lossy(&run.stderr).trim().to_string();
+            let out = String::from_utf8_lossy(&run.stdout).trim().to_string();
+            Some(if err.is_empty() { out } else { err }).filter(|t| !t.is_empty())
+        } else {
+            run.outcome.inject_context.clone()
+        }?;
+        Some(crate::outcome::QueueRequest {
+            text,
+            send_now: false,
+            held: false,
+        })
+    }
+
+    /// `continue: false` stops the run on every event, observation events included.
+    fn detached_halts(&self) -> bool {
+        true
+    }
+
     fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)> {
         let mut env = Vec::new();
         if let Some(root) = ctx.root_for(hook) {

@@ -237,6 +237,10 @@ impl Adapter for Codex {
             .unwrap_or_else(|| hook.cwd())
     }
 
+    fn user_state_dir(&self, home: &Path, _copse_dir: &Path) -> PathBuf {
+        home.join(".codex")
+    }
+
     /// Plugin hooks get `PLUGIN_ROOT` and its `CLAUDE_PLUGIN_ROOT` alias; Codex sets
     /// nothing else for its hooks.
     fn vendor_env(&self, hook: &HookSpec, _ctx: &Context<'_>) -> Vec<(String, String)> {

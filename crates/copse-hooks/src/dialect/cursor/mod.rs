@@ -17,7 +17,7 @@ pub use interpret::PROMPT_BLOCKED;
 pub use marshal::cursor_version;
 
 use std::borrow::Cow;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
@@ -339,6 +339,10 @@ impl Adapter for Cursor {
         run: &ProcessResult<'_>,
     ) -> Interpretation {
         interpret::interpret(hook, event, run)
+    }
+
+    fn user_state_dir(&self, home: &Path, _copse_dir: &Path) -> PathBuf {
+        home.join(".cursor")
     }
 
     fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)> {

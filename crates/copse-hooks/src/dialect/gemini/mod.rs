@@ -240,6 +240,48 @@ impl Adapter for Gemini {
             .unwrap_or_else(|| hook.cwd())
     }
 
+    fn user_state_dir(&self, home: &Path, _copse_dir: &Path) -> PathBuf {
+        home.join(".gemini")
+    }
+
+    /// Gemini CLI runs a `name:command` pair once per event, whatever its layer.
+    fn dedup_key(&self, hook: &HookSpec, extra: &crate::dialect::HookExtra) -> Option<String> {
+        Some(format!(
+            "{}:{}",
+            extra.name.as_deref().unwrap_or_default(),
+            hook.command
+        ))
+    }
+
+    /// A matching definition marked `sequential` runs every matching Gemini hook of
+    /// the event one after another.
+    fn sequential(&self, _hook: &HookSpec, extra: &crate::dialect::HookExtra) -> bool {
+        extra.sequential
+    }
+
+    /// Each hook of a sequential chain sees the input as the previous one changed it:
+    /// a BeforeTool `tool_input` merged into the arguments, a BeforeAgent
+    /// `additionalContext` appended to the prompt.
+    fn chain_input(&self, event: EventPayload, outcome: &crate::outcome::Outcome) -> EventPayload {
+        match event {
+            EventPayload::ToolGate(mut call) => {
+                if let Some(update) = &outcome.updated_input {
+                    for (k, v) in update {
+                        call.input.insert(k.clone(), v.clone());
+                    }
+                }
+                EventPayload::ToolGate(call)
+            }
+            EventPayload::BeforeSubmitPrompt { prompt } => EventPayload::BeforeSubmitPrompt {
+                prompt: match outcome.inject_context.as_deref().filter(|c| !c.is_empty()) {
+                    Some(ctx) => format!("{prompt}\n\n{ctx}"),
+                    None => prompt,
+                },
+            },
+            other => other,
+        }
+    }
+
     fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)> {
         let mut env = Vec::new();
         if let Some(root) = ctx.root_for(hook) {

@@ -1,0 +1,150 @@
+//! Record: what a session keeps of each run — the audit store, the notices a user
+//! hears once, the messages hooks queue — and the plan's notices.
+
+use std::collections::BTreeMap;
+
+use super::{Session, lock};
+use crate::dialect::{Context, Scope};
+use crate::event::{EventPayload, SessionIdentity};
+use crate::notice::{Notice, NoticeKind};
+use crate::outcome::HookRun;
+use crate::queue::{MessageOrigin, QueuedMessage};
+use crate::select::Plan;
+
+impl Session {
+    /// Records a run in the audit store (never blocks on the disk), and says once per
+    /// session when the sandbox is not enforced.
+    pub(super) fn record(&self, run: &HookRun, identity: &SessionIdentity) {
+        self.record_as(run, identity, false);
+    }
+
+    pub(super) fn record_as(&self, run: &HookRun, identity: &SessionIdentity, suppressed: bool) {
+        if run.sandbox == crate::outcome::SandboxState::Unenforced {
+            let reason = self
+                .engine
+                .sandbox_status()
+                .map(|s| s.enforcement.to_string())
+                .unwrap_or_default();
+            self.notice_once(
+                "sandbox-unenforced".to_string(),
+                Notice::new(
+                    NoticeKind::SandboxUnenforced,
+                    format!("the OS sandbox is not enforced on this machine ({reason}): hooks run unsandboxed"),
+                )
+                .hint("`copse-hooks sandbox check` shows what this kernel supports"),
+            );
+        }
+        if let Some(spine) = self.engine.spine() {
+            let record = crate::spine::RunRecord::from_run(
+                run,
+                self.audit_id(identity),
+                &identity.generation_id,
+                run.sandbox.as_str(),
+            );
+            spine.record(if suppressed {
+                record.suppressed()
+            } else {
+                record
+            });
+        }
+    }
+
+    /// Queues a hook's message, produced in `epoch`.
+    pub(super) fn enqueue(
+        &self,
+        hook: &crate::dialect::HookSpec,
+        q: &crate::outcome::QueueRequest,
+        epoch: u64,
+    ) {
+        let message = QueuedMessage {
+            text: q.text.clone(),
+            send_now: q.send_now,
+            // Stop follow-ups wait for a human unless the host lets them continue
+            // (still within the continuation budget).
+            held: q.held && !self.engine.auto_continue_follow_ups(),
+            epoch,
+            origin: MessageOrigin {
+                dialect: hook.dialect,
+                event: hook.event.clone(),
+                command: hook.command.clone(),
+                source: hook.source.clone(),
+                entry: hook.entry,
+                canonical: hook.canonical,
+            },
+            loop_limit: hook.loop_limit,
+        };
+        let queued = {
+            let mut queue = lock(&self.state.queue);
+            queue.push(message);
+            queue.items().last().cloned()
+        };
+        let listener = lock(&self.state.listener).clone();
+        if let (Some(listener), Some(queued)) = (listener, queued) {
+            (listener.0)(&queued);
+        }
+    }
+
+    /// The plan for an event, noting (once per session) configs skipped because they
+    /// changed since trusted, and project hooks about to run for the first time.
+    pub(super) fn plan(&self, event: &EventPayload, ctx: &Context<'_>) -> Plan {
+        let mut changed = Vec::new();
+        let mut problems = Vec::new();
+        let plan = self.engine.plan(
+            event,
+            ctx,
+            &mut |path| changed.push(path.to_path_buf()),
+            &mut |w| problems.push(w.clone()),
+        );
+        *lock(&self.state.problems) = problems;
+        for path in changed {
+            self.notice_once(
+                format!("changed:{}", path.display()),
+                crate::notice::config_changed(self.engine.workspace_roots(), &path),
+            );
+        }
+        for s in &plan.hooks {
+            let hook = s.hook();
+            if hook.scope == Scope::Project {
+                self.notice_once(
+                    format!("project:{}\0{}", hook.source.display(), hook.command),
+                    Notice::new(
+                        NoticeKind::FirstRun,
+                        format!(
+                            "running project hook `{}` from {} (first run in this session)",
+                            hook.command,
+                            hook.source.display()
+                        ),
+                    )
+                    .source(hook.source.clone()),
+                );
+            }
+        }
+        plan
+    }
+
+    pub(super) fn notice_once(&self, key: String, notice: Notice) {
+        if lock(&self.state.announced).insert(key) {
+            lock(&self.state.notices).push(notice);
+        }
+    }
+}
+
+/// The session environment variables a sessionStart run set that the overlay
+/// accepts; each refused one is a warning on the run.
+pub(super) fn accepted_overlay(run: &mut HookRun) -> BTreeMap<String, String> {
+    let mut accepted = BTreeMap::new();
+    let Some(vars) = run.outcome.session_env.clone() else {
+        return accepted;
+    };
+    for (k, v) in vars {
+        match crate::overlay::refusal(&k, &v) {
+            None => {
+                accepted.insert(k, v);
+            }
+            Some(why) => run
+                .warnings
+                .push(format!("session environment variable {k:?} dropped: {why}")),
+        }
+    }
+    accepted
+}
