@@ -11,107 +11,20 @@ use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ProcessResult,
 };
 use copse_hooks::{
-    CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
-    RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
+    CanonicalEvent, Decision, Dialect, EventPayload, FailureKind, Fired, RunOutcome, Scope,
+    Session, SessionIdentity, ToolCall, Verdict,
 };
 use copse_hooks::{Compaction, ToolResult};
 use copse_hooks::{FailurePolicy, QueueRequest};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-struct Fx {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Fx {
-    fn new() -> Fx {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir_all(root.join("home")).unwrap();
-        std::fs::create_dir_all(root.join("ws")).unwrap();
-        Fx { _dir: dir, root }
-    }
-
-    fn home(&self) -> PathBuf {
-        self.root.join("home")
-    }
-
-    fn ws(&self) -> PathBuf {
-        self.root.join("ws")
-    }
-
-    fn at(&self, rel: &str) -> String {
-        self.root.join(rel).display().to_string()
-    }
-
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let path = self.root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    /// A `hooks.json` (Claude's shape) at `rel`.
-    fn hooks_json(&self, rel: &str, hooks: Value) -> PathBuf {
-        self.write(
-            rel,
-            &serde_json::to_string_pretty(&json!({ "hooks": hooks })).unwrap(),
-        )
-    }
-
-    fn engine(&self, trusted: bool) -> Engine {
-        let mut config = EngineConfig::from_process(vec![self.ws()])
-            .home(self.home())
-            .enabled(true);
-        config.sandbox_writable = vec![self.root.clone()];
-        config.gemini_system_settings = self.root.join("etc/gemini-cli/settings.json");
-        config.codex_home = Some(self.root.join("codex-home"));
-        config.copse_dir = self.home().join(".copse");
-        config.codex_system_dir = self.root.join("etc/codex");
-        if trusted {
-            config = config.trust(self.ws());
-        }
-        Engine::new(config)
-    }
-
-    fn session(&self, trusted: bool) -> Session {
-        self.engine(trusted).session(SessionIdentity::new("conv-1"))
-    }
-}
-
-fn obj(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        other => panic!("not an object: {other}"),
-    }
-}
+use crate::fx::{Fx, answer, group, lit, obj};
 
 fn bash(session: &Session, command: &str) -> Verdict {
     session.gate_tool(ToolCall::new(
         "run_shell",
         obj(json!({ "command": command })),
     ))
-}
-
-fn group(matcher: Option<&str>, commands: &[&str]) -> Value {
-    let hooks: Vec<Value> = commands
-        .iter()
-        .map(|c| json!({"type": "command", "command": c}))
-        .collect();
-    match matcher {
-        Some(m) => json!({"matcher": m, "hooks": hooks}),
-        None => json!({ "hooks": hooks }),
-    }
-}
-
-fn answer(v: Value) -> String {
-    let text = v.to_string();
-    assert!(!text.contains('\''), "keep test JSON free of single quotes");
-    format!("printf '%s' '{text}'")
-}
-
-fn lit(s: impl AsRef<str>) -> String {
-    serde_json::to_string(s.as_ref()).unwrap()
 }
 
 // ---------------------------------------------------------------------------------
@@ -121,11 +34,8 @@ fn lit(s: impl AsRef<str>) -> String {
 #[test]
 fn post_compact_is_recognised_and_unsupported_with_a_reason() {
     let fx = Fx::new();
-    fx.hooks_json(
-        "codex-home/hooks.json",
-        json!({"PostCompact": [group(None, &[": after"])]}),
-    );
-    let listing = fx.engine(false).list();
+    fx.codex_user(json!({"PostCompact": [group(None, &[": after"])]}));
+    let listing = fx.engine().list();
     let messages: Vec<&str> = listing
         .warnings
         .iter()
@@ -159,11 +69,8 @@ fn permission_request_hooks_answer_the_approval_prompt() {
     let guard = format!(
         r#"cat > {out}; case "$(cat {out})" in *curl*) echo '{{"hookSpecificOutput":{{"hookEventName":"PermissionRequest","decision":{{"behavior":"deny","message":"no network"}}}}}}';; *ls*) echo '{{"hookSpecificOutput":{{"hookEventName":"PermissionRequest","decision":{{"behavior":"allow"}}}}}}';; esac"#
     );
-    fx.hooks_json(
-        "codex-home/hooks.json",
-        json!({"PermissionRequest": [group(Some("Bash"), &[&guard])]}),
-    );
-    let engine = fx.engine(false);
+    fx.codex_user(json!({"PermissionRequest": [group(Some("Bash"), &[&guard])]}));
+    let engine = fx.engine();
     let listing = engine.list();
     assert!(listing.warnings.is_empty(), "{:?}", listing.warnings);
     assert_eq!(
@@ -221,15 +128,13 @@ fn permission_request_answers_outside_codex_schema_fail_the_hook() {
 #[test]
 fn mcp_tool_handlers_are_warned_about_per_hook_and_never_run() {
     let fx = Fx::new();
-    let source = fx.hooks_json(
-        "codex-home/hooks.json",
-        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+    let source = fx.codex_user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
             {"type": "mcp_tool", "server": "guard", "tool": "check", "input": {"cmd": "${tool_input.command}"}},
             {"type": "command", "command": "exit 0"},
         ]}]}),
     );
     let want = "\"PreToolUse\" entry 1 hook 1 has type \"mcp_tool\" on \"PreToolUse\": mcp_tool handlers are not supported yet: this hook does not run (copse-hooks does not call MCP tools from hooks; listed only)";
-    let engine = fx.engine(false);
+    let engine = fx.engine();
     let listing = engine.list();
     let messages: Vec<&str> = listing
         .warnings
@@ -258,7 +163,7 @@ fn mcp_tool_handlers_are_warned_about_per_hook_and_never_run() {
         report.problems
     );
     // At the gate only the command hook runs.
-    let v = bash(&fx.session(false), "ls");
+    let v = bash(&fx.session(), "ls");
     let ran: Vec<&str> = v.runs.iter().map(|r| r.command.as_str()).collect();
     assert_eq!(ran, ["exit 0"]);
 }
@@ -267,11 +172,9 @@ fn mcp_tool_handlers_are_warned_about_per_hook_and_never_run() {
 fn user_hooks_json_gets_exact_pre_tool_use_stdin() {
     let fx = Fx::new();
     let out = fx.at("stdin.json");
-    let source = fx.hooks_json(
-        "codex-home/hooks.json",
-        json!({"PreToolUse": [group(Some("Bash"), &[&format!("cat > {out}")])]}),
-    );
-    let session = fx.session(false);
+    let source =
+        fx.codex_user(json!({"PreToolUse": [group(Some("Bash"), &[&format!("cat > {out}")])]}));
+    let session = fx.session();
     session.start_human_turn(Some("turn-7".into()));
     let v = bash(&session, "git status");
     assert_eq!(v.effective_decision(), Decision::Allow);
@@ -293,7 +196,7 @@ fn every_layer_json_and_toml_plugins_and_project_trust() {
     let fx = Fx::new();
     let log = fx.at("layers.log");
     let rec = |tag: &str| format!("echo {tag} >> {log}");
-    fx.hooks_json(
+    fx.codex_hooks(
         "etc/codex/hooks.json",
         json!({"PreToolUse": [group(None, &[&rec("system")])]}),
     );
@@ -317,15 +220,12 @@ statusMessage = "checking"
             rec("user-toml")
         ),
     );
-    fx.hooks_json(
-        "codex-home/hooks.json",
-        json!({"PreToolUse": [group(None, &[&rec("user-json")])]}),
-    );
+    fx.codex_user(json!({"PreToolUse": [group(None, &[&rec("user-json")])]}));
     fx.write(
         "codex-home/plugins/cache/market/guard/1.0.0/.codex-plugin/plugin.json",
         r#"{"name": "guard"}"#,
     );
-    fx.hooks_json(
+    fx.codex_hooks(
         "codex-home/plugins/cache/market/guard/1.0.0/hooks/hooks.json",
         json!({"PreToolUse": [group(None, &[&format!("echo plugin:$(basename $PLUGIN_ROOT):${{PLUGIN_ROOT}} >> {log}")])]}),
     );
@@ -342,7 +242,7 @@ statusMessage = "checking"
         l.sort();
         l
     };
-    let v = bash(&fx.session(false), "ls");
+    let v = bash(&fx.session(), "ls");
     assert_eq!(
         v.runs.len(),
         4,
@@ -367,10 +267,10 @@ statusMessage = "checking"
     assert!(sources[3].ends_with("hooks/hooks.json"));
     assert_eq!(v.runs[2].result, RunOutcome::None);
     std::fs::remove_file(&log).unwrap();
-    let v = bash(&fx.session(true), "ls");
+    let v = bash(&fx.trusted_session(), "ls");
     assert_eq!(v.runs.len(), 5);
     assert_eq!(v.runs[4].scope, Scope::Project);
-    let listing = fx.engine(true).list();
+    let listing = fx.trusted_engine().list();
     let toml_hook = listing
         .hooks
         .iter()
@@ -383,20 +283,17 @@ statusMessage = "checking"
 #[test]
 fn features_hooks_false_and_hook_state_switch_hooks_off() {
     let fx = Fx::new();
-    let user_json = fx.hooks_json(
-        "codex-home/hooks.json",
-        json!({"PreToolUse": [group(None, &["true", "exit 2"])]}),
-    );
+    let user_json = fx.codex_user(json!({"PreToolUse": [group(None, &["true", "exit 2"])]}));
     let key = format!("{}:pre_tool_use:0:1", user_json.display());
     fx.write(
         "codex-home/config.toml",
         &format!("[hooks.state.\"{key}\"]\nenabled = false\n"),
     );
-    let v = bash(&fx.session(false), "ls");
+    let v = bash(&fx.session(), "ls");
     assert_eq!(v.runs.len(), 1);
     assert_eq!(v.runs[0].command, "true");
     assert!(
-        fx.engine(false)
+        fx.engine()
             .list()
             .warnings
             .iter()
@@ -405,10 +302,7 @@ fn features_hooks_false_and_hook_state_switch_hooks_off() {
 
     // A project layer's [hooks.state] is ignored, as Codex does.
     let fx = Fx::new();
-    let project_json = fx.hooks_json(
-        "ws/.codex/hooks.json",
-        json!({"PreToolUse": [group(None, &["true"])]}),
-    );
+    let project_json = fx.codex_project(json!({"PreToolUse": [group(None, &["true"])]}));
     fx.write(
         "ws/.codex/config.toml",
         &format!(
@@ -416,23 +310,20 @@ fn features_hooks_false_and_hook_state_switch_hooks_off() {
             project_json.display()
         ),
     );
-    assert_eq!(bash(&fx.session(true), "ls").runs.len(), 1);
+    assert_eq!(bash(&fx.trusted_session(), "ls").runs.len(), 1);
 
     // `[features] hooks = false` turns every Codex hook off.
     let fx = Fx::new();
-    fx.hooks_json(
-        "codex-home/hooks.json",
-        json!({"PreToolUse": [group(None, &["exit 2"])]}),
-    );
+    fx.codex_user(json!({"PreToolUse": [group(None, &["exit 2"])]}));
     fx.write("codex-home/config.toml", "[features]\nhooks = false\n");
-    assert!(bash(&fx.session(false), "ls").runs.is_empty());
+    assert!(bash(&fx.session(), "ls").runs.is_empty());
 }
 
 #[test]
 fn invalid_toml_and_unknown_events_are_reported_with_positions() {
     let fx = Fx::new();
     let path = fx.write("ws/.codex/config.toml", "[hooks\nPreToolUse = 1\n");
-    let report = fx.engine(false).lint(&[path]);
+    let report = fx.engine().lint(&[path]);
     assert_eq!(report.problems.len(), 1);
     assert_eq!(report.problems[0].line, Some(1));
     assert!(report.problems[0].message.starts_with("not valid TOML"));
@@ -441,7 +332,7 @@ fn invalid_toml_and_unknown_events_are_reported_with_positions() {
         "ws/.codex/config.toml",
         "model = \"x\"\n\n[[hooks.BeforeTool]]\n[[hooks.BeforeTool.hooks]]\ntype = \"command\"\ncommand = \"true\"\n\n[[hooks.PreToolUse]]\nmatcher = \"[\"\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"true\"\n",
     );
-    let report = fx.engine(false).lint(&[path]);
+    let report = fx.engine().lint(&[path]);
     let msgs: Vec<(Option<usize>, &str)> = report
         .problems
         .iter()
@@ -761,8 +652,8 @@ fn pre_tool_use_honours_only_codex_values() {
 
     // End to end: the real-run quirk — top-level "deny" — fails closed here.
     let fx = Fx::new();
-    fx.hooks_json("codex-home/hooks.json", json!({"PreToolUse": [group(Some("Bash"), &[&answer(json!({"decision": "deny", "reason": "nope"}))])]}));
-    let v = bash(&fx.session(false), "ls");
+    fx.codex_user(json!({"PreToolUse": [group(Some("Bash"), &[&answer(json!({"decision": "deny", "reason": "nope"}))])]}));
+    let v = bash(&fx.session(), "ls");
     assert_eq!(v.runs[0].result, RunOutcome::Failed);
     assert_eq!(v.effective_decision(), Decision::Deny);
 }
@@ -921,8 +812,8 @@ fn timeouts_are_seconds_with_a_cap_on_session_end() {
     }
 
     let fx = Fx::new();
-    fx.hooks_json("codex-home/hooks.json", json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "sleep 5", "timeout": 1}]}]}));
-    let v = bash(&fx.session(false), "ls");
+    fx.codex_user(json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "sleep 5", "timeout": 1}]}]}));
+    let v = bash(&fx.session(), "ls");
     assert_eq!(
         v.runs[0].failure.as_ref().unwrap().kind,
         FailureKind::Timeout
@@ -945,11 +836,9 @@ if payload.get("tool_name") == "Bash" and "rm -rf" in command:
 sys.exit(0)
 "#,
     );
-    fx.hooks_json(
-        "ws/.codex/hooks.json",
-        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": format!("python3 {}", script.display()), "statusMessage": "Checking Bash"}]}]}),
+    fx.codex_project(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": format!("python3 {}", script.display()), "statusMessage": "Checking Bash"}]}]}),
     );
-    let session = fx.session(true);
+    let session = fx.trusted_session();
     let v = bash(&session, "rm -rf build");
     assert_eq!(v.effective_decision(), Decision::Deny);
     assert_eq!(
@@ -958,7 +847,7 @@ sys.exit(0)
     );
     assert_eq!(bash(&session, "ls").effective_decision(), Decision::Allow);
     // Untrusted: never runs.
-    assert!(bash(&fx.session(false), "rm -rf build").runs.is_empty());
+    assert!(bash(&fx.session(), "rm -rf build").runs.is_empty());
 }
 
 // ---------------------------------------------------------------------------------
@@ -968,30 +857,14 @@ sys.exit(0)
 #[test]
 fn cursor_claude_copse_gemini_and_codex_merge_into_one_verdict() {
     let fx = Fx::new();
-    fx.write(
-        "home/.cursor/hooks.json",
-        &json!({"version": 1, "hooks": {"beforeShellExecution": [
-            {"command": answer(json!({"permission": "allow"}))}
-        ]}})
-        .to_string(),
-    );
-    fx.write(
-        "home/.claude/settings.json",
-        &json!({"hooks": {"PreToolUse": [group(Some("Bash"), &[&answer(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "claude asks"}}))])]}}).to_string(),
-    );
-    fx.write(
-        "home/.copse/hooks.json",
-        &json!({"hooks": {"toolGate": [{"command": answer(json!({"decision": "allow", "agentMessage": "copse ok"}))}]}}).to_string(),
-    );
-    fx.write(
-        "home/.gemini/settings.json",
-        &json!({"hooks": {"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"name": "g", "type": "command", "command": answer(json!({"decision": "allow", "systemMessage": "gemini saw it"}))}]}]}}).to_string(),
-    );
-    fx.hooks_json(
-        "codex-home/hooks.json",
-        json!({"PreToolUse": [group(Some("Bash"), &["echo codex denies >&2; exit 2"])]}),
-    );
-    let v = bash(&fx.session(false), "git push --force");
+    fx.cursor_user(json!({"beforeShellExecution": [
+        {"command": answer(json!({"permission": "allow"}))}
+    ]}));
+    fx.claude_user(json!({"PreToolUse": [group(Some("Bash"), &[&answer(json!({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "ask", "permissionDecisionReason": "claude asks"}}))])]}));
+    fx.copse_user(json!({"toolGate": [{"command": answer(json!({"decision": "allow", "agentMessage": "copse ok"}))}]}));
+    fx.gemini_user(json!({"BeforeTool": [{"matcher": "run_shell_command", "hooks": [{"name": "g", "type": "command", "command": answer(json!({"decision": "allow", "systemMessage": "gemini saw it"}))}]}]}));
+    fx.codex_user(json!({"PreToolUse": [group(Some("Bash"), &["echo codex denies >&2; exit 2"])]}));
+    let v = bash(&fx.session(), "git push --force");
     assert_eq!(
         v.runs
             .iter()
@@ -1020,11 +893,8 @@ fn cursor_claude_copse_gemini_and_codex_merge_into_one_verdict() {
 fn detached_codex_events_fire() {
     let fx = Fx::new();
     let out = fx.at("end.json");
-    fx.hooks_json(
-        "codex-home/hooks.json",
-        json!({"SessionEnd": [group(None, &[&format!("cat > {out}")])]}),
-    );
-    let session = fx.session(false);
+    fx.codex_user(json!({"SessionEnd": [group(None, &[&format!("cat > {out}")])]}));
+    let session = fx.session();
     let fired = session.fire(EventPayload::SessionEnd {
         reason: "completed".into(),
         duration_ms: 1,
@@ -1045,7 +915,7 @@ fn locations_of_gemini_and_codex_layers_in_order() {
     fx.write("codex-home/plugins/cache/m/p/2.0.0/hooks/hooks.json", "{}");
     let vendor = copse_hooks::VendorPaths {
         gemini_system_settings: PathBuf::from("/etc/gemini-cli/settings.json"),
-        codex_home: fx.root.join("codex-home"),
+        codex_home: fx.path("codex-home"),
         codex_system_dir: PathBuf::from("/etc/codex"),
     };
     let home = fx.home();
@@ -1062,7 +932,7 @@ fn locations_of_gemini_and_codex_layers_in_order() {
             .path
             .display()
             .to_string()
-            .replace(&fx.root.display().to_string(), "$T");
+            .replace(&fx.root().display().to_string(), "$T");
         (p, l.dialect, l.scope)
     })
     .collect();
@@ -1096,30 +966,15 @@ fn locations_of_gemini_and_codex_layers_in_order() {
 #[test]
 fn failure_policy_setting_restores_codex_fail_open() {
     let fx = Fx::new();
-    fx.hooks_json(
-        "codex-home/hooks.json",
-        json!({"PreToolUse": [group(Some("Bash"), &["echo oops >&2; exit 1"])]}),
-    );
+    fx.codex_user(json!({"PreToolUse": [group(Some("Bash"), &["echo oops >&2; exit 1"])]}));
     // Default: the host policy denies a gated action whose hook failed.
-    let v = bash(&fx.session(false), "ls");
+    let v = bash(&fx.session(), "ls");
     assert_eq!(v.runs[0].result, RunOutcome::Failed);
     assert_eq!(v.effective_decision(), Decision::Deny);
-    assert!(fx.engine(false).list().hooks[0].fail_closed);
+    assert!(fx.engine().list().hooks[0].fail_closed);
 
-    let configured = |dialect: &str| {
-        let mut config = EngineConfig::from_process(vec![fx.ws()])
-            .home(fx.home())
-            .enabled(true);
-        config.sandbox_writable = vec![fx.root.clone()];
-        config.gemini_system_settings = fx.root.join("etc/gemini-cli/settings.json");
-        config.codex_home = Some(fx.root.join("codex-home"));
-        config.copse_dir = fx.home().join(".copse");
-        config.codex_system_dir = fx.root.join("etc/codex");
-        config
-            .failure_policy
-            .insert(dialect.into(), FailurePolicy::Open);
-        Engine::new(config)
-    };
+    let configured =
+        |dialect: &str| fx.engine_with(|c| c.failure_policy(dialect, FailurePolicy::Open));
     // Another dialect's setting changes nothing here.
     let v = bash(
         &configured("gemini").session(SessionIdentity::new("c")),

@@ -264,6 +264,16 @@ impl Fx {
         self.write_json(rel, &json!({ "hooks": hooks }))
     }
 
+    /// `$CODEX_HOME/hooks.json`.
+    pub fn codex_user(&self, hooks: Value) -> PathBuf {
+        self.codex_hooks("codex-home/hooks.json", hooks)
+    }
+
+    /// `<ws>/.codex/hooks.json`.
+    pub fn codex_project(&self, hooks: Value) -> PathBuf {
+        self.codex_hooks("ws/.codex/hooks.json", hooks)
+    }
+
     // -----------------------------------------------------------------------------
     // Engines and sessions
     // -----------------------------------------------------------------------------
