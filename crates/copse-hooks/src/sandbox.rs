@@ -75,6 +75,9 @@ mod unsupported;
 pub use linux::LinuxSandbox;
 #[cfg(not(target_os = "linux"))]
 pub use unsupported::UnsupportedSandbox;
+// `Layer` lives in `spawn` (process containment reports layers too, and spawn is
+// below the sandbox); the sandbox's status lists both kinds under this name.
+pub use crate::spawn::Layer;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -393,28 +396,6 @@ pub struct SandboxStatus {
     /// Each protection layer and whether it is enforced here, including the process
     /// containment of [`crate::spawn::layers`].
     pub layers: Vec<Layer>,
-}
-
-/// One protection layer of the sandbox (or of process containment).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Layer {
-    /// What it protects, e.g. "signals only to the run's processes".
-    pub name: &'static str,
-    /// Whether this machine enforces it.
-    pub enforced: bool,
-    /// By what, or why not.
-    pub detail: String,
-}
-
-impl Layer {
-    pub(crate) fn new(name: &'static str, enforced: bool, detail: String) -> Self {
-        Self {
-            name,
-            enforced,
-            detail,
-        }
-    }
 }
 
 impl fmt::Display for SandboxStatus {

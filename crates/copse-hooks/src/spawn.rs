@@ -47,6 +47,7 @@ mod command;
 mod contain;
 #[cfg(target_os = "linux")]
 mod escape;
+mod layer;
 #[cfg(unix)]
 mod unix;
 #[cfg(target_os = "linux")]
@@ -62,6 +63,7 @@ pub(crate) use contain::mount_private_proc_in_child;
 pub use contain::{contained, kill_all, layers, private_proc};
 #[cfg(all(unix, feature = "test-seams"))]
 pub use contain::{set_containment_for_benchmarks, set_private_proc_for_benchmarks};
+pub use layer::Layer;
 #[cfg(unix)]
 pub use unix::resident::{Resident, StdinWriter, start};
 

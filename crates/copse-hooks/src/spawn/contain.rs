@@ -56,7 +56,7 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
-use crate::sandbox::Layer;
+use super::Layer;
 
 /// Why containment is unavailable, once a clone found out.
 static UNAVAILABLE: Mutex<Option<String>> = Mutex::new(None);
