@@ -10,93 +10,18 @@ use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
 };
 use copse_hooks::{
-    CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
-    ModelIdentity, Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
+    CanonicalEvent, Decision, Dialect, Engine, EventPayload, FailureKind, Fired, ModelIdentity,
+    Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
 };
 use copse_hooks::{Compaction, ToolResult};
 use copse_hooks::{FailurePolicy, Halt, QueueRequest};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
+
+use crate::fx::{Fx, answer, commands, group, lit, obj, stdin_of};
 
 // ---------------------------------------------------------------------------------
-// Fixture
+// Helpers
 // ---------------------------------------------------------------------------------
-
-struct Fx {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Fx {
-    fn new() -> Fx {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir_all(root.join("home")).unwrap();
-        std::fs::create_dir_all(root.join("ws")).unwrap();
-        Fx { _dir: dir, root }
-    }
-
-    fn home(&self) -> PathBuf {
-        self.root.join("home")
-    }
-
-    fn ws(&self) -> PathBuf {
-        self.root.join("ws")
-    }
-
-    /// An absolute path under the temp dir, as a string for commands.
-    fn at(&self, rel: &str) -> String {
-        self.root.join(rel).display().to_string()
-    }
-
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let path = self.root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    /// A settings file: other keys besides `hooks`, as real ones have.
-    fn settings(&self, rel: &str, hooks: Value) -> PathBuf {
-        let doc = json!({"model": "sonnet", "permissions": {"allow": []}, "hooks": hooks});
-        self.write(rel, &serde_json::to_string_pretty(&doc).unwrap())
-    }
-
-    fn user(&self, hooks: Value) -> PathBuf {
-        self.settings("home/.claude/settings.json", hooks)
-    }
-
-    fn project(&self, hooks: Value) -> PathBuf {
-        self.settings("ws/.claude/settings.json", hooks)
-    }
-
-    fn local(&self, hooks: Value) -> PathBuf {
-        self.settings("ws/.claude/settings.local.json", hooks)
-    }
-
-    fn engine(&self, trusted: bool) -> Engine {
-        let mut config = EngineConfig::from_process(vec![self.ws()])
-            .home(self.home())
-            .enabled(true);
-        // Hooks here write their observations anywhere under the fixture's temp dir;
-        // the sandbox itself is tested in tests/it/sandbox.rs.
-        config.sandbox_writable = vec![self.root.clone()];
-        if trusted {
-            config = config.trust(self.ws());
-        }
-        Engine::new(config)
-    }
-
-    fn session(&self, trusted: bool) -> Session {
-        self.engine(trusted).session(SessionIdentity::new("conv-1"))
-    }
-}
-
-fn obj(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        other => panic!("not an object: {other}"),
-    }
-}
 
 /// The tool use id every test gate carries.
 const TOOL_USE_ID: &str = "toolu_test_1";
@@ -114,22 +39,6 @@ fn cmd(command: &str) -> Value {
     json!({"type": "command", "command": command})
 }
 
-/// A matcher group of command handlers.
-fn group(matcher: Option<&str>, commands: &[&str]) -> Value {
-    let hooks: Vec<Value> = commands.iter().map(|c| cmd(c)).collect();
-    match matcher {
-        Some(m) => json!({"matcher": m, "hooks": hooks}),
-        None => json!({ "hooks": hooks }),
-    }
-}
-
-/// A command that prints this JSON on stdout and exits 0.
-fn answer(v: Value) -> String {
-    let text = v.to_string();
-    assert!(!text.contains('\''), "keep test JSON free of single quotes");
-    format!("printf '%s' '{text}'")
-}
-
 fn pre_tool(decision: &str, reason: &str) -> String {
     answer(json!({"hookSpecificOutput": {
         "hookEventName": "PreToolUse",
@@ -138,24 +47,11 @@ fn pre_tool(decision: &str, reason: &str) -> String {
     }}))
 }
 
-fn commands(verdict: &Verdict) -> Vec<String> {
-    verdict.runs.iter().map(|r| r.command.clone()).collect()
-}
-
-fn stdin_of(verdict: &Verdict, i: usize) -> Value {
-    serde_json::from_slice(&verdict.runs[i].stdin).unwrap()
-}
-
-/// A JSON string literal (for building exact expected stdin).
-fn lit(s: impl AsRef<str>) -> String {
-    serde_json::to_string(s.as_ref()).unwrap()
-}
-
 /// The verdict of one user-level PreToolUse hook on `ls`.
 fn verdict_of(command: &str) -> Verdict {
     let fx = Fx::new();
-    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[command])]}));
-    let v = bash(&fx.session(false), "ls");
+    fx.claude_user(json!({"PreToolUse": [group(Some("Bash"), &[command])]}));
+    let v = bash(&fx.session(), "ls");
     assert_eq!(v.runs.len(), 1, "the hook ran once");
     v
 }
@@ -168,8 +64,9 @@ fn verdict_of(command: &str) -> Verdict {
 fn user_settings_hook_runs_and_receives_exact_bash_stdin() {
     let fx = Fx::new();
     let out = fx.at("stdin.json");
-    let source = fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&format!("cat > {out}")])]}));
-    let session = fx.session(false);
+    let source =
+        fx.claude_user(json!({"PreToolUse": [group(Some("Bash"), &[&format!("cat > {out}")])]}));
+    let session = fx.session();
 
     let v = bash(&session, "git status");
     assert_eq!(v.effective_decision(), Decision::Allow);
@@ -194,12 +91,8 @@ fn user_settings_hook_runs_and_receives_exact_bash_stdin() {
 fn read_stdin_has_claude_shape_and_an_absolute_path() {
     let fx = Fx::new();
     let out = fx.at("stdin.json");
-    fx.user(json!({"PreToolUse": [group(Some("Read"), &[&format!("cat > {out}")])]}));
-    let v = gate(
-        &fx.session(false),
-        "read_file",
-        json!({"path": "src/lib.rs"}),
-    );
+    fx.claude_user(json!({"PreToolUse": [group(Some("Read"), &[&format!("cat > {out}")])]}));
+    let v = gate(&fx.session(), "read_file", json!({"path": "src/lib.rs"}));
     assert_eq!(v.runs.len(), 1);
     let expected = format!(
         r#"{{"session_id":"conv-1","transcript_path":"","cwd":{},"hook_event_name":"PreToolUse","permission_mode":"default","tool_name":"Read","tool_input":{{"file_path":{}}},"tool_use_id":"toolu_test_1"}}"#,
@@ -209,11 +102,7 @@ fn read_stdin_has_claude_shape_and_an_absolute_path() {
     assert_eq!(std::fs::read_to_string(&out).unwrap(), expected);
 
     // An absolute path is passed unchanged.
-    let v = gate(
-        &fx.session(false),
-        "read_file",
-        json!({"path": "/etc/hosts"}),
-    );
+    let v = gate(&fx.session(), "read_file", json!({"path": "/etc/hosts"}));
     assert_eq!(
         stdin_of(&v, 0)["tool_input"],
         json!({"file_path": "/etc/hosts"})
@@ -224,9 +113,11 @@ fn read_stdin_has_claude_shape_and_an_absolute_path() {
 fn mcp_stdin_keeps_the_tool_name_and_input() {
     let fx = Fx::new();
     let out = fx.at("stdin.json");
-    fx.user(json!({"PreToolUse": [group(Some("mcp__memory__.*"), &[&format!("cat > {out}")])]}));
+    fx.claude_user(
+        json!({"PreToolUse": [group(Some("mcp__memory__.*"), &[&format!("cat > {out}")])]}),
+    );
     let v = gate(
-        &fx.session(false),
+        &fx.session(),
         "mcp__memory__store",
         json!({"key": "a", "value": 1, "nested": {"x": [1, 2]}}),
     );
@@ -246,13 +137,14 @@ fn project_settings_and_local_settings_run_only_when_trusted() {
         fx.at("project.marker"),
         fx.at("local.marker"),
     );
-    let user = fx.user(json!({"PreToolUse": [group(None, &[&format!("touch {m_user}")])]}));
+    let user = fx.claude_user(json!({"PreToolUse": [group(None, &[&format!("touch {m_user}")])]}));
     let project =
-        fx.project(json!({"PreToolUse": [group(None, &[&format!("touch {m_project}")])]}));
-    let local = fx.local(json!({"PreToolUse": [group(None, &[&format!("touch {m_local}")])]}));
+        fx.claude_project(json!({"PreToolUse": [group(None, &[&format!("touch {m_project}")])]}));
+    let local =
+        fx.claude_local(json!({"PreToolUse": [group(None, &[&format!("touch {m_local}")])]}));
 
     // Untrusted: only the user hook runs; the project files are listed but inactive.
-    let engine = fx.engine(false);
+    let engine = fx.engine();
     let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
     assert_eq!(v.runs.len(), 1);
     assert_eq!(v.runs[0].source, user);
@@ -286,7 +178,7 @@ fn project_settings_and_local_settings_run_only_when_trusted() {
 
     // Trusted: all three, in configured order (user, project, local).
     std::fs::remove_file(&m_user).unwrap();
-    let v = bash(&fx.session(true), "ls");
+    let v = bash(&fx.trusted_session(), "ls");
     assert_eq!(
         v.runs.iter().map(|r| r.source.clone()).collect::<Vec<_>>(),
         vec![user, project, local]
@@ -300,10 +192,10 @@ fn project_settings_and_local_settings_run_only_when_trusted() {
 #[test]
 fn project_hooks_run_in_the_root_and_see_claude_project_dir() {
     let fx = Fx::new();
-    fx.project(
+    fx.claude_project(
         json!({"PreToolUse": [group(None, &[r#"echo "$CLAUDE_PROJECT_DIR|$(pwd)" >&2; exit 2"#])]}),
     );
-    let v = bash(&fx.session(true), "ls");
+    let v = bash(&fx.trusted_session(), "ls");
     let ws = fx.ws().display().to_string();
     assert_eq!(
         v.agent_message.as_deref(),
@@ -314,8 +206,8 @@ fn project_hooks_run_in_the_root_and_see_claude_project_dir() {
 #[test]
 fn user_hooks_see_the_first_workspace_root_as_claude_project_dir() {
     let fx = Fx::new();
-    fx.user(json!({"PreToolUse": [group(None, &[r#"printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"%s"}}' "$CLAUDE_PROJECT_DIR""#])]}));
-    let v = bash(&fx.session(false), "ls");
+    fx.claude_user(json!({"PreToolUse": [group(None, &[r#"printf '{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"%s"}}' "$CLAUDE_PROJECT_DIR""#])]}));
+    let v = bash(&fx.session(), "ls");
     assert_eq!(v.effective_decision(), Decision::Deny);
     assert_eq!(v.agent_message, Some(fx.ws().display().to_string()));
 }
@@ -331,7 +223,7 @@ fn settings_without_hooks_are_fine_and_invalid_json_is_reported_with_position() 
         "ws/.claude/settings.local.json",
         "{\n  \"hooks\": {\n    \"PreToolUse\": [,]\n  }\n}\n",
     );
-    let engine = fx.engine(true);
+    let engine = fx.trusted_engine();
     let listing = engine.list();
     assert!(listing.hooks.is_empty());
     assert_eq!(listing.warnings.len(), 1, "{:?}", listing.warnings);
@@ -359,7 +251,7 @@ fn settings_without_hooks_are_fine_and_invalid_json_is_reported_with_position() 
 #[test]
 fn matchers_all_names_regex_and_invalid() {
     let fx = Fx::new();
-    fx.user(json!({"PreToolUse": [
+    fx.claude_user(json!({"PreToolUse": [
         group(None, &[": absent"]),
         group(Some("*"), &[": star"]),
         group(Some(""), &[": empty"]),
@@ -369,7 +261,7 @@ fn matchers_all_names_regex_and_invalid() {
         group(Some("Edit.*"), &[": edit-regex"]),
         group(Some("[unclosed"), &[": invalid"]),
     ]}));
-    let session = fx.session(false);
+    let session = fx.session();
     let all = [": absent", ": star", ": empty"];
 
     let with = |extra: &[&str]| -> Vec<String> {
@@ -393,7 +285,7 @@ fn matchers_all_names_regex_and_invalid() {
         with(&[])
     );
 
-    let listing = fx.engine(false).list();
+    let listing = fx.engine().list();
     let invalid = listing
         .hooks
         .iter()
@@ -464,8 +356,8 @@ fn canonical_tools_map_to_claude_tools_and_unmapped_tools_never_reach_claude_hoo
         .iter()
         .map(|n| group(Some(&format!("^{n}$")), &[&format!(": {n}")]))
         .collect();
-    fx.user(json!({ "PreToolUse": groups, "PostToolUse": [group(None, &[": post"])] }));
-    let session = fx.session(false);
+    fx.claude_user(json!({ "PreToolUse": groups, "PostToolUse": [group(None, &[": post"])] }));
+    let session = fx.session();
     let ws = fx.ws();
     let abs = |p: &str| ws.join(p).display().to_string();
 
@@ -528,8 +420,8 @@ fn canonical_tools_map_to_claude_tools_and_unmapped_tools_never_reach_claude_hoo
     }
 
     // No Claude equivalent: not even a match-all hook sees these.
-    fx.user(json!({"PreToolUse": [group(None, &[": all"]), group(Some(".*"), &[": any"])]}));
-    let session = fx.session(false);
+    fx.claude_user(json!({"PreToolUse": [group(None, &[": all"]), group(Some(".*"), &[": any"])]}));
+    let session = fx.session();
     assert_eq!(commands(&bash(&session, "ls")), [": all", ": any"]);
     for tool in [
         "delete_file",
@@ -601,17 +493,13 @@ fn updated_input_and_additional_context() {
 
     // Claude-shaped keys come back as the canonical tool's keys.
     let fx = Fx::new();
-    fx.user(
+    fx.claude_user(
         json!({"PreToolUse": [group(Some("Read"), &[&answer(json!({"hookSpecificOutput": {
             "hookEventName": "PreToolUse",
             "updatedInput": {"file_path": "/safe/copy.txt"},
         }}))])]}),
     );
-    let v = gate(
-        &fx.session(false),
-        "read_file",
-        json!({"path": "secret.txt"}),
-    );
+    let v = gate(&fx.session(), "read_file", json!({"path": "secret.txt"}));
     assert_eq!(v.decision, None);
     assert_eq!(
         v.updated_input,
@@ -739,12 +627,12 @@ fn other_exits_fail_closed() {
 #[test]
 fn exec_form_args_run_without_a_shell_and_expand_the_project_dir() {
     let fx = Fx::new();
-    fx.user(json!({"PreToolUse": [{"hooks": [{
+    fx.claude_user(json!({"PreToolUse": [{"hooks": [{
         "type": "command",
         "command": "sh",
         "args": ["-c", "printf '%s|%s' \"$1\" \"$2\" >&2; exit 2", "argv0", "${CLAUDE_PROJECT_DIR}/sub dir", "it's $HOME"],
     }]}]}));
-    let v = bash(&fx.session(false), "ls");
+    let v = bash(&fx.session(), "ls");
     assert_eq!(
         v.agent_message,
         Some(format!("{}/sub dir|it's $HOME", fx.ws().display()))
@@ -758,12 +646,12 @@ fn exec_form_args_run_without_a_shell_and_expand_the_project_dir() {
 #[test]
 fn mcp_tool_handlers_are_warned_about_per_hook_and_never_run() {
     let fx = Fx::new();
-    let source = fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+    let source = fx.claude_user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "mcp_tool", "server": "guard", "tool": "check", "input": {"cmd": "${tool_input.command}"}},
         cmd(": runs"),
     ]}]}));
     let want = "\"PreToolUse\" group 1 hook 1 has type \"mcp_tool\" on \"PreToolUse\": mcp_tool handlers are not supported yet: this hook does not run (copse-hooks does not call MCP tools from hooks; listed only)";
-    let engine = fx.engine(false);
+    let engine = fx.engine();
     let listing = engine.list();
     let messages: Vec<&str> = listing
         .warnings
@@ -789,18 +677,18 @@ fn mcp_tool_handlers_are_warned_about_per_hook_and_never_run() {
         report.problems
     );
     // At the gate only the command hook runs.
-    let v = bash(&fx.session(false), "ls");
+    let v = bash(&fx.session(), "ls");
     assert_eq!(commands(&v), [": runs"]);
 }
 
 #[test]
 fn model_switch_events_are_recognised_and_unsupported_with_a_reason_never_unknown() {
     let fx = Fx::new();
-    fx.user(json!({
+    fx.claude_user(json!({
         "PreModelSwitch": [group(None, &[": pre-switch"])],
         "PostModelSwitch": [group(None, &[": post-switch"])],
     }));
-    let listing = fx.engine(false).list();
+    let listing = fx.engine().list();
     for event in ["PreModelSwitch", "PostModelSwitch"] {
         let w = listing
             .warnings
@@ -835,7 +723,7 @@ fn model_switch_events_are_recognised_and_unsupported_with_a_reason_never_unknow
 #[test]
 fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
     let fx = Fx::new();
-    let source = fx.user(json!({
+    let source = fx.claude_user(json!({
         "PostCompact": [group(None, &[": notify"])],
         "preToolUse": [group(None, &[": cursor-name"])],
         "BeforeEverything": [group(None, &[": made-up"])],
@@ -851,7 +739,7 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
         ]}],
         "UserPromptSubmit": [group(Some("ignored"), &[": prompt"])],
     }));
-    let engine = fx.engine(false);
+    let engine = fx.engine();
     let listing = engine.list();
     let messages: Vec<&str> = listing
         .warnings
@@ -948,7 +836,7 @@ fn warnings_for_unsupported_and_unknown_events_and_other_handler_types() {
 #[test]
 fn structural_problems_are_reported_not_fatal() {
     let fx = Fx::new();
-    fx.user(json!({
+    fx.claude_user(json!({
         "PreToolUse": [
             {"matcher": "Bash", "command": ": flat"},
             "not a group",
@@ -956,7 +844,7 @@ fn structural_problems_are_reported_not_fatal() {
         ],
         "Stop": {"hooks": []},
     }));
-    let listing = fx.engine(false).list();
+    let listing = fx.engine().list();
     let messages: Vec<&str> = listing
         .warnings
         .iter()
@@ -1018,8 +906,10 @@ fn cursor_and_claude_hooks_merge_into_one_verdict() {
         ]}})
         .to_string(),
     );
-    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&pre_tool("deny", "claude denies")])]}));
-    let v = bash(&fx.session(false), "git push");
+    fx.claude_user(
+        json!({"PreToolUse": [group(Some("Bash"), &[&pre_tool("deny", "claude denies")])]}),
+    );
+    let v = bash(&fx.session(), "git push");
     assert_eq!(v.effective_decision(), Decision::Deny, "strictest wins");
     assert_eq!(
         v.runs
@@ -1061,7 +951,7 @@ fn engine_fires_other_claude_events() {
     let fx = Fx::new();
     let log = fx.at("events.log");
     let rec = |tag: &str| format!("echo {tag} >> {log}");
-    fx.user(json!({
+    fx.claude_user(json!({
         "UserPromptSubmit": [group(None, &["echo 'no secrets in prompts' >&2; exit 2"])],
         "PostToolUse": [group(Some("Bash"), &[&rec("post")])],
         "PostToolUseFailure": [group(Some("Bash"), &[&rec("failure")])],
@@ -1070,7 +960,7 @@ fn engine_fires_other_claude_events() {
             "hookEventName": "SubagentStart", "additionalContext": "stay in src/"}}))])],
         "SessionStart": [group(Some("resume"), &[&rec("resume")]), group(Some("startup"), &[&rec("startup")])],
     }));
-    let session = fx.session(false);
+    let session = fx.session();
 
     match session.fire(EventPayload::BeforeSubmitPrompt {
         prompt: "hi".into(),
@@ -1823,14 +1713,6 @@ fn every_spec_fails_closed_with_vendor_defaults() {
 // Published hooks: scripts that behave like the ones people ship
 // ---------------------------------------------------------------------------------
 
-/// An executable script under the fixture (`#!/bin/sh` + body); returns its path.
-fn script(fx: &Fx, rel: &str, body: &str) -> String {
-    use std::os::unix::fs::PermissionsExt;
-    let path = fx.write(rel, &format!("#!/bin/sh\n{body}\n"));
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
-    path.display().to_string()
-}
-
 fn verdict(fired: Fired) -> Verdict {
     match fired {
         Fired::Verdict(v) => v,
@@ -1841,13 +1723,12 @@ fn verdict(fired: Fired) -> Verdict {
 #[test]
 fn plain_text_context_on_user_prompt_submit_is_added_not_a_halt() {
     let fx = Fx::new();
-    let hook = script(
-        &fx,
+    let hook = fx.script(
         "home/.claude/hooks/branch.sh",
         "cat >/dev/null\necho \"Current branch: main\"\necho \"Today: Monday\"",
     );
-    fx.user(json!({"UserPromptSubmit": [group(None, &[&hook])]}));
-    let session = fx.session(false);
+    fx.claude_user(json!({"UserPromptSubmit": [group(None, &[&hook])]}));
+    let session = fx.session();
     let v = verdict(session.fire(EventPayload::BeforeSubmitPrompt {
         prompt: "fix it".into(),
     }));
@@ -1862,13 +1743,12 @@ fn plain_text_context_on_user_prompt_submit_is_added_not_a_halt() {
 #[test]
 fn a_status_line_on_pre_tool_use_is_ignored_not_a_deny() {
     let fx = Fx::new();
-    let hook = script(
-        &fx,
+    let hook = fx.script(
         "home/.claude/hooks/log.sh",
         "cat >/dev/null\necho \"[hook] checked the command\"",
     );
-    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
-    let v = bash(&fx.session(false), "cargo test");
+    fx.claude_user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    let v = bash(&fx.session(), "cargo test");
     assert_eq!(v.effective_decision(), Decision::Allow);
     assert!(v.runs[0].failure.is_none());
     assert_eq!(
@@ -1880,8 +1760,7 @@ fn a_status_line_on_pre_tool_use_is_ignored_not_a_deny() {
 #[test]
 fn session_start_context_reaches_the_verdict_plain_and_json() {
     let fx = Fx::new();
-    let plain = script(
-        &fx,
+    let plain = fx.script(
         "home/.claude/hooks/rules.sh",
         "cat >/dev/null\nprintf 'Project rules: tabs, no unwrap.\\n'",
     );
@@ -1889,8 +1768,8 @@ fn session_start_context_reaches_the_verdict_plain_and_json() {
         "hookEventName": "SessionStart",
         "additionalContext": "You are in explanatory output style."
     }}));
-    fx.user(json!({"SessionStart": [group(None, &[&plain, &json_hook])]}));
-    let session = fx.session(false);
+    fx.claude_user(json!({"SessionStart": [group(None, &[&plain, &json_hook])]}));
+    let session = fx.session();
     let v = verdict(session.fire(EventPayload::SessionStart { first_turn: true }));
     assert_eq!(
         v.inject_context.as_deref(),
@@ -1902,10 +1781,10 @@ fn session_start_context_reaches_the_verdict_plain_and_json() {
 #[test]
 fn events_claude_cannot_block_never_block_on_failure() {
     let fx = Fx::new();
-    fx.user(json!({
+    fx.claude_user(json!({
         "SubagentStart": [group(None, &["cat >/dev/null; echo crashed >&2; exit 1", "echo not json"])],
     }));
-    let session = fx.session(false);
+    let session = fx.session();
     let v = verdict(session.fire(EventPayload::SubagentStart {
         subagent_type: "explore".into(),
     }));
@@ -1927,8 +1806,8 @@ fn events_claude_cannot_block_never_block_on_failure() {
 fn an_answer_printed_before_a_non_zero_exit_is_honoured() {
     let fx = Fx::new();
     let hook = format!("{}; exit 1", pre_tool("deny", "rm -rf is not allowed"));
-    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
-    let v = bash(&fx.session(false), "rm -rf /");
+    fx.claude_user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    let v = bash(&fx.session(), "rm -rf /");
     assert_eq!(v.effective_decision(), Decision::Deny);
     assert_eq!(v.agent_message.as_deref(), Some("rm -rf is not allowed"));
     assert!(v.runs[0].failure.is_none());
@@ -1937,20 +1816,13 @@ fn an_answer_printed_before_a_non_zero_exit_is_honoured() {
 #[test]
 fn failure_policy_setting_restores_claude_fail_open() {
     let fx = Fx::new();
-    fx.user(json!({"PreToolUse": [group(Some("Bash"), &["echo oops >&2; exit 1"])]}));
+    fx.claude_user(json!({"PreToolUse": [group(Some("Bash"), &["echo oops >&2; exit 1"])]}));
     // Default: the host policy denies a gated action whose hook failed.
-    let v = bash(&fx.session(false), "ls");
+    let v = bash(&fx.session(), "ls");
     assert_eq!(v.effective_decision(), Decision::Deny);
-    assert!(fx.engine(false).list().hooks[0].fail_closed);
+    assert!(fx.engine().list().hooks[0].fail_closed);
 
-    let mut config = EngineConfig::from_process(vec![fx.ws()])
-        .home(fx.home())
-        .enabled(true);
-    config.sandbox_writable = vec![fx.root.clone()];
-    config
-        .failure_policy
-        .insert("claude".into(), FailurePolicy::Open);
-    let engine = Engine::new(config);
+    let engine = fx.engine_with(|c| c.failure_policy("claude", FailurePolicy::Open));
     let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
     assert_eq!(v.effective_decision(), Decision::Allow);
     assert_eq!(v.runs[0].result, RunOutcome::Failed);
@@ -1970,15 +1842,13 @@ fn failure_policy_setting_restores_claude_fail_open() {
 fn a_jq_formatter_reads_tool_response_file_path() {
     let fx = Fx::new();
     let seen = fx.at("formatted.txt");
-    let hook = script(
-        &fx,
-        "home/.claude/hooks/format.sh",
+    let hook = fx.script("home/.claude/hooks/format.sh",
         &format!(
             "f=$(jq -r '.tool_response.filePath // .tool_input.file_path // empty') || exit 5\n[ -n \"$f\" ] && echo \"$f\" >> {seen}"
         ),
     );
-    fx.user(json!({"PostToolUse": [group(Some("Write|Edit"), &[&hook])]}));
-    let session = fx.session(false);
+    fx.claude_user(json!({"PostToolUse": [group(Some("Write|Edit"), &[&hook])]}));
+    let session = fx.session();
     session.fire(EventPayload::AfterToolUse({
         let mut result = ToolResult::new(
             "write_file",
@@ -2007,18 +1877,16 @@ fn a_stop_hook_reads_the_transcript_and_the_last_assistant_message() {
     );
     let out = fx.at("stop.txt");
     // Like the ralph-loop stop hook: give up quietly when the transcript is missing.
-    let hook = script(
-        &fx,
-        "home/.claude/hooks/stop.sh",
+    let hook = fx.script("home/.claude/hooks/stop.sh",
         &format!(
             "input=$(cat)\nt=$(echo \"$input\" | jq -r .transcript_path)\n[ -f \"$t\" ] || exit 0\ngrep -q '<promise>DONE</promise>' \"$t\" && echo found >> {out}\necho \"$input\" | jq -r .last_assistant_message >> {out}"
         ),
     );
-    fx.user(json!({"Stop": [group(None, &[&hook])]}));
+    fx.claude_user(json!({"Stop": [group(None, &[&hook])]}));
     let mut identity = SessionIdentity::new("conv-1");
     identity.host.transcript_path = Some(transcript.display().to_string());
     identity.host.permission_mode = Some("acceptEdits".into());
-    let session = fx.engine(false).session(identity);
+    let session = fx.engine().session(identity);
     session.fire(EventPayload::AfterAgentResponse {
         text: "All tests pass.".into(),
     });
@@ -2036,20 +1904,19 @@ fn a_stop_hook_reads_the_transcript_and_the_last_assistant_message() {
 fn a_tracing_hook_pairs_pre_and_post_by_tool_use_id() {
     let fx = Fx::new();
     let log = fx.at("trace.log");
-    let hook = script(
-        &fx,
+    let hook = fx.script(
         "home/.claude/hooks/trace.sh",
         &format!(
             "jq -r '[.hook_event_name, .tool_use_id, .permission_mode] | join(\" \")' >> {log}"
         ),
     );
-    fx.user(json!({
+    fx.claude_user(json!({
         "PreToolUse": [group(None, &[&hook])],
         "PostToolUse": [group(None, &[&hook])],
     }));
     let mut identity = SessionIdentity::new("c");
     identity.host.permission_mode = Some("plan".into());
-    let session = fx.engine(false).session(identity);
+    let session = fx.engine().session(identity);
     let call = ToolCall::new("run_shell", obj(json!({"command": "ls"})));
     let id = call.tool_use_id.clone();
     assert!(
@@ -2079,14 +1946,14 @@ fn subagent_events_carry_agent_id_and_transcript() {
     let hook = format!(
         "jq -r '[.hook_event_name, .agent_id, .agent_type, (.agent_transcript_path // \"-\")] | join(\" \")' >> {out}"
     );
-    fx.user(json!({
+    fx.claude_user(json!({
         "SubagentStart": [group(None, &[&hook])],
         "SubagentStop": [group(None, &[&hook])],
     }));
     let mut identity = SessionIdentity::new("c");
     identity.host.agent_id = Some("agent-42".into());
     identity.host.agent_transcript_path = Some("/t/agent-42.jsonl".into());
-    let session = fx.engine(false).session(identity);
+    let session = fx.engine().session(identity);
     session.fire(EventPayload::SubagentStart {
         subagent_type: "Explore".into(),
     });
@@ -2105,12 +1972,12 @@ fn subagent_events_carry_agent_id_and_transcript() {
 fn an_if_guard_runs_only_on_matching_calls() {
     let fx = Fx::new();
     // Like the security-guidance plugin: a guard limited by `if`.
-    fx.user(json!({"PreToolUse": [{"matcher": "Bash|Edit|Write", "hooks": [
+    fx.claude_user(json!({"PreToolUse": [{"matcher": "Bash|Edit|Write", "hooks": [
         {"type": "command", "if": "Bash(git push:*)", "command": "echo 'push needs review' >&2; exit 2"},
         {"type": "command", "if": "Edit(src/**)", "command": "echo 'src is frozen' >&2; exit 2"},
         {"type": "command", "if": "Read(./.env)", "command": "echo 'never' >&2; exit 2"},
     ]}]}));
-    let session = fx.session(false);
+    let session = fx.session();
     let v = bash(&session, "cd repo && git push origin main");
     assert_eq!(v.effective_decision(), Decision::Deny);
     assert_eq!(v.agent_message.as_deref(), Some("push needs review"));
@@ -2134,11 +2001,11 @@ fn an_if_guard_runs_only_on_matching_calls() {
 #[test]
 fn matcher_lists_with_commas_spaces_and_hyphens_fire() {
     let fx = Fx::new();
-    fx.user(json!({
+    fx.claude_user(json!({
         "PreToolUse": [group(Some("Edit, Write"), &[": edit-or-write"])],
         "SubagentStart": [group(Some("code-reviewer"), &[": reviewer"])],
     }));
-    let session = fx.session(false);
+    let session = fx.session();
     let v = gate(
         &session,
         "write_file",
@@ -2163,10 +2030,10 @@ fn identical_handlers_across_settings_files_run_once() {
     let fx = Fx::new();
     let log = fx.at("runs.log");
     let hook = format!("echo run >> {log}");
-    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
-    fx.project(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
-    fx.local(json!({"PreToolUse": [group(None, &[&hook])]}));
-    let v = bash(&fx.session(true), "ls");
+    fx.claude_user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    fx.claude_project(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    fx.claude_local(json!({"PreToolUse": [group(None, &[&hook])]}));
+    let v = bash(&fx.trusted_session(), "ls");
     assert_eq!(v.runs.len(), 1);
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "run\n");
 }
@@ -2183,15 +2050,15 @@ fn disable_all_hooks_follows_precedence() {
     };
     fx.write("home/.claude/settings.json", &doc(Some(true), ": user"));
     fx.write("ws/.claude/settings.json", &doc(None, ": project"));
-    let v = bash(&fx.session(true), "ls");
+    let v = bash(&fx.trusted_session(), "ls");
     assert!(
         v.runs.is_empty(),
         "user disableAllHooks turns every Claude hook off"
     );
-    assert!(fx.engine(true).list().hooks.iter().all(|h| !h.active));
+    assert!(fx.trusted_engine().list().hooks.iter().all(|h| !h.active));
     // A project `false` overrides a user `true`.
     fx.write("ws/.claude/settings.json", &doc(Some(false), ": project"));
-    let v = bash(&fx.session(true), "ls");
+    let v = bash(&fx.trusted_session(), "ls");
     assert_eq!(commands(&v), [": user", ": project"]);
 }
 
@@ -2199,11 +2066,11 @@ fn disable_all_hooks_follows_precedence() {
 fn continue_false_halts_the_run_on_every_event() {
     let fx = Fx::new();
     let stop = answer(json!({"continue": false, "stopReason": "Budget exhausted"}));
-    fx.user(json!({
+    fx.claude_user(json!({
         "PreToolUse": [group(None, &[&stop])],
         "UserPromptSubmit": [group(None, &[&stop])],
     }));
-    let session = fx.session(false);
+    let session = fx.session();
     let v = bash(&session, "ls");
     assert_eq!(
         v.halt.as_ref().map(|h| h.reason.as_str()),
@@ -2228,9 +2095,9 @@ fn updated_input_replaces_the_whole_input() {
         "permissionDecision": "allow",
         "updatedInput": {"command": "ls -la"},
     }}));
-    fx.user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
+    fx.claude_user(json!({"PreToolUse": [group(Some("Bash"), &[&hook])]}));
     let v = gate(
-        &fx.session(false),
+        &fx.session(),
         "run_shell",
         json!({"command": "ls", "timeout": 5}),
     );
@@ -2242,11 +2109,11 @@ fn updated_input_replaces_the_whole_input() {
 fn async_hooks_run_detached_and_cannot_block() {
     let fx = Fx::new();
     let marker = fx.at("async.done");
-    fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+    fx.claude_user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "async": true, "command": format!("sleep 0.2; touch {marker}; echo no >&2; exit 2")},
         {"type": "command", "asyncRewake": true, "command": "cat >/dev/null; echo 'security review: found a secret' >&2; exit 2"},
     ]}]}));
-    let session = fx.session(false);
+    let session = fx.session();
     let v = bash(&session, "ls");
     assert_eq!(
         v.effective_decision(),
@@ -2267,17 +2134,15 @@ fn async_hooks_run_detached_and_cannot_block() {
 #[test]
 fn session_start_hooks_write_claude_env_file_for_later_tool_commands() {
     let fx = Fx::new();
-    let hook = script(
-        &fx,
-        "home/.claude/hooks/env.sh",
+    let hook = fx.script("home/.claude/hooks/env.sh",
         "cat >/dev/null\n[ -n \"$CLAUDE_ENV_FILE\" ] || exit 1\necho 'export JAVA_HOME=/opt/jdk' >> \"$CLAUDE_ENV_FILE\"\necho 'export PATH=\"$JAVA_HOME/bin:$PATH\"' >> \"$CLAUDE_ENV_FILE\"",
     );
     let probe = fx.at("probe.txt");
-    fx.user(json!({
+    fx.claude_user(json!({
         "SessionStart": [group(None, &[&hook])],
         "PreToolUse": [group(None, &[&format!("echo \"${{CLAUDE_ENV_FILE:-unset}}\" > {probe}")])],
     }));
-    let session = fx.session(false);
+    let session = fx.session();
     let v = verdict(session.fire(EventPayload::SessionStart { first_turn: true }));
     let expected = "export JAVA_HOME=/opt/jdk\nexport PATH=\"$JAVA_HOME/bin:$PATH\"\n";
     assert_eq!(v.tool_env_script.as_deref(), Some(expected));
@@ -2291,22 +2156,19 @@ fn session_start_hooks_write_claude_env_file_for_later_tool_commands() {
 fn stop_follow_ups_are_held_unless_the_host_continues_automatically() {
     let fx = Fx::new();
     let hook = answer(json!({"decision": "block", "reason": "tests still fail: keep going"}));
-    fx.user(json!({"Stop": [group(None, &[&hook])]}));
+    fx.claude_user(json!({"Stop": [group(None, &[&hook])]}));
     let stop = || EventPayload::Stop {
         status: "completed".into(),
     };
-    let session = fx.session(false);
+    let session = fx.session();
     session.fire(stop());
     session.wait_idle();
     assert!(session.queue()[0].held, "held for a human by default");
     assert!(session.drain_queue().is_empty());
 
-    let mut config = EngineConfig::from_process(vec![fx.ws()])
-        .home(fx.home())
-        .enabled(true);
-    config.sandbox_writable = vec![fx.root.clone()];
-    config.auto_continue_follow_ups = true;
-    let session = Engine::new(config).session(SessionIdentity::new("c"));
+    let session = fx
+        .engine_with(|c| c.auto_continue_follow_ups(true))
+        .session(SessionIdentity::new("c"));
     session.start_human_turn(None);
     for _ in 0..7 {
         session.fire(stop());
@@ -2331,15 +2193,12 @@ fn notification_and_permission_request_hooks_are_wired() {
     let fx = Fx::new();
     let notes = fx.at("notes.txt");
     // Like the notifier hooks people publish: forward the message, ignore the rest.
-    let notify = script(
-        &fx,
+    let notify = fx.script(
         "home/.claude/hooks/notify.sh",
         &format!("jq -r '\"\\(.notification_type): \\(.message)\"' >> {notes}"),
     );
     // Like auto-approve hooks: approve read-only commands, deny the rest.
-    let approve = script(
-        &fx,
-        "home/.claude/hooks/approve.sh",
+    let approve = fx.script("home/.claude/hooks/approve.sh",
         r#"cmd=$(jq -r .tool_input.command)
 case "$cmd" in
   ls*|"git status"*) b=allow ;;
@@ -2347,11 +2206,11 @@ case "$cmd" in
 esac
 printf '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"%s","message":"only read-only commands"}}}' "$b""#,
     );
-    fx.user(json!({
+    fx.claude_user(json!({
         "Notification": [group(Some("permission_prompt|idle_prompt"), &[&notify])],
         "PermissionRequest": [group(Some("Bash"), &[&approve])],
     }));
-    let session = fx.session(false);
+    let session = fx.session();
     session.fire(EventPayload::Notification {
         details: serde_json::Value::Null,
         message: "Claude needs your permission to use Bash".into(),
@@ -2384,8 +2243,8 @@ printf '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"
 #[test]
 fn pre_compact_hooks_can_block_compaction() {
     let fx = Fx::new();
-    fx.user(json!({"PreCompact": [group(Some("auto"), &["cat >/dev/null; echo 'notes not saved' >&2; exit 2"])]}));
-    let session = fx.session(false);
+    fx.claude_user(json!({"PreCompact": [group(Some("auto"), &["cat >/dev/null; echo 'notes not saved' >&2; exit 2"])]}));
+    let session = fx.session();
     let v = verdict(session.fire(EventPayload::PreCompact({
         let mut compaction = Compaction::default();
         compaction.trigger = "auto".into();
@@ -2404,9 +2263,7 @@ fn pre_compact_hooks_can_block_compaction() {
 #[test]
 fn hooks_of_enabled_plugins_run_with_claude_plugin_root() {
     let fx = Fx::new();
-    let install = fx
-        .root
-        .join("home/.claude/plugins/cache/official/guard/1.0.0");
+    let install = fx.path("home/.claude/plugins/cache/official/guard/1.0.0");
     fx.write(
         "home/.claude/plugins/installed_plugins.json",
         &json!({"version": 2, "plugins": {"guard@official": [
@@ -2415,9 +2272,7 @@ fn hooks_of_enabled_plugins_run_with_claude_plugin_root() {
         .to_string(),
     );
     let log = fx.at("plugin.log");
-    script(
-        &fx,
-        "home/.claude/plugins/cache/official/guard/1.0.0/hooks/guard.sh",
+    fx.script("home/.claude/plugins/cache/official/guard/1.0.0/hooks/guard.sh",
         &format!(
             "cat >/dev/null\necho \"$CLAUDE_PLUGIN_ROOT\" >> {log}\necho 'force push blocked by plugin' >&2\nexit 2"
         ),
@@ -2431,8 +2286,8 @@ fn hooks_of_enabled_plugins_run_with_claude_plugin_root() {
         .to_string(),
     );
     // Not enabled: nothing runs.
-    fx.user(json!({}));
-    assert!(bash(&fx.session(true), "git push -f").runs.is_empty());
+    fx.claude_user(json!({}));
+    assert!(bash(&fx.trusted_session(), "git push -f").runs.is_empty());
 
     // Enabled by the project's settings: runs only when the project is trusted.
     fx.write(
@@ -2440,10 +2295,10 @@ fn hooks_of_enabled_plugins_run_with_claude_plugin_root() {
         &json!({"enabledPlugins": {"guard@official": true}}).to_string(),
     );
     assert!(
-        bash(&fx.session(false), "git push -f").runs.is_empty(),
+        bash(&fx.session(), "git push -f").runs.is_empty(),
         "an untrusted project enables nothing"
     );
-    let session = fx.session(true);
+    let session = fx.trusted_session();
     let v = bash(&session, "git push -f");
     assert_eq!(v.effective_decision(), Decision::Deny);
     assert_eq!(
@@ -2462,7 +2317,7 @@ fn hooks_of_enabled_plugins_run_with_claude_plugin_root() {
         bash(&session, "git status").runs.is_empty(),
         "the `if` applies"
     );
-    let listing = fx.engine(true).list();
+    let listing = fx.trusted_engine().list();
     assert!(
         listing
             .hooks
@@ -2475,15 +2330,15 @@ fn hooks_of_enabled_plugins_run_with_claude_plugin_root() {
         "ws/.claude/settings.local.json",
         &json!({"enabledPlugins": {"guard@official": false}}).to_string(),
     );
-    assert!(bash(&fx.session(true), "git push -f").runs.is_empty());
+    assert!(bash(&fx.trusted_session(), "git push -f").runs.is_empty());
 }
 
 #[test]
 fn continue_false_on_a_detached_event_is_handed_to_the_host() {
     let fx = Fx::new();
     let stop = answer(json!({"continue": false, "stopReason": "Tests were deleted; stopping."}));
-    fx.user(json!({"PostToolUse": [group(None, &[&stop])]}));
-    let session = fx.session(false);
+    fx.claude_user(json!({"PostToolUse": [group(None, &[&stop])]}));
+    let session = fx.session();
     assert!(session.take_halt().is_none());
     session.fire(EventPayload::AfterToolUse({
         let mut result = ToolResult::new(
@@ -2510,20 +2365,15 @@ fn stop_hook_active_once_a_follow_up_continued_the_turn() {
     let fx = Fx::new();
     let log = fx.at("active.log");
     // Like loop-until-done hooks: block once, then let it stop when already active.
-    let hook = script(
-        &fx,
-        "home/.claude/hooks/loop.sh",
+    let hook = fx.script("home/.claude/hooks/loop.sh",
         &format!(
             "active=$(jq -r .stop_hook_active)\necho $active >> {log}\n[ \"$active\" = true ] && exit 0\necho 'keep going' >&2\nexit 2"
         ),
     );
-    fx.user(json!({"Stop": [group(None, &[&hook])]}));
-    let mut config = EngineConfig::from_process(vec![fx.ws()])
-        .home(fx.home())
-        .enabled(true);
-    config.sandbox_writable = vec![fx.root.clone()];
-    config.auto_continue_follow_ups = true;
-    let session = Engine::new(config).session(SessionIdentity::new("c"));
+    fx.claude_user(json!({"Stop": [group(None, &[&hook])]}));
+    let session = fx
+        .engine_with(|c| c.auto_continue_follow_ups(true))
+        .session(SessionIdentity::new("c"));
     session.start_human_turn(None);
     let stop = || EventPayload::Stop {
         status: "completed".into(),
@@ -2552,9 +2402,7 @@ fn stop_hook_active_once_a_follow_up_continued_the_turn() {
 #[test]
 fn plugin_hooks_get_a_persistent_claude_plugin_data_directory() {
     let fx = Fx::new();
-    let install = fx
-        .root
-        .join("home/.claude/plugins/cache/official/counter/2.0.0");
+    let install = fx.path("home/.claude/plugins/cache/official/counter/2.0.0");
     fx.write(
         "home/.claude/plugins/installed_plugins.json",
         &json!({"version": 2, "plugins": {"counter@official": [
@@ -2562,9 +2410,7 @@ fn plugin_hooks_get_a_persistent_claude_plugin_data_directory() {
         ]}})
         .to_string(),
     );
-    script(
-        &fx,
-        "home/.claude/plugins/cache/official/counter/2.0.0/hooks/count.sh",
+    fx.script("home/.claude/plugins/cache/official/counter/2.0.0/hooks/count.sh",
         "cat >/dev/null\nn=$(cat \"$CLAUDE_PLUGIN_DATA/count\" 2>/dev/null || echo 0)\necho $((n + 1)) > \"$CLAUDE_PLUGIN_DATA/count\"\necho \"$1\" >> \"$CLAUDE_PLUGIN_DATA/args\"",
     );
     fx.write(
@@ -2574,19 +2420,19 @@ fn plugin_hooks_get_a_persistent_claude_plugin_data_directory() {
         ]}]}})
         .to_string(),
     );
-    fx.user(json!({}));
+    fx.claude_user(json!({}));
     fx.write(
         "home/.claude/settings.json",
         &json!({"enabledPlugins": {"counter@official": true}}).to_string(),
     );
-    let session = fx.session(true);
+    let session = fx.trusted_session();
     for _ in 0..2 {
         let v = bash(&session, "git status");
         assert_eq!(v.runs.len(), 1, "{:?}", v.runs);
         assert!(v.runs[0].failure.is_none(), "{:?}", v.runs[0]);
         assert_eq!(v.effective_decision(), Decision::Allow);
     }
-    let data = fx.root.join("home/.claude/plugins/data/counter-official");
+    let data = fx.path("home/.claude/plugins/data/counter-official");
     assert_eq!(std::fs::read_to_string(data.join("count")).unwrap(), "2\n");
     assert_eq!(
         std::fs::read_to_string(data.join("args")).unwrap(),
@@ -2601,9 +2447,7 @@ fn plugin_hooks_get_a_persistent_claude_plugin_data_directory() {
 #[test]
 fn permission_request_updated_permissions_reach_the_host() {
     let fx = Fx::new();
-    let hook = script(
-        &fx,
-        "home/.claude/hooks/git-readonly.sh",
+    let hook = fx.script("home/.claude/hooks/git-readonly.sh",
         r#"cmd=$(jq -r '.tool_input.command')
 case "$cmd" in
   "git status"*|"git log"*)
@@ -2611,16 +2455,14 @@ case "$cmd" in
   *) exit 0 ;;
 esac"#,
     );
-    let deny = script(
-        &fx,
-        "home/.claude/hooks/no-log.sh",
+    let deny = fx.script("home/.claude/hooks/no-log.sh",
         r#"jq -r '.tool_input.command' | grep -q '^git log' && { echo '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no git log here"}}}'; exit 0; }
 exit 0"#,
     );
-    fx.user(json!({"PermissionRequest": [{"matcher": "Bash", "hooks": [
+    fx.claude_user(json!({"PermissionRequest": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": hook}, {"type": "command", "command": deny}
     ]}]}));
-    let session = fx.session(false);
+    let session = fx.session();
     let ask = |command: &str| {
         verdict(session.fire(EventPayload::PermissionRequest(ToolCall::new(
             "run_shell",
@@ -2651,12 +2493,12 @@ exit 0"#,
 #[test]
 fn prompt_and_agent_handlers_are_listed_with_the_reason_they_never_run() {
     let fx = Fx::new();
-    fx.user(json!({
+    fx.claude_user(json!({
         "Stop": [{"hooks": [{"type": "prompt", "prompt": "Did the agent finish every task? $ARGUMENTS"}]}],
         "SubagentStop": [{"hooks": [{"type": "agent", "prompt": "Verify the tests pass"}]}],
         "PostToolUse": [{"matcher": "Bash", "hooks": [{"type": "http", "url": "http://127.0.0.1:9/audit"}]}]
     }));
-    let listing = fx.engine(false).list();
+    let listing = fx.engine().list();
     let messages: Vec<&str> = listing
         .warnings
         .iter()
@@ -2685,7 +2527,7 @@ fn prompt_and_agent_handlers_are_listed_with_the_reason_they_never_run() {
         .map(|h| h.command.as_str())
         .collect();
     assert_eq!(supported, ["http: http://127.0.0.1:9/audit"]);
-    let session = fx.session(false);
+    let session = fx.session();
     let v = bash(&session, "ls");
     assert!(
         v.runs.is_empty(),
@@ -2695,14 +2537,7 @@ fn prompt_and_agent_handlers_are_listed_with_the_reason_they_never_run() {
 
 /// An engine whose settings say `"failurePolicy": {"claude": "open"}`.
 fn fail_open_engine(fx: &Fx) -> Engine {
-    let mut config = EngineConfig::from_process(vec![fx.ws()])
-        .home(fx.home())
-        .enabled(true);
-    config.sandbox_writable = vec![fx.root.clone()];
-    config
-        .failure_policy
-        .insert("claude".into(), FailurePolicy::Open);
-    Engine::new(config)
+    fx.engine_with(|c| c.failure_policy("claude", FailurePolicy::Open))
 }
 
 #[test]
@@ -2722,7 +2557,7 @@ fn on_failure_block_fails_closed_and_continue_fails_open_per_handler() {
     let hangs = "cat >/dev/null; sleep 30";
 
     // "block": a hook that exits 1 blocks even where the settings fail open.
-    fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(fails, Some("block"), None)]}]}));
+    fx.claude_user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(fails, Some("block"), None)]}]}));
     let engine = fail_open_engine(&fx);
     let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
     assert_eq!(v.effective_decision(), Decision::Deny);
@@ -2736,7 +2571,7 @@ fn on_failure_block_fails_closed_and_continue_fails_open_per_handler() {
     );
 
     // "block": a hook that times out blocks too.
-    fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(hangs, Some("block"), Some(1))]}]}));
+    fx.claude_user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(hangs, Some("block"), Some(1))]}]}));
     let started = std::time::Instant::now();
     let v = bash(
         &fail_open_engine(&fx).session(SessionIdentity::new("c")),
@@ -2749,21 +2584,23 @@ fn on_failure_block_fails_closed_and_continue_fails_open_per_handler() {
 
     // "continue": the failed hook lets the action through under the default
     // (fail-closed) policy; without onFailure the same hook denies.
-    fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(fails, Some("continue"), None)]}]}));
-    let v = bash(&fx.session(false), "ls");
+    fx.claude_user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(fails, Some("continue"), None)]}]}));
+    let v = bash(&fx.session(), "ls");
     assert_eq!(v.effective_decision(), Decision::Allow);
     assert_eq!(v.runs[0].result, RunOutcome::Failed);
     assert_eq!(v.runs[0].policy, FailurePolicy::Open);
-    fx.user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(fails, None, None)]}]}));
-    let v = bash(&fx.session(false), "ls");
+    fx.claude_user(
+        json!({"PreToolUse": [{"matcher": "Bash", "hooks": [handler(fails, None, None)]}]}),
+    );
+    let v = bash(&fx.session(), "ls");
     assert_eq!(v.effective_decision(), Decision::Deny, "our default stays");
 
     // A bad value and "block" where nothing can be blocked are reported.
-    fx.user(json!({
+    fx.claude_user(json!({
         "PreToolUse": [{"matcher": "Bash", "hooks": [handler(fails, Some("stop"), None)]}],
         "PostToolUse": [{"matcher": "Bash", "hooks": [handler(fails, Some("block"), None)]}],
     }));
-    let listing = fx.engine(false).list();
+    let listing = fx.engine().list();
     let messages: Vec<&str> = listing
         .warnings
         .iter()
