@@ -12,89 +12,22 @@ use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
 };
 use copse_hooks::{
-    CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
-    ModelIdentity, ModelParam, Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall,
-    Verdict,
+    CanonicalEvent, Decision, Dialect, EventPayload, FailureKind, Fired, ModelIdentity, ModelParam,
+    Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
 };
 use copse_hooks::{Compaction, FileEdit, LoopLimit, ToolResult};
 use copse_hooks::{FailurePolicy, Halt, QueueRequest};
 use serde_json::{Map, Value, json};
 
+use crate::fx::{Fx, FxBuilder, answer, commands, lit, obj};
+
 // ---------------------------------------------------------------------------------
-// Fixture
+// Fixture and helpers
 // ---------------------------------------------------------------------------------
 
-struct Fx {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Fx {
-    fn new() -> Fx {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        for d in ["home", "ws", "copse", "out"] {
-            std::fs::create_dir_all(root.join(d)).unwrap();
-        }
-        Fx { _dir: dir, root }
-    }
-
-    fn home(&self) -> PathBuf {
-        self.root.join("home")
-    }
-
-    fn ws(&self) -> PathBuf {
-        self.root.join("ws")
-    }
-
-    fn copse_dir(&self) -> PathBuf {
-        self.root.join("copse")
-    }
-
-    /// An absolute path under the temp dir, as a string for commands.
-    fn at(&self, rel: &str) -> String {
-        self.root.join(rel).display().to_string()
-    }
-
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let path = self.root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    fn config(&self, rel: &str, hooks: Value) -> PathBuf {
-        let doc = json!({"$schema": "https://example.invalid/copse-hooks.schema.json", "version": 1, "hooks": hooks});
-        self.write(rel, &serde_json::to_string_pretty(&doc).unwrap())
-    }
-
-    /// `$COPSE_DIR/hooks.json`.
-    fn user(&self, hooks: Value) -> PathBuf {
-        self.config("copse/hooks.json", hooks)
-    }
-
-    /// `<root>/.copse/hooks.json`.
-    fn project(&self, hooks: Value) -> PathBuf {
-        self.config("ws/.copse/hooks.json", hooks)
-    }
-
-    fn engine(&self, trusted: bool) -> Engine {
-        let mut config = EngineConfig::from_process(vec![self.ws()])
-            .home(self.home())
-            .enabled(true);
-        config.copse_dir = self.copse_dir();
-        // Hooks here write their observations anywhere under the fixture's temp dir;
-        // the sandbox itself is tested in tests/it/sandbox.rs.
-        config.sandbox_writable = vec![self.root.clone()];
-        if trusted {
-            config = config.trust(self.ws());
-        }
-        Engine::new(config)
-    }
-
-    fn session(&self, trusted: bool) -> Session {
-        self.engine(trusted).session(identity())
-    }
+/// The fixture: sessions carry [`identity`].
+fn setup() -> FxBuilder {
+    Fx::builder().identity(identity())
 }
 
 /// The session identity every engine test uses: a conversation, a turn and a model.
@@ -119,13 +52,6 @@ fn model() -> ModelIdentity {
 
 const MODEL_JSON: &str = r#""model":{"model":"claude-sonnet-4","model_id":"anthropic/claude-sonnet-4","model_params":[{"id":"context","value":"1m"}]}"#;
 
-fn obj(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        other => panic!("not an object: {other}"),
-    }
-}
-
 fn gate(session: &Session, tool: &str, input: Value) -> Verdict {
     session.gate_tool(ToolCall::new(tool, obj(input)))
 }
@@ -146,27 +72,11 @@ fn hook(command: &str) -> Value {
     json!({ "command": command })
 }
 
-/// A command that prints this JSON on stdout and exits 0.
-fn answer(v: Value) -> String {
-    let text = v.to_string();
-    assert!(!text.contains('\''), "keep test JSON free of single quotes");
-    format!("printf '%s' '{text}'")
-}
-
-/// A JSON string literal.
-fn lit(s: impl AsRef<str>) -> String {
-    serde_json::to_string(s.as_ref()).unwrap()
-}
-
-fn commands(v: &Verdict) -> Vec<String> {
-    v.runs.iter().map(|r| r.command.clone()).collect()
-}
-
 /// The verdict of one user-level toolGate hook on a shell command.
 fn gate_verdict(entry: Value) -> Verdict {
-    let fx = Fx::new();
-    fx.user(json!({ "toolGate": [entry] }));
-    let v = shell(&fx.session(false), "ls");
+    let fx = setup().build();
+    fx.copse_user(json!({ "toolGate": [entry] }));
+    let v = shell(&fx.session(), "ls");
     assert_eq!(v.runs.len(), 1, "the hook ran once");
     v
 }
@@ -177,10 +87,10 @@ fn gate_verdict(entry: Value) -> Verdict {
 
 #[test]
 fn user_hook_runs_and_receives_the_exact_tool_gate_stdin() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let out = fx.at("out/stdin.json");
-    let source = fx.user(json!({"toolGate": [hook(&format!("cat > {out}"))]}));
-    let v = shell(&fx.session(false), "git status");
+    let source = fx.copse_user(json!({"toolGate": [hook(&format!("cat > {out}"))]}));
+    let v = shell(&fx.session(), "git status");
 
     assert_eq!(v.effective_decision(), Decision::Allow);
     assert_eq!(v.runs.len(), 1);
@@ -203,10 +113,10 @@ fn user_hook_runs_and_receives_the_exact_tool_gate_stdin() {
 
 #[test]
 fn read_file_gate_sends_file_content_only_when_present() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let out = fx.at("out/stdin.json");
-    fx.user(json!({"toolGate": [hook(&format!("cat > {out}"))]}));
-    let session = fx.engine(false).session(SessionIdentity::new("c"));
+    fx.copse_user(json!({"toolGate": [hook(&format!("cat > {out}"))]}));
+    let session = fx.engine().session(SessionIdentity::new("c"));
     let mut call = ToolCall::new("read_file", obj(json!({"path": "README.md"})));
     call.file_content = Some("synthetic bytes\n".into());
     session.gate_tool(call);
@@ -225,13 +135,13 @@ fn read_file_gate_sends_file_content_only_when_present() {
 
 #[test]
 fn project_config_runs_only_when_trusted_after_the_user_config() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let (m_user, m_project) = (fx.at("out/user.marker"), fx.at("out/project.marker"));
-    let user = fx.user(json!({"toolGate": [hook(&format!("touch {m_user}"))]}));
-    let project = fx.project(json!({"toolGate": [hook(&format!("touch {m_project}"))]}));
+    let user = fx.copse_user(json!({"toolGate": [hook(&format!("touch {m_user}"))]}));
+    let project = fx.copse_project(json!({"toolGate": [hook(&format!("touch {m_project}"))]}));
 
     // Untrusted: only the user hook runs; the project hook is listed but inactive.
-    let engine = fx.engine(false);
+    let engine = fx.engine();
     let v = shell(&engine.session(identity()), "ls");
     assert_eq!(v.runs.len(), 1);
     assert_eq!(v.runs[0].source, user);
@@ -262,7 +172,7 @@ fn project_config_runs_only_when_trusted_after_the_user_config() {
 
     // Trusted: both run, user first.
     std::fs::remove_file(&m_user).unwrap();
-    let v = shell(&fx.session(true), "ls");
+    let v = shell(&fx.trusted_session(), "ls");
     assert_eq!(
         v.runs.iter().map(|r| r.source.clone()).collect::<Vec<_>>(),
         vec![user, project]
@@ -347,11 +257,11 @@ fn locations_order_cursor_claude_copse_for_user_then_each_root() {
 
 #[test]
 fn hooks_see_copse_project_dir_and_start_in_their_directory() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let probe = r#"echo "$COPSE_PROJECT_DIR|$(pwd)" >&2; exit 2"#;
-    fx.user(json!({"toolGate": [hook(probe)]}));
-    fx.project(json!({"toolGate": [hook(probe)]}));
-    let v = shell(&fx.session(true), "ls");
+    fx.copse_user(json!({"toolGate": [hook(probe)]}));
+    fx.copse_project(json!({"toolGate": [hook(probe)]}));
+    let v = shell(&fx.trusted_session(), "ls");
     let (ws, copse_dir) = (
         fx.ws().display().to_string(),
         fx.copse_dir().display().to_string(),
@@ -369,14 +279,14 @@ fn hooks_see_copse_project_dir_and_start_in_their_directory() {
 
 #[test]
 fn matchers_are_unanchored_regexes_on_the_canonical_tool_name() {
-    let fx = Fx::new();
-    let source = fx.user(json!({"toolGate": [
+    let fx = setup().build();
+    let source = fx.copse_user(json!({"toolGate": [
         {"command": "echo shell", "matcher": "shell"},
         {"command": "echo db", "matcher": "^mcp__db__"},
         {"command": "echo bad", "matcher": "(["},
         {"command": "echo all"},
     ]}));
-    let engine = fx.engine(false);
+    let engine = fx.engine();
     let session = engine.session(identity());
     assert_eq!(commands(&shell(&session, "ls")), ["echo shell", "echo all"]);
     assert_eq!(
@@ -420,13 +330,13 @@ fn matchers_are_unanchored_regexes_on_the_canonical_tool_name() {
 
 #[test]
 fn globs_select_the_edited_files() {
-    let fx = Fx::new();
-    fx.user(json!({"afterFileEdit": [
+    let fx = setup().build();
+    fx.copse_user(json!({"afterFileEdit": [
         {"command": "echo rust", "glob": ["src/**/*.rs", "*.toml"]},
         {"command": "echo md", "glob": "*.md"},
         {"command": "echo every"},
     ]}));
-    let session = fx.session(false);
+    let session = fx.session();
     let edit = |rel: &str| {
         let v = verdict(session.fire(EventPayload::AfterFileEdit {
             file_path: fx.ws().join(rel).display().to_string(),
@@ -590,16 +500,16 @@ fn matcher_subjects_per_event() {
 
 #[test]
 fn every_event_gets_its_exact_stdin() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let mut hooks = Map::new();
     for e in copse::WIRED_EVENTS {
         let out = fx.at(&format!("out/{}.json", e.name()));
         hooks.insert(e.name().into(), json!([hook(&format!("cat > {out}"))]));
     }
-    fx.user(Value::Object(hooks));
+    fx.copse_user(Value::Object(hooks));
     let mut id = identity();
     id.generation_id = String::new();
-    let session = fx.engine(false).session(id);
+    let session = fx.engine().session(id);
     let ws = fx.ws().display().to_string();
 
     // A human prompt starts turn 1 ("gen-1") first, so every later event carries it.
@@ -903,12 +813,12 @@ fn on_failure_closed_denies_naming_the_hook_and_open_abstains() {
 
 #[test]
 fn before_submit_prompt_halts_or_injects() {
-    let fx = Fx::new();
-    fx.user(json!({"beforeSubmitPrompt": [hook(&answer(json!({
+    let fx = setup().build();
+    fx.copse_user(json!({"beforeSubmitPrompt": [hook(&answer(json!({
         "haltRun": {"reason": "no secrets in prompts"},
         "injectContext": "dropped when halting",
     })))]}));
-    let v = verdict(fx.session(false).fire(EventPayload::BeforeSubmitPrompt {
+    let v = verdict(fx.session().fire(EventPayload::BeforeSubmitPrompt {
         prompt: "here is my key".into(),
     }));
     assert_eq!(
@@ -920,13 +830,13 @@ fn before_submit_prompt_halts_or_injects() {
     assert_eq!(v.effective_decision(), Decision::Deny);
     assert_eq!(v.inject_context, None);
 
-    let fx = Fx::new();
-    fx.user(json!({"beforeSubmitPrompt": [
+    let fx = setup().build();
+    fx.copse_user(json!({"beforeSubmitPrompt": [
         hook(&answer(json!({"injectContext": "today is Monday", "userMessage": "noted"}))),
         hook("echo 'secret detected' >&2; exit 2"),
     ]}));
     let v = verdict(
-        fx.session(false)
+        fx.session()
             .fire(EventPayload::BeforeSubmitPrompt { prompt: "p".into() }),
     );
     assert_eq!(v.inject_context.as_deref(), Some("today is Monday"));
@@ -941,10 +851,10 @@ fn before_submit_prompt_halts_or_injects() {
     assert_eq!(v.effective_decision(), Decision::Deny);
 
     // A failing prompt hook fails closed: the submission is halted.
-    let fx = Fx::new();
-    fx.user(json!({"beforeSubmitPrompt": [hook("exit 7")]}));
+    let fx = setup().build();
+    fx.copse_user(json!({"beforeSubmitPrompt": [hook("exit 7")]}));
     let v = verdict(
-        fx.session(false)
+        fx.session()
             .fire(EventPayload::BeforeSubmitPrompt { prompt: "p".into() }),
     );
     assert_eq!(
@@ -955,12 +865,12 @@ fn before_submit_prompt_halts_or_injects() {
 
 #[test]
 fn subagent_start_ask_means_deny() {
-    let fx = Fx::new();
-    fx.user(json!({"subagentStart": [
+    let fx = setup().build();
+    fx.copse_user(json!({"subagentStart": [
         {"command": answer(json!({"decision": "ask", "agentMessage": "not now"})), "matcher": "^explore$"},
         {"command": answer(json!({"injectContext": "stay in src/"}))},
     ]}));
-    let session = fx.session(false);
+    let session = fx.session();
     let v = verdict(session.fire(EventPayload::SubagentStart {
         subagent_type: "explore".into(),
     }));
@@ -975,11 +885,11 @@ fn subagent_start_ask_means_deny() {
 
 #[test]
 fn detached_events_queue_messages_and_stop_follow_ups_are_held() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let q = |text: &str, send_now: bool| {
         answer(json!({"queueMessage": {"text": text, "sendNow": send_now}, "decision": "deny"}))
     };
-    fx.user(json!({
+    fx.copse_user(json!({
         "afterToolUse": [{"command": q("tests failed", false), "matcher": "^run_shell$"}],
         "stop": [hook(&q("summarise first", true))],
         "subagentStop": [hook(&q("check the subagent work", false))],
@@ -988,7 +898,7 @@ fn detached_events_queue_messages_and_stop_follow_ups_are_held() {
         "afterAgentResponse": [hook(&q("cite sources", true))],
         "afterAgentThought": [hook(&answer(json!({"queueMessage": {"text": "  "}})))],
     }));
-    let session = fx.session(false);
+    let session = fx.session();
     session.fire(after_tool("run_shell", true));
     session.fire(after_tool("read_file", false));
     session.fire(EventPayload::Stop {
@@ -1048,9 +958,9 @@ fn detached_events_queue_messages_and_stop_follow_ups_are_held() {
 
 #[test]
 fn session_start_exports_session_env_to_later_hooks() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let out = fx.at("out/env.txt");
-    fx.user(json!({
+    fx.copse_user(json!({
         "sessionStart": [hook(&answer(json!({"sessionEnv": {
             "FEATURE": "on", "COPSE_HOOK_DEPTH": "0", "A=B": "x", "": "y", "N": 1
         }, "queueMessage": {"text": "ignored"}, "decision": "deny"})))],
@@ -1058,7 +968,7 @@ fn session_start_exports_session_env_to_later_hooks() {
             r#"echo "$FEATURE|$COPSE_HOOK_DEPTH" > {out}"#
         ))],
     }));
-    let session = fx.session(false);
+    let session = fx.session();
     session.fire(EventPayload::SessionStart { first_turn: true });
     let v = shell(&session, "ls");
     assert_eq!(v.decision, None);
@@ -1077,30 +987,24 @@ fn session_start_exports_session_env_to_later_hooks() {
 
 #[test]
 fn cursor_claude_and_copse_hooks_merge_into_one_verdict() {
-    let fx = Fx::new();
-    fx.write(
-        "home/.cursor/hooks.json",
-        &json!({"version": 1, "hooks": {"beforeShellExecution": [
-            {"command": answer(json!({"permission": "ask", "agent_message": "cursor asks"}))}
-        ]}})
-        .to_string(),
-    );
-    fx.write(
-        "home/.claude/settings.json",
-        &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-            {"type": "command", "command": answer(json!({"hookSpecificOutput": {
-                "hookEventName": "PreToolUse",
-                "permissionDecision": "deny",
-                "permissionDecisionReason": "claude denies",
-            }}))}
-        ]}]}})
-        .to_string(),
-    );
-    fx.user(json!({"toolGate": [
+    let fx = setup().build();
+    fx.cursor_user(json!({"beforeShellExecution": [
+        {"command": answer(json!({"permission": "ask", "agent_message": "cursor asks"}))}
+    ]}));
+    fx.claude_user(json!({"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": answer(json!({"hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": "claude denies",
+        }}))}
+    ]}]}));
+    fx.copse_user(json!({"toolGate": [
         {"command": answer(json!({"decision": "allow", "agentMessage": "copse allows", "updatedInput": {"command": "git push --dry-run"}})), "matcher": "^run_shell$"}
     ]}));
-    fx.project(json!({"toolGate": [hook(&answer(json!({"agentMessage": "copse project"})))]}));
-    let v = shell(&fx.session(true), "git push");
+    fx.copse_project(
+        json!({"toolGate": [hook(&answer(json!({"agentMessage": "copse project"})))]}),
+    );
+    let v = shell(&fx.trusted_session(), "git push");
     assert_eq!(v.effective_decision(), Decision::Deny, "strictest wins");
     assert_eq!(
         v.runs
@@ -1136,14 +1040,14 @@ fn cursor_claude_and_copse_hooks_merge_into_one_verdict() {
 
 #[test]
 fn sandbox_false_is_the_escape_and_is_listed() {
-    let fx = Fx::new();
-    fx.user(json!({"toolGate": [
+    let fx = setup().build();
+    fx.copse_user(json!({"toolGate": [
         {"command": "echo in"},
         {"command": "echo out", "sandbox": false},
         {"command": "echo explicit", "sandbox": true},
         {"command": "echo typo", "sandbox": "no"},
     ]}));
-    let listing = fx.engine(false).list();
+    let listing = fx.engine().list();
     assert_eq!(
         listing
             .hooks
@@ -1216,13 +1120,13 @@ fn async_is_opt_in_on_after_file_edit_and_forbidden_on_decision_events() {
 
 #[test]
 fn async_after_file_edit_hook_runs_detached() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let marker = fx.at("out/async.marker");
-    fx.user(json!({"afterFileEdit": [
+    fx.copse_user(json!({"afterFileEdit": [
         {"command": format!("sleep 1; touch {marker}"), "async": true},
         {"command": "echo awaited"},
     ]}));
-    let session = fx.session(false);
+    let session = fx.session();
     let started = std::time::Instant::now();
     let v = verdict(session.fire(EventPayload::AfterFileEdit {
         file_path: fx.ws().join("src/lib.rs").display().to_string(),
@@ -1244,11 +1148,11 @@ fn async_after_file_edit_hook_runs_detached() {
 
 #[test]
 fn awaited_after_file_edit_hook_can_queue_a_message() {
-    let fx = Fx::new();
-    fx.user(
+    let fx = setup().build();
+    fx.copse_user(
         json!({"afterFileEdit": [hook(&answer(json!({"queueMessage": {"text": "run rustfmt"}})))]}),
     );
-    let session = fx.session(false);
+    let session = fx.session();
     session.fire(EventPayload::AfterFileEdit {
         file_path: fx.ws().join("src/lib.rs").display().to_string(),
         edits: Vec::new(),
@@ -1301,13 +1205,13 @@ fn loop_limit_is_parsed_validated_and_clamped() {
 
 #[test]
 fn loop_limit_caps_one_scripts_continuations_inside_the_global_budget() {
-    let fx = Fx::new();
-    fx.user(json!({
+    let fx = setup().build();
+    fx.copse_user(json!({
         "afterToolUse": [{"command": answer(json!({"queueMessage": {"text": "limited"}})), "loop_limit": 2}],
         "afterAgentResponse": [{"command": answer(json!({"queueMessage": {"text": "never"}})), "loop_limit": 0}],
         "afterAgentThought": [{"command": answer(json!({"queueMessage": {"text": "unlimited"}})), "loop_limit": null}],
     }));
-    let session = fx.session(false);
+    let session = fx.session();
     session.start_human_turn(None);
     for _ in 0..4 {
         session.fire(after_tool("run_shell", false));
@@ -1540,9 +1444,9 @@ fn other_field_problems_are_reported_not_fatal() {
 
 #[test]
 fn user_file_warnings_name_the_data_directory() {
-    let fx = Fx::new();
+    let fx = setup().build();
     fx.write("copse/hooks.json", "not json");
-    let listing = fx.engine(false).list();
+    let listing = fx.engine().list();
     assert_eq!(listing.warnings.len(), 1);
     assert!(
         listing.warnings[0]
@@ -1556,13 +1460,13 @@ fn user_file_warnings_name_the_data_directory() {
 
 #[test]
 fn unwired_events_are_listed_inactive_and_never_run() {
-    let fx = Fx::new();
+    let fx = setup().build();
     let marker = fx.at("out/never.marker");
-    fx.user(json!({
+    fx.copse_user(json!({
         "beforeDiffApply": [{"command": format!("touch {marker}"), "async": true}],
         "postTurnReview": [hook(&format!("touch {marker}"))],
     }));
-    let engine = fx.engine(false);
+    let engine = fx.engine();
     let listing = engine.list();
     assert!(listing.hooks.iter().all(|h| !h.supported && !h.active));
     assert_eq!(listing.hooks.len(), 2);
@@ -2095,13 +1999,8 @@ fn example_config_is_valid_and_warning_free() {
 #[test]
 fn example_hooks_run() {
     let examples = std::fs::canonicalize(repo_root().join("examples/copse")).unwrap();
-    let fx = Fx::new();
-    let mut config = EngineConfig::from_process(vec![fx.ws()])
-        .home(fx.home())
-        .enabled(true);
-    config.copse_dir = examples;
-    config.sandbox_writable = vec![fx.root.clone()];
-    let session = Engine::new(config).session(identity());
+    let fx = setup().build();
+    let session = fx.session_with(|c| c.copse_dir(examples));
 
     let v = shell(&session, "git push --force origin main");
     assert_eq!(v.effective_decision(), Decision::Ask, "{:?}", v.runs);
