@@ -13,103 +13,14 @@ use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
 };
 use copse_hooks::{
-    CanonicalEvent, Decision, Dialect, Engine, EngineConfig, EventPayload, FailureKind, Fired,
-    Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
+    CanonicalEvent, Decision, Dialect, Engine, EventPayload, FailureKind, Fired, Outcome,
+    RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
 };
 use copse_hooks::{Compaction, ToolResult};
 use copse_hooks::{FailurePolicy, QueueRequest};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-// ---------------------------------------------------------------------------------
-// Fixture
-// ---------------------------------------------------------------------------------
-
-struct Fx {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Fx {
-    fn new() -> Fx {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir_all(root.join("home")).unwrap();
-        std::fs::create_dir_all(root.join("ws")).unwrap();
-        Fx { _dir: dir, root }
-    }
-
-    fn home(&self) -> PathBuf {
-        self.root.join("home")
-    }
-
-    fn ws(&self) -> PathBuf {
-        self.root.join("ws")
-    }
-
-    fn at(&self, rel: &str) -> String {
-        self.root.join(rel).display().to_string()
-    }
-
-    fn write(&self, rel: &str, text: &str) -> PathBuf {
-        let path = self.root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
-    /// A settings file with other keys besides `hooks`, as real ones have.
-    fn settings(&self, rel: &str, hooks: Value, extra: Value) -> PathBuf {
-        let mut doc = json!({"general": {"maxAttempts": 1}, "security": {"auth": {"selectedType": "gemini-api-key"}}, "hooks": hooks});
-        if let Value::Object(e) = extra {
-            for (k, v) in e {
-                doc[k] = v;
-            }
-        }
-        self.write(rel, &serde_json::to_string_pretty(&doc).unwrap())
-    }
-
-    fn user(&self, hooks: Value) -> PathBuf {
-        self.settings("home/.gemini/settings.json", hooks, json!({}))
-    }
-
-    fn project(&self, hooks: Value) -> PathBuf {
-        self.settings("ws/.gemini/settings.json", hooks, json!({}))
-    }
-
-    fn system(&self, hooks: Value) -> PathBuf {
-        self.settings("etc/gemini-cli/settings.json", hooks, json!({}))
-    }
-
-    fn config(&self) -> EngineConfig {
-        let mut config = EngineConfig::from_process(vec![self.ws()])
-            .home(self.home())
-            .enabled(true);
-        config.sandbox_writable = vec![self.root.clone()];
-        config.gemini_system_settings = self.root.join("etc/gemini-cli/settings.json");
-        config.codex_home = None;
-        config.codex_system_dir = self.root.join("etc/codex");
-        config
-    }
-
-    fn engine(&self, trusted: bool) -> Engine {
-        let mut config = self.config();
-        if trusted {
-            config = config.trust(self.ws());
-        }
-        Engine::new(config)
-    }
-
-    fn session(&self, trusted: bool) -> Session {
-        self.engine(trusted).session(SessionIdentity::new("conv-1"))
-    }
-}
-
-fn obj(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        other => panic!("not an object: {other}"),
-    }
-}
+use crate::fx::{Fx, answer, lit, obj};
 
 fn shell(session: &Session, command: &str) -> Verdict {
     session.gate_tool(ToolCall::new(
@@ -132,17 +43,6 @@ fn def(matcher: Option<&str>, hooks: &[(&str, &str)]) -> Value {
     }
 }
 
-/// A command that prints this JSON on stdout and exits 0.
-fn answer(v: Value) -> String {
-    let text = v.to_string();
-    assert!(!text.contains('\''), "keep test JSON free of single quotes");
-    format!("printf '%s' '{text}'")
-}
-
-fn lit(s: impl AsRef<str>) -> String {
-    serde_json::to_string(s.as_ref()).unwrap()
-}
-
 /// A Gemini `timestamp`: `YYYY-MM-DDTHH:MM:SS.mmmZ`.
 fn is_iso_millis(s: &str) -> bool {
     let b = s.as_bytes();
@@ -162,8 +62,8 @@ fn is_iso_millis(s: &str) -> bool {
 /// The verdict of one user-level BeforeTool hook on `ls`.
 fn verdict_of(command: &str) -> Verdict {
     let fx = Fx::new();
-    fx.user(json!({"BeforeTool": [def(Some("run_shell_command"), &[("h", command)])]}));
-    let v = shell(&fx.session(false), "ls");
+    fx.gemini_user(json!({"BeforeTool": [def(Some("run_shell_command"), &[("h", command)])]}));
+    let v = shell(&fx.session(), "ls");
     assert_eq!(v.runs.len(), 1, "the hook ran once");
     v
 }
@@ -177,11 +77,11 @@ fn user_hook_gets_exact_before_tool_stdin_and_gemini_environment() {
     let fx = Fx::new();
     let out = fx.at("stdin.json");
     let env = fx.at("env.txt");
-    let source = fx.user(json!({"BeforeTool": [def(
+    let source = fx.gemini_user(json!({"BeforeTool": [def(
         Some("run_shell_command"),
         &[("record", &format!("cat > {out}; env > {env}"))]
     )]}));
-    let v = shell(&fx.session(false), "git status");
+    let v = shell(&fx.session(), "git status");
     assert_eq!(v.effective_decision(), Decision::Allow);
     let run = &v.runs[0];
     assert_eq!(run.dialect, Dialect::Gemini);
@@ -219,8 +119,8 @@ fn every_layer_is_discovered_in_order_and_project_hooks_need_trust() {
     let fx = Fx::new();
     let log = fx.at("order.log");
     let rec = |tag: &str| format!("echo {tag} >> {log}");
-    fx.system(json!({"BeforeTool": [def(None, &[("sys", &rec("system"))])]}));
-    fx.user(json!({"BeforeTool": [def(None, &[("usr", &rec("user"))])]}));
+    fx.gemini_system(json!({"BeforeTool": [def(None, &[("sys", &rec("system"))])]}));
+    fx.gemini_user(json!({"BeforeTool": [def(None, &[("usr", &rec("user"))])]}));
     // An extension: `${extensionPath}` is the extension's directory.
     fx.write(
         "home/.gemini/extensions/guard/gemini-extension.json",
@@ -235,7 +135,8 @@ fn every_layer_is_discovered_in_order_and_project_hooks_need_trust() {
         "home/.gemini/extensions/guard/hooks/guard.sh",
         &format!("echo extension:$(basename $(dirname $(dirname $0))) >> {log}\n"),
     );
-    let project = fx.project(json!({"BeforeTool": [def(None, &[("prj", &rec("project"))])]}));
+    let project =
+        fx.gemini_project(json!({"BeforeTool": [def(None, &[("prj", &rec("project"))])]}));
 
     // Hooks run in parallel: the log is in completion order, the runs in
     // configured order.
@@ -248,7 +149,7 @@ fn every_layer_is_discovered_in_order_and_project_hooks_need_trust() {
         lines.sort();
         lines
     };
-    let v = shell(&fx.session(false), "ls");
+    let v = shell(&fx.session(), "ls");
     assert_eq!(v.runs.len(), 3, "the untrusted project layer does not run");
     assert_eq!(logged(), ["extension:guard", "system", "user"]);
     let sources: Vec<String> = v
@@ -264,7 +165,7 @@ fn every_layer_is_discovered_in_order_and_project_hooks_need_trust() {
     assert!(sources[2].ends_with("home/.gemini/extensions/guard/hooks/hooks.json"));
     std::fs::remove_file(&log).unwrap();
 
-    let v = shell(&fx.session(true), "ls");
+    let v = shell(&fx.trusted_session(), "ls");
     assert_eq!(v.runs.len(), 4);
     assert_eq!(v.runs[3].source, project);
     assert_eq!(v.runs[3].scope, Scope::Project);
@@ -280,23 +181,25 @@ fn every_layer_is_discovered_in_order_and_project_hooks_need_trust() {
 fn a_pinned_project_config_stops_running_when_it_changes() {
     let fx = Fx::new();
     let out = fx.at("ran");
-    let project = fx.project(json!({"BeforeTool": [def(None, &[("p", &format!("touch {out}"))])]}));
+    let project =
+        fx.gemini_project(json!({"BeforeTool": [def(None, &[("p", &format!("touch {out}"))])]}));
     let hash = copse_hooks::sha256_hex(&std::fs::read(&project).unwrap());
     let pinned = |hash: String| {
-        let mut config = fx.config();
-        config.trusted.push(TrustedWorkspace::Pinned {
-            path: fx.ws(),
-            configs: BTreeMap::from([(project.clone(), Some(hash))]),
-            scripts: None,
-        });
-        Engine::new(config).session(SessionIdentity::new("c"))
+        fx.engine_with(|c| {
+            c.trusted(TrustedWorkspace::Pinned {
+                path: fx.ws(),
+                configs: BTreeMap::from([(project.clone(), Some(hash))]),
+                scripts: None,
+            })
+        })
+        .session(SessionIdentity::new("c"))
     };
     let v = shell(&pinned(hash.clone()), "ls");
     assert_eq!(v.runs.len(), 1);
     assert!(std::path::Path::new(&out).exists());
 
     // The file changes after it was trusted: its hooks no longer run.
-    fx.project(json!({"BeforeTool": [def(None, &[("p", "exit 2")])]}));
+    fx.gemini_project(json!({"BeforeTool": [def(None, &[("p", "exit 2")])]}));
     let session = pinned(hash);
     let v = shell(&session, "ls");
     assert!(v.runs.is_empty());
@@ -309,7 +212,7 @@ fn a_pinned_project_config_stops_running_when_it_changes() {
 #[test]
 fn hooks_config_enabled_false_and_disabled_switch_hooks_off() {
     let fx = Fx::new();
-    fx.settings(
+    fx.gemini_settings(
         "home/.gemini/settings.json",
         json!({"BeforeTool": [{"hooks": [
             cmd("keep", "true"),
@@ -319,14 +222,14 @@ fn hooks_config_enabled_false_and_disabled_switch_hooks_off() {
         ]}]}),
         json!({"hooksConfig": {"disabled": ["noisy", "echo by-command", "echo named"]}}),
     );
-    let v = shell(&fx.session(false), "ls");
+    let v = shell(&fx.session(), "ls");
     let ran: Vec<&str> = v.runs.iter().map(|r| r.command.as_str()).collect();
     assert_eq!(
         ran,
         vec!["true", "echo named"],
         "disabled by name, or by command when the hook has no name"
     );
-    let listing = fx.engine(false).list();
+    let listing = fx.engine().list();
     let active: Vec<bool> = listing.hooks.iter().map(|h| h.active).collect();
     assert_eq!(active, vec![true, false, false, true]);
     assert!(
@@ -342,36 +245,32 @@ fn hooks_config_enabled_false_and_disabled_switch_hooks_off() {
 
     // The union across layers: a project file can disable a user hook (trusted only).
     let fx = Fx::new();
-    fx.user(json!({"BeforeTool": [def(None, &[("a", "true"), ("b", "true")])]}));
-    fx.settings(
+    fx.gemini_user(json!({"BeforeTool": [def(None, &[("a", "true"), ("b", "true")])]}));
+    fx.gemini_settings(
         "ws/.gemini/settings.json",
         json!({}),
         json!({"hooksConfig": {"disabled": ["b"]}}),
     );
     assert_eq!(
-        shell(&fx.session(false), "ls").runs.len(),
+        shell(&fx.session(), "ls").runs.len(),
         2,
         "untrusted project cannot switch"
     );
-    assert_eq!(shell(&fx.session(true), "ls").runs.len(), 1);
+    assert_eq!(shell(&fx.trusted_session(), "ls").runs.len(), 1);
 
     // `hooksConfig.enabled: false` turns every Gemini hook off, not other dialects'.
     let fx = Fx::new();
-    fx.settings(
+    fx.gemini_settings(
         "home/.gemini/settings.json",
         json!({"BeforeTool": [def(None, &[("a", "exit 2")])]}),
         json!({"hooksConfig": {"enabled": false}}),
     );
-    fx.write(
-        "home/.claude/settings.json",
-        &json!({"hooks": {"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]}})
-            .to_string(),
-    );
-    let v = shell(&fx.session(false), "ls");
+    fx.claude_user(json!({"PreToolUse": [{"hooks": [{"type": "command", "command": "true"}]}]}));
+    let v = shell(&fx.session(), "ls");
     assert_eq!(v.runs.len(), 1);
     assert_eq!(v.runs[0].dialect, Dialect::Claude);
     assert!(
-        fx.engine(false)
+        fx.engine()
             .list()
             .hooks
             .iter()
@@ -384,9 +283,9 @@ fn duplicates_by_name_and_command_run_once() {
     let fx = Fx::new();
     let log = fx.at("dups.log");
     let c = format!("echo x >> {log}");
-    fx.user(json!({"BeforeTool": [def(None, &[("same", &c), ("other-name", &c)])]}));
-    fx.project(json!({"BeforeTool": [def(None, &[("same", &c)])]}));
-    let v = shell(&fx.session(true), "ls");
+    fx.gemini_user(json!({"BeforeTool": [def(None, &[("same", &c), ("other-name", &c)])]}));
+    fx.gemini_project(json!({"BeforeTool": [def(None, &[("same", &c)])]}));
+    let v = shell(&fx.trusted_session(), "ls");
     assert_eq!(v.runs.len(), 2, "same name:command across layers runs once");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "x\nx\n");
 }
@@ -398,7 +297,7 @@ fn duplicates_by_name_and_command_run_once() {
 #[test]
 fn tool_matchers_are_unanchored_regexes_on_gemini_names() {
     let fx = Fx::new();
-    fx.user(json!({"BeforeTool": [
+    fx.gemini_user(json!({"BeforeTool": [
         def(Some("shell"), &[("substring", "true")]),
         def(Some("^run_shell_command$"), &[("anchored", "true")]),
         def(Some("write_file|replace"), &[("edits", "true")]),
@@ -408,7 +307,7 @@ fn tool_matchers_are_unanchored_regexes_on_gemini_names() {
         def(Some("*"), &[("star", "true")]),
     ]}));
     let names = |v: &Verdict| v.runs.len();
-    let session = fx.session(false);
+    let session = fx.session();
     assert_eq!(
         names(&shell(&session, "ls")),
         3,
@@ -436,7 +335,7 @@ fn tool_matchers_are_unanchored_regexes_on_gemini_names() {
         matches!(gemini::parse::compile_matcher("BeforeTool", Some(&json!("[x"))), HookMatcher::Names(ref n) if n == &["[x".to_string()])
     );
     // Lint points at the Claude tool name and the invalid regex.
-    let warnings = fx.engine(false).list().warnings;
+    let warnings = fx.engine().list().warnings;
     assert!(
         warnings
             .iter()
@@ -929,10 +828,10 @@ fn other_events_channels() {
 #[test]
 fn timeouts_are_milliseconds_and_small_values_get_a_hint() {
     let fx = Fx::new();
-    fx.user(json!({"BeforeTool": [{"hooks": [
+    fx.gemini_user(json!({"BeforeTool": [{"hooks": [
         {"name": "slow", "type": "command", "command": "sleep 5", "timeout": 300},
     ]}]}));
-    let v = shell(&fx.session(false), "ls");
+    let v = shell(&fx.session(), "ls");
     assert_eq!(
         v.runs[0].failure.as_ref().unwrap().kind,
         FailureKind::Timeout
@@ -947,7 +846,7 @@ fn timeouts_are_milliseconds_and_small_values_get_a_hint() {
         "fail-closed host policy"
     );
 
-    let listing = fx.engine(false).list();
+    let listing = fx.engine().list();
     assert_eq!(
         listing.hooks[0].timeout_ms, 300,
         "never silently reinterpreted"
@@ -974,10 +873,10 @@ fn sequential_definitions_chain_input_changes() {
         json!({"hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": {"command": "echo safe"}}}),
     );
     let record = format!("cat > {second}");
-    fx.user(json!({"BeforeTool": [
+    fx.gemini_user(json!({"BeforeTool": [
         {"sequential": true, "hooks": [cmd("rewrite", &rewrite), cmd("record", &record)]},
     ]}));
-    let v = shell(&fx.session(false), "rm -rf /");
+    let v = shell(&fx.session(), "rm -rf /");
     assert_eq!(v.runs.len(), 2);
     let seen: Value = serde_json::from_str(&std::fs::read_to_string(&second).unwrap()).unwrap();
     assert_eq!(
@@ -989,8 +888,8 @@ fn sequential_definitions_chain_input_changes() {
     // Parallel (the default): each hook sees the original input.
     let fx = Fx::new();
     let second = fx.at("second.json");
-    fx.user(json!({"BeforeTool": [{"hooks": [cmd("rewrite", &rewrite), cmd("record", &format!("sleep 0.2; cat > {second}"))]}]}));
-    shell(&fx.session(false), "rm -rf /");
+    fx.gemini_user(json!({"BeforeTool": [{"hooks": [cmd("rewrite", &rewrite), cmd("record", &format!("sleep 0.2; cat > {second}"))]}]}));
+    shell(&fx.session(), "rm -rf /");
     let seen: Value = serde_json::from_str(&std::fs::read_to_string(&second).unwrap()).unwrap();
     assert_eq!(seen["tool_input"]["command"], "rm -rf /");
 
@@ -1000,8 +899,8 @@ fn sequential_definitions_chain_input_changes() {
     let add = answer(
         json!({"hookSpecificOutput": {"hookEventName": "BeforeAgent", "additionalContext": "CTX"}}),
     );
-    fx.user(json!({"BeforeAgent": [{"sequential": true, "hooks": [cmd("add", &add), cmd("rec", &format!("cat > {second}"))]}]}));
-    let Fired::Verdict(v) = fx.session(false).fire(EventPayload::BeforeSubmitPrompt {
+    fx.gemini_user(json!({"BeforeAgent": [{"sequential": true, "hooks": [cmd("add", &add), cmd("rec", &format!("cat > {second}"))]}]}));
+    let Fired::Verdict(v) = fx.session().fire(EventPayload::BeforeSubmitPrompt {
         prompt: "hi".into(),
     }) else {
         panic!("blocking")
@@ -1081,10 +980,10 @@ exit 0
 "##,
     );
     std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    fx.project(json!({"BeforeTool": [{"matcher": "write_file|replace", "hooks": [
+    fx.gemini_project(json!({"BeforeTool": [{"matcher": "write_file|replace", "hooks": [
         {"name": "secret-scanner", "type": "command", "command": "$GEMINI_PROJECT_DIR/.gemini/hooks/block-secrets.sh", "timeout": 5000}
     ]}]}));
-    let session = fx.session(true);
+    let session = fx.trusted_session();
     let write = |content: &str| {
         session.gate_tool(ToolCall::new(
             "write_file",
@@ -1109,8 +1008,8 @@ exit 0
 fn notification_and_detached_events_fire() {
     let fx = Fx::new();
     let out = fx.at("note.json");
-    fx.user(json!({"Notification": [def(None, &[("n", &format!("cat > {out}"))])]}));
-    let session = fx.session(false);
+    fx.gemini_user(json!({"Notification": [def(None, &[("n", &format!("cat > {out}"))])]}));
+    let session = fx.session();
     let fired = session.fire(EventPayload::Notification {
         title: None,
         notification_type: "ToolPermission".into(),
@@ -1128,29 +1027,23 @@ fn notification_and_detached_events_fire() {
 #[test]
 fn failure_policy_setting_restores_gemini_fail_open() {
     let fx = Fx::new();
-    fx.user(json!({"BeforeTool": [def(None, &[("warn", "echo oops >&2; exit 1")])]}));
+    fx.gemini_user(json!({"BeforeTool": [def(None, &[("warn", "echo oops >&2; exit 1")])]}));
     // Default: the host policy denies a gated action whose hook failed.
-    let v = shell(&fx.session(false), "ls");
+    let v = shell(&fx.session(), "ls");
     assert_eq!(v.runs[0].result, RunOutcome::Failed);
     assert_eq!(v.effective_decision(), Decision::Deny);
-    assert!(fx.engine(false).list().hooks[0].fail_closed);
+    assert!(fx.engine().list().hooks[0].fail_closed);
 
     // Another dialect's setting changes nothing here.
-    let mut config = fx.config();
-    config
-        .failure_policy
-        .insert("claude".into(), FailurePolicy::Open);
+    let config = fx.config().failure_policy("claude", FailurePolicy::Open);
     let v = shell(
-        &Engine::new(config).session(SessionIdentity::new("c")),
+        &Engine::new(config.build()).session(SessionIdentity::new("c")),
         "ls",
     );
     assert_eq!(v.effective_decision(), Decision::Deny);
 
-    let mut config = fx.config();
-    config
-        .failure_policy
-        .insert("gemini".into(), FailurePolicy::Open);
-    let engine = Engine::new(config);
+    let config = fx.config().failure_policy("gemini", FailurePolicy::Open);
+    let engine = Engine::new(config.build());
     let v = shell(&engine.session(SessionIdentity::new("c")), "ls");
     assert_eq!(
         v.runs[0].result,
