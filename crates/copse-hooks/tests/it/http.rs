@@ -4,16 +4,16 @@
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use copse_hooks::FailurePolicy;
 use copse_hooks::{
-    Decision, Engine, EngineConfig, EventPayload, FailureKind, Fired, RunOutcome, Session,
-    SessionIdentity, ToolCall, Verdict,
+    Decision, EventPayload, FailureKind, Fired, RunOutcome, Session, ToolCall, Verdict,
 };
 use serde_json::{Value, json};
+
+use crate::fx::Fx;
 
 // ---------------------------------------------------------------------------------
 // A tiny HTTP/1.1 server
@@ -141,65 +141,12 @@ fn serve(stream: TcpStream, reply: &Reply, log: &Mutex<Vec<Seen>>) {
 // Fixture
 // ---------------------------------------------------------------------------------
 
-struct Fx {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Fx {
-    fn new() -> Fx {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        std::fs::create_dir_all(root.join("home")).unwrap();
-        std::fs::create_dir_all(root.join("ws")).unwrap();
-        Fx { _dir: dir, root }
-    }
-
-    fn ws(&self) -> PathBuf {
-        self.root.join("ws")
-    }
-
-    fn write(&self, rel: &str, hooks: Value) {
-        let path = self.root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        let doc = json!({"model": "sonnet", "hooks": hooks});
-        std::fs::write(&path, serde_json::to_string_pretty(&doc).unwrap()).unwrap();
-    }
-
-    fn user(&self, hooks: Value) {
-        self.write("home/.claude/settings.json", hooks);
-    }
-
-    /// A user settings file with other top-level keys besides `hooks`.
-    fn user_with(&self, hooks: Value, extra: Value) {
-        let mut doc = json!({"hooks": hooks});
-        for (k, v) in extra.as_object().unwrap() {
-            doc[k] = v.clone();
-        }
-        let path = self.root.join("home/.claude/settings.json");
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, doc.to_string()).unwrap();
-    }
-
-    fn project(&self, hooks: Value) {
-        self.write("ws/.claude/settings.json", hooks);
-    }
-
-    fn config(&self) -> EngineConfig {
-        let mut config = EngineConfig::from_process(vec![self.ws()])
-            .home(self.root.join("home"))
-            .enabled(true);
-        config.sandbox_writable = vec![self.root.clone()];
-        config
-    }
-
-    fn session_with(&self, config: EngineConfig) -> Session {
-        Engine::new(config).session(SessionIdentity::new("conv-1"))
-    }
-
-    fn session(&self) -> Session {
-        self.session_with(self.config())
-    }
+/// A fixture whose workspace is trusted, with a `GITHUB_TOKEN` and `TEAM` set.
+fn trusted_fx() -> Fx {
+    Fx::builder()
+        .trusted()
+        .env(&[("GITHUB_TOKEN", "ghp_secret"), ("TEAM", "infra")])
+        .build()
 }
 
 fn bash(session: &Session, command: &str) -> Verdict {
@@ -225,12 +172,9 @@ fn deny_answer(reason: &str) -> Value {
     }})
 }
 
-fn open_config(fx: &Fx) -> EngineConfig {
-    let mut config = fx.config();
-    config
-        .failure_policy
-        .insert("claude".into(), FailurePolicy::Open);
-    config
+/// A session whose settings say `"failurePolicy": {"claude": "open"}`.
+fn open_session(fx: &Fx) -> Session {
+    fx.session_with(|c| c.failure_policy("claude", FailurePolicy::Open))
 }
 
 // ---------------------------------------------------------------------------------
@@ -241,8 +185,8 @@ fn open_config(fx: &Fx) -> EngineConfig {
 fn a_pre_tool_use_http_hook_denies_and_gets_the_command_hooks_exact_stdin() {
     let server = Server::start(Reply::json(deny_answer("no force pushes")));
     let fx = Fx::new();
-    let copy = fx.root.join("stdin.json");
-    fx.user(pre_tool_use(vec![
+    let copy = fx.path("stdin.json");
+    fx.claude_user(pre_tool_use(vec![
         json!({"type": "command", "command": format!("cat > {}", copy.display())}),
         http(&server.url),
     ]));
@@ -288,7 +232,7 @@ fn a_pre_tool_use_http_hook_denies_and_gets_the_command_hooks_exact_stdin() {
 fn an_empty_2xx_body_is_success_without_output() {
     let server = Server::start(Reply::new(204, ""));
     let fx = Fx::new();
-    fx.user(pre_tool_use(vec![http(&server.url)]));
+    fx.claude_user(pre_tool_use(vec![http(&server.url)]));
     let v = bash(&fx.session(), "ls");
     assert_eq!(v.effective_decision(), Decision::Allow);
     assert_eq!(v.runs[0].result, RunOutcome::None);
@@ -302,7 +246,7 @@ fn a_plain_text_2xx_body_is_a_failure_not_context() {
     // object is a non-blocking error, and the text is not added to the context.
     let server = Server::start(Reply::new(200, "looks fine to me"));
     let fx = Fx::new();
-    fx.user(json!({
+    fx.claude_user(json!({
         "PreToolUse": [{"matcher": "Bash", "hooks": [http(&server.url)]}],
         "UserPromptSubmit": [{"hooks": [http(&server.url)]}],
     }));
@@ -316,7 +260,7 @@ fn a_plain_text_2xx_body_is_a_failure_not_context() {
     assert_eq!(failure.kind, FailureKind::InvalidJson);
     assert!(failure.message.contains("not a JSON object"), "{failure:?}");
 
-    let session = fx.session_with(open_config(&fx));
+    let session = open_session(&fx);
     assert_eq!(bash(&session, "ls").effective_decision(), Decision::Allow);
     match session.fire(EventPayload::BeforeSubmitPrompt {
         prompt: "hi".into(),
@@ -339,7 +283,7 @@ fn a_json_answer_on_user_prompt_submit_adds_context() {
     let server = Server::start(Reply::json(json!({"hookSpecificOutput": {
         "hookEventName": "UserPromptSubmit", "additionalContext": "ticket ABC-1 is open"}})));
     let fx = Fx::new();
-    fx.user(json!({"UserPromptSubmit": [{"hooks": [http(&server.url)]}]}));
+    fx.claude_user(json!({"UserPromptSubmit": [{"hooks": [http(&server.url)]}]}));
     match fx.session().fire(EventPayload::BeforeSubmitPrompt {
         prompt: "hi".into(),
     }) {
@@ -355,7 +299,7 @@ fn a_json_answer_on_user_prompt_submit_adds_context() {
 fn a_non_2xx_status_on_a_gated_event_fails_closed_unless_the_policy_is_open() {
     let server = Server::start(Reply::json(deny_answer("ignored on a 500")).with_status(500));
     let fx = Fx::new();
-    fx.user(pre_tool_use(vec![http(&server.url)]));
+    fx.claude_user(pre_tool_use(vec![http(&server.url)]));
 
     let v = bash(&fx.session(), "ls");
     assert_eq!(v.effective_decision(), Decision::Deny);
@@ -378,7 +322,7 @@ fn a_non_2xx_status_on_a_gated_event_fails_closed_unless_the_policy_is_open() {
         "a non-2xx body is never read as an answer"
     );
 
-    let v = bash(&fx.session_with(open_config(&fx)), "ls");
+    let v = bash(&open_session(&fx), "ls");
     assert_eq!(v.effective_decision(), Decision::Allow);
     assert_eq!(v.runs[0].result, RunOutcome::Failed);
     assert_eq!(v.runs[0].policy, FailurePolicy::Open);
@@ -388,7 +332,7 @@ fn a_non_2xx_status_on_a_gated_event_fails_closed_unless_the_policy_is_open() {
 fn a_failed_http_hook_on_an_event_that_cannot_block_does_not_block() {
     let server = Server::start(Reply::new(503, "down"));
     let fx = Fx::new();
-    fx.user(json!({"SubagentStart": [{"hooks": [http(&server.url)]}]}));
+    fx.claude_user(json!({"SubagentStart": [{"hooks": [http(&server.url)]}]}));
     match fx.session().fire(EventPayload::SubagentStart {
         subagent_type: "explore".into(),
     }) {
@@ -407,7 +351,7 @@ fn a_slow_server_times_out_and_fails_closed() {
     reply.delay = Duration::from_secs(5);
     let server = Server::start(reply);
     let fx = Fx::new();
-    fx.user(pre_tool_use(vec![
+    fx.claude_user(pre_tool_use(vec![
         json!({"type": "http", "url": server.url, "timeout": 0.3}),
     ]));
     let v = bash(&fx.session(), "ls");
@@ -431,7 +375,7 @@ fn a_host_cancel_abandons_the_request_like_a_killed_hook() {
     reply.delay = Duration::from_secs(30);
     let server = Server::start(reply);
     let fx = Fx::new();
-    fx.user(pre_tool_use(vec![
+    fx.claude_user(pre_tool_use(vec![
         json!({"type": "http", "url": server.url, "timeout": 60}),
     ]));
     let session = fx.session();
@@ -466,7 +410,7 @@ fn a_refused_connection_is_a_failure() {
         l.local_addr().unwrap().port()
     };
     let fx = Fx::new();
-    fx.user(pre_tool_use(vec![http(&format!(
+    fx.claude_user(pre_tool_use(vec![http(&format!(
         "http://127.0.0.1:{port}/x"
     ))]));
     let v = bash(&fx.session(), "ls");
@@ -488,7 +432,7 @@ fn redirects_are_not_followed() {
         .push(("Location".into(), target.url.clone()));
     let server = Server::start(reply);
     let fx = Fx::new();
-    fx.user(pre_tool_use(vec![http(&server.url)]));
+    fx.claude_user(pre_tool_use(vec![http(&server.url)]));
     let v = bash(&fx.session(), "ls");
     assert_eq!(v.effective_decision(), Decision::Deny);
     assert_eq!(v.runs[0].exit_code, Some(307));
@@ -506,7 +450,7 @@ fn an_oversized_body_is_a_failure() {
     body.extend(b"\"}");
     let server = Server::start(Reply::new(200, body));
     let fx = Fx::new();
-    fx.user(pre_tool_use(vec![http(&server.url)]));
+    fx.claude_user(pre_tool_use(vec![http(&server.url)]));
     let v = bash(&fx.session(), "ls");
     assert_eq!(v.effective_decision(), Decision::Deny);
     assert_eq!(
@@ -518,8 +462,16 @@ fn an_oversized_body_is_a_failure() {
 #[test]
 fn headers_interpolate_only_allowed_variables_and_never_llm_keys() {
     let server = Server::start(Reply::new(200, ""));
-    let fx = Fx::new();
-    fx.user(pre_tool_use(vec![json!({
+    let fx = Fx::builder()
+        .env(&[
+            ("HOOK_TOKEN", "t0k3n"),
+            ("TEAM", "infra"),
+            ("OTHER_SECRET", "must-not-leak"),
+            ("ANTHROPIC_API_KEY", "sk-ant-must-not-leak"),
+            ("OPENAI_API_KEY", "sk-must-not-leak"),
+        ])
+        .build();
+    fx.claude_user(pre_tool_use(vec![json!({
         "type": "http",
         "url": server.url,
         "headers": {
@@ -531,17 +483,7 @@ fn headers_interpolate_only_allowed_variables_and_never_llm_keys() {
         },
         "allowedEnvVars": ["HOOK_TOKEN", "TEAM", "ANTHROPIC_API_KEY", "OPENAI_API_KEY"],
     })]));
-    let mut config = fx.config();
-    for (k, v) in [
-        ("HOOK_TOKEN", "t0k3n"),
-        ("TEAM", "infra"),
-        ("OTHER_SECRET", "must-not-leak"),
-        ("ANTHROPIC_API_KEY", "sk-ant-must-not-leak"),
-        ("OPENAI_API_KEY", "sk-must-not-leak"),
-    ] {
-        config.environment.push((k.into(), v.into()));
-    }
-    let v = bash(&fx.session_with(config), "ls");
+    let v = bash(&fx.session(), "ls");
     assert_eq!(v.effective_decision(), Decision::Allow);
     let r = &server.requests()[0];
     assert_eq!(r.header("authorization"), Some("Bearer t0k3n"));
@@ -561,7 +503,7 @@ fn headers_interpolate_only_allowed_variables_and_never_llm_keys() {
 fn an_untrusted_project_http_hook_is_never_called() {
     let server = Server::start(Reply::json(json!({})));
     let fx = Fx::new();
-    fx.project(pre_tool_use(vec![http(&server.url)]));
+    fx.claude_project(pre_tool_use(vec![http(&server.url)]));
 
     let v = bash(&fx.session(), "ls");
     assert!(v.runs.is_empty(), "{:?}", v.runs);
@@ -571,11 +513,12 @@ fn an_untrusted_project_http_hook_is_never_called() {
 
     // Trusted, it runs (a project hook reaches loopback only where the user's own
     // allowedHttpHookUrls names it).
-    fx.user_with(
+    fx.claude_settings(
+        "home/.claude/settings.json",
         json!({}),
         json!({"allowedHttpHookUrls": [pattern_of(&server)]}),
     );
-    let v = bash(&fx.session_with(fx.config().trust(fx.ws())), "ls");
+    let v = bash(&fx.trusted_session(), "ls");
     assert_eq!(v.runs.len(), 1);
     assert_eq!(server.requests().len(), 1, "trusted, it runs");
 }
@@ -583,12 +526,12 @@ fn an_untrusted_project_http_hook_is_never_called() {
 #[test]
 fn http_hooks_are_listed_as_supported_except_on_session_start() {
     let fx = Fx::new();
-    fx.user(json!({
+    fx.claude_user(json!({
         "PreToolUse": [{"matcher": "Bash", "hooks": [http("http://127.0.0.1:9/pre")]}],
         "SessionStart": [{"hooks": [http("http://127.0.0.1:9/start")]}],
         "PostToolUse": [{"hooks": [http("ftp://example/x")]}],
     }));
-    let listing = Engine::new(fx.config()).list();
+    let listing = fx.engine().list();
     let find = |c: &str| listing.hooks.iter().find(|h| h.command == c);
     let pre = find("http: http://127.0.0.1:9/pre").expect("listed");
     assert!(pre.supported && pre.active, "{pre:?}");
@@ -637,7 +580,8 @@ fn allowed_http_hook_urls_limits_where_hooks_may_post() {
         .unwrap()
         .to_string();
     let fx = Fx::new();
-    fx.user_with(
+    fx.claude_settings(
+        "home/.claude/settings.json",
         pre_tool_use(vec![http(&server.url)]),
         json!({"allowedHttpHookUrls": ["https://hooks.internal/*"]}),
     );
@@ -651,7 +595,8 @@ fn allowed_http_hook_urls_limits_where_hooks_may_post() {
     assert!(server.requests().is_empty(), "the request was never made");
 
     // A matching pattern lets it through; so would a second file's (arrays merge).
-    fx.user_with(
+    fx.claude_settings(
+        "home/.claude/settings.json",
         pre_tool_use(vec![http(&server.url)]),
         json!({"allowedHttpHookUrls": ["https://hooks.internal/*", format!("http://127.0.0.1:{port}/*")]}),
     );
@@ -660,11 +605,12 @@ fn allowed_http_hook_urls_limits_where_hooks_may_post() {
     assert_eq!(server.requests().len(), 1);
 
     // An empty list allows no http hook at all.
-    fx.user_with(
+    fx.claude_settings(
+        "home/.claude/settings.json",
         pre_tool_use(vec![http(&server.url)]),
         json!({"allowedHttpHookUrls": []}),
     );
-    let v = bash(&fx.session_with(open_config(&fx)), "ls");
+    let v = bash(&open_session(&fx), "ls");
     assert_eq!(
         v.effective_decision(),
         Decision::Allow,
@@ -677,8 +623,11 @@ fn allowed_http_hook_urls_limits_where_hooks_may_post() {
 #[test]
 fn http_hook_allowed_env_vars_narrows_every_hooks_allowed_env_vars() {
     let server = Server::start(Reply::new(200, ""));
-    let fx = Fx::new();
-    fx.user_with(
+    let fx = Fx::builder()
+        .env(&[("HOOK_TOKEN", "t0k3n"), ("TEAM", "infra")])
+        .build();
+    fx.claude_settings(
+        "home/.claude/settings.json",
         pre_tool_use(vec![json!({
             "type": "http",
             "url": server.url,
@@ -687,12 +636,7 @@ fn http_hook_allowed_env_vars_narrows_every_hooks_allowed_env_vars() {
         })]),
         json!({"httpHookAllowedEnvVars": ["TEAM"]}),
     );
-    let mut config = fx.config();
-    config
-        .environment
-        .push(("HOOK_TOKEN".into(), "t0k3n".into()));
-    config.environment.push(("TEAM".into(), "infra".into()));
-    bash(&fx.session_with(config), "ls");
+    bash(&fx.session(), "ls");
     let r = &server.requests()[0];
     assert_eq!(r.header("x-token"), Some(""));
     assert_eq!(r.header("x-team"), Some("infra"));
@@ -701,29 +645,6 @@ fn http_hook_allowed_env_vars_narrows_every_hooks_allowed_env_vars() {
 // ---------------------------------------------------------------------------------
 // A trusted project's http hooks and lists
 // ---------------------------------------------------------------------------------
-
-impl Fx {
-    /// A project settings file with `hooks` and other top-level keys.
-    fn project_with(&self, hooks: Value, extra: Value) {
-        let mut doc = json!({"hooks": hooks});
-        for (k, v) in extra.as_object().unwrap() {
-            doc[k] = v.clone();
-        }
-        let path = self.ws().join(".claude/settings.json");
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, doc.to_string()).unwrap();
-    }
-
-    /// The config with the workspace trusted and a `GITHUB_TOKEN` and `TEAM` set.
-    fn trusted_config(&self) -> EngineConfig {
-        let mut config = self.config().trust(self.ws());
-        config
-            .environment
-            .push(("GITHUB_TOKEN".into(), "ghp_secret".into()));
-        config.environment.push(("TEAM".into(), "infra".into()));
-        config
-    }
-}
 
 /// `http://127.0.0.1:PORT/*` for a test server.
 fn pattern_of(server: &Server) -> String {
@@ -735,15 +656,17 @@ fn pattern_of(server: &Server) -> String {
 fn a_trusted_projects_http_lists_only_narrow_the_users_never_widen_them() {
     let named = Server::start(Reply::new(200, ""));
     let project_only = Server::start(Reply::new(200, ""));
-    let fx = Fx::new();
-    fx.user_with(
+    let fx = trusted_fx();
+    fx.claude_settings(
+        "home/.claude/settings.json",
         json!({}),
         json!({
             "allowedHttpHookUrls": [pattern_of(&named)],
             "httpHookAllowedEnvVars": ["TEAM"],
         }),
     );
-    fx.project_with(
+    fx.claude_settings(
+        "ws/.claude/settings.json",
         pre_tool_use(vec![
             json!({
                 "type": "http",
@@ -759,7 +682,7 @@ fn a_trusted_projects_http_lists_only_narrow_the_users_never_widen_them() {
             "httpHookAllowedEnvVars": ["TEAM", "GITHUB_TOKEN"],
         }),
     );
-    let v = bash(&fx.session_with(fx.trusted_config()), "ls");
+    let v = bash(&fx.session(), "ls");
     // Control: the hook the user's list names really ran.
     let seen = named.requests();
     assert_eq!(seen.len(), 1, "{:?}", v.runs);
@@ -790,9 +713,13 @@ fn a_project_http_hook_may_not_call_loopback_unless_the_users_list_names_it() {
     let port = server.url.trim_start_matches("http://127.0.0.1:");
     let by_name = format!("http://localhost:{port}");
     for url in [server.url.clone(), by_name.clone()] {
-        let fx = Fx::new();
-        fx.project_with(pre_tool_use(vec![http(&url)]), json!({}));
-        let v = bash(&fx.session_with(fx.trusted_config()), "ls");
+        let fx = trusted_fx();
+        fx.claude_settings(
+            "ws/.claude/settings.json",
+            pre_tool_use(vec![http(&url)]),
+            json!({}),
+        );
+        let v = bash(&fx.session(), "ls");
         assert!(
             server.requests().is_empty(),
             "{url}: a project hook reached loopback"
@@ -809,29 +736,35 @@ fn a_project_http_hook_may_not_call_loopback_unless_the_users_list_names_it() {
             "{url}: {failure:?}"
         );
         // A project list naming it is not enough.
-        fx.project_with(
+        fx.claude_settings(
+            "ws/.claude/settings.json",
             pre_tool_use(vec![http(&url)]),
             json!({"allowedHttpHookUrls": [format!("{url}*"), pattern_of(&server)]}),
         );
-        bash(&fx.session_with(fx.trusted_config()), "ls");
+        bash(&fx.session(), "ls");
         assert!(
             server.requests().is_empty(),
             "{url}: a project list opened loopback"
         );
     }
     // Control: the user's own list names it, and the same project hook is called.
-    let fx = Fx::new();
-    fx.user_with(
+    let fx = trusted_fx();
+    fx.claude_settings(
+        "home/.claude/settings.json",
         json!({}),
         json!({"allowedHttpHookUrls": [pattern_of(&server)]}),
     );
-    fx.project_with(pre_tool_use(vec![http(&server.url)]), json!({}));
-    let v = bash(&fx.session_with(fx.trusted_config()), "ls");
+    fx.claude_settings(
+        "ws/.claude/settings.json",
+        pre_tool_use(vec![http(&server.url)]),
+        json!({}),
+    );
+    let v = bash(&fx.session(), "ls");
     assert_eq!(server.requests().len(), 1, "{:?}", v.runs);
     assert_eq!(v.effective_decision(), Decision::Allow);
     // A user hook needs no list to call loopback.
-    let fx = Fx::new();
-    fx.user(pre_tool_use(vec![http(&server.url)]));
-    bash(&fx.session_with(fx.trusted_config()), "ls");
+    let fx = trusted_fx();
+    fx.claude_user(pre_tool_use(vec![http(&server.url)]));
+    bash(&fx.session(), "ls");
     assert_eq!(server.requests().len(), 2);
 }
