@@ -9,6 +9,8 @@ use std::path::{Path, PathBuf};
 use copse_hooks::dialect::{schemas, spec};
 use serde_json::Value;
 
+use crate::fx::Fx;
+
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../schemas/dialects")
 }
@@ -103,39 +105,14 @@ fn vendor_schemas_list_exactly_the_published_events() {
     }
 }
 
-/// A home and a workspace with one vendor config file written into it.
-struct Fx {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Fx {
-    fn new() -> Fx {
-        let dir = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(dir.path()).unwrap();
-        Fx { _dir: dir, root }
-    }
-
-    fn write(&self, rel: &str, doc: &Value) -> PathBuf {
-        let path = self.root.join(rel);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, serde_json::to_string_pretty(doc).unwrap()).unwrap();
-        path
-    }
-
-    fn lint(&self, path: &Path) -> Vec<String> {
-        let engine = copse_hooks::Engine::new(
-            copse_hooks::EngineConfig::from_process(vec![self.root.join("ws")])
-                .home(self.root.join("home"))
-                .enabled(true),
-        );
-        engine
-            .lint(&[path.to_path_buf()])
-            .problems
-            .into_iter()
-            .map(|p| p.message)
-            .collect()
-    }
+/// What lint says about one file, by the fixture's engine.
+fn lint(fx: &Fx, path: &Path) -> Vec<String> {
+    fx.engine()
+        .lint(&[path.to_path_buf()])
+        .problems
+        .into_iter()
+        .map(|p| p.message)
+        .collect()
 }
 
 /// Lint's unknown-key check reads the same structs as the parser: every documented
@@ -145,7 +122,7 @@ impl Fx {
 #[test]
 fn lint_knows_every_field_the_claude_structs_declare() {
     let fx = Fx::new();
-    let path = fx.write(
+    let path = fx.write_json(
         "ws/.claude/settings.json",
         &serde_json::json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
             {"type": "command", "command": "true", "if": "Bash(git push:*)", "statusMessage": "checking",
@@ -157,7 +134,7 @@ fn lint_knows_every_field_the_claude_structs_declare() {
             {"type": "command", "command": "z", "once": true}
         ]}, {"matchers": "Edit", "hooks": [{"type": "command", "command": "fmt"}]}]}}),
     );
-    let messages = fx.lint(&path);
+    let messages = lint(&fx, &path);
     let unknown: Vec<&String> = messages
         .iter()
         .filter(|m| m.contains("unknown key"))
@@ -211,9 +188,9 @@ fn a_valid_file_by_the_schema_parses_without_warnings() {
     for (name, doc, rel) in cases {
         let schema = &by_name[name];
         assert_eq!(schema_errors(schema, doc), Vec::<String>::new(), "{name}");
-        let path = fx.write(rel, doc);
+        let path = fx.write_json(rel, doc);
         let text = std::fs::read_to_string(&path).unwrap();
-        let root = Some(fx.root.join("ws"));
+        let root = Some(fx.ws());
         let parsed = match name {
             "claude-settings-hooks.schema.json" => {
                 Claude.parse(&text, &path, copse_hooks::Scope::Project, root.as_deref())
@@ -238,7 +215,7 @@ fn a_valid_file_by_the_schema_parses_without_warnings() {
     let bad =
         serde_json::json!({"hooks": {"beforeShellExecution": [{"command": "g", "timeout": "5"}]}});
     assert!(!schema_errors(&by_name["cursor-hooks.schema.json"], &bad).is_empty());
-    let path = fx.write("ws/.cursor/hooks.json", &bad);
+    let path = fx.write_json("ws/.cursor/hooks.json", &bad);
     let parsed = copse_hooks::dialect::cursor::Cursor.parse(
         &std::fs::read_to_string(&path).unwrap(),
         &path,
