@@ -3,21 +3,16 @@
 use std::path::Path;
 
 use copse_hooks::ToolResult;
-use copse_hooks::{Engine, EngineConfig, EventPayload, Fired, SessionIdentity};
+use copse_hooks::{EventPayload, Fired, SessionIdentity};
 use serde_json::{Map, json};
 
-fn engine(home: &Path, ws: &Path, hooks: serde_json::Value) -> Engine {
-    std::fs::create_dir_all(home.join(".cursor")).unwrap();
-    std::fs::write(
-        home.join(".cursor/hooks.json"),
-        json!({"version": 1, "hooks": hooks}).to_string(),
-    )
-    .unwrap();
-    let mut config = EngineConfig::from_process(vec![ws.to_path_buf()])
-        .home(home)
-        .enabled(true);
-    config.sandbox_writable = vec![std::env::temp_dir()];
-    Engine::new(config)
+use crate::fx::Fx;
+
+/// A fixture with these Cursor user hooks.
+fn cursor_fx(hooks: serde_json::Value) -> Fx {
+    let fx = Fx::new();
+    fx.cursor_user(hooks);
+    fx
 }
 
 fn tool_result(i: usize) -> EventPayload {
@@ -40,14 +35,10 @@ fn tool_result(i: usize) -> EventPayload {
 
 #[test]
 fn continuation_budget_spends_holds_and_resets_on_a_human_turn() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let engine = engine(
-        home.path(),
-        ws.path(),
+    let fx = cursor_fx(
         json!({"postToolUse": [{"command": "cat >/dev/null; echo '{\"additional_context\":\"check it\"}'"}]}),
     );
-    let session = engine.session(SessionIdentity::new("c1"));
+    let session = fx.session_as(SessionIdentity::new("c1"));
     assert!(matches!(
         session.fire(EventPayload::BeforeSubmitPrompt {
             prompt: "go".into()
@@ -88,18 +79,10 @@ fn continuation_budget_spends_holds_and_resets_on_a_human_turn() {
 
 #[test]
 fn hooks_off_dispatch_nothing() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let marker = ws.path().join("ran");
-    let engine =
-        Engine::new(EngineConfig::from_process(vec![ws.path().to_path_buf()]).home(home.path()));
-    std::fs::create_dir_all(home.path().join(".cursor")).unwrap();
-    std::fs::write(
-        home.path().join(".cursor/hooks.json"),
-        json!({"hooks": {"stop": [{"command": format!("touch {}", marker.display())}]}})
-            .to_string(),
-    )
-    .unwrap();
+    let fx = Fx::new();
+    let marker = fx.path("ws/ran");
+    let engine = fx.engine_with(|c| c.enabled(false));
+    fx.cursor_user(json!({"stop": [{"command": format!("touch {}", marker.display())}]}));
     let session = engine.session(SessionIdentity::new("c"));
     assert!(matches!(
         session.fire(EventPayload::Stop {
@@ -116,16 +99,9 @@ fn hooks_off_dispatch_nothing() {
 
 #[test]
 fn hooks_off_touch_no_config_file() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let on = engine(
-        home.path(),
-        ws.path(),
-        json!({"beforeShellExecution": [{"command": "true"}]}),
-    );
-    let mut config = on.config().clone();
-    config.hooks_enabled = false;
-    let off = Engine::new(config);
+    let fx = cursor_fx(json!({"beforeShellExecution": [{"command": "true"}]}));
+    let on = fx.engine();
+    let off = fx.engine_with(|c| c.enabled(false));
     let session = off.session(SessionIdentity::new("c"));
     let input = json!({"command": "ls"}).as_object().unwrap().clone();
     for _ in 0..100 {
@@ -178,9 +154,8 @@ fn alive(pid: &str) -> bool {
 #[test]
 fn a_cancel_token_kills_every_hook_group_of_a_blocking_event() {
     use copse_hooks::CancelToken;
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let marks = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let fx = Fx::new();
+    let marks = fx.path("out");
     let hook = |n: usize| {
         format!(
             // The hook runs in its own pid namespace with a /proc of its own: it records
@@ -188,16 +163,12 @@ fn a_cancel_token_kills_every_hook_group_of_a_blocking_event() {
             "cat >/dev/null; sh -c 'echo {id} > {d}/{n}.tmp; \
              mv {d}/{n}.tmp {d}/{n}.pid; exec sleep 1000' & wait",
             id = crate::isolation::SELF_ID_SH,
-            d = marks.path().display()
+            d = marks.display()
         )
     };
     // Two matching hooks (run on their own threads) and a fail-closed gate.
-    let engine = engine(
-        home.path(),
-        ws.path(),
-        json!({"beforeShellExecution": [{"command": hook(1)}, {"command": hook(2)}]}),
-    );
-    let session = engine.session(SessionIdentity::new("c"));
+    fx.cursor_user(json!({"beforeShellExecution": [{"command": hook(1)}, {"command": hook(2)}]}));
+    let session = fx.session_as(SessionIdentity::new("c"));
     let token = CancelToken::new();
     let runner = {
         let (session, token) = (session.clone(), token.clone());
@@ -208,8 +179,8 @@ fn a_cancel_token_kills_every_hook_group_of_a_blocking_event() {
         })
     };
     let pids = [
-        wait_line(&marks.path().join("1.pid")),
-        wait_line(&marks.path().join("2.pid")),
+        wait_line(&marks.join("1.pid")),
+        wait_line(&marks.join("2.pid")),
     ]
     .map(|line| {
         crate::isolation::host_pid(&line)
@@ -241,14 +212,10 @@ fn a_cancel_token_kills_every_hook_group_of_a_blocking_event() {
 
 #[test]
 fn the_queue_listener_hears_every_queued_message() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let engine = engine(
-        home.path(),
-        ws.path(),
+    let fx = cursor_fx(
         json!({"stop": [{"command": "cat >/dev/null; echo '{\"followup_message\":\"again\"}'"}]}),
     );
-    let session = engine.session(SessionIdentity::new("c"));
+    let session = fx.session_as(SessionIdentity::new("c"));
     let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let sink = std::sync::Arc::clone(&heard);
     session.set_queue_listener(Some(copse_hooks::QueueListener(std::sync::Arc::new(

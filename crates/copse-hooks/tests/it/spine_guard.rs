@@ -7,9 +7,11 @@ use std::time::{Duration, Instant, SystemTime};
 use copse_hooks::spine::{
     Retention, RunKind, RunRecord, Spine, SpineError, SpineOptions, new_run_id, unix_ms,
 };
-use copse_hooks::{EngineConfig, EventPayload, SessionIdentity};
+use copse_hooks::{EventPayload, SessionIdentity};
 use rusqlite::Connection;
 use serde_json::json;
+
+use crate::fx::Fx;
 
 fn record(i: u64, stdout: Vec<u8>) -> RunRecord {
     let at = unix_ms(SystemTime::now()) + i;
@@ -75,22 +77,9 @@ fn secrets_in_recorded_streams_are_redacted_and_counted_unless_turned_off() {
 
 #[test]
 fn a_key_in_a_recorded_prompt_is_redacted_end_to_end() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join(".cursor")).unwrap();
-    std::fs::write(
-        home.path().join(".cursor/hooks.json"),
-        json!({"version": 1, "hooks": {"beforeSubmitPrompt": [{"command": "cat >/dev/null"}]}})
-            .to_string(),
-    )
-    .unwrap();
-    let db = home.path().join("copse/spine.db");
-    let mut config = EngineConfig::from_process(vec![ws.path().to_path_buf()])
-        .home(home.path())
-        .enabled(true)
-        .spine(&db);
-    config.copse_dir = home.path().join("copse");
-    let engine = copse_hooks::Engine::new(config);
+    let fx = Fx::new();
+    fx.cursor_user(json!({"beforeSubmitPrompt": [{"command": "cat >/dev/null"}]}));
+    let engine = fx.engine_with(|c| c.spine(fx.path("copse/spine.db")));
     let session = engine.session(SessionIdentity::new("conv-secret"));
     session.fire(EventPayload::BeforeSubmitPrompt {
         prompt: format!("deploy with {KEY} please"),

@@ -2,38 +2,20 @@
 //! value shown to hooks.
 
 use copse_hooks::ToolResult;
-use copse_hooks::{EngineConfig, EventPayload, SessionIdentity, ToolCall};
-use serde_json::{Map, Value, json};
+use copse_hooks::{EventPayload, SessionIdentity, ToolCall};
+use serde_json::{Value, json};
 
-fn obj(v: Value) -> Map<String, Value> {
-    match v {
-        Value::Object(m) => m,
-        other => panic!("not an object: {other}"),
-    }
-}
+use crate::fx::{Fx, obj};
 
 #[test]
 fn malformed_inputs_of_every_canonical_tool_are_errors_and_no_hook_sees_them() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let marker = ws.path().join("seen");
-    std::fs::create_dir_all(home.path().join("copse")).unwrap();
-    std::fs::write(
-        home.path().join("copse/hooks.json"),
-        json!({"version": 1, "hooks": {
-            "toolGate": [{"command": format!("cat >> {}; echo >> {}", marker.display(), marker.display())}],
-            "afterToolUse": [{"command": format!("cat >> {}", marker.display())}],
-        }})
-        .to_string(),
-    )
-    .unwrap();
-    let mut config = EngineConfig::from_process(vec![ws.path().to_path_buf()])
-        .home(home.path())
-        .enabled(true);
-    config.copse_dir = home.path().join("copse");
-    config.sandbox_writable = vec![ws.path().to_path_buf()];
-    let engine = copse_hooks::Engine::new(config);
-    let session = engine.session(SessionIdentity::new("conv-typed"));
+    let fx = Fx::builder().writable("ws").build();
+    let marker = fx.path("ws/seen");
+    fx.copse_user(json!({
+        "toolGate": [{"command": format!("cat >> {}; echo >> {}", marker.display(), marker.display())}],
+        "afterToolUse": [{"command": format!("cat >> {}", marker.display())}],
+    }));
+    let session = fx.session_as(SessionIdentity::new("conv-typed"));
 
     let cases: &[(&str, Value, &str, &str)] = &[
         (
@@ -162,28 +144,12 @@ fn malformed_inputs_of_every_canonical_tool_are_errors_and_no_hook_sees_them() {
 /// input, and any other value a malformed input that is denied before any hook runs.
 #[test]
 fn a_tool_call_from_a_json_value_that_is_not_an_object_is_denied_without_running_a_hook() {
-    let home = tempfile::tempdir().unwrap();
-    let ws = tempfile::tempdir().unwrap();
-    let marker = ws.path().join("seen");
-    std::fs::create_dir_all(home.path().join("copse")).unwrap();
-    std::fs::write(
-        home.path().join("copse/hooks.json"),
-        json!({"version": 1, "hooks": {
-            "toolGate": [{"command": format!("cat >> {}; echo >> {}", marker.display(), marker.display())}],
-        }})
-        .to_string(),
-    )
-    .unwrap();
-    let engine = copse_hooks::Engine::new(
-        EngineConfig::builder()
-            .workspace_root(ws.path())
-            .home(home.path())
-            .copse_dir(home.path().join("copse"))
-            .sandbox_writable(ws.path())
-            .enabled(true)
-            .build(),
-    );
-    let session = engine.session(SessionIdentity::new("conv-value"));
+    let fx = Fx::builder().writable("ws").build();
+    let marker = fx.path("ws/seen");
+    fx.copse_user(json!({
+        "toolGate": [{"command": format!("cat >> {}; echo >> {}", marker.display(), marker.display())}],
+    }));
+    let session = fx.session_as(SessionIdentity::new("conv-value"));
 
     for (input, kind) in [
         (json!("ls -la"), "a string"),
