@@ -11,6 +11,7 @@ pub mod codex;
 pub mod copse;
 pub mod cursor;
 pub mod gemini;
+pub(crate) mod own;
 pub mod schemas;
 pub mod spec;
 pub(crate) mod switches;
@@ -503,15 +504,7 @@ pub(crate) fn string_field(obj: &serde_json::Map<String, Value>, keys: &[&str]) 
         .map(str::to_string)
 }
 
-/// Formats a duration in seconds the way configs write it (`30s`, `0.5s`).
-pub(crate) fn seconds(d: Duration) -> String {
-    let ms = d.as_millis();
-    if ms.is_multiple_of(1000) {
-        format!("{}s", ms / 1000)
-    } else {
-        format!("{}s", d.as_secs_f64())
-    }
-}
+pub(crate) use crate::outcome::seconds;
 
 /// Parses a vendor `timeout` in seconds: a positive finite number.
 pub(crate) fn timeout_seconds(v: &Value) -> Option<Duration> {

@@ -7,8 +7,8 @@ use std::time::SystemTime;
 
 use serde::Serialize;
 
-use crate::dialect::{Dialect, Scope};
 use crate::event::CanonicalEvent;
+use crate::scope::{Dialect, Scope};
 
 /// A detached run that was dropped because the dispatcher's queue was full.
 #[derive(Debug, Clone, Serialize)]

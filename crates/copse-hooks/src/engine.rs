@@ -12,6 +12,10 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
+mod select;
+
+pub(crate) use select::{Plan, Skip};
+
 use crate::dialect::{ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Scope};
 use crate::discovery::{self, ConfigLocation, LoadedConfig, Registry};
 use crate::env::{self, DEPTH_VAR, MAX_HOOK_DEPTH};
@@ -802,7 +806,7 @@ impl Engine {
         failures: &std::collections::HashMap<(String, String, String), String>,
     ) -> Listing {
         let enabled = self.inner.config.hooks_enabled;
-        let switches = crate::select::switches_of_trusted(self, configs);
+        let switches = select::switches_of_trusted(self, configs);
         let mut hooks = Vec::new();
         let mut warnings = Vec::new();
         for loaded in configs {

@@ -19,10 +19,10 @@ use serde::Serialize;
 
 use crate::dialect::{Context, Dialect, HookMatcher, HookSpec, Scope};
 use crate::discovery::{self, LoadedConfig};
+use crate::engine::Skip;
 use crate::engine::{Engine, TrustState};
 use crate::event::{CanonicalEvent, EventPayload, SessionIdentity, ToolCall, ToolResult};
 use crate::outcome::HookRun;
-use crate::select::Skip;
 
 /// Why a hook did not run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -350,3 +350,13 @@ impl Verdict {
         self.decision.unwrap_or(Decision::Allow)
     }
 }
+
+/// Formats a duration in seconds the way configs write it (`30s`, `0.5s`).
+pub(crate) fn seconds(d: std::time::Duration) -> String {
+    let ms = d.as_millis();
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{}s", d.as_secs_f64())
+    }
+}

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use crate::dialect::{HookSpec, Scope};
+use crate::scope::Scope;
 
 /// The session's environment overlays, one per (scope, root) that set one.
 #[derive(Debug, Clone, Default)]
@@ -87,13 +87,18 @@ impl Overlays {
         self.0.clear();
     }
 
-    /// The overlay `hook` receives: its own scope and root's, and none at all when it
-    /// runs outside the sandbox.
-    pub(crate) fn for_hook(&self, hook: &HookSpec) -> Option<&BTreeMap<String, String>> {
-        if !hook.sandbox {
+    /// The overlay a hook of `scope` and `root` receives: its own scope and root's,
+    /// and none at all when it runs outside the sandbox (`sandboxed` false).
+    pub(crate) fn for_hook(
+        &self,
+        sandboxed: bool,
+        scope: Scope,
+        root: Option<&std::path::Path>,
+    ) -> Option<&BTreeMap<String, String>> {
+        if !sandboxed {
             return None;
         }
-        self.get(hook.scope, hook.root.as_deref())
+        self.get(scope, root)
     }
 
     /// The overlays as a session file keeps them (empty overlays left out).

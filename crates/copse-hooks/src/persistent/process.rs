@@ -74,7 +74,7 @@ impl Death {
                 format!("printed a line of more than {cap} bytes on stdout")
             }
             Death::NoHello(t) => {
-                format!("did not say hello within {}", crate::dialect::seconds(*t))
+                format!("did not say hello within {}", crate::outcome::seconds(*t))
             }
             Death::Stopped => "was stopped".to_string(),
         }

@@ -35,7 +35,7 @@ pub(crate) fn environment(
     if let Some(vars) = input
         .session_env
         .filter(|_| overlay && input.sandbox.is_some())
-        .and_then(|o| o.for_hook(hook))
+        .and_then(|o| o.for_hook(hook.sandbox, hook.scope, hook.root.as_deref()))
     {
         for (k, v) in vars {
             set_var(&mut env, k, v);

@@ -81,6 +81,6 @@ impl Exchange {
 pub(crate) fn timed_out(timeout: Duration) -> Failure {
     Failure {
         kind: crate::outcome::FailureKind::Timeout,
-        message: format!("timed out after {}", crate::dialect::seconds(timeout)),
+        message: format!("timed out after {}", crate::outcome::seconds(timeout)),
     }
 }

@@ -5,11 +5,11 @@ use std::collections::BTreeMap;
 
 use super::{Session, lock};
 use crate::dialect::{Context, Scope};
+use crate::engine::Plan;
 use crate::event::{EventPayload, SessionIdentity};
 use crate::notice::{Notice, NoticeKind};
 use crate::outcome::HookRun;
 use crate::queue::{MessageOrigin, QueuedMessage};
-use crate::select::Plan;
 
 impl Session {
     /// Records a run in the audit store (never blocks on the disk), and says once per
