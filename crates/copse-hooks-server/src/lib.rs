@@ -39,6 +39,7 @@
 pub mod doctor;
 pub mod framing;
 mod methods;
+mod params;
 pub mod peer;
 pub mod pool;
 mod shim;

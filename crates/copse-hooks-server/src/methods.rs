@@ -13,30 +13,10 @@ use copse_hooks_wire::output::{
     ListOutput, LogOutput, NoticeOutput, QueuedOutput, ShowOutput, TestOutput, VerdictFields,
 };
 use copse_hooks_wire::rpc::{self, codes};
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::params::{RpcError, parse};
 use crate::{Conn, ConnectionEnd, lock};
-
-/// A JSON-RPC error.
-pub(crate) struct RpcError {
-    code: i64,
-    message: String,
-}
-
-impl RpcError {
-    /// The code and message.
-    pub(crate) fn parts(self) -> (i64, String) {
-        (self.code, self.message)
-    }
-
-    fn new(code: i64, message: impl Into<String>) -> RpcError {
-        RpcError {
-            code,
-            message: message.into(),
-        }
-    }
-}
 
 type RpcResult = Result<Value, RpcError>;
 
@@ -234,32 +214,11 @@ fn request(conn: &Arc<Conn>, id: Value, method: &str, params: Option<Value>) {
 fn respond(conn: &Conn, id: Value, answer: RpcResult) {
     match answer {
         Ok(result) => conn.send_result(id, result),
-        Err(e) => conn.send_error(id, e.code, &e.message),
+        Err(e) => {
+            let (code, message) = e.parts();
+            conn.send_error(id, code, &message)
+        }
     }
-}
-
-/// Params as `T`: absent or `null` is `{}`; a bad field is named.
-pub(crate) fn parse<T: DeserializeOwned>(params: Option<Value>) -> Result<T, RpcError> {
-    let value = match params {
-        None | Some(Value::Null) => json!({}),
-        Some(v) => v,
-    };
-    if !value.is_object() {
-        return Err(RpcError::new(
-            codes::INVALID_PARAMS,
-            "invalid params: params must be an object",
-        ));
-    }
-    serde_path_to_error::deserialize(value).map_err(|e| {
-        let path = e.path().to_string();
-        let inner = e.into_inner().to_string();
-        let message = if path == "." || path.is_empty() {
-            format!("invalid params: {inner}")
-        } else {
-            format!("invalid params: field `{path}`: {inner}")
-        };
-        RpcError::new(codes::INVALID_PARAMS, message)
-    })
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> RpcResult {

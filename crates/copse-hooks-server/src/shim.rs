@@ -386,7 +386,7 @@ fn call(
     shim: &ShimHost,
     params: Option<Value>,
 ) -> Result<(rpc::ShimHandleResult, After, Served), CallError> {
-    let p: rpc::ShimHandleParams = crate::methods::parse(params).map_err(|e| e.parts())?;
+    let p: rpc::ShimHandleParams = crate::params::parse(params).map_err(|e| e.parts())?;
     if let Some(why) = stale_for(p.client.as_ref()) {
         // Nothing runs here: the shim replaces this daemon with its own build.
         return Err((codes::STALE_DAEMON, format!("stale daemon: {why}")));
