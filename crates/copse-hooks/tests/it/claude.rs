@@ -17,7 +17,7 @@ use copse_hooks::{Compaction, ToolResult};
 use copse_hooks::{FailurePolicy, Halt, QueueRequest};
 use serde_json::{Value, json};
 
-use crate::fx::{Fx, answer, commands, group, lit, obj, stdin_of};
+use crate::fx::{Fx, answer, commands, group, lit, obj, stdin_of, verdict};
 
 // ---------------------------------------------------------------------------------
 // Helpers
@@ -1712,13 +1712,6 @@ fn every_spec_fails_closed_with_vendor_defaults() {
 // ---------------------------------------------------------------------------------
 // Published hooks: scripts that behave like the ones people ship
 // ---------------------------------------------------------------------------------
-
-fn verdict(fired: Fired) -> Verdict {
-    match fired {
-        Fired::Verdict(v) => v,
-        Fired::Detached { .. } => panic!("expected a verdict"),
-    }
-}
 
 #[test]
 fn plain_text_context_on_user_prompt_submit_is_added_not_a_halt() {

@@ -18,7 +18,7 @@ use copse_hooks::{Compaction, ToolResult};
 use copse_hooks::{FailurePolicy, QueueRequest};
 use serde_json::{Value, json};
 
-use crate::fx::{Fx, answer, group, lit, obj};
+use crate::fx::{Fx, answer, group, lit, obj, verdict};
 
 fn bash(session: &Session, command: &str) -> Verdict {
     session.gate_tool(ToolCall::new(
@@ -53,13 +53,6 @@ fn post_compact_is_recognised_and_unsupported_with_a_reason() {
         .find(|h| h.command == ": after")
         .expect("recognised events are listed");
     assert!(!h.supported && h.canonical.is_none(), "{h:?}");
-}
-
-fn verdict(fired: Fired) -> Verdict {
-    match fired {
-        Fired::Verdict(v) => v,
-        Fired::Detached { .. } => panic!("expected a verdict"),
-    }
 }
 
 #[test]

@@ -12,14 +12,14 @@ use copse_hooks::dialect::{
     Adapter, Context, HookMatcher, HookSpec, Interpretation, ParsedConfig, ProcessResult,
 };
 use copse_hooks::{
-    CanonicalEvent, Decision, Dialect, EventPayload, FailureKind, Fired, ModelIdentity, ModelParam,
+    CanonicalEvent, Decision, Dialect, EventPayload, FailureKind, ModelIdentity, ModelParam,
     Outcome, RunOutcome, Scope, Session, SessionIdentity, ToolCall, Verdict,
 };
 use copse_hooks::{Compaction, FileEdit, LoopLimit, ToolResult};
 use copse_hooks::{FailurePolicy, Halt, QueueRequest};
 use serde_json::{Map, Value, json};
 
-use crate::fx::{Fx, FxBuilder, answer, commands, lit, obj};
+use crate::fx::{Fx, FxBuilder, answer, commands, lit, obj, verdict};
 
 // ---------------------------------------------------------------------------------
 // Fixture and helpers
@@ -58,13 +58,6 @@ fn gate(session: &Session, tool: &str, input: Value) -> Verdict {
 
 fn shell(session: &Session, command: &str) -> Verdict {
     gate(session, "run_shell", json!({ "command": command }))
-}
-
-fn verdict(fired: Fired) -> Verdict {
-    match fired {
-        Fired::Verdict(v) => v,
-        other => panic!("expected a verdict, got {other:?}"),
-    }
 }
 
 /// One entry.

@@ -4,17 +4,10 @@
 
 use copse_hooks::FailurePolicy;
 use copse_hooks::McpServer;
-use copse_hooks::{Decision, Engine, EventPayload, Fired, SessionIdentity, ToolCall, Verdict};
+use copse_hooks::{Decision, Engine, EventPayload, SessionIdentity, ToolCall};
 use serde_json::{Value, json};
 
-use crate::fx::{Fx, obj, stdin_of};
-
-fn verdict(fired: Fired) -> Verdict {
-    match fired {
-        Fired::Verdict(v) => v,
-        Fired::Detached { .. } => panic!("expected a verdict"),
-    }
-}
+use crate::fx::{Fx, obj, stdin_of, verdict};
 
 fn identity() -> SessionIdentity {
     let mut id = SessionIdentity::new("conv-1");

@@ -19,7 +19,9 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use copse_hooks::{Engine, EngineConfig, EngineConfigBuilder, Session, SessionIdentity, Verdict};
+use copse_hooks::{
+    Engine, EngineConfig, EngineConfigBuilder, Fired, Session, SessionIdentity, Verdict,
+};
 use serde_json::{Map, Value, json};
 
 /// How a fixture's engines are set up; made by [`Fx::builder`], finished by
@@ -168,6 +170,11 @@ impl Fx {
     // Files
     // -----------------------------------------------------------------------------
 
+    /// `rel` under the first workspace root, relative to the temp dir.
+    fn in_ws(&self, rel: &str) -> String {
+        format!("{}/{rel}", self.opts.roots[0])
+    }
+
     /// Writes `text` at `rel` (parents created); returns the path.
     pub fn write(&self, rel: &str, text: &str) -> PathBuf {
         let path = self.path(rel);
@@ -211,12 +218,12 @@ impl Fx {
 
     /// `<ws>/.claude/settings.json`.
     pub fn claude_project(&self, hooks: Value) -> PathBuf {
-        self.claude_settings("ws/.claude/settings.json", hooks, json!({}))
+        self.claude_settings(&self.in_ws(".claude/settings.json"), hooks, json!({}))
     }
 
     /// `<ws>/.claude/settings.local.json`.
     pub fn claude_local(&self, hooks: Value) -> PathBuf {
-        self.claude_settings("ws/.claude/settings.local.json", hooks, json!({}))
+        self.claude_settings(&self.in_ws(".claude/settings.local.json"), hooks, json!({}))
     }
 
     /// A Copse `hooks.json` at `rel`.
@@ -232,7 +239,7 @@ impl Fx {
 
     /// `<ws>/.copse/hooks.json`.
     pub fn copse_project(&self, hooks: Value) -> PathBuf {
-        self.copse_config("ws/.copse/hooks.json", hooks)
+        self.copse_config(&self.in_ws(".copse/hooks.json"), hooks)
     }
 
     /// A Gemini CLI settings file at `rel`: `hooks` among other keys, as real ones
@@ -249,7 +256,7 @@ impl Fx {
 
     /// `<ws>/.gemini/settings.json`.
     pub fn gemini_project(&self, hooks: Value) -> PathBuf {
-        self.gemini_settings("ws/.gemini/settings.json", hooks, json!({}))
+        self.gemini_settings(&self.in_ws(".gemini/settings.json"), hooks, json!({}))
     }
 
     /// The Gemini system settings (`etc/gemini-cli/settings.json`, where the engine
@@ -271,7 +278,7 @@ impl Fx {
 
     /// `<ws>/.codex/hooks.json`.
     pub fn codex_project(&self, hooks: Value) -> PathBuf {
-        self.codex_hooks("ws/.codex/hooks.json", hooks)
+        self.codex_hooks(&self.in_ws(".codex/hooks.json"), hooks)
     }
 
     // -----------------------------------------------------------------------------
@@ -388,6 +395,14 @@ pub fn lit(s: impl AsRef<str>) -> String {
 /// The commands of a verdict's runs, in order.
 pub fn commands(verdict: &Verdict) -> Vec<String> {
     verdict.runs.iter().map(|r| r.command.clone()).collect()
+}
+
+/// The verdict of a blocking event.
+pub fn verdict(fired: Fired) -> Verdict {
+    match fired {
+        Fired::Verdict(v) => v,
+        other => panic!("expected a verdict, got {other:?}"),
+    }
 }
 
 /// The stdin run `i` of a verdict read, as JSON.
