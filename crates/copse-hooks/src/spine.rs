@@ -20,13 +20,20 @@
 //! ([`Spine::take_warning`]).
 //!
 //! Retention ([`Retention`]: newest 10,000 runs, 30 days by default) is enforced by
-//! the writer thread at start-up and every 100 commits or 1,000 records.
+//! the writer thread at start-up and every 100 commits or 1,000 records; it removes
+//! the oldest runs in recording order.
+//!
+//! Every run is linked into a tamper-evident hash chain ([`chain`]): the writer hashes
+//! each row with the hash of the row before it. [`Spine::verify_chain`] checks the
+//! whole store and names the first run that was edited, removed or reordered;
+//! [`Spine::chain_head`] is the newest link, for exports.
 //!
 //! Reads ([`Spine::query`], [`Spine::get`], [`Spine::first_failures`],
 //! [`Spine::latest_session`]) use their own connection; on a writable spine they
 //! flush first, so they see every record made before the call. A reader that only
 //! wants to look (the CLI) uses [`Spine::open_read_only`].
 
+pub mod chain;
 mod query;
 mod record;
 pub mod redact;
@@ -48,6 +55,7 @@ use rusqlite::{Connection, OpenFlags};
 /// CLI's signal handling commits them). Only in builds with the `test-seams` feature.
 #[cfg(feature = "test-seams")]
 pub const FLUSH_INTERVAL_VAR: &str = "COPSE_HOOKS_SPINE_FLUSH_MS";
+pub use chain::{ChainHash, ChainHead, ChainProblem, ChainProblemKind, ChainReport};
 pub use query::{
     FailureSummary, FilterValues, HookFailure, HookStats, LATENCY_BUCKETS, RunCursor, RunFilter,
     RunPage, RunQuery, RunSummary, SessionSummary, TimeBucket, WindowStats,
@@ -203,9 +211,10 @@ impl fmt::Display for SpineWarning {
 /// How much history to keep. `None` keeps that dimension unbounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Retention {
-    /// Keep at most this many runs (the newest by start time).
+    /// Keep at most this many runs (the newest recorded).
     pub max_runs: Option<u64>,
-    /// Drop runs that started more than this many days ago.
+    /// Drop runs that started more than this many days ago (oldest recorded first: a
+    /// run stays while a run recorded before it is younger).
     pub max_age_days: Option<u64>,
     /// Keep the store's live data under this many bytes (oldest runs go first; the
     /// freed pages are returned to the file system).
@@ -392,6 +401,9 @@ impl Spine {
                 .map_err(open_err)?;
         }
         schema::migrate(&mut conn, &path, version)?;
+        // One small read: the head is known from the start (a failure leaves it unknown
+        // until the first commit).
+        let head = chain::head(&conn).ok().flatten();
 
         let tuning = Tuning {
             flush_interval: options.flush_interval,
@@ -401,7 +413,7 @@ impl Spine {
             prune_every_commits: options.prune_every_commits.max(1),
             redact_secrets: options.redact_secrets,
         };
-        let shared = Arc::new(Shared::new(path.clone(), tuning));
+        let shared = Arc::new(Shared::new(path.clone(), tuning, head));
         let thread_shared = Arc::clone(&shared);
         let retention = options.retention;
         let writer = std::thread::Builder::new()
@@ -491,6 +503,25 @@ impl Spine {
         if let Some(shared) = &self.shared {
             shared.flush();
         }
+    }
+
+    /// The newest link of the audit chain: as of this spine's last commit on a
+    /// writable spine (kept in memory, so this never touches the disk or waits for
+    /// the writer; runs another process committed since are not in it), as stored on
+    /// a read-only one. `None` before the first chained run, on a store that predates
+    /// the chain, or when disabled.
+    pub fn chain_head(&self) -> Option<ChainHead> {
+        match &self.shared {
+            Some(shared) => shared.chain_head(),
+            None => self.read(chain::head).ok().flatten(),
+        }
+    }
+
+    /// Checks the whole audit chain (after a flush, on a writable spine), in one read
+    /// snapshot: every run after the last pruned one must be present, in order, with
+    /// its content matching its hash. See [`ChainReport`].
+    pub fn verify_chain(&self) -> Result<ChainReport, SpineError> {
+        self.read(chain::verify)
     }
 
     /// Takes the notices from opening (a directory or file whose wider mode was

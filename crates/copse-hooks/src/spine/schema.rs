@@ -78,6 +78,28 @@ pub const MIGRATIONS: &[&str] = &[
     CREATE INDEX hook_runs_hook_started ON hook_runs (source, command, started_at);
     CREATE INDEX hook_runs_session_started ON hook_runs (session_id, started_at);
     CREATE INDEX hook_runs_kind_started ON hook_runs (kind, started_at) WHERE kind <> 'run';",
+    // v5: the audit chain (see `chain.rs`). Each run recorded from now on carries the
+    // hash of the run recorded before it and its own hash over every stored column and
+    // that link. The single row of `chain` holds the store's random id (the genesis
+    // link is derived from it), the first seq the chain covers (older runs predate
+    // it), the anchor (the last run pruned by retention, or the genesis: NULL) and
+    // the head (the newest chained run; NULL hash before the first).
+    "ALTER TABLE hook_runs ADD COLUMN prev_hash BLOB;
+    ALTER TABLE hook_runs ADD COLUMN hash BLOB;
+    CREATE TABLE chain (
+        id          INTEGER PRIMARY KEY CHECK (id = 1),
+        store_id    BLOB    NOT NULL,
+        first_seq   INTEGER NOT NULL,
+        anchor_seq  INTEGER NOT NULL,
+        anchor_hash BLOB,
+        head_seq    INTEGER NOT NULL,
+        head_hash   BLOB,
+        head_run_id TEXT
+    );
+    INSERT INTO chain (id, store_id, first_seq, anchor_seq, head_seq)
+        SELECT 1, randomblob(16), ifnull(max(seq), 0) + 1, ifnull(max(seq), 0),
+            ifnull(max(seq), 0)
+        FROM hook_runs;",
 ];
 
 /// The schema version this build writes.
@@ -101,15 +123,22 @@ pub(crate) const RECORD_COLUMNS_V2: &str = "run_id, kind, session_id, turn_id, d
     halt_reason, inject_context, updated_input, queued_message, session_env, outcome_truncated, \
     stdin, stdin_truncated, stdout, stdout_truncated, stderr, stderr_truncated, NULL, 0, 0";
 
-/// The insert statement for one record.
+/// The schema version that added the audit chain.
+pub(crate) const CHAIN_SINCE: i64 = 5;
+
+/// How many columns [`RECORD_COLUMNS`] names (the fields a chain hash covers).
+pub(crate) const RECORD_FIELDS: usize = 37;
+
+/// The insert statement for one record: [`RECORD_COLUMNS`] as `?1`..`?37`, then the
+/// row's seq, the hash of the run before it and its own hash.
 pub(crate) const INSERT: &str = "INSERT INTO hook_runs (run_id, kind, session_id, turn_id, \
     dialect, event, canonical, command, source, scope, started_at, duration_ms, exit_code, \
     parse_ok, failure, failure_message, policy, sandbox, outcome, decision, agent_message, \
     user_message, halt_reason, inject_context, updated_input, queued_message, session_env, \
     outcome_truncated, stdin, stdin_truncated, stdout, stdout_truncated, stderr, \
-    stderr_truncated, warnings, redactions, leaked) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, \
-    ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, \
-    ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)";
+    stderr_truncated, warnings, redactions, leaked, seq, prev_hash, hash) VALUES (?1, ?2, ?3, \
+    ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, \
+    ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40)";
 
 /// Reads `user_version` and `application_id`, and refuses a database this build must not
 /// touch. Returns the version. Writes nothing.

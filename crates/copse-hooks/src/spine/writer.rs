@@ -7,6 +7,11 @@
 //! retention policy at start-up and every so many commits. A full queue rejects (and
 //! counts) records instead of blocking; a failed commit drops its batch, counts it and
 //! latches one warning.
+//!
+//! The writer also extends the audit chain ([`chain`]): each row's seq, link and hash
+//! are computed here, in the insert transaction, never on a recording caller's thread;
+//! pruning deletes the oldest rows in seq order and moves the chain's anchor in the
+//! same transaction.
 
 use std::mem;
 use std::path::PathBuf;
@@ -14,10 +19,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant, SystemTime};
 
-use rusqlite::{Connection, ErrorCode, TransactionBehavior, params};
+use rusqlite::{
+    Connection, ErrorCode, OptionalExtension as _, ToSql, Transaction, TransactionBehavior, params,
+};
 
+use super::chain::{self, ChainHead, Link};
 use super::record::{RunRecord, new_run_id, unix_ms};
-use super::schema::INSERT;
+use super::schema::{INSERT, RECORD_FIELDS};
 use super::{Retention, SpineWarning};
 
 /// Rows deleted per pruning statement, so no single transaction holds the lock long.
@@ -78,10 +86,12 @@ pub(crate) struct Shared {
     pub batches: AtomicU64,
     pub dropped: AtomicU64,
     warning: Mutex<Vec<SpineWarning>>,
+    /// The chain's head as of the last commit (or the open).
+    head: Mutex<Option<ChainHead>>,
 }
 
 impl Shared {
-    pub fn new(path: PathBuf, tuning: Tuning) -> Shared {
+    pub fn new(path: PathBuf, tuning: Tuning, head: Option<ChainHead>) -> Shared {
         Shared {
             path,
             tuning,
@@ -96,7 +106,13 @@ impl Shared {
             batches: AtomicU64::new(0),
             dropped: AtomicU64::new(0),
             warning: Mutex::new(Vec::new()),
+            head: Mutex::new(head),
         }
+    }
+
+    /// The chain's head as of the last commit.
+    pub fn chain_head(&self) -> Option<ChainHead> {
+        lock(&self.head).clone()
     }
 
     /// Queues a record, or counts it dropped when the queue is full. Never blocks on
@@ -268,9 +284,16 @@ pub(crate) fn run(shared: &Shared, mut conn: Connection, retention: Retention) {
 fn write(shared: &Shared, conn: &mut Connection, batch: &mut Vec<RunRecord>) -> bool {
     let n = batch.len() as u64;
     match insert(conn, batch, shared.tuning.redact_secrets) {
-        Ok(rejected) => {
-            shared.committed.fetch_add(n - rejected, Ordering::Relaxed);
+        Ok(inserted) => {
+            let rejected = n - inserted.rows;
+            shared.committed.fetch_add(inserted.rows, Ordering::Relaxed);
             shared.batches.fetch_add(1, Ordering::Relaxed);
+            if let Some(head) = inserted.head {
+                *lock(&shared.head) = Some(head);
+            }
+            if let Some(restarted) = inserted.restarted {
+                shared.warn(format!("{restarted} in {}", shared.path.display()));
+            }
             if rejected > 0 {
                 shared.dropped.fetch_add(rejected, Ordering::Relaxed);
                 shared.warn(format!(
@@ -291,14 +314,25 @@ fn write(shared: &Shared, conn: &mut Connection, batch: &mut Vec<RunRecord>) -> 
     }
 }
 
-/// Inserts a batch (draining it); returns how many rows were rejected by a constraint.
+/// What one committed batch did.
+struct Inserted {
+    /// Rows inserted (the rest were rejected by a constraint).
+    rows: u64,
+    /// The chain's head after the batch, when a row was chained.
+    head: Option<ChainHead>,
+    /// The chain had to be restarted (its state was deleted behind our back).
+    restarted: Option<String>,
+}
+
+/// Inserts a batch (draining it), chaining every row.
 fn insert(
     conn: &mut Connection,
     batch: &mut Vec<RunRecord>,
     redact: bool,
-) -> rusqlite::Result<u64> {
+) -> rusqlite::Result<Inserted> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let mut rejected = 0;
+    let (mut link, restarted) = Link::begin(&tx)?;
+    let mut rows = 0;
     {
         let mut stmt = tx.prepare_cached(INSERT)?;
         for mut rec in batch.drain(..) {
@@ -309,58 +343,77 @@ fn insert(
             if rec.run_id.is_empty() {
                 rec.run_id = new_run_id(rec.started_at);
             }
-            let result = stmt.execute(params![
-                rec.run_id,
-                rec.kind.as_str(),
-                rec.session_id,
-                rec.turn_id,
-                rec.dialect,
-                rec.event,
-                rec.canonical,
-                rec.command,
-                rec.source,
-                rec.scope,
+            let warnings = (!rec.warnings.is_empty())
+                .then(|| serde_json::to_string(&rec.warnings).unwrap_or_default());
+            let (started_at, duration_ms, redactions) = (
                 to_i64(rec.started_at),
                 to_i64(rec.duration_ms),
-                rec.exit_code,
-                rec.parse_ok,
-                rec.failure,
-                rec.failure_message,
-                rec.policy,
-                rec.sandbox,
-                rec.outcome,
-                rec.decision,
-                rec.agent_message,
-                rec.user_message,
-                rec.halt_reason,
-                rec.inject_context,
-                rec.updated_input,
-                rec.queued_message,
-                rec.session_env,
-                rec.outcome_truncated,
-                rec.stdin,
-                rec.stdin_truncated,
-                rec.stdout,
-                rec.stdout_truncated,
-                rec.stderr,
-                rec.stderr_truncated,
-                (!rec.warnings.is_empty())
-                    .then(|| serde_json::to_string(&rec.warnings).unwrap_or_default()),
                 to_i64(rec.redactions),
-                rec.leaked,
-            ]);
+            );
+            // In `RECORD_COLUMNS` order: the chain hashes exactly what is stored.
+            let fields: [&dyn ToSql; RECORD_FIELDS] = [
+                &rec.run_id,
+                &rec.kind.as_str(),
+                &rec.session_id,
+                &rec.turn_id,
+                &rec.dialect,
+                &rec.event,
+                &rec.canonical,
+                &rec.command,
+                &rec.source,
+                &rec.scope,
+                &started_at,
+                &duration_ms,
+                &rec.exit_code,
+                &rec.parse_ok,
+                &rec.failure,
+                &rec.failure_message,
+                &rec.policy,
+                &rec.sandbox,
+                &rec.outcome,
+                &rec.decision,
+                &rec.agent_message,
+                &rec.user_message,
+                &rec.halt_reason,
+                &rec.inject_context,
+                &rec.updated_input,
+                &rec.queued_message,
+                &rec.session_env,
+                &rec.outcome_truncated,
+                &rec.stdin,
+                &rec.stdin_truncated,
+                &rec.stdout,
+                &rec.stdout_truncated,
+                &rec.stderr,
+                &rec.stderr_truncated,
+                &warnings,
+                &redactions,
+                &rec.leaked,
+            ];
+            let seq = link.next_seq();
+            let hash = chain::row_hash(&link.hash, seq, &fields)?;
+            let (prev, own) = (&link.hash.as_bytes()[..], &hash.as_bytes()[..]);
+            let tail: [&dyn ToSql; 3] = [&seq, &prev, &own];
+            let result = stmt.execute(rusqlite::params_from_iter(fields.iter().chain(&tail)));
             match result {
-                Ok(_) => {}
-                // Only this statement is undone; the rest of the batch goes on.
-                Err(err) if err.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {
-                    rejected += 1;
+                Ok(_) => {
+                    link.advance(seq, hash, &rec.run_id);
+                    rows += 1;
                 }
+                // Only this statement is undone; the rest of the batch goes on (and
+                // the chain goes on from the row before it).
+                Err(err) if err.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {}
                 Err(err) => return Err(err),
             }
         }
     }
+    link.finish(&tx)?;
     tx.commit()?;
-    Ok(rejected)
+    Ok(Inserted {
+        rows,
+        head: link.head(),
+        restarted,
+    })
 }
 
 /// Deletes what the retention policy no longer keeps, in small chunks.
@@ -373,27 +426,64 @@ fn prune(shared: &Shared, conn: &Connection, retention: Retention) {
     }
 }
 
+/// Retention removes the oldest runs in seq (recording) order only, so what remains is
+/// always a contiguous tail of the audit chain.
 fn try_prune(conn: &Connection, retention: Retention) -> rusqlite::Result<()> {
     if let Some(days) = retention.max_age_days {
         let age = days.saturating_mul(86_400_000);
         let cutoff = to_i64(unix_ms(SystemTime::now()).saturating_sub(age));
-        let mut stmt = conn.prepare_cached(
-            "DELETE FROM hook_runs WHERE seq IN \
-             (SELECT seq FROM hook_runs WHERE started_at < ?1 LIMIT ?2)",
-        )?;
-        while stmt.execute(params![cutoff, PRUNE_CHUNK])? as i64 >= PRUNE_CHUNK {}
+        // Every run before the oldest one still young (a run recorded late with an
+        // early start waits for the runs recorded before it).
+        let through: Option<i64> = conn
+            .prepare_cached(
+                "SELECT ifnull((SELECT min(seq) FROM hook_runs WHERE started_at >= ?1) - 1, \
+                 (SELECT max(seq) FROM hook_runs))",
+            )?
+            .query_row([cutoff], |r| r.get(0))?;
+        if let Some(through) = through {
+            delete_through(conn, through)?;
+        }
     }
     if let Some(max) = retention.max_runs {
-        let mut stmt = conn.prepare_cached(
-            "DELETE FROM hook_runs WHERE seq IN \
-             (SELECT seq FROM hook_runs ORDER BY started_at DESC, seq DESC LIMIT ?2 OFFSET ?1)",
-        )?;
-        while stmt.execute(params![to_i64(max), PRUNE_CHUNK])? as i64 >= PRUNE_CHUNK {}
+        let through: Option<i64> = conn
+            .prepare_cached("SELECT seq FROM hook_runs ORDER BY seq DESC LIMIT 1 OFFSET ?1")?
+            .query_row([to_i64(max)], |r| r.get(0))
+            .optional()?;
+        if let Some(through) = through {
+            delete_through(conn, through)?;
+        }
     }
     if let Some(max) = retention.max_bytes {
         prune_to_size(conn, max)?;
     }
     Ok(())
+}
+
+/// Deletes every run up to seq `through`, oldest first, [`PRUNE_CHUNK`] rows per
+/// transaction (so no transaction holds the lock long), moving the chain's anchor
+/// in each. Returns how many rows went.
+fn delete_through(conn: &Connection, through: i64) -> rusqlite::Result<usize> {
+    let mut deleted = 0;
+    loop {
+        let tx = Transaction::new_unchecked(conn, TransactionBehavior::Immediate)?;
+        let end: Option<i64> = tx
+            .prepare_cached(
+                "SELECT ifnull((SELECT seq FROM hook_runs WHERE seq <= ?1 ORDER BY seq \
+                 LIMIT 1 OFFSET ?2), (SELECT max(seq) FROM hook_runs WHERE seq <= ?1))",
+            )?
+            .query_row(params![through, PRUNE_CHUNK - 1], |r| r.get(0))?;
+        let Some(end) = end else {
+            return Ok(deleted); // dropping the transaction rolls it back: nothing written
+        };
+        chain::advance_anchor(&tx, end)?;
+        deleted += tx
+            .prepare_cached("DELETE FROM hook_runs WHERE seq <= ?1")?
+            .execute([end])?;
+        tx.commit()?;
+        if end >= through {
+            return Ok(deleted);
+        }
+    }
 }
 
 /// Bytes of live data: the file's pages minus its free pages.
@@ -411,17 +501,17 @@ fn prune_to_size(conn: &Connection, max: u64) -> rusqlite::Result<()> {
     if live_bytes(conn)? <= max {
         return Ok(());
     }
-    let mut stmt = conn.prepare_cached(
-        "DELETE FROM hook_runs WHERE seq IN \
-         (SELECT seq FROM hook_runs ORDER BY started_at, seq LIMIT ?1)",
-    )?;
     let mut deleted = 0;
     while live_bytes(conn)? > max {
         let rows: i64 = conn.query_row("SELECT count(*) FROM hook_runs", [], |r| r.get(0))?;
         if rows == 0 {
             break;
         }
-        deleted += stmt.execute([(rows / 20).clamp(1, PRUNE_CHUNK)])?;
+        let n = (rows / 20).clamp(1, PRUNE_CHUNK);
+        let through: i64 = conn
+            .prepare_cached("SELECT seq FROM hook_runs ORDER BY seq LIMIT 1 OFFSET ?1")?
+            .query_row([n - 1], |r| r.get(0))?;
+        deleted += delete_through(conn, through)?;
     }
     if deleted > 0 {
         let mode: i64 = conn.pragma_query_value(None, "auto_vacuum", |r| r.get(0))?;

@@ -20,6 +20,7 @@ mod session;
 mod settings;
 mod spawn;
 mod spine;
+mod spine_chain;
 mod spine_guard;
 mod tool_input;
 mod vendor;
