@@ -14,6 +14,7 @@ mod fx;
 mod gemini;
 mod http;
 mod isolation;
+mod otel;
 mod persistent;
 mod sandbox;
 mod session;
