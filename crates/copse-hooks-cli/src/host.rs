@@ -9,7 +9,7 @@ use copse_hooks_server::{HostContext, Hosted};
 use copse_hooks_wire::output::SettingValue;
 use serde_json::{Value, json};
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::workspace;
 
 /// Where the flags came from, for `doctor`'s sources.

@@ -3,6 +3,7 @@
 
 #[macro_use]
 mod output;
+mod args;
 mod cli;
 mod commands;
 mod host;

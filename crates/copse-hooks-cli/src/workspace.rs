@@ -6,7 +6,7 @@ use anyhow::{Context as _, Result};
 use copse_hooks::{Engine, EngineConfig};
 use copse_hooks::{Settings, TrustedWorkspace};
 
-use crate::cli::Global;
+use crate::args::Global;
 
 /// The engine for this invocation, plus any warning about the settings file.
 pub struct Invocation {

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 
-use crate::cli;
+use crate::args;
 
 /// The binary's name as shells and `man` know it.
 const BIN: &str = "copse-hooks";
@@ -31,7 +31,7 @@ pub fn completions(shell: clap_complete::Shell) -> anyhow::Result<ExitCode> {
 /// The completion script for `shell`.
 pub fn script(shell: clap_complete::Shell) -> String {
     let mut out = Vec::new();
-    clap_complete::generate(shell, &mut cli::command(), BIN, &mut out);
+    clap_complete::generate(shell, &mut args::command(), BIN, &mut out);
     let text = String::from_utf8_lossy(&out).into_owned();
     match shell {
         clap_complete::Shell::Bash => fix_bash_arms(&text),
@@ -50,7 +50,7 @@ fn fix_bash_arms(text: &str) -> String {
 /// The command tree the pages describe: clap's `help` subcommand left out (it has no
 /// page of its own), names and display names (`copse-hooks-gate`) built.
 fn man_command() -> clap::Command {
-    let mut cmd = cli::command().disable_help_subcommand(true);
+    let mut cmd = args::command().disable_help_subcommand(true);
     cmd.build();
     cmd
 }

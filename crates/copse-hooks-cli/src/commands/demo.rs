@@ -16,7 +16,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 use copse_hooks::{Engine, EngineConfig, SessionIdentity};
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::commands::replay;
 use crate::output::{self, paint};
 

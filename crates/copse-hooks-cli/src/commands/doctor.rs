@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 use copse_hooks_wire::output::{AgentShimOutput, DoctorOutput, ShimServedOutput};
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::host::{self, Origin};
 use crate::output::{self, clean, paint};
 

@@ -6,7 +6,7 @@ use anyhow::{Context as _, Result, bail};
 use copse_hooks::{SessionIdentity, ToolCall, Verdict};
 use serde_json::{Map, Value};
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::output::{self, clean, paint};
 use crate::workspace;
 use crate::{notices, tools};

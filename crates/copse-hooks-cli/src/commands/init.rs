@@ -17,7 +17,7 @@ use std::process::ExitCode;
 use anyhow::{Context as _, Result};
 use copse_hooks_wire::output as wire;
 
-use crate::cli::{Global, InitDialect};
+use crate::args::{Global, InitDialect};
 use crate::output::{self, paint};
 
 /// What `init` writes for one dialect.

@@ -29,7 +29,7 @@ use copse_hooks_wire::output::InstallOutput;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use crate::cli::Global;
+use crate::args::Global;
 
 /// Where an agent keeps its hooks config.
 pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> PathBuf {

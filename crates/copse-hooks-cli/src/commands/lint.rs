@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use copse_hooks::Level;
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::output::{self, paint};
 use crate::workspace;
 

@@ -6,7 +6,7 @@ use anyhow::Result;
 use copse_hooks::TrustState;
 use copse_hooks::{Engine, EngineConfig, HookSummary, Listing, Scope};
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::output::{self, clean, paint};
 use crate::workspace;
 

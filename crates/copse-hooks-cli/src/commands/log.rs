@@ -16,7 +16,7 @@ use copse_hooks::spine::{RunFilter, RunIdMatch, RunSummary, Spine};
 use copse_hooks_wire::output::{LogOutput, ShowOutput};
 use serde_json::Value;
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::output::{self, paint};
 use crate::output::{clean, clean_block};
 use crate::time::{format_time, parse_since};

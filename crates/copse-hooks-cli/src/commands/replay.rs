@@ -13,7 +13,7 @@ use copse_hooks_wire::output::{
 };
 use serde_json::{Map, Value};
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::commands::gate::tool_call;
 use crate::output::{self, clean, paint};
 use crate::workspace;

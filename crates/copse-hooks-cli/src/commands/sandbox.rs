@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use copse_hooks::sandbox;
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::output::{self, paint};
 
 pub fn check(global: &Global) -> Result<ExitCode> {

@@ -10,7 +10,7 @@ use copse_hooks::EngineConfig;
 use copse_hooks_server::socket::{self, DaemonStatus};
 use copse_hooks_server::{ConnectionEnd, ServerConfig};
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::host::{self, Origin};
 
 /// The variables a socket server's hooks start from: only what locates the user and

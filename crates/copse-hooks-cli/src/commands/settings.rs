@@ -8,7 +8,7 @@ use copse_hooks::{Engine, EngineConfig};
 use copse_hooks::{Settings, SettingsError};
 use copse_hooks_wire::output as wire;
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::output::{self, paint};
 
 pub(crate) fn settings_path() -> PathBuf {

@@ -65,11 +65,6 @@ pub const DAEMON_CONNECT: Duration = Duration::from_secs(2);
 /// plus a margin. A daemon that never answers (stopped, wedged) then fails closed.
 pub const DAEMON_READ: Duration = Duration::from_secs(630);
 
-/// Parses `--deadline SECONDS` ([`agent::parse_deadline`]).
-pub fn parse_deadline(text: &str) -> Result<Duration, String> {
-    agent::parse_deadline(text)
-}
-
 /// Set once an answer has been (or is being) written: the call's own or the
 /// watchdog's, never both.
 static ANSWERED: Mutex<bool> = Mutex::new(false);

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use serde_json::Value;
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::output::{self, paint};
 use crate::workspace;
 

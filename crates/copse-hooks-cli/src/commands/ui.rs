@@ -20,7 +20,7 @@ use std::sync::Arc;
 use anyhow::{Context as _, Result};
 use copse_hooks_ui::{Logins, Server, UiOptions};
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::commands::demo::{self, DemoWorld};
 use crate::workspace;
 use copse_hooks::{Engine, EngineConfig, Settings};

@@ -20,7 +20,7 @@ use anyhow::Result;
 use copse_hooks::spine::{RunFilter, RunSummary, Spine};
 use copse_hooks::{EngineConfig, Settings};
 
-use crate::cli::Global;
+use crate::args::Global;
 use crate::commands::settings::{PinState, TrustStatus, print_pinned_file, trust_status};
 use crate::output::{self, paint};
 
