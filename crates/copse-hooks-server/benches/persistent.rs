@@ -9,9 +9,12 @@
 //! Rust hook through the daemon (`serve_socket`, this binary re-executed with
 //! `COPSE_BENCH_SERVE`) over its Unix socket, one request at a time.
 //!
+//! Then each persistent hook against a direct pipe round trip to the same program
+//! (started by `sh -c` with plain pipes, the engine's exact packet).
+//!
 //! Targets: a persistent hook <= 100 µs median per gate in process, <= 250 µs through
-//! the daemon. Misses are reported, never asserted. Every hook runs sandboxed, as by
-//! default. Linux only.
+//! the daemon, and a gate <= 1.25x the direct pipe. Misses are reported, never
+//! asserted. Every hook runs sandboxed, as by default. Linux only.
 
 // reason: a benchmark binary; a broken setup should abort loudly.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -168,6 +171,104 @@ fn measure(
     (median(hook), median(base))
 }
 
+/// A direct pipe round trip to the same hook, from a minimal host: the persistent
+/// command started by `sh -c` with plain pipes, its hello read, then one request line
+/// written and one reply line read per round trip — the floor a persistent gate is
+/// held against.
+struct Direct {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    stdout: std::io::BufReader<std::process::ChildStdout>,
+    next: u64,
+}
+
+impl Direct {
+    fn start(command: &str) -> Direct {
+        let mut child = std::process::Command::new("sh")
+            .args(["-c", command])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdin = child.stdin.take().unwrap();
+        let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let mut hello = String::new();
+        stdout.read_line(&mut hello).unwrap();
+        assert!(hello.contains("hello"), "{hello}");
+        Direct {
+            child,
+            stdin,
+            stdout,
+            next: 0,
+        }
+    }
+
+    fn round_trip(&mut self, packet: &Value) -> Duration {
+        self.next += 1;
+        // Encoded before the clock starts: the floor is the pipe and the hook.
+        let line = copse_hooks::persistent::encode_request(self.next, "toolGate", packet);
+        let mut reply = String::new();
+        let t = Instant::now();
+        self.stdin.write_all(&line).unwrap();
+        self.stdin.flush().unwrap();
+        self.stdout.read_line(&mut reply).unwrap();
+        let elapsed = t.elapsed();
+        assert!(reply.contains("\"response\""), "{reply}");
+        elapsed
+    }
+}
+
+impl Drop for Direct {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The exact stdin the engine sends the Copse toolGate hook for `SUBJECT`, captured
+/// by a per-call hook that copies it to a file.
+fn captured_packet(base: &Path) -> Value {
+    let out = base.join("packet.json");
+    let dir = setup(
+        base,
+        "capture",
+        Some(&format!("cat > {}", out.display())),
+        false,
+    );
+    let mut config = engine_config(&dir);
+    config.sandbox = false;
+    let engine = Engine::new(config);
+    gate(&engine.session(SessionIdentity::new("bench")), SUBJECT);
+    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+}
+
+/// Median of a persistent gate and of a direct pipe round trip to the same hook,
+/// interleaved in `blocks` blocks of `per_block` each.
+fn measure_direct(
+    session: &Session,
+    direct: &mut Direct,
+    packet: &Value,
+    blocks: usize,
+    per_block: usize,
+) -> (Duration, Duration) {
+    for _ in 0..per_block.min(50) {
+        gate(session, SUBJECT);
+        direct.round_trip(packet);
+    }
+    let (mut gates, mut pipes) = (Vec::new(), Vec::new());
+    for _ in 0..blocks {
+        for _ in 0..per_block {
+            let t = Instant::now();
+            assert_eq!(gate(session, SUBJECT), Decision::Allow);
+            gates.push(t.elapsed());
+        }
+        for _ in 0..per_block {
+            pipes.push(direct.round_trip(packet));
+        }
+    }
+    (median(gates), median(pipes))
+}
+
 fn python() -> Option<String> {
     let out = std::process::Command::new("python3")
         .args(["-c", "import sys; print(sys.executable)"])
@@ -312,6 +413,31 @@ fn main() {
             us(none_med),
             pc_med.as_secs_f64() / p_med.as_secs_f64(),
             verdict(us(p_med), 100.0)
+        );
+    }
+
+    println!(
+        "\nagainst a direct pipe round trip to the same hook from a minimal host \
+         (same packet; target gate <= 1.25x the pipe)"
+    );
+    let packet = captured_packet(&base);
+    println!(
+        "{:<9} {:>14} {:>14} {:>10}",
+        "hook", "gate µs", "direct pipe µs", "ratio"
+    );
+    for (lang, _, persistent) in &langs {
+        let dir = setup(&base, &format!("{lang}-direct"), Some(persistent), true);
+        let engine = Engine::new(engine_config(&dir));
+        let session = engine.session(SessionIdentity::new("bench"));
+        let mut direct = Direct::start(persistent);
+        let (gate_med, pipe_med) = measure_direct(&session, &mut direct, &packet, 10, 300);
+        let ratio = gate_med.as_secs_f64() / pipe_med.as_secs_f64();
+        println!(
+            "{lang:<9} {:>14.1} {:>14.1} {:>9.2}x  {}",
+            us(gate_med),
+            us(pipe_med),
+            ratio,
+            verdict(ratio, 1.25)
         );
     }
 

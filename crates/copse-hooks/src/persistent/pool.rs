@@ -34,7 +34,7 @@ pub struct Key {
     pub entry: usize,
     /// Its command.
     pub command: String,
-    /// The sandbox policy, as text (`off` when unsandboxed).
+    /// What the sandbox policy is made from (`off` when unsandboxed).
     pub policy: String,
 }
 

@@ -33,21 +33,32 @@ pub(crate) fn execute(
 
 /// Carries the packet to the hook by its transport.
 fn carry(adapter: &dyn Adapter, hook: &HookSpec, input: &RunInput<'_>, stdin: &[u8]) -> Exchange {
-    let sandbox = input
-        .sandbox
-        .filter(|_| hook.sandbox)
-        .map(|config| (config, config.policy(adapter, hook, &input.ctx)));
+    let sandbox = input.sandbox.filter(|_| hook.sandbox);
     if let (Some(persistent), Some(pool)) = (hook.options.persistent, input.persistent) {
+        // The process is keyed by what its policy is made from (the hook's scope,
+        // root and network switch under this engine's sandbox), and the policy itself
+        // is built only when a process starts: building it reads the agents'
+        // directories, which a persistent gate must not pay for.
         let key = crate::persistent::pool::Key {
             source: hook.source.clone(),
             event: hook.event.clone(),
             entry: hook.entry,
             command: hook.command.clone(),
-            policy: sandbox
-                .as_ref()
-                .map_or_else(|| "off".to_string(), |(_, p)| format!("{p:?}")),
+            policy: match sandbox {
+                None => "off".to_string(),
+                Some(_) => format!(
+                    "{}:{}:{}",
+                    hook.scope.as_str(),
+                    if hook.network { "net" } else { "nonet" },
+                    hook.root
+                        .as_deref()
+                        .unwrap_or(std::path::Path::new(""))
+                        .display()
+                ),
+            },
         };
         let env = || environment(adapter, hook, input, false);
+        let policy = |config: &super::SandboxConfig| config.policy(adapter, hook, &input.ctx);
         return transport::persistent::exchange(
             pool,
             transport::persistent::Call {
@@ -59,11 +70,12 @@ fn carry(adapter: &dyn Adapter, hook: &HookSpec, input: &RunInput<'_>, stdin: &[
                 timeout: hook.timeout,
                 idle: persistent.idle_timeout,
                 limits: input.limits,
-                sandbox,
+                sandbox: sandbox.map(|c| (c, &policy as &dyn Fn(&super::SandboxConfig) -> _)),
                 env: &env,
             },
         );
     }
+    let sandbox = sandbox.map(|config| (config, config.policy(adapter, hook, &input.ctx)));
     let env = environment(adapter, hook, input, true);
     if let Some(http) = &hook.options.http {
         // Header interpolation reads the same scrubbed environment a command hook gets.

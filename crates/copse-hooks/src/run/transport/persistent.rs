@@ -28,7 +28,11 @@ pub(crate) struct Call<'a> {
     pub timeout: Duration,
     pub idle: Option<Duration>,
     pub limits: crate::spawn::Limits,
-    pub sandbox: Option<(&'a crate::run::SandboxConfig, SandboxPolicy)>,
+    /// The sandbox, and how to build the policy a newly started process runs under.
+    pub sandbox: Option<(
+        &'a crate::run::SandboxConfig,
+        &'a dyn Fn(&crate::run::SandboxConfig) -> SandboxPolicy,
+    )>,
     /// The environment a newly started process gets (called only to start one).
     pub env: &'a dyn Fn() -> Vec<(OsString, OsString)>,
 }
@@ -57,7 +61,8 @@ pub(crate) fn exchange(pool: &Pool, call: Call<'_>) -> Exchange {
         // session); it is told it was started persistent (the SDK runners read it).
         let mut env = (call.env)();
         set_var(&mut env, PERSISTENT_ENV, "1");
-        let contained = contain::prepare(call.sandbox.as_ref().map(|(c, p)| (*c, p)));
+        let policy = call.sandbox.map(|(config, build)| (config, build(config)));
+        let contained = contain::prepare(policy.as_ref().map(|(c, p)| (*c, p)));
         let state = contained.state();
         let sandbox = match contained {
             Contained::Refused(failure) => return Err(Death::Spawn(failure.message)),
