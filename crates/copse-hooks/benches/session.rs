@@ -7,6 +7,10 @@
 //! 2. Detached fan-out: one observation event fanning out to 100 matching hooks (8 run
 //!    at once, the rest queue): wall time until idle, and the process's peak resident
 //!    memory growth (VmHWM) across it.
+//! 3. Config freshness: 1,000 tool gates in one long-lived engine with one trusted
+//!    root and nothing matching: µs per gate and config-file accesses (a `stat` or a
+//!    read by discovery) per gate after the first three. `-- gates` runs only this part
+//!    (for `strace -c`).
 //!
 //! Plain `std` timing; figures are printed beside their targets, never asserted.
 
@@ -127,7 +131,44 @@ fn vm_hwm_kib() -> Option<u64> {
         .ok()
 }
 
+/// Part 3: `n` tool gates in one engine, one trusted root, nothing matching.
+fn freshness(n: u32) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = std::fs::canonicalize(dir.path()).unwrap();
+    let (home, ws) = (root.join("home"), root.join("ws"));
+    std::fs::create_dir_all(&ws).unwrap();
+    let base = engine(&home, &ws, non_matching_hooks(), true);
+    let mut config = base.config().clone().trust(&ws);
+    config.copse_dir = home.join(".copse");
+    let engine = Engine::new(config);
+    let session = engine.session(SessionIdentity::new("gates"));
+    let gate = || {
+        let call = ToolCall::new(tool::RUN_SHELL, obj(json!({"command": "ls"})));
+        std::hint::black_box(session.gate_tool(call));
+    };
+    // The first three gates read the configs (and set up whatever keeps them fresh).
+    for _ in 0..3 {
+        gate();
+    }
+    let accesses = engine.config_file_accesses();
+    let start = Instant::now();
+    for _ in 0..n {
+        gate();
+    }
+    let took = start.elapsed() / n;
+    let per_gate = (engine.config_file_accesses() - accesses) as f64 / f64::from(n);
+    println!("3. Config freshness: {n} tool gates, one trusted root, nothing matching");
+    println!(
+        "   per gate                      {:>8.2} µs   {per_gate:.2} config-file accesses",
+        took.as_secs_f64() * 1e6
+    );
+}
+
 fn main() {
+    if std::env::args().any(|a| a == "gates") {
+        freshness(1000);
+        return;
+    }
     println!(
         "copse-hooks session benchmark (pid {})\n",
         std::process::id()
@@ -217,4 +258,6 @@ fn main() {
         ),
         _ => println!("   peak RSS unavailable (no /proc/self/status)"),
     }
+    println!();
+    freshness(1000);
 }

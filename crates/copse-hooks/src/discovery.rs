@@ -7,6 +7,22 @@
 //! A file owned by another user (root aside) or writable by group or others is
 //! refused as ssh refuses such a key file: none of its hooks run, and its warning
 //! names the `chmod` (or `chown`) that fixes it ([`crate::private::insecurity`]).
+//!
+//! When a file is re-read: a long-lived registry does not even `stat` on every load.
+//! From its third load on (a one-shot CLI gate loads twice and sets nothing up), each
+//! load makes one freshness check ([`watch`]: one non-blocking read of the process's
+//! inotify descriptor). Nothing relevant since the last check → every location that
+//! inotify covers is answered from the cache, existing or absent, without touching
+//! the filesystem. A relevant change (the file, its directory or the path to it
+//! created, written, renamed, deleted or `chmod`ed; an overflowed event queue) starts a
+//! new generation: each location is `stat`ed again at its next load and re-read when
+//! its identity changed, as above. Locations inotify cannot vouch for (a symbolic link
+//! on the path, a file with several hard links, a network or FUSE filesystem, a watch
+//! that could not be added, no inotify) are `stat`ed at every load. An edit is seen by
+//! the first load that starts after the editing call returned: the kernel queues the
+//! event within that call.
+
+mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -190,11 +206,21 @@ impl FileIdentity {
 #[derive(Debug)]
 struct Slot {
     location: ConfigLocation,
-    cache: Mutex<Option<Cached>>,
+    cache: Mutex<SlotCache>,
 }
 
 /// A parsed config, the identity of the file it came from, and its content hash.
 type Cached = (FileIdentity, Arc<ParsedConfig>, Option<String>);
+
+#[derive(Debug, Default)]
+struct SlotCache {
+    /// The last parse, kept while the file's identity is unchanged.
+    parsed: Option<Cached>,
+    /// The last answer and the freshness generation it was verified under (a `stat`
+    /// made while inotify watched everything it depends on); `None` when it must be
+    /// `stat`ed again.
+    answer: Option<(u64, LoadedConfig)>,
+}
 
 /// A loaded config: where it is and what it declares.
 #[derive(Debug, Clone)]
@@ -214,8 +240,10 @@ pub struct LoadedConfig {
 pub struct Registry {
     slots: Vec<Slot>,
     /// Filesystem touches (a `stat` or a read): a test seam proving that a gate
-    /// with hooks off touches no config file.
+    /// with hooks off touches no config file, and that a fresh cache touches nothing.
     accesses: std::sync::atomic::AtomicU64,
+    /// The one freshness check per load.
+    fresh: watch::Freshness,
 }
 
 impl Registry {
@@ -226,10 +254,11 @@ impl Registry {
                 .into_iter()
                 .map(|location| Slot {
                     location,
-                    cache: Mutex::new(None),
+                    cache: Mutex::new(SlotCache::default()),
                 })
                 .collect(),
             accesses: std::sync::atomic::AtomicU64::new(0),
+            fresh: watch::Freshness::default(),
         }
     }
 
@@ -238,18 +267,61 @@ impl Registry {
         self.accesses.load(std::sync::atomic::Ordering::Relaxed)
     }
 
-    /// Loads every location `allow` admits, re-reading only files that changed.
+    /// Loads every location `allow` admits, re-reading only files that changed (and,
+    /// from the third load on, not even `stat`ing the ones inotify vouches for when
+    /// nothing changed).
     pub fn load(&self, allow: impl Fn(&ConfigLocation) -> bool) -> Vec<LoadedConfig> {
+        let count = || {
+            self.accesses
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        };
+        let fresh = self.fresh.check(&self.slots, &count);
         self.slots
             .iter()
-            .filter(|s| allow(&s.location))
-            .map(|s| s.load(&self.accesses))
+            .enumerate()
+            .filter(|(_, s)| allow(&s.location))
+            .map(|(i, s)| {
+                let generation = fresh
+                    .as_ref()
+                    .filter(|f| f.watches(i))
+                    .map(|f| f.generation);
+                s.load(generation, &self.accesses)
+            })
             .collect()
     }
 }
 
 impl Slot {
-    fn load(&self, accesses: &std::sync::atomic::AtomicU64) -> LoadedConfig {
+    /// The slot's config. `generation`: the freshness generation when inotify watches
+    /// this slot (an answer verified under it is served without a `stat`).
+    fn load(
+        &self,
+        generation: Option<u64>,
+        accesses: &std::sync::atomic::AtomicU64,
+    ) -> LoadedConfig {
+        // A poisoned lock only means another thread panicked mid-parse; the cached
+        // value is either complete or absent, so recover it.
+        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
+        if let (Some(now), Some((verified, answer))) = (generation, &cache.answer)
+            && *verified == now
+        {
+            return answer.clone();
+        }
+        let (answer, trust) = self.examine(&mut cache.parsed, accesses);
+        cache.answer = generation.filter(|_| trust).map(|g| (g, answer.clone()));
+        answer
+    }
+
+    /// `stat`s the file and re-reads it if its identity changed; whether inotify can
+    /// vouch for the answer: not for a file with several hard links (a write through
+    /// another link is an event for that link's directory, not ours; the file's own
+    /// watch sees it too, but a file shared that way is examined every time anyway),
+    /// nor for a file that could not be examined.
+    fn examine(
+        &self,
+        parsed_cache: &mut Option<Cached>,
+        accesses: &std::sync::atomic::AtomicU64,
+    ) -> (LoadedConfig, bool) {
         let count_access = || {
             accesses.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         };
@@ -258,16 +330,17 @@ impl Slot {
         let meta = match std::fs::metadata(&loc.path) {
             Ok(m) => m,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return LoadedConfig {
+                let absent = LoadedConfig {
                     location: loc.clone(),
                     config: Arc::new(ParsedConfig::default()),
                     exists: false,
                     hash: None,
                 };
+                return (absent, true);
             }
             // EACCES on a parent, ELOOP, ENOTDIR...: the file may exist; say so.
             Err(e) => {
-                return LoadedConfig {
+                let unexamined = LoadedConfig {
                     location: loc.clone(),
                     config: Arc::new(ParsedConfig {
                         hooks: Vec::new(),
@@ -282,21 +355,25 @@ impl Slot {
                     exists: true,
                     hash: None,
                 };
+                // Whatever made it unexaminable may change out of the watches' sight.
+                return (unexamined, false);
             }
         };
         let identity = FileIdentity::of(&meta);
-        // A poisoned lock only means another thread panicked mid-parse; the cached
-        // value is either complete or absent, so recover it.
-        let mut cache = self.cache.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((id, cfg, hash)) = cache.as_ref()
+        let single_link = {
+            use std::os::unix::fs::MetadataExt as _;
+            meta.nlink() <= 1
+        };
+        if let Some((id, cfg, hash)) = parsed_cache.as_ref()
             && *id == identity
         {
-            return LoadedConfig {
+            let same = LoadedConfig {
                 location: loc.clone(),
                 config: Arc::clone(cfg),
                 exists: true,
                 hash: hash.clone(),
             };
+            return (same, single_link);
         }
         let mut hash = None;
         count_access();
@@ -343,12 +420,13 @@ impl Slot {
             },
         };
         let parsed = Arc::new(parsed);
-        *cache = Some((identity, Arc::clone(&parsed), hash.clone()));
-        LoadedConfig {
+        *parsed_cache = Some((identity, Arc::clone(&parsed), hash.clone()));
+        let read = LoadedConfig {
             location: loc.clone(),
             config: parsed,
             exists: true,
             hash,
-        }
+        };
+        (read, single_link)
     }
 }

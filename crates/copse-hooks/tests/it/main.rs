@@ -8,6 +8,7 @@ mod codex;
 mod copse;
 mod cursor;
 mod dialect_schemas;
+mod discovery;
 mod env;
 mod escape;
 mod fx;
