@@ -166,16 +166,17 @@ impl Engine {
                 "exit 126 means the command is not executable: chmod +x {program}"
             ));
         } else if run.exit_code == Some(127) {
-            // Where the hook started (`Dialect::cwd`): Cursor and Copse user hooks in
+            // Where the hook started (`Adapter::cwd`): Cursor and Copse user hooks in
             // their config file's directory, every other hook in the workspace root.
-            let from = match (run.scope, run.dialect) {
-                (Scope::User, crate::scope::Dialect::Cursor | crate::scope::Dialect::Copse) => {
-                    match run.source.parent() {
-                        Some(dir) => format!("its config file's directory, {}", dir.display()),
-                        None => "its config file's directory".to_string(),
-                    }
+            let from = if run.scope == Scope::User
+                && crate::dialect::user_hooks_start_in_config_dir(run.dialect)
+            {
+                match run.source.parent() {
+                    Some(dir) => format!("its config file's directory, {}", dir.display()),
+                    None => "its config file's directory".to_string(),
                 }
-                _ => "the workspace root".to_string(),
+            } else {
+                "the workspace root".to_string()
             };
             notice = notice.hint(format!(
                 "exit 127 means the command was not found: this hook's relative commands run from {from}; use an absolute path or one on PATH"

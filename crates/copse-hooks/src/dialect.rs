@@ -15,6 +15,8 @@ pub(crate) mod own;
 pub mod schemas;
 pub mod spec;
 pub(crate) mod switches;
+pub(crate) mod tables;
+pub mod vendor;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -505,6 +507,16 @@ pub(crate) fn string_field(obj: &serde_json::Map<String, Value>, keys: &[&str]) 
 }
 
 pub(crate) use crate::outcome::seconds;
+
+/// Whether a user hook of `dialect` starts in its config file's directory (the
+/// adapter's default [`Adapter::cwd`]) rather than the workspace root: what the
+/// notice for a command that was not found says.
+pub(crate) fn user_hooks_start_in_config_dir(dialect: Dialect) -> bool {
+    match dialect {
+        Dialect::Cursor | Dialect::Copse => true,
+        Dialect::Claude | Dialect::Gemini | Dialect::Codex => false,
+    }
+}
 
 /// Parses a vendor `timeout` in seconds: a positive finite number.
 pub(crate) fn timeout_seconds(v: &Value) -> Option<Duration> {

@@ -128,11 +128,12 @@ mod session;
 mod settings;
 pub mod spawn;
 pub mod spine;
-pub mod vendor;
 
 pub use builder::EngineConfigBuilder;
+// The vendors' published event lists live with the dialects; their public path stays.
 pub use cancel::CancelToken;
 pub use dialect::ConfigWarning;
+pub use dialect::vendor;
 pub use discovery::{
     ConfigLocation, VendorPaths, adapter, locations as config_locations,
     locations_with as config_locations_with,
