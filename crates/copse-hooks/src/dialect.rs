@@ -508,6 +508,22 @@ pub(crate) fn string_field(obj: &serde_json::Map<String, Value>, keys: &[&str]) 
 
 pub(crate) use crate::outcome::seconds;
 
+/// The adapter for a dialect.
+pub fn adapter(dialect: Dialect) -> &'static dyn Adapter {
+    static CURSOR: cursor::Cursor = cursor::Cursor;
+    static CLAUDE: claude::Claude = claude::Claude;
+    static COPSE: copse::Copse = copse::Copse;
+    static GEMINI: gemini::Gemini = gemini::Gemini;
+    static CODEX: codex::Codex = codex::Codex;
+    match dialect {
+        Dialect::Cursor => &CURSOR,
+        Dialect::Claude => &CLAUDE,
+        Dialect::Copse => &COPSE,
+        Dialect::Gemini => &GEMINI,
+        Dialect::Codex => &CODEX,
+    }
+}
+
 /// Whether a user hook of `dialect` starts in its config file's directory (the
 /// adapter's default [`Adapter::cwd`]) rather than the workspace root: what the
 /// notice for a command that was not found says.

@@ -28,7 +28,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
-use crate::dialect::{Adapter, ConfigWarning, Dialect, ParsedConfig, Scope, cursor::Cursor};
+use crate::dialect::{ConfigWarning, Dialect, ParsedConfig, Scope};
 
 /// One place a config file may live.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -165,21 +165,7 @@ pub fn locations_with(
     out
 }
 
-/// The adapter for a dialect.
-pub fn adapter(dialect: Dialect) -> &'static dyn Adapter {
-    static CURSOR: Cursor = Cursor;
-    static CLAUDE: crate::dialect::claude::Claude = crate::dialect::claude::Claude;
-    static COPSE: crate::dialect::copse::Copse = crate::dialect::copse::Copse;
-    static GEMINI: crate::dialect::gemini::Gemini = crate::dialect::gemini::Gemini;
-    static CODEX: crate::dialect::codex::Codex = crate::dialect::codex::Codex;
-    match dialect {
-        Dialect::Cursor => &CURSOR,
-        Dialect::Claude => &CLAUDE,
-        Dialect::Copse => &COPSE,
-        Dialect::Gemini => &GEMINI,
-        Dialect::Codex => &CODEX,
-    }
-}
+pub use crate::dialect::adapter;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct FileIdentity {
@@ -384,7 +370,7 @@ impl Slot {
                 let mut parsed =
                     adapter(loc.dialect).parse(&text, &loc.path, loc.scope, loc.root.as_deref());
                 // Our own `copse-hooks shim --agent NAME` entries are not hooks.
-                crate::agent::drop_shim_entries(&mut parsed);
+                crate::dialect::own::drop_shim_entries(&mut parsed);
                 parsed
             }
             Err(crate::fsread::ReadError::Insecure(why)) => {

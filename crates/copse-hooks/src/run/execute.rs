@@ -70,7 +70,7 @@ fn carry(adapter: &dyn Adapter, hook: &HookSpec, input: &RunInput<'_>, stdin: &[
                 timeout: hook.timeout,
                 idle: persistent.idle_timeout,
                 limits: input.limits,
-                sandbox: sandbox.map(|c| (c, &policy as &dyn Fn(&super::SandboxConfig) -> _)),
+                sandbox: sandbox.map(|c| (c, &policy as &transport::persistent::BuildPolicy<'_>)),
                 env: &env,
             },
         );

@@ -16,6 +16,9 @@ use crate::persistent::protocol::{Answer, PERSISTENT_ENV};
 use crate::run::contain::{self, Contained};
 use crate::sandbox::SandboxPolicy;
 
+/// Builds the sandbox policy of a process about to start.
+pub(crate) type BuildPolicy<'a> = dyn Fn(&crate::run::SandboxConfig) -> SandboxPolicy + 'a;
+
 /// One request to a persistent hook.
 pub(crate) struct Call<'a> {
     /// Which process serves it (hook entry and sandbox policy).
@@ -29,10 +32,7 @@ pub(crate) struct Call<'a> {
     pub idle: Option<Duration>,
     pub limits: crate::spawn::Limits,
     /// The sandbox, and how to build the policy a newly started process runs under.
-    pub sandbox: Option<(
-        &'a crate::run::SandboxConfig,
-        &'a dyn Fn(&crate::run::SandboxConfig) -> SandboxPolicy,
-    )>,
+    pub sandbox: Option<(&'a crate::run::SandboxConfig, &'a BuildPolicy<'a>)>,
     /// The environment a newly started process gets (called only to start one).
     pub env: &'a dyn Fn() -> Vec<(OsString, OsString)>,
 }
