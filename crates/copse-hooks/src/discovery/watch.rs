@@ -618,6 +618,46 @@ mod imp {
             watcher.changes.remove(&sub.id);
         }
     }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+        use std::ffi::CString;
+
+        #[test]
+        fn an_event_counts_for_the_registries_it_concerns() {
+            let name = |n: &str| CString::new(n).unwrap();
+            let in_dir = Interest {
+                names: HashSet::from([b"hooks.json".to_vec()]),
+                whole: false,
+            };
+            let on_file = Interest {
+                names: HashSet::new(),
+                whole: true,
+            };
+            let mut watches = HashMap::from([
+                (7, HashMap::from([(1, in_dir)])),
+                (8, HashMap::from([(2, on_file)])),
+            ]);
+            let mut changes = HashMap::from([(1, 0), (2, 0)]);
+            let (w, c) = (&mut watches, &mut changes);
+            note(w, c, 7, ReadFlags::MODIFY, Some(&name("notes.txt")));
+            note(w, c, 7, ReadFlags::CREATE, Some(&name("hooks.json.tmp")));
+            note(w, c, 9, ReadFlags::MODIFY, Some(&name("hooks.json")));
+            note(w, c, 8, ReadFlags::ACCESS, Some(&name("hooks.json")));
+            assert_eq!(changes, HashMap::from([(1, 0), (2, 1)]));
+
+            let (w, c) = (&mut watches, &mut changes);
+            note(w, c, 7, ReadFlags::MOVED_TO, Some(&name("hooks.json")));
+            note(w, c, 7, ReadFlags::ATTRIB, None);
+            note(w, c, -1, ReadFlags::QUEUE_OVERFLOW, None);
+            assert_eq!(changes, HashMap::from([(1, 3), (2, 2)]));
+
+            note(&mut watches, &mut changes, 7, ReadFlags::IGNORED, None);
+            assert_eq!(changes[&1], 4, "the watch itself went");
+            assert!(!watches.contains_key(&7) && watches.contains_key(&8));
+        }
+    }
 }
 
 #[cfg(not(target_os = "linux"))]

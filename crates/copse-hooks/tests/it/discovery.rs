@@ -329,3 +329,29 @@ fn unrelated_changes_beside_the_configs_cause_no_examination() {
     assert_eq!(tags(&gate(&session)), ["user-1", "project-2"]);
     assert!(engine.config_file_accesses() > settled);
 }
+
+#[test]
+fn engines_of_one_process_share_the_watches_and_each_sees_every_edit() {
+    let fx = Fx::new();
+    let user = fx.path("home/.cursor/hooks.json");
+    write(&user, &cursor_config("v1"));
+    let (a, b) = (fx.engine(), fx.engine());
+    let (sa, sb) = (
+        a.session(SessionIdentity::new("a")),
+        b.session(SessionIdentity::new("b")),
+    );
+    settle(&sa, &["v1"]);
+    settle(&sb, &["v1"]);
+    // `a`'s gate reads the event off the one inotify descriptor; `b` still sees it.
+    write(&user, &cursor_config("v2"));
+    assert_eq!(tags(&gate(&sa)), ["v2"]);
+    assert_eq!(tags(&gate(&sb)), ["v2"], "the other engine saw the edit");
+    // `a` dropped: the watches `b` shares with it stay.
+    drop(sa);
+    drop(a);
+    let settled = b.config_file_accesses();
+    gate(&sb);
+    assert_eq!(b.config_file_accesses(), settled);
+    write(&user, &cursor_config("v3"));
+    assert_eq!(tags(&gate(&sb)), ["v3"], "seen after the other engine went");
+}
