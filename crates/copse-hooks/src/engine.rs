@@ -334,6 +334,11 @@ struct Inner {
     depth: u32,
     /// The persistent hooks' processes, shared by every session; stopped on drop.
     persistent: crate::persistent::pool::Pool,
+    /// The OTLP exporter, when the `OTEL_*` variables ask for one; flushed (bounded)
+    /// on drop.
+    otel: Option<crate::otel::Exporter>,
+    /// What was wrong with the `OTEL_*` variables.
+    otel_warnings: Vec<String>,
 }
 
 /// Every script pinned by a trusted root among `roots`, sorted and deduplicated.
@@ -445,8 +450,11 @@ impl Engine {
             home: config.home.clone(),
             copse_dir: config.copse_dir.clone(),
         });
+        let otel = crate::otel::ExportConfig::from_env(&config.environment);
         Engine {
             inner: Arc::new(Inner {
+                otel: otel.config.map(crate::otel::Exporter::start),
+                otel_warnings: otel.warnings,
                 plugins: Default::default(),
                 sandbox,
                 spine,
@@ -663,6 +671,16 @@ impl Engine {
             http_policy,
             persistent: Some(&self.inner.persistent),
         }
+    }
+
+    /// The OTLP exporter every gate is recorded to, when one is configured.
+    pub fn otel(&self) -> Option<&crate::otel::Exporter> {
+        self.inner.otel.as_ref()
+    }
+
+    /// What was wrong with the `OTEL_*` variables (empty when nothing was).
+    pub fn otel_warnings(&self) -> &[String] {
+        &self.inner.otel_warnings
     }
 
     pub(crate) fn child_depth(&self) -> u32 {

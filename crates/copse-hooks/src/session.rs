@@ -290,6 +290,7 @@ impl Session {
         if !self.engine.hooks_active() {
             return Verdict::default();
         }
+        let started = SystemTime::now();
         let identity = self.identity();
         let ctx = Context {
             session: &identity,
@@ -332,7 +333,9 @@ impl Session {
         if self.engine.keeps_runs() {
             lock(&self.state.runs).extend(runs.iter().cloned());
         }
-        gate::merge(runs)
+        let verdict = gate::merge(runs);
+        self.export(event, started, &identity, &verdict);
+        verdict
     }
 
     /// Takes what the blocking sessionStart hooks set: the `$CLAUDE_ENV_FILE` lines

@@ -148,3 +148,46 @@ pub(super) fn accepted_overlay(run: &mut HookRun) -> BTreeMap<String, String> {
     }
     accepted
 }
+
+impl Session {
+    /// Hands the gate to the OTLP exporter (one try_send; never waits on the
+    /// collector): a span for the event with a child per hook run.
+    pub(super) fn export(
+        &self,
+        event: &EventPayload,
+        started: std::time::SystemTime,
+        identity: &SessionIdentity,
+        verdict: &crate::outcome::Verdict,
+    ) {
+        let Some(otel) = self.engine.otel() else {
+            return;
+        };
+        let mut span = crate::otel::GateSpan::new(event.event(), started);
+        span.end = std::time::SystemTime::now();
+        match event {
+            EventPayload::ToolGate(call) | EventPayload::PermissionRequest(call) => {
+                span.tool = Some(call.tool.clone());
+                span.tool_use_id = Some(call.tool_use_id.clone()).filter(|t| !t.is_empty());
+                span.input_summary = Some(crate::otel::summary(&serde_json::Value::Object(
+                    call.input.clone(),
+                )));
+            }
+            EventPayload::BeforeSubmitPrompt { prompt } => {
+                span.input_summary = Some(crate::otel::summary(&serde_json::Value::String(
+                    prompt.clone(),
+                )));
+            }
+            _ => {}
+        }
+        span.record_verdict(verdict);
+        span.session_id = Some(self.audit_id(identity).to_string());
+        span.conversation_id = Some(identity.conversation_id.clone()).filter(|c| !c.is_empty());
+        span.turn_id = Some(identity.generation_id.clone()).filter(|t| !t.is_empty());
+        span.chain_head = self
+            .engine
+            .spine()
+            .and_then(crate::spine::Spine::chain_head)
+            .map(|h| format!("{}:{}:{}", h.chain_id, h.seq, h.hash));
+        otel.gate(span);
+    }
+}

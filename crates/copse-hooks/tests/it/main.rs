@@ -22,6 +22,7 @@ mod session;
 mod settings;
 mod spawn;
 mod spine;
+mod otel_gate;
 mod spine_chain;
 mod spine_guard;
 mod tool_input;
