@@ -173,13 +173,21 @@ impl Exporter {
     /// Stops taking gates, sends what is queued, and returns by `deadline` at the
     /// latest, whatever the collector does: a request still hanging then is left
     /// to its thread (it ends with the process), and its spans count as pending.
-    /// Later calls return at once with the counters.
+    /// The first call's deadline bounds the sending; a later call waits at most its
+    /// own `deadline` for the thread, then returns the counters.
     pub fn shutdown(&self, deadline: Duration) -> ShutdownReport {
         let until = Instant::now() + deadline;
-        if !self.shared.closing.swap(true, Ordering::SeqCst) {
-            if let Ok(mut slot) = self.shared.deadline.lock() {
+        // The deadline first, then the flag: the thread reads the deadline once it
+        // sees the flag.
+        let first = match self.shared.deadline.lock() {
+            Ok(mut slot) if slot.is_none() => {
                 *slot = Some(until);
+                true
             }
+            _ => false,
+        };
+        self.shared.closing.store(true, Ordering::SeqCst);
+        if first {
             // A full queue needs no wake-up: the thread is not waiting then.
             let _ = self.tx.try_send(Msg::Wake);
         }

@@ -189,11 +189,51 @@ impl RunSpan {
 /// a string as is, anything else as compact JSON; whitespace runs (newlines
 /// included) become one space; every secret shape the audit store redacts is
 /// replaced by `[REDACTED:<kind>]`; at most [`SUMMARY_CAP`] characters (then `…`).
+///
+/// Its cost is bounded whatever the input's size: a large value is serialized only
+/// as far as the summary can use.
 pub fn summary(value: &Value) -> String {
     match value {
         Value::String(s) => one_line(s, SUMMARY_CAP),
-        other => one_line(&other.to_string(), SUMMARY_CAP),
+        other => {
+            let mut prefix = Prefix {
+                bytes: Vec::new(),
+                cap: window(SUMMARY_CAP),
+            };
+            // Stops with an error once the prefix is full; what was written is kept.
+            let _ = serde_json::to_writer(&mut prefix, other);
+            one_line(&String::from_utf8_lossy(&prefix.bytes), SUMMARY_CAP)
+        }
     }
+}
+
+/// A writer that keeps the first `cap` bytes and then refuses more.
+struct Prefix {
+    bytes: Vec<u8>,
+    cap: usize,
+}
+
+impl std::io::Write for Prefix {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = self.cap.saturating_sub(self.bytes.len());
+        if room == 0 {
+            return Err(std::io::ErrorKind::WriteZero.into());
+        }
+        let n = buf.len().min(room);
+        self.bytes.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// How much of a text is looked at for a line of `cap` characters: enough for the
+/// cap plus the longest secret shape that could straddle the cut (a private key
+/// block; 4 KiB covers it).
+fn window(cap: usize) -> usize {
+    cap.saturating_mul(4).saturating_add(4096)
 }
 
 /// `text` as one line (whitespace and control characters collapsed to single
@@ -203,8 +243,7 @@ pub fn summary(value: &Value) -> String {
 /// secret shape that could straddle the cut), so a secret cut by the cap is still
 /// caught, and a megabyte of input costs no more than a kilobyte.
 pub(crate) fn one_line(text: &str, cap: usize) -> String {
-    // A private key block is the longest shape; 4 KiB past the cap covers it.
-    let window = cap.saturating_mul(4).saturating_add(4096);
+    let window = window(cap);
     let mut line = String::with_capacity(text.len().min(window));
     let mut space = false;
     for c in text.chars() {
@@ -290,6 +329,14 @@ mod tests {
         let text = format!("{} {key}", "a".repeat(SUMMARY_CAP - 10));
         let s = summary(&json!(text));
         assert!(!s.contains("sk-ant-api03"), "{s}");
+    }
+
+    #[test]
+    fn a_huge_input_is_summarized_from_its_beginning() {
+        let big = json!({"file_path": "/x", "content": "y".repeat(10 << 20)});
+        let s = summary(&big);
+        assert!(s.starts_with(r#"{"file_path":"/x","content":"yyy"#), "{s}");
+        assert_eq!(s.chars().count(), SUMMARY_CAP + 1);
     }
 
     #[test]
