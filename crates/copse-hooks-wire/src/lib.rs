@@ -7,7 +7,7 @@
 //! * `output` — what each CLI command prints with `--json` (`gate`, `list`, `log`,
 //!   `show`, `test`, `replay` lines, `doctor`, `lint`, `trust`, `untrust`,
 //!   `enable`/`disable`, `list --untrusted-preview`, `sandbox check`, `daemon
-//!   status`, `install`, `uninstall`), each with a `version` field;
+//!   status`, `install`, `uninstall`, `audit verify`), each with a `version` field;
 //! * `rpc` — the params and results of every JSON-RPC method of `copse-hooks serve`.
 //!
 //! The same types serve the CLI, the server and the published JSON Schemas
@@ -148,6 +148,10 @@ pub fn schemas() -> Vec<(String, serde_json::Value)> {
         (
             "output/uninstall.schema.json".into(),
             schema_of::<output::UninstallOutput>(),
+        ),
+        (
+            "output/audit-verify.schema.json".into(),
+            schema_of::<output::AuditVerifyOutput>(),
         ),
     ];
     for (method, params, result) in rpc::methods() {

@@ -1665,3 +1665,79 @@ impl From<&copse_hooks::Explanation> for ExplainOutput {
         }
     }
 }
+
+/// `audit verify --json`: the audit chain of the whole store checked.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct AuditVerifyOutput {
+    /// The shape's version.
+    pub version: u32,
+    /// No run was found edited, removed, reordered or added.
+    pub ok: bool,
+    /// The store's chain: 32 hex digits of its random id; `null` when the store
+    /// predates the chain.
+    pub chain_id: Option<String>,
+    /// Chained runs found intact (all of them when `ok`; else those before the first
+    /// problem).
+    pub runs_checked: u64,
+    /// The first seq the chain covers; `null` when the store predates the chain (it
+    /// is migrated by the next recorded run).
+    pub chained_from_seq: Option<u64>,
+    /// Runs recorded before the chain started: counted, not checked.
+    pub predating_chain: u64,
+    /// Runs up to this seq were pruned by retention (the chain is checked from the
+    /// next one).
+    pub pruned_through_seq: Option<u64>,
+    /// The newest chained run, as the store records it (what exports carry).
+    pub head: Option<ChainHeadOutput>,
+    /// The first run that is not as it was recorded.
+    pub first_problem: Option<ChainProblemOutput>,
+}
+
+/// The newest link of an audit chain.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChainHeadOutput {
+    /// Its row number.
+    pub seq: u64,
+    /// Its run id.
+    pub run_id: String,
+    /// Its SHA-256 chain hash, 64 lowercase hex digits.
+    pub hash: String,
+}
+
+/// Where an audit chain breaks.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ChainProblemOutput {
+    /// The run's row number (for a removal: the first missing one).
+    pub seq: u64,
+    /// Its run id, when the store still names it.
+    pub run_id: Option<String>,
+    /// `edited`, `removed`, `reordered` or `added`.
+    pub kind: String,
+    /// What is wrong, one sentence (runs named by seq).
+    pub detail: String,
+}
+
+impl From<&copse_hooks::spine::ChainReport> for AuditVerifyOutput {
+    fn from(r: &copse_hooks::spine::ChainReport) -> Self {
+        AuditVerifyOutput {
+            version: OUTPUT_VERSION,
+            ok: r.is_intact(),
+            chain_id: r.chain_id.clone(),
+            runs_checked: r.runs_checked,
+            chained_from_seq: r.chained_from_seq,
+            predating_chain: r.predating_chain,
+            pruned_through_seq: r.pruned_through_seq,
+            head: r.head.as_ref().map(|h| ChainHeadOutput {
+                seq: h.seq,
+                run_id: h.run_id.clone(),
+                hash: h.hash.to_hex(),
+            }),
+            first_problem: r.first_problem.as_ref().map(|p| ChainProblemOutput {
+                seq: p.seq,
+                run_id: p.run_id.clone(),
+                kind: p.kind.as_str().to_owned(),
+                detail: p.detail.clone(),
+            }),
+        }
+    }
+}
