@@ -132,6 +132,13 @@ pub enum SandboxCommand {
 }
 
 #[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Check every recorded run against the chain: exit 0 when intact, 1 naming the
+    /// first run edited, removed, reordered or added, 2 when the store cannot be read.
+    Verify,
+}
+
+#[derive(Debug, Subcommand)]
 pub enum DaemonCommand {
     /// Start the per-user daemon at $COPSE_DIR/daemon.sock (detached; logs to
     /// $COPSE_DIR/daemon.log). Does nothing when one is running.
@@ -249,6 +256,11 @@ accepted as aliases of canonical tools, with a note.")]
         /// Print times in UTC instead of local time.
         #[arg(long)]
         utc: bool,
+    },
+    /// The audit store's tamper-evident hash chain.
+    Audit {
+        #[command(subcommand)]
+        command: AuditCommand,
     },
     /// The OS sandbox hooks run in.
     Sandbox {

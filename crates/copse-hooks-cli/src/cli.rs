@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 
-use crate::args::{self, Cli, Command, DaemonCommand, SandboxCommand};
+use crate::args::{self, AuditCommand, Cli, Command, DaemonCommand, SandboxCommand};
 use crate::commands;
 
 /// Exit status for errors: usage (clap) and config errors alike, never 1 (a deny
@@ -87,6 +87,9 @@ pub fn main() -> ExitCode {
             },
         ),
         Command::Show { run_id, utc } => commands::log::show(&cli.global, run_id, *utc),
+        Command::Audit {
+            command: AuditCommand::Verify,
+        } => commands::audit::verify(cli.global.json),
         Command::Sandbox {
             command: SandboxCommand::Check,
         } => commands::sandbox::check(&cli.global),

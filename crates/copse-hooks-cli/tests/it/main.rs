@@ -6,6 +6,7 @@ mod harness;
 
 mod agent_input;
 mod audit;
+mod audit_verify;
 mod authoring;
 mod completions;
 mod conventions;
