@@ -617,7 +617,7 @@ impl PrivateTmp {
         static RECLAIMED: std::sync::Once = std::sync::Once::new();
         let base = std::env::temp_dir();
         RECLAIMED.call_once(|| reclaim_orphaned_tmpdirs(&base));
-        let template = base.join(format!("{TMP_PREFIX}{}-XXXXXX", std::process::id()));
+        let template = base.join(format!("{TMP_PREFIX}{}-XXXXXX", crate::spawn::host_pid()));
         let template = CString::new(template.as_os_str().as_bytes())
             .map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
         let mut bytes = template.into_bytes_with_nul();

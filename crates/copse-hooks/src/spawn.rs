@@ -57,6 +57,8 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+#[cfg(unix)]
+pub(crate) use contain::host_pid;
 #[cfg(target_os = "linux")]
 pub(crate) use contain::mount_private_proc_in_child;
 #[cfg(unix)]
@@ -80,8 +82,11 @@ pub use unix::resident::{Resident, StdinWriter, start};
 /// it is a forked copy of the host, where a lock may be stuck held for the same reason.
 ///
 /// It runs after the child has entered its own process group and, on Linux, armed its
-/// parent-death signal, with every signal blocked and every caught signal reset to its
-/// default action. Returning `Err` aborts the spawn: [`run`] fails with
+/// parent-death signal, with every caught signal reset to its default action, so no host
+/// handler can run in it. Which signals are blocked meanwhile is not part of the contract
+/// (on Linux: the spawning thread's mask where the kernel resets the handlers at the
+/// clone, every signal where the child has to reset them itself); the hook execs with
+/// none blocked. Returning `Err` aborts the spawn: [`run`] fails with
 /// [`SpawnError::Start`]. Only the raw OS error code crosses over to the host; an error
 /// without one (e.g. `io::Error::other`, which allocates anyway) arrives as `EINVAL`.
 pub unsafe trait ChildSetup: Send + Sync {

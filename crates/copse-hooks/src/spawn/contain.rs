@@ -270,29 +270,121 @@ pub fn private_proc() -> Result<(), String> {
     contained()
 }
 
-/// The host's own pidfd (opened once), which the child polls to tell whether the host
-/// died before its parent-death signal was armed (in a pid namespace `getppid` says 0).
+/// What a process knows about itself, kept in one page the kernel zeroes in the child of
+/// any fork (`MADV_WIPEONFORK`, Linux 4.14): the child is another process and starts
+/// over, while every spawn after the first in a process costs no `getpid`. Zero means
+/// "not known yet" in every field.
 #[cfg(target_os = "linux")]
-pub(super) fn host_pidfd() -> std::os::fd::RawFd {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    static FD: OnceLock<Option<OwnedFd>> = OnceLock::new();
-    FD.get_or_init(|| {
-        // SAFETY: pidfd_open takes integers only and returns a new O_CLOEXEC fd or -1.
-        let ret = unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_open,
-                libc::c_long::from(libc::getpid()),
-                0 as libc::c_long,
+struct PerProcess {
+    /// The process's pid.
+    pid: std::sync::atomic::AtomicU32,
+    /// Its own pidfd plus one (`-1`: none could be opened).
+    pidfd: std::sync::atomic::AtomicI32,
+}
+
+/// The page holding [`PerProcess`], mapped once; `None` where the kernel cannot wipe it on
+/// fork, and then nothing is cached.
+#[cfg(target_os = "linux")]
+fn per_process() -> Option<&'static PerProcess> {
+    static PAGE: OnceLock<Option<usize>> = OnceLock::new();
+    let addr = (*PAGE.get_or_init(|| {
+        let len = std::mem::size_of::<PerProcess>();
+        // SAFETY: a fresh private anonymous mapping; no existing memory is affected.
+        let page = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
             )
         };
-        let fd = std::os::fd::RawFd::try_from(ret)
-            .ok()
-            .filter(|&fd| fd >= 0)?;
-        // SAFETY: the kernel just handed us this fd; nothing else owns it.
-        Some(unsafe { OwnedFd::from_raw_fd(fd) })
-    })
-    .as_ref()
-    .map_or(-1, AsRawFd::as_raw_fd)
+        if page == libc::MAP_FAILED {
+            return None;
+        }
+        // SAFETY: `page` is our own mapping of at least `len` bytes.
+        if unsafe { libc::madvise(page, len, libc::MADV_WIPEONFORK) } != 0 {
+            // SAFETY: unmaps the mapping made above, which nothing else knows of.
+            unsafe { libc::munmap(page, len) };
+            return None;
+        }
+        Some(page as usize)
+    }))?;
+    // SAFETY: `addr` is a page-aligned mapping, never unmapped, of at least
+    // `size_of::<PerProcess>()` zero-filled bytes, and all-zeroes is a valid PerProcess
+    // (two atomics). It is only ever accessed through this shared reference.
+    Some(unsafe { &*(addr as *const PerProcess) })
+}
+
+/// The host's pid, asked of the kernel once per process.
+#[cfg(target_os = "linux")]
+pub(crate) fn host_pid() -> u32 {
+    use std::sync::atomic::Ordering::Relaxed;
+    let cache = per_process();
+    if let Some(pid) = cache
+        .map(|cache| cache.pid.load(Relaxed))
+        .filter(|&pid| pid != 0)
+    {
+        return pid;
+    }
+    let pid = std::process::id();
+    if let Some(cache) = cache {
+        cache.pid.store(pid, Relaxed);
+    }
+    pid
+}
+
+/// The host's pid.
+#[cfg(not(target_os = "linux"))]
+pub(crate) fn host_pid() -> u32 {
+    std::process::id()
+}
+
+/// The host's own pidfd (opened once per process; -1: none), which the child polls to tell
+/// whether the host died before its parent-death signal was armed (in a pid namespace
+/// `getppid` says 0). A child forked from the host opens its own: it inherits its parent's
+/// descriptor (close-on-exec), which names the parent.
+#[cfg(target_os = "linux")]
+pub(super) fn host_pidfd() -> std::os::fd::RawFd {
+    use std::sync::atomic::Ordering::Relaxed;
+    let Some(cache) = per_process() else {
+        // Nothing can be cached fork-safely: without a pidfd the child compares
+        // `getppid` with the host's pid instead.
+        return -1;
+    };
+    // Stored as the fd plus one, or -1: zero is "not known yet".
+    let decode = |stored: i32| if stored > 0 { stored - 1 } else { -1 };
+    match cache.pidfd.load(Relaxed) {
+        0 => {}
+        known => return decode(known),
+    }
+    let pid = libc::pid_t::try_from(host_pid()).unwrap_or(0);
+    // SAFETY: pidfd_open takes integers only and returns a new O_CLOEXEC fd or -1.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_open,
+            libc::c_long::from(pid),
+            0 as libc::c_long,
+        )
+    };
+    let fd = std::os::fd::RawFd::try_from(ret)
+        .ok()
+        .filter(|&fd| fd >= 0)
+        .unwrap_or(-1);
+    // Kept for the life of the process. Two threads racing here both open one; the
+    // loser closes its own.
+    let stored = if fd >= 0 { fd + 1 } else { -1 };
+    match cache.pidfd.compare_exchange(0, stored, Relaxed, Relaxed) {
+        Ok(_) => fd,
+        Err(known) => {
+            if fd >= 0 {
+                // SAFETY: `fd` was opened above and never published.
+                unsafe { libc::close(fd) };
+            }
+            decode(known)
+        }
+    }
 }
 
 /// Whether runs are contained on this machine. Runs one trivial spawn the first time, so
@@ -407,5 +499,93 @@ pub fn kill_all() {
             // unregistered before being reaped), so the id still names its group.
             unsafe { libc::killpg(pgid, libc::SIGKILL) };
         }
+    }
+}
+
+#[cfg(test)]
+#[cfg(target_os = "linux")]
+mod tests {
+    use super::{host_pid, host_pidfd};
+
+    /// The pid in `/proc/self/fdinfo/<fd>` (a pidfd's `Pid:` line), read without
+    /// allocating: this runs in a child forked from a multi-threaded process.
+    fn pidfd_pid(fd: i32) -> Option<u32> {
+        let mut path = *b"/proc/self/fdinfo/\0\0\0\0\0\0\0\0\0\0\0\0";
+        let mut at = b"/proc/self/fdinfo/".len();
+        let mut digits = [0u8; 10];
+        let mut n = u32::try_from(fd).ok()?;
+        let mut len = 0;
+        loop {
+            *digits.get_mut(len)? = b'0' + u8::try_from(n % 10).ok()?;
+            len += 1;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        for &digit in digits.get(..len)?.iter().rev() {
+            *path.get_mut(at)? = digit;
+            at += 1;
+        }
+        let mut buf = [0u8; 512];
+        // SAFETY: `path` is NUL-terminated (zero-filled past the digits); open, read and
+        // close take it, a valid buffer and integers.
+        let read = unsafe {
+            let file = libc::open(path.as_ptr().cast(), libc::O_RDONLY | libc::O_CLOEXEC);
+            if file < 0 {
+                return None;
+            }
+            let read = libc::read(file, buf.as_mut_ptr().cast(), buf.len());
+            libc::close(file);
+            read
+        };
+        let text = buf.get(..usize::try_from(read).ok()?)?;
+        let line = text
+            .split(|&b| b == b'\n')
+            .find(|line| line.starts_with(b"Pid:"))?;
+        line.get(4..)?
+            .iter()
+            .filter(|b| b.is_ascii_digit())
+            .try_fold(0u32, |pid, &b| {
+                pid.checked_mul(10)?.checked_add(u32::from(b - b'0'))
+            })
+    }
+
+    /// Every spawn reads the host's pid and pidfd from a per-process cache: a child forked
+    /// from the host is another process, and must find its own, not its parent's.
+    #[test]
+    fn a_forked_child_has_its_own_pid_and_pidfd() {
+        let parent = std::process::id();
+        assert_eq!(host_pid(), parent);
+        let parent_fd = host_pidfd();
+        assert!(parent_fd >= 0, "no pidfd for the host");
+        assert_eq!(pidfd_pid(parent_fd), Some(parent));
+        assert_eq!(host_pidfd(), parent_fd, "the pidfd is opened once");
+
+        // SAFETY: the child only makes async-signal-safe calls (getpid, pidfd_open, open,
+        // read, close, atomics on the already initialised cache) and ends with _exit.
+        let child = unsafe { libc::fork() };
+        assert!(child >= 0, "fork: {}", std::io::Error::last_os_error());
+        if child == 0 {
+            // SAFETY: getpid cannot fail.
+            let me = u32::try_from(unsafe { libc::getpid() }).unwrap_or(0);
+            let code = if host_pid() != me {
+                1
+            } else if pidfd_pid(host_pidfd()) != Some(me) {
+                2
+            } else {
+                0
+            };
+            // SAFETY: _exit never returns and runs nothing of the parent's.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: `status` is a valid c_int; `child` is our unreaped child.
+        assert_eq!(unsafe { libc::waitpid(child, &mut status, 0) }, child);
+        assert!(libc::WIFEXITED(status), "status {status:#x}");
+        // 1: the child saw its parent's pid; 2: its parent's pidfd.
+        assert_eq!(libc::WEXITSTATUS(status), 0);
+        assert_eq!(host_pid(), parent);
+        assert_eq!(host_pidfd(), parent_fd);
     }
 }

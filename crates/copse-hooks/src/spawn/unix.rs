@@ -268,6 +268,10 @@ struct Supervisor<'r> {
     escape_check_at: Option<Instant>,
     /// The seccomp listener the kernel reports escapes through (`escape.rs`).
     escape_listener: Option<OwnedFd>,
+    /// SIGPIPE blocked while the poll loop writes stdin (only if the first write did not
+    /// take it all).
+    #[cfg(target_os = "linux")]
+    sigpipe: Option<SigpipeGuard>,
     term_sent: bool,
     kill_sent: bool,
     /// `None` if `timeout` overflows `Instant`, i.e. no timeout.
@@ -312,6 +316,8 @@ impl<'r> Supervisor<'r> {
                 None
             },
             escape_listener: None,
+            #[cfg(target_os = "linux")]
+            sigpipe: None,
             term_sent: false,
             kill_sent: false,
             timeout_at: start.checked_add(req.timeout),
@@ -321,8 +327,11 @@ impl<'r> Supervisor<'r> {
     }
 
     fn run(mut self) -> io::Result<Supervised> {
+        // Dropped with `self`, once the loop is over.
         #[cfg(target_os = "linux")]
-        let _sigpipe = self.stdin.is_some().then(SigpipeGuard::new);
+        if self.stdin.is_some() {
+            self.sigpipe = SigpipeGuard::new();
+        }
 
         loop {
             let now = Instant::now();
@@ -564,7 +573,13 @@ impl<'r> Supervisor<'r> {
                 }
             }
             // The child closed stdin or exited without reading it: that's its right.
-            Err(err) if err.kind() == io::ErrorKind::BrokenPipe => self.stdin = None,
+            Err(err) if err.kind() == io::ErrorKind::BrokenPipe => {
+                #[cfg(target_os = "linux")]
+                if let Some(guard) = &mut self.sigpipe {
+                    guard.broken_pipe();
+                }
+                self.stdin = None;
+            }
             Err(err) => return Err(err),
         }
         Ok(())
@@ -737,6 +752,101 @@ mod tests {
         assert_eq!(out.stdin_written, data.len());
         assert_eq!(out.exit_code, Some(5));
         assert_eq!(out.termination, Termination::Exited);
+    }
+
+    /// The clone of kernels without `clone3`: every signal blocked around it, the handlers
+    /// reset by the child itself. The hook still starts with nothing blocked.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn masked_clone_runs_a_hook() {
+        let env = env();
+        let cwd = std::env::temp_dir();
+        let req = SpawnRequest {
+            command: "cat; grep '^SigBlk' /proc/self/status; exit 3",
+            cwd: &cwd,
+            env: &env,
+            stdin: b"ping\n",
+            timeout: Duration::from_secs(30),
+            limits: Limits::default(),
+            child_setup: None,
+        };
+        let out = run_with(&req, super::super::vfork::launch_masked, true).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "ping\nSigBlk:\t0000000000000000\n"
+        );
+        assert_eq!(out.exit_code, Some(3));
+    }
+
+    /// Set by [`note_usr1`]: in the host's memory, which a vfork-style child shares.
+    #[cfg(target_os = "linux")]
+    static USR1_HANDLED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+    #[cfg(target_os = "linux")]
+    extern "C" fn note_usr1(_: libc::c_int) {
+        USR1_HANDLED.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Sends itself SIGUSR1 before exec. Only async-signal-safe calls: getpid, kill.
+    #[cfg(target_os = "linux")]
+    struct SignalsItself;
+
+    // SAFETY: getpid and kill only: async-signal-safe, no allocation.
+    #[cfg(target_os = "linux")]
+    unsafe impl super::super::ChildSetup for SignalsItself {
+        fn apply_in_child(&self) -> io::Result<()> {
+            // SAFETY: plain integers. Not raise(): in a vfork-style child it would signal
+            // the host's thread, whose id it reads from the memory they share.
+            unsafe { libc::kill(libc::getpid(), libc::SIGUSR1) };
+            Ok(())
+        }
+    }
+
+    /// A signal reaching the child before exec finds the default action, never a handler
+    /// of the host (which would run on the host's memory): through `clone3`'s
+    /// CLONE_CLEAR_SIGHAND and through the masked clone's own reset alike.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn no_host_signal_handler_runs_in_the_child() {
+        // SAFETY: all-zeroes is a valid sigaction; the handler only stores to an atomic,
+        // and SIGUSR1 means nothing else to this test binary. The old action is put back.
+        let old = unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = note_usr1 as extern "C" fn(libc::c_int) as usize;
+            let mut old: libc::sigaction = std::mem::zeroed();
+            assert_eq!(libc::sigaction(libc::SIGUSR1, &action, &mut old), 0);
+            old
+        };
+        let env = env();
+        let cwd = std::env::temp_dir();
+        let req = SpawnRequest {
+            command: "echo ran",
+            cwd: &cwd,
+            env: &env,
+            stdin: b"",
+            timeout: Duration::from_secs(30),
+            limits: Limits::default(),
+            child_setup: Some(&SignalsItself),
+        };
+        let launchers: [(&str, Launcher); 2] = [
+            ("clone3", launch),
+            ("masked", super::super::vfork::launch_masked),
+        ];
+        let mut outcomes = Vec::new();
+        for (name, launcher) in launchers {
+            let result = run_with(&req, launcher, true);
+            outcomes.push((name, USR1_HANDLED.load(std::sync::atomic::Ordering::SeqCst)));
+            // Contained, the child is the init of its pid namespace, which drops a signal
+            // it has no handler for: the hook runs. Uncontained, the default action ends
+            // the child before it could exec.
+            match super::super::contained() {
+                Ok(()) => assert_eq!(result.map(|out| out.stdout).ok(), Some(b"ran\n".to_vec())),
+                Err(_) => assert!(matches!(result, Err(SpawnError::Start { .. }))),
+            }
+        }
+        // SAFETY: puts back the action saved above.
+        unsafe { libc::sigaction(libc::SIGUSR1, &old, std::ptr::null_mut()) };
+        assert_eq!(outcomes, [("clone3", false), ("masked", false)]);
     }
 
     #[test]

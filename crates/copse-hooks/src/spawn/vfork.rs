@@ -15,9 +15,15 @@
 //! errno into the shared [`ChildContext::status`]; the parent reads it once the clone has
 //! returned, which the kernel only lets happen after the child exec'd or exited.
 //!
-//! All signals are blocked around the clone, so nothing can interrupt the child before it
-//! has reset every caught signal to its default action: a host signal handler running in
-//! the child would run on the host's memory, in a process that is not the host.
+//! No host signal handler may ever run in the child: it would run on the host's memory, in
+//! a process that is not the host. On x86_64 the clone is a `clone3` with
+//! `CLONE_CLEAR_SIGHAND` (Linux 5.5): the kernel creates the child with every caught
+//! signal already back at its default action, so the host's signal mask is left alone and
+//! the spawn costs the parent no signal-mask syscalls at all. Elsewhere, or where `clone3`
+//! is refused (older kernels, seccomp policies that hide it, as container runtimes do),
+//! the calling thread blocks every signal around a plain `clone` and the child resets the
+//! handlers itself before anything can interrupt it, as glibc's `posix_spawn` does; the
+//! refusal is remembered, so later spawns go straight there.
 
 use std::cell::Cell;
 use std::ffi::{CStr, OsString, c_char, c_int, c_void};
@@ -25,7 +31,7 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::ptr;
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 use super::unix::Launched;
 use super::{ChildSetup, SpawnRequest};
@@ -55,6 +61,29 @@ pub(super) fn launch(
     stdio: &[OwnedFd; 3],
     want_pidfd: bool,
 ) -> io::Result<Launched> {
+    launch_with(req, stdio, want_pidfd, clone)
+}
+
+/// [`launch`] with every clone made by [`clone_masked`], the path of kernels without
+/// `clone3`, so that tests cover it wherever they run.
+#[cfg(test)]
+pub(super) fn launch_masked(
+    req: &SpawnRequest<'_>,
+    stdio: &[OwnedFd; 3],
+    want_pidfd: bool,
+) -> io::Result<Launched> {
+    launch_with(req, stdio, want_pidfd, clone_masked)
+}
+
+/// How the child is cloned: [`clone`], or [`clone_masked`] only.
+type CloneFn = fn(&ChildContext<'_>, &ChildStack, c_int) -> io::Result<(i32, c_int)>;
+
+fn launch_with(
+    req: &SpawnRequest<'_>,
+    stdio: &[OwnedFd; 3],
+    want_pidfd: bool,
+    clone: CloneFn,
+) -> io::Result<Launched> {
     let image = ExecImage::new(req)?;
     let ns = super::contain::plan();
     let stack = match STACK.try_with(Cell::take) {
@@ -67,7 +96,7 @@ pub(super) fn launch(
         envp: image.envp.as_ptr(),
         cwd: image.cwd,
         stdio: stdio.each_ref().map(AsRawFd::as_raw_fd),
-        parent: std::process::id(),
+        parent: super::contain::host_pid(),
         host_pidfd: super::contain::host_pidfd(),
         max_signal: libc::SIGRTMAX(),
         setup: req.child_setup,
@@ -82,7 +111,6 @@ pub(super) fn launch(
     }
     let ns_flags = ns.as_ref().map_or(0, |ns| ns.clone_flags);
     let (pid, pidfd) = {
-        let _blocked = BlockAllSignals::new()?;
         let mut attempt = clone(&ctx, &stack, flags | ns_flags);
         if ns_flags != 0
             && let Err(err) = &attempt
@@ -121,7 +149,7 @@ pub(super) fn launch(
             super::contain::unavailable(&io::Error::from_raw_os_error(
                 ctx.ns_failed.load(Ordering::Acquire),
             ));
-            launch(req, stdio, want_pidfd)
+            launch_with(req, stdio, want_pidfd, clone)
         }
         status => {
             // The child is gone or about to be: collect it so it leaves no zombie.
@@ -135,16 +163,57 @@ pub(super) fn launch(
     }
 }
 
-/// One `clone(2)` through the libc wrapper (which switches to the child's stack and calls
-/// [`child_main`] there). Returns the pid and the pidfd slot (-1 when none was stored).
+/// Set once `clone3` with `CLONE_CLEAR_SIGHAND` was refused where the masked clone then
+/// worked: the kernel or a seccomp policy does not have it, so later spawns skip it.
+static CLONE3_REFUSED: AtomicBool = AtomicBool::new(false);
+
+/// One clone of the child, with the `flags` of `clone(2)` (the exit signal in the low
+/// byte). Returns the pid and the pidfd slot (-1 when none was stored).
 fn clone(ctx: &ChildContext<'_>, stack: &ChildStack, flags: c_int) -> io::Result<(i32, c_int)> {
+    if cfg!(target_arch = "x86_64") && !CLONE3_REFUSED.load(Ordering::Relaxed) {
+        match clone3_clear_sighand(ctx, stack, flags) {
+            // ENOSYS: no clone3 (before Linux 5.3, or hidden by seccomp, as container
+            // runtimes do); EINVAL: no CLONE_CLEAR_SIGHAND (before 5.5); EPERM: an older
+            // seccomp policy's answer to clone3; E2BIG: an unexpected argument size. EINVAL
+            // and EPERM can also be about the namespaces, which the masked clone then
+            // refuses the same way: its error is the answer, and clone3 stays in use.
+            Err(err)
+                if matches!(
+                    err.raw_os_error(),
+                    Some(libc::ENOSYS | libc::EINVAL | libc::EPERM | libc::E2BIG)
+                ) =>
+            {
+                let masked = clone_masked(ctx, stack, flags);
+                if masked.is_ok() {
+                    CLONE3_REFUSED.store(true, Ordering::Relaxed);
+                }
+                return masked;
+            }
+            other => return other,
+        }
+    }
+    clone_masked(ctx, stack, flags)
+}
+
+/// `clone(2)` through the libc wrapper (which switches to the child's stack and calls
+/// [`child_main`] there), with every signal blocked on the calling thread meanwhile.
+///
+/// The two `rt_sigprocmask` calls cannot be spared on this path: the child starts with
+/// the host's handlers and the calling thread's mask, and only a mask blocking everything
+/// keeps a handler from running in it before it has reset them (`reset_handlers`).
+fn clone_masked(
+    ctx: &ChildContext<'_>,
+    stack: &ChildStack,
+    flags: c_int,
+) -> io::Result<(i32, c_int)> {
+    let _blocked = BlockAllSignals::new()?;
     let mut pidfd: c_int = -1;
     // SAFETY: `child_main` only makes async-signal-safe calls on data that `ctx` keeps
     // alive and unmodified until the clone returns, which with CLONE_VFORK happens only
     // after the child has exec'd or exited; it never returns (it execs or `_exit`s).
     // `stack.top()` is the 16-byte-aligned end of a writable mapping that nothing else
     // uses. The fifth argument (parent_tid) is where CLONE_PIDFD stores the pidfd, and a
-    // valid, writable c_int. All signals are blocked by the caller, so no handler of the
+    // valid, writable c_int. All signals are blocked (`_blocked`), so no handler of the
     // host can run in the child before it resets them.
     let pid = unsafe {
         libc::clone(
@@ -159,6 +228,131 @@ fn clone(ctx: &ChildContext<'_>, stack: &ChildStack, flags: c_int) -> io::Result
         return Err(io::Error::last_os_error());
     }
     Ok((pid, pidfd))
+}
+
+/// `CLONE_CLEAR_SIGHAND` (linux/sched.h; clone3 only, Linux 5.5): the child starts with
+/// every caught signal reset to its default action.
+const CLONE_CLEAR_SIGHAND: u64 = 0x1_0000_0000;
+
+/// The first fields of `struct clone_args` (linux/sched.h), `CLONE_ARGS_SIZE_VER0`: all
+/// this clone needs, and what every kernel with clone3 accepts.
+#[repr(C)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+}
+
+/// `clone3(2)` with `CLONE_CLEAR_SIGHAND`, the child entering [`child_main_cleared`] on
+/// its own stack. The host's signal mask is not touched: no host handler can run in the
+/// child, since it has none from its first instruction.
+fn clone3_clear_sighand(
+    ctx: &ChildContext<'_>,
+    stack: &ChildStack,
+    flags: c_int,
+) -> io::Result<(i32, c_int)> {
+    // The low byte of clone(2)'s flags is the exit signal, a field of its own here.
+    let flags = u64::try_from(flags).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    let mut pidfd: c_int = -1;
+    let mut args = CloneArgs {
+        flags: (flags & !0xff) | CLONE_CLEAR_SIGHAND,
+        pidfd: ptr::from_mut(&mut pidfd) as u64,
+        child_tid: 0,
+        parent_tid: 0,
+        exit_signal: flags & 0xff,
+        stack: stack.bottom() as u64,
+        stack_size: STACK_SIZE as u64,
+        tls: 0,
+    };
+    // SAFETY: `args` is a valid clone_args of the size given, and `pidfd` a writable
+    // c_int, both alive until the call returns. The child runs `child_main_cleared` on the
+    // 16-byte-aligned top of a writable mapping that nothing else uses (the kernel sets
+    // its stack pointer to `stack + stack_size`); that function only makes
+    // async-signal-safe calls on data `ctx` keeps alive and unmodified until the clone
+    // returns, which with CLONE_VFORK happens only after the child has exec'd or exited,
+    // and never returns.
+    let ret = unsafe {
+        raw_clone3(
+            &mut args,
+            std::mem::size_of::<CloneArgs>(),
+            child_main_cleared,
+            ptr::from_ref(ctx).cast_mut().cast::<c_void>(),
+        )
+    };
+    if ret < 0 {
+        let code = c_int::try_from(-ret).unwrap_or(libc::EINVAL);
+        return Err(io::Error::from_raw_os_error(code));
+    }
+    let pid = i32::try_from(ret).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
+    Ok((pid, pidfd))
+}
+
+/// The `clone3` syscall; in the child, calls `entry(arg)` on the stack the kernel switched
+/// to and exits with its result (it never returns to Rust code in the child, whose stack
+/// frames are the parent's). Returns the syscall's raw result: the pid, or `-errno`.
+///
+/// # Safety
+///
+/// `args` must point at a valid `clone_args` of `size` bytes that gives the child a stack
+/// of its own, and `entry` must be safe to run there on `arg` (see [`child_main_cleared`]).
+#[cfg(target_arch = "x86_64")]
+unsafe fn raw_clone3(
+    args: *mut CloneArgs,
+    size: usize,
+    entry: extern "C" fn(*mut c_void) -> c_int,
+    arg: *mut c_void,
+) -> libc::c_long {
+    let ret: libc::c_long;
+    // SAFETY: the caller vouches for `args`, `entry` and `arg`. In the parent the asm is
+    // one syscall: rcx and r11 are clobbered, every other register is preserved, and the
+    // stack is not touched. The child (rax 0) never leaves the asm: on its own stack
+    // (16-byte aligned, so the `call` leaves it as the ABI expects) it calls `entry`,
+    // then exits.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            "test rax, rax",
+            "jnz 2f",
+            "xor ebp, ebp",
+            "mov rdi, r13",
+            "call r12",
+            "mov edi, eax",
+            "mov eax, {exit}",
+            "syscall",
+            "ud2",
+            "2:",
+            exit = const libc::SYS_exit,
+            inlateout("rax") libc::SYS_clone3 => ret,
+            in("rdi") args,
+            in("rsi") size,
+            in("r12") entry,
+            in("r13") arg,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    ret
+}
+
+/// Elsewhere the child is always made by [`clone_masked`]; nothing calls this.
+///
+/// # Safety
+///
+/// None needed: it makes no syscall.
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn raw_clone3(
+    _args: *mut CloneArgs,
+    _size: usize,
+    _entry: extern "C" fn(*mut c_void) -> c_int,
+    _arg: *mut c_void,
+) -> libc::c_long {
+    -libc::c_long::from(libc::ENOSYS)
 }
 
 /// `/bin/sh -c <command>`, its environment and its cwd as the NUL-terminated strings and
@@ -294,6 +488,12 @@ impl ChildStack {
     fn top(&self) -> *mut c_void {
         self.base.wrapping_byte_add(self.len)
     }
+
+    /// The lowest address of the usable stack, just above the guard page: [`STACK_SIZE`]
+    /// bytes below [`top`](ChildStack::top).
+    fn bottom(&self) -> *mut c_void {
+        self.top().wrapping_byte_sub(STACK_SIZE)
+    }
 }
 
 impl Drop for ChildStack {
@@ -359,15 +559,26 @@ struct ChildContext<'a> {
     ns_failed: AtomicI32,
 }
 
-/// The child's entry point, on the child's stack, sharing the host's memory.
+/// The child's entry point after [`clone_masked`], on the child's stack, sharing the
+/// host's memory: it still has the host's signal handlers, all blocked.
 ///
 /// Never returns: it execs, or reports the errno of what failed and `_exit`s.
 extern "C" fn child_main(arg: *mut c_void) -> c_int {
+    child(arg, true)
+}
+
+/// The child's entry point after [`clone3_clear_sighand`]: the kernel already reset its
+/// caught signals to their default actions.
+extern "C" fn child_main_cleared(arg: *mut c_void) -> c_int {
+    child(arg, false)
+}
+
+fn child(arg: *mut c_void, reset_handlers: bool) -> c_int {
     // SAFETY: `arg` is the `&ChildContext` passed to clone by `launch`, which keeps it
     // alive and untouched until the clone returns, i.e. until after this child has
     // exec'd or exited.
     let ctx = unsafe { &*arg.cast_const().cast::<ChildContext<'_>>() };
-    let errno = ctx.exec();
+    let errno = ctx.exec(reset_handlers);
     ctx.status.store(errno, Ordering::Release);
     // SAFETY: _exit is async-signal-safe and never returns; nothing in this half-made
     // child may be unwound, flushed or freed (the memory is the host's).
@@ -378,9 +589,13 @@ impl ChildContext<'_> {
     /// Sets the child up and execs. Returns only on failure, with the errno to report.
     ///
     /// Only async-signal-safe libc calls, no allocation, no panics: see [`child_main`].
-    fn exec(&self) -> c_int {
-        // First, while every signal is still blocked: no host handler may run in here.
-        self.reset_signal_handlers();
+    /// `reset_handlers`: the child still has the host's handlers (the masked clone).
+    fn exec(&self, reset_handlers: bool) -> c_int {
+        // After the masked clone, first, while every signal is still blocked: no host
+        // handler may run in here. After clone3 the kernel has done it.
+        if reset_handlers {
+            self.reset_signal_handlers();
+        }
 
         for (&fd, target) in self.stdio.iter().zip(0..) {
             // SAFETY: dup2 on integer fds; `fd` is open (the parent holds it until the
@@ -433,7 +648,7 @@ impl ChildContext<'_> {
         close_above_stdio();
         // What the hook inherits: SIGPIPE at its default (Rust hosts ignore it, and
         // ignored signals survive exec), and no blocked signal. Every other handler was
-        // reset above, so a signal arriving from now on cannot run host code.
+        // reset, above or by the kernel, so a signal arriving now cannot run host code.
         // SAFETY: all-zeroes is a valid sigset_t, sigemptyset initialises it; sigaction
         // and pthread_sigmask get valid pointers (null for the unused old values).
         unsafe {
@@ -523,4 +738,108 @@ fn errno() -> c_int {
     io::Error::last_os_error()
         .raw_os_error()
         .unwrap_or(libc::EINVAL)
+}
+
+#[cfg(test)]
+#[cfg(target_arch = "x86_64")]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use super::CLONE3_REFUSED;
+
+    const HELPER_VAR: &str = "COPSE_VFORK_TEST_HELPER";
+
+    /// Makes `clone3` fail with `errno` on this thread (and what it starts), as the
+    /// seccomp policies of container runtimes do.
+    fn refuse_clone3(errno: u32) {
+        const LD_W_ABS: u16 = 0x20;
+        const JEQ_K: u16 = 0x15;
+        const RET_K: u16 = 0x06;
+        let insn = |code, jt, jf, k| libc::sock_filter { code, jt, jf, k };
+        let clone3 = u32::try_from(libc::SYS_clone3).unwrap();
+        let program = [
+            insn(LD_W_ABS, 0, 0, 4),                            // arch
+            insn(JEQ_K, 0, 3, 0xC000_003E),                     // x86_64, else allow
+            insn(LD_W_ABS, 0, 0, 0),                            // nr
+            insn(JEQ_K, 0, 1, clone3),                          // clone3, else allow
+            insn(RET_K, 0, 0, libc::SECCOMP_RET_ERRNO | errno), // refused
+            insn(RET_K, 0, 0, libc::SECCOMP_RET_ALLOW),
+        ];
+        let prog = libc::sock_fprog {
+            len: u16::try_from(program.len()).unwrap(),
+            filter: program.as_ptr().cast_mut(),
+        };
+        // SAFETY: prctl with integers, then with a valid program that outlives the call
+        // (the kernel copies it). Only this helper process's thread is affected.
+        unsafe {
+            assert_eq!(libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), 0);
+            assert_eq!(
+                libc::prctl(libc::PR_SET_SECCOMP, libc::SECCOMP_MODE_FILTER, &prog),
+                0,
+                "seccomp: {}",
+                std::io::Error::last_os_error()
+            );
+        }
+    }
+
+    #[test]
+    #[ignore = "helper process for refused_clone3_falls_back_to_the_masked_clone"]
+    fn helper_process() {
+        let Ok(errno) = std::env::var(HELPER_VAR) else {
+            return;
+        };
+        refuse_clone3(errno.parse().unwrap());
+        let env = [(
+            std::ffi::OsString::from("PATH"),
+            std::ffi::OsString::from("/usr/bin:/bin"),
+        )];
+        let cwd = std::env::temp_dir();
+        let out = crate::spawn::run(&crate::spawn::SpawnRequest {
+            command: "cat; grep '^SigBlk' /proc/self/status",
+            cwd: &cwd,
+            env: &env,
+            stdin: b"ping\n",
+            timeout: std::time::Duration::from_secs(30),
+            limits: crate::spawn::Limits::default(),
+            child_setup: None,
+        })
+        .unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "ping\nSigBlk:\t0000000000000000\n"
+        );
+        assert_eq!(out.exit_code, Some(0));
+        assert!(
+            CLONE3_REFUSED.load(Ordering::Relaxed),
+            "clone3 was not refused"
+        );
+        println!("VFORK-HELPER-DONE");
+    }
+
+    /// Where `clone3` is refused (an old kernel, a container's seccomp policy), runs go
+    /// through the masked clone, and later ones go there directly.
+    #[test]
+    fn refused_clone3_falls_back_to_the_masked_clone() {
+        let exe = std::env::current_exe().unwrap();
+        for errno in [libc::ENOSYS, libc::EPERM, libc::EINVAL] {
+            let out = std::process::Command::new(&exe)
+                .args([
+                    "--exact",
+                    "spawn::vfork::tests::helper_process",
+                    "--ignored",
+                    "--nocapture",
+                    "--test-threads=1",
+                ])
+                .env(HELPER_VAR, errno.to_string())
+                .output()
+                .unwrap();
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success() && stdout.contains("VFORK-HELPER-DONE"),
+                "errno {errno}: {:?}\n{stdout}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    }
 }

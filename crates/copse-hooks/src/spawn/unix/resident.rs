@@ -129,12 +129,20 @@ impl StdinWriter {
     /// stdin or exited) is returned as an error, without raising SIGPIPE.
     pub fn write_all(&self, data: &[u8], deadline: Instant) -> io::Result<()> {
         #[cfg(target_os = "linux")]
-        let _guard = SigpipeGuard::new();
+        let mut guard = SigpipeGuard::new();
         #[cfg(not(target_os = "linux"))]
         super::sigpipe::prevent_sigpipe(&self.fd);
         let mut written = 0;
         loop {
-            write_some(&self.fd, data, &mut written)?;
+            if let Err(err) = write_some(&self.fd, data, &mut written) {
+                #[cfg(target_os = "linux")]
+                if let Some(guard) = &mut guard
+                    && err.kind() == io::ErrorKind::BrokenPipe
+                {
+                    guard.broken_pipe();
+                }
+                return Err(err);
+            }
             if written >= data.len() {
                 return Ok(());
             }
