@@ -42,6 +42,11 @@
 //! event. Not seen (as with any inotify user): writes through a shared `mmap`, and the
 //! rename of a directory above the watched ones (the workspace root's parent).
 //!
+//! The descriptor is `CLOEXEC`, so hooks never hold it; a child forked without an
+//! `exec` would share its queue with the parent, and each would steal the other's
+//! events: such a child must build its own engines (nothing in this workspace forks
+//! without an `exec`).
+//!
 //! The non-blocking read of the inotify descriptor is not a config file access; the
 //! `lstat`, `statfs`, `realpath` and `inotify_add_watch` calls made while subscribing
 //! are, and are counted through the registry's seam.
