@@ -42,10 +42,10 @@
 //! event. Not seen (as with any inotify user): writes through a shared `mmap`, and the
 //! rename of a directory above the watched ones (the workspace root's parent).
 //!
-//! The descriptor is `CLOEXEC`, so hooks never hold it; a child forked without an
-//! `exec` would share its queue with the parent, and each would steal the other's
-//! events: such a child must build its own engines (nothing in this workspace forks
-//! without an `exec`).
+//! The descriptor is `CLOEXEC`, so hooks never hold it. A child forked without an
+//! `exec` inherits the watcher and shares its queue with the parent, so each could
+//! read away events the other needed: nothing in this workspace forks without an
+//! `exec`, and a host that does must not gate in the child.
 //!
 //! The non-blocking read of the inotify descriptor is not a config file access; the
 //! `lstat`, `statfs`, `realpath` and `inotify_add_watch` calls made while subscribing
