@@ -177,28 +177,7 @@ impl EngineConfig {
     }
 }
 
-/// Whether a config's hooks may run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TrustState {
-    /// A user config, or a trusted project config whose content is as trusted.
-    Trusted,
-    /// A pinned project config whose content changed since it was trusted.
-    Changed,
-    /// A project config in a root that is not trusted.
-    Untrusted,
-}
-
-impl TrustState {
-    /// The lowercase name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            TrustState::Trusted => "trusted",
-            TrustState::Changed => "changed",
-            TrustState::Untrusted => "untrusted",
-        }
-    }
-}
+pub use crate::scope::TrustState;
 
 /// One discovered hook, as the Sources panel shows it.
 #[derive(Debug, Clone, Serialize)]

@@ -32,9 +32,7 @@ use std::path::{Path, PathBuf};
 /// the layers below it. Units that do not exist (yet) are simply absent; a unit that
 /// exists and is in no layer fails the test.
 const LAYERS: &[(&str, &[&str])] = &[
-    // `diagnose` (the engine's explain notices, over the engine and lint's tables) and
-    // `otel` (the OTLP exporter, over the engine's trust states and the spine) are
-    // newer than the planned layout; placed where they sit today.
+    // `diagnose` holds the engine's explain notices, over the engine and lint's tables.
     (
         "top",
         &["lib", "agent", "dryrun", "explain", "lint", "diagnose"],
@@ -42,7 +40,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("session", &["session"]),
     (
         "engine",
-        &["engine", "builder", "select", "selected", "plan", "otel"],
+        &["engine", "builder", "select", "selected", "plan"],
     ),
     ("run", &["run", "dispatcher"]),
     (
@@ -52,7 +50,8 @@ const LAYERS: &[(&str, &[&str])] = &[
     // The transports below the dialects: a dialect's hook options name an HTTP
     // handler; neither transport knows a dialect.
     ("transport", &["persistent", "http"]),
-    ("store", &["spine"]),
+    // The record stage's sinks: the audit store and the OTLP exporter.
+    ("store", &["spine", "otel"]),
     ("os", &["sandbox"]),
     ("spawn", &["spawn", "cancel"]),
     (

@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::engine::TrustState;
+use crate::scope::TrustState;
 use crate::event::CanonicalEvent;
 use crate::outcome::{
     Decision, FailureKind, FailurePolicy, HookRun, RunOutcome, SandboxState, Verdict,
