@@ -19,6 +19,9 @@
 //! 4. Fan-out: 8 matching hooks that each sleep 0.1 s, wall time of one gate, against a
 //!    single such hook.
 //!
+//! `COPSE_GATE_BENCH_LOOP=<what>:<n>` runs only a loop of `n` gates instead, for counting
+//! their syscalls under `strace` (see `syscall_loop`).
+//!
 //! Linux only (pipe2, pidfd-based library spawn).
 
 // reason: a benchmark binary, not library code; a broken setup (no temp dir, no
@@ -55,6 +58,10 @@ const FANOUT_HOOKS: usize = 8;
 const FANOUT_RUNS: usize = 10;
 
 fn main() {
+    if let Some(spec) = std::env::var_os("COPSE_GATE_BENCH_LOOP") {
+        syscall_loop(&spec.to_string_lossy());
+        return;
+    }
     println!("copse-hooks gate benchmark (pid {})", std::process::id());
     println!("all ratios are against a baseline measured in this run, interleaved\n");
     per_hook_overhead();
@@ -167,6 +174,96 @@ fn verdict_word(pass: bool) -> &'static str {
 
 fn rule() {
     println!("{}", "-".repeat(96));
+}
+
+// ---------------------------------------------------------------------------------
+// Syscall-count harness
+// ---------------------------------------------------------------------------------
+
+/// `COPSE_GATE_BENCH_LOOP=<what>:<n>` (`what`: `gate`, `sandboxed`, `spawn`, or
+/// `persistent`: a gate answered by a persistent Copse hook, a `sh` loop): one warm-up run,
+/// then `n` more of the same in this process, and nothing else. For counting the
+/// syscalls a run costs a long-lived host, e.g.
+/// `COPSE_GATE_BENCH_LOOP=gate:1000 strace -f -c <bench binary>` against `gate:0`: the
+/// difference divided by `n` is the per-gate cost of the host and its hooks together;
+/// without `-f`, of the host alone (the gates run on its main thread).
+fn syscall_loop(spec: &str) {
+    let (what, n) = spec.split_once(':').unwrap_or((spec, "1000"));
+    let n: usize = n.parse().expect("COPSE_GATE_BENCH_LOOP=<what>:<count>");
+    // The persistent hook's engine reads this home too: no Cursor hook there then.
+    let cursor_hooks = if what == "persistent" {
+        entries([])
+    } else {
+        entries([json!({"command": TRIVIAL_HOOK})])
+    };
+    let fx = Fixture::with_sandbox(&cursor_hooks, true, what == "sandboxed");
+    let persistent = (what == "persistent").then(|| {
+        let copse_dir = fx.home.path().join(".copse");
+        std::fs::create_dir_all(&copse_dir).expect("create the copse dir");
+        let hook = r#"echo '{"hello":{"protocol":1,"events":["toolGate"]}}'
+while IFS= read -r line; do
+  id=${line#*'"id":'}; id=${id%%,*}
+  echo "{\"id\":$id,\"response\":{\"decision\":\"allow\"}}"
+done"#;
+        let script = copse_dir.join("persistent.sh");
+        std::fs::write(&script, hook).expect("write the persistent hook");
+        let entry = json!({"command": format!("sh {}", script.display()), "persistent": true});
+        let doc = json!({"version": 1, "hooks": {"toolGate": [entry]}});
+        std::fs::write(copse_dir.join("hooks.json"), doc.to_string()).expect("write hooks.json");
+        let workspace = fx.home.path().join("ws");
+        std::fs::create_dir_all(&workspace).expect("create the workspace");
+        let mut config = EngineConfig::from_process(vec![workspace])
+            .home(fx.home.path())
+            .enabled(true);
+        config.copse_dir = copse_dir;
+        Engine::new(config)
+    });
+    let session = match &persistent {
+        Some(engine) => engine.session(SessionIdentity::new("bench")),
+        None => fx.session(),
+    };
+    let call = shell_call(SUBJECT);
+    let first = session.gate_tool(call.clone());
+    assert!(
+        all_allowed(&first, 1),
+        "the trivial hook did not allow cleanly: {first:?}"
+    );
+    let payload = first
+        .runs
+        .first()
+        .map(|r| r.stdin.clone())
+        .unwrap_or_default();
+    let env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+    let cwd = fx.hook_cwd();
+    let request = SpawnRequest {
+        command: TRIVIAL_HOOK,
+        cwd: &cwd,
+        env: &env,
+        stdin: &payload,
+        timeout: Duration::from_secs(30),
+        limits: Limits::default(),
+        child_setup: None,
+    };
+    let ok = |out: spawn::SpawnOutput| out.exit_code == Some(0) && out.stdout == TRIVIAL_STDOUT;
+    if what == "spawn" {
+        assert!(spawn::run(&request).is_ok_and(ok), "warm-up spawn failed");
+    }
+    let start = Instant::now();
+    let mut bad = 0;
+    for _ in 0..n {
+        let good = match what {
+            "spawn" => spawn::run(&request).is_ok_and(ok),
+            _ => all_allowed(&session.gate_tool(call.clone()), 1),
+        };
+        bad += usize::from(!good);
+    }
+    let per = start
+        .elapsed()
+        .checked_div(u32::try_from(n.max(1)).unwrap_or(u32::MAX));
+    println!(
+        "{n} × {what}: {} each, {bad} failed",
+        human(per.unwrap_or(Duration::ZERO))
+    );
 }
 
 // ---------------------------------------------------------------------------------
