@@ -1,8 +1,8 @@
 //! OTLP export benchmark: `cargo bench -p copse-hooks --bench otel`.
 //!
 //! Plain `std` timing, no harness; every ratio is against a baseline measured in the
-//! same run, interleaved round by round (the order rotates), medians of the rounds.
-//! A miss is reported, never asserted.
+//! same run, interleaved (the order rotates), medians. A miss is reported, never
+//! asserted.
 //!
 //! 1. Gates per second with export on vs off: one trivial Cursor
 //!    `beforeShellExecution` hook through `Session::gate_tool`; "on" adds what the
@@ -10,9 +10,12 @@
 //!    verdict, handed to `Exporter::gate`). Twice: to a collector on loopback that
 //!    answers every request at once, and to a black hole that accepts connections,
 //!    reads the requests and never answers (the queue fills, later gates are
-//!    dropped). Goal: ≤ 1.05× (issue 26).
-//! 2. What the caller's thread pays, ns per gate: building the span, and building it
-//!    plus `Exporter::gate`, without the hook (the same verdict each time).
+//!    dropped). The three alternate gate by gate (1,500 each); medians of the
+//!    single-gate times. Goal: ≤ 1.05× (issue 26).
+//! 2. What the caller's thread pays, ns per gate, without the hook (the same verdict
+//!    each time): building the span, and building it plus `Exporter::gate` (queued to
+//!    the answering collector, dropped by the black hole's full queue); medians of 11
+//!    rounds of 20,000 calls.
 //!
 //! Loopback only; the listeners are threads of this process.
 
@@ -30,10 +33,10 @@ use copse_hooks::{CanonicalEvent, Engine, EngineConfig, SessionIdentity, ToolCal
 use serde_json::json;
 
 const TRIVIAL_HOOK: &str = r#"cat >/dev/null; echo '{"permission":"allow"}'"#;
-const ROUNDS: usize = 9;
-const GATES_PER_ROUND: usize = 150;
+const ROUNDS: usize = 11;
+const GATES: usize = 1500;
 const WARMUP: usize = 30;
-const API_CALLS: usize = 50_000;
+const API_CALLS: usize = 20_000;
 const GOAL: f64 = 1.05;
 
 fn main() {
@@ -41,9 +44,7 @@ fn main() {
         "copse-hooks OTLP export benchmark (pid {})",
         std::process::id()
     );
-    println!(
-        "ratios against export off, measured in this run, interleaved; medians of {ROUNDS} rounds\n"
-    );
+    println!("ratios against export off, measured in this run, interleaved; medians\n");
 
     let answering = answering_collector();
     let black_hole = black_hole();
@@ -87,15 +88,15 @@ fn main() {
         ("on, collector answering", Some(&sink)),
         ("on, black hole", Some(&hole)),
     ];
+    // Interleaved gate by gate (the order rotates), so the machine's load hits every
+    // variant alike; medians of the single-gate times.
     let mut per_gate: Vec<Vec<f64>> = vec![Vec::new(); variants.len()];
-    for round in 0..ROUNDS {
+    for g in 0..GATES {
         for k in 0..variants.len() {
-            let i = (round + k) % variants.len();
+            let i = (g + k) % variants.len();
             let t = Instant::now();
-            for _ in 0..GATES_PER_ROUND {
-                gate(variants[i].1);
-            }
-            per_gate[i].push(t.elapsed().as_secs_f64() * 1e6 / GATES_PER_ROUND as f64);
+            gate(variants[i].1);
+            per_gate[i].push(t.elapsed().as_secs_f64() * 1e6);
         }
     }
     rule();
@@ -112,47 +113,62 @@ fn main() {
             println!("{name:<44} {m:>12.1} {:>10} {:>8} {:>6}", "1.00×", "", "");
         } else {
             let verdict = if ratio <= GOAL { "PASS" } else { "MISS" };
-            println!(
-                "{name:<44} {m:>12.1} {ratio:>9.3}× {:>7.2}× {verdict:>6}",
-                GOAL
-            );
+            println!("{name:<44} {m:>12.1} {ratio:>9.3}× {GOAL:>7.2}× {verdict:>6}");
         }
     }
+    let p90 = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() * 9 / 10]
+    };
+    println!(
+        "  (p90 µs: off {:.0}, answering {:.0}, black hole {:.0})",
+        p90(&mut per_gate[0]),
+        p90(&mut per_gate[1]),
+        p90(&mut per_gate[2])
+    );
 
-    // 2. The caller's cost alone, on one verdict.
+    // 2. The caller's cost alone, on one verdict: building the span, then building and
+    // handing it over (queued to the answering collector, whose thread drains the queue;
+    // dropped by the black hole's full queue).
     let start = SystemTime::now();
     let verdict = session.gate_tool(ToolCall::new("run_shell", input.clone()));
-    let mut build = Vec::new();
-    let mut build_send = Vec::new();
-    for _ in 0..ROUNDS {
-        let t = Instant::now();
-        for _ in 0..API_CALLS {
-            black_box(span_of(black_box(&verdict), &input, start));
+    let mut rows: [(&str, Option<&Exporter>, Vec<f64>); 3] = [
+        ("build the span (summary, verdict, 1 run)", None, Vec::new()),
+        ("build + Exporter::gate (queued)", Some(&sink), Vec::new()),
+        (
+            "build + Exporter::gate (queue full: dropped)",
+            Some(&hole),
+            Vec::new(),
+        ),
+    ];
+    for round in 0..ROUNDS {
+        for k in 0..rows.len() {
+            let i = (round + k) % rows.len();
+            let exporter = rows[i].1;
+            let t = Instant::now();
+            for _ in 0..API_CALLS {
+                let span = span_of(black_box(&verdict), &input, start);
+                match exporter {
+                    Some(e) => e.gate(span),
+                    None => drop(black_box(span)),
+                }
+            }
+            rows[i]
+                .2
+                .push(t.elapsed().as_nanos() as f64 / API_CALLS as f64);
         }
-        build.push(t.elapsed().as_nanos() as f64 / API_CALLS as f64);
-        let t = Instant::now();
-        for _ in 0..API_CALLS {
-            hole.gate(span_of(black_box(&verdict), &input, start));
-        }
-        build_send.push(t.elapsed().as_nanos() as f64 / API_CALLS as f64);
     }
     rule();
     println!(
-        "{:<44} {:>12}",
-        "2. on the caller's thread (no hook)", "ns/gate"
+        "{:<44} {:>12} {:>12}",
+        "2. on the caller's thread (no hook)", "ns/gate", "vs build"
     );
     rule();
-    let b = median(&mut build);
-    let bs = median(&mut build_send);
-    println!(
-        "{:<44} {b:>12.0}",
-        "build the span (summary, verdict, 1 run)"
-    );
-    println!(
-        "{:<44} {bs:>12.0}",
-        "build + Exporter::gate (black hole, full)"
-    );
-    println!("{:<44} {:>12.0}", "  of which Exporter::gate", bs - b);
+    let build = median(&mut rows[0].2.clone());
+    for (name, _, samples) in &mut rows {
+        let m = median(samples);
+        println!("{name:<44} {m:>12.0} {:>+12.0}", m - build);
+    }
     rule();
 
     let s = sink.shutdown(Duration::from_secs(5));

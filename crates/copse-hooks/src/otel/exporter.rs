@@ -1,9 +1,10 @@
 //! The export thread: a bounded queue, batches, one POST at a time, counters.
 
 use std::io::Read as _;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering, fence};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TryRecvError};
 use std::sync::{Arc, Mutex};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use super::config::{DEFAULT_SHUTDOWN, ExportConfig};
@@ -44,15 +45,22 @@ pub struct ShutdownReport {
     pub stats: ExportStats,
 }
 
-enum Msg {
-    Gate(Box<GateSpan>),
-    /// Look at the closing flag now.
-    Wake,
-}
+// What the export thread is doing (`Shared::state`).
+/// Running: it looks at the queue before it sleeps again.
+const AWAKE: u8 = 0;
+/// Asleep until its batch is due (or a gate fills the batch and wakes it).
+const TIMED: u8 = 1;
+/// Asleep with nothing to send: the next gate wakes it.
+const IDLE: u8 = 2;
 
 #[derive(Default)]
 struct Shared {
     closing: AtomicBool,
+    /// `AWAKE`, `TIMED` or `IDLE`.
+    state: AtomicU8,
+    /// Spans queued or batched and not yet sent: the gate that brings it to a full
+    /// batch wakes the thread.
+    unsent: AtomicU64,
     deadline: Mutex<Option<Instant>>,
     accepted: AtomicU64,
     exported: AtomicU64,
@@ -85,8 +93,11 @@ impl Shared {
 /// request is counted and not retried. [`Exporter::shutdown`] sends what is queued
 /// within a deadline; dropping an exporter does the same with a 2 s deadline.
 pub struct Exporter {
-    tx: SyncSender<Msg>,
+    tx: SyncSender<Box<GateSpan>>,
     shared: Arc<Shared>,
+    /// The export thread, to wake; `None` if it could not be started.
+    worker: Option<Thread>,
+    max_batch: u64,
     /// Receives once when the thread ends; taken by the first shutdown that sees it.
     done: Mutex<Option<Receiver<()>>>,
     traces_url: String,
@@ -109,6 +120,7 @@ impl Exporter {
         let (done_tx, done_rx) = mpsc::channel();
         let shared = Arc::new(Shared::default());
         let traces_url = config.traces_url.clone();
+        let max_batch = u64::try_from(config.max_batch).unwrap_or(u64::MAX);
         let worker_shared = Arc::clone(&shared);
         let started = std::thread::Builder::new()
             .name("copse-otel".to_owned())
@@ -116,13 +128,19 @@ impl Exporter {
                 run(&rx, &worker_shared, &config);
                 let _ = done_tx.send(());
             });
-        if let Err(e) = started {
-            shared.closing.store(true, Ordering::Relaxed);
-            shared.set_error(format!("the export thread could not be started: {e}"));
-        }
+        let worker = match started {
+            Ok(handle) => Some(handle.thread().clone()),
+            Err(e) => {
+                shared.closing.store(true, Ordering::Relaxed);
+                shared.set_error(format!("the export thread could not be started: {e}"));
+                None
+            }
+        };
         Exporter {
             tx,
             shared,
+            worker,
+            max_batch,
             done: Mutex::new(Some(done_rx)),
             traces_url,
         }
@@ -131,19 +149,35 @@ impl Exporter {
     /// Queues one gate for export. Never blocks: when the queue is full (a slow,
     /// hung or absent collector) or the exporter is shut down, the gate's spans are
     /// dropped and counted in [`ExportStats::dropped`].
+    ///
+    /// Usually no system call either: the export thread is woken only by the first
+    /// gate after it went idle and by the gate that fills a batch; otherwise it
+    /// wakes on its own when the batch is due.
     pub fn gate(&self, span: GateSpan) {
+        let shared = &*self.shared;
         let spans = span_count(&span);
-        if self.shared.closing.load(Ordering::Relaxed) {
-            self.shared.dropped.fetch_add(spans, Ordering::Relaxed);
+        if shared.closing.load(Ordering::Relaxed) || self.tx.try_send(Box::new(span)).is_err() {
+            shared.dropped.fetch_add(spans, Ordering::Relaxed);
             return;
         }
-        match self.tx.try_send(Msg::Gate(Box::new(span))) {
-            Ok(()) => {
-                self.shared.accepted.fetch_add(spans, Ordering::Relaxed);
-            }
-            Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => {
-                self.shared.dropped.fetch_add(spans, Ordering::Relaxed);
-            }
+        shared.accepted.fetch_add(spans, Ordering::Relaxed);
+        let unsent = shared.unsent.fetch_add(spans, Ordering::Relaxed) + spans;
+        // Pairs with the thread's fence between announcing its sleep and its last look
+        // at the queue: either it sees this gate, or this sees it asleep.
+        fence(Ordering::SeqCst);
+        let wake = match shared.state.load(Ordering::Relaxed) {
+            IDLE => true,
+            TIMED => unsent >= self.max_batch,
+            _ => false,
+        };
+        if wake && shared.state.swap(AWAKE, Ordering::SeqCst) != AWAKE {
+            self.unpark();
+        }
+    }
+
+    fn unpark(&self) {
+        if let Some(worker) = &self.worker {
+            worker.unpark();
         }
     }
 
@@ -188,8 +222,8 @@ impl Exporter {
         };
         self.shared.closing.store(true, Ordering::SeqCst);
         if first {
-            // A full queue needs no wake-up: the thread is not waiting then.
-            let _ = self.tx.try_send(Msg::Wake);
+            // An unpark before the thread parks makes that park return at once.
+            self.unpark();
         }
         let completed = match self.done.lock() {
             Ok(mut done) => match done.as_ref() {
@@ -229,30 +263,59 @@ fn span_count(g: &GateSpan) -> u64 {
 }
 
 /// The export thread: batches until closing, then drains the queue by the deadline.
-fn run(rx: &Receiver<Msg>, shared: &Shared, config: &ExportConfig) {
+fn run(rx: &Receiver<Box<GateSpan>>, shared: &Shared, config: &ExportConfig) {
     let agent = ureq::AgentBuilder::new()
         .timeout(config.timeout)
         // A collector that redirects does not get our headers sent elsewhere.
         .redirects(0)
         .user_agent(concat!("copse-hooks/", env!("CARGO_PKG_VERSION")))
         .build();
+    let max_batch = u64::try_from(config.max_batch).unwrap_or(u64::MAX);
+    let take = |batch: &mut Batch, g: Box<GateSpan>| batch.push(*g);
+    let flush = |batch: &mut Batch, timeout: Duration| {
+        let spans = batch.spans;
+        send(&agent, config, shared, &batch.take(), timeout);
+        shared.unsent.fetch_sub(spans, Ordering::Relaxed);
+    };
     let mut batch = Batch::default();
     while !shared.closing.load(Ordering::SeqCst) {
-        let msg = match batch.since {
-            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-            Some(t) => rx.recv_timeout(config.schedule_delay.saturating_sub(t.elapsed())),
+        while let Ok(g) = rx.try_recv() {
+            take(&mut batch, g);
+            if batch.spans >= max_batch {
+                flush(&mut batch, config.timeout);
+            }
+        }
+        let wait = match batch.since {
+            None => None,
+            Some(t) => match config.schedule_delay.checked_sub(t.elapsed()) {
+                Some(left) if !left.is_zero() => Some(left),
+                _ => {
+                    flush(&mut batch, config.timeout);
+                    continue;
+                }
+            },
         };
-        match msg {
-            Ok(Msg::Gate(g)) => batch.push(*g),
-            Ok(Msg::Wake) | Err(RecvTimeoutError::Timeout) => {}
-            Err(RecvTimeoutError::Disconnected) => break,
+        // Announce the sleep, then look at the queue once more: a gate queued after
+        // the look sees the announcement and wakes the thread (see `Exporter::gate`).
+        let state = if wait.is_some() { TIMED } else { IDLE };
+        shared.state.store(state, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        match rx.try_recv() {
+            Ok(g) => {
+                shared.state.store(AWAKE, Ordering::SeqCst);
+                take(&mut batch, g);
+                continue;
+            }
+            Err(TryRecvError::Disconnected) => break,
+            Err(TryRecvError::Empty) => {}
         }
-        let due = batch
-            .since
-            .is_some_and(|t| t.elapsed() >= config.schedule_delay);
-        if batch.spans >= config.max_batch as u64 || due {
-            send(&agent, config, shared, &batch.take(), config.timeout);
+        if !shared.closing.load(Ordering::SeqCst) {
+            match wait {
+                Some(d) => std::thread::park_timeout(d),
+                None => std::thread::park(),
+            }
         }
+        shared.state.store(AWAKE, Ordering::SeqCst);
     }
 
     // Closing: whatever is queued, in batches, while the deadline allows.
@@ -264,10 +327,9 @@ fn run(rx: &Receiver<Msg>, shared: &Shared, config: &ExportConfig) {
         .unwrap_or_else(|| Instant::now() + DEFAULT_SHUTDOWN);
     loop {
         let mut more = true;
-        while batch.spans < config.max_batch as u64 {
+        while batch.spans < max_batch {
             match rx.try_recv() {
-                Ok(Msg::Gate(g)) => batch.push(*g),
-                Ok(Msg::Wake) => {}
+                Ok(g) => take(&mut batch, g),
                 Err(_) => {
                     more = false;
                     break;
@@ -281,13 +343,7 @@ fn run(rx: &Receiver<Msg>, shared: &Shared, config: &ExportConfig) {
         if left.is_zero() {
             break;
         }
-        send(
-            &agent,
-            config,
-            shared,
-            &batch.take(),
-            config.timeout.min(left),
-        );
+        flush(&mut batch, config.timeout.min(left));
         if !more {
             break;
         }

@@ -7,11 +7,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::Value;
 
-use crate::scope::TrustState;
 use crate::event::CanonicalEvent;
 use crate::outcome::{
     Decision, FailureKind, FailurePolicy, HookRun, RunOutcome, SandboxState, Verdict,
 };
+use crate::scope::TrustState;
 use crate::scope::{Dialect, Scope};
 use crate::spine::redact::redact_bytes;
 

@@ -556,6 +556,65 @@ fn a_hung_collector_never_holds_a_gate_and_shutdown_keeps_its_deadline() {
     assert_eq!(report.stats.exported, 0);
 }
 
+/// Waits (a hang guard, not a timing) until the exporter says `exported` spans went
+/// out, without a shutdown: the thread was woken, or woke itself, in time.
+fn wait_exported(exporter: &Exporter, exported: u64, what: &str) {
+    let until = Instant::now() + Duration::from_secs(30);
+    while exporter.stats().exported < exported {
+        assert!(
+            Instant::now() < until,
+            "{what}: {:?} after 30 s, {exported} expected",
+            exporter.stats()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn an_idle_exporter_is_woken_by_the_next_gate() {
+    let (url, _requests) = collector("200 OK", Vec::new());
+    let mut config = ExportConfig::new(&url);
+    config.schedule_delay = Duration::from_millis(5);
+    let exporter = std::sync::Arc::new(Exporter::start(config));
+    let mut sent = 0;
+    for cycle in 0..20 {
+        // Four threads at once, after the thread went idle (everything sent).
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let exporter = std::sync::Arc::clone(&exporter);
+                std::thread::spawn(move || exporter.gate(empty_gate()))
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        sent += 4;
+        wait_exported(&exporter, sent, &format!("cycle {cycle}"));
+    }
+    assert_eq!(exporter.stats().dropped, 0);
+}
+
+#[test]
+fn a_full_batch_is_sent_before_its_delay() {
+    let (url, _requests) = collector("200 OK", Vec::new());
+    let mut config = ExportConfig::new(&url);
+    config.max_batch = 4;
+    config.schedule_delay = Duration::from_secs(3600);
+    let exporter = Exporter::start(config);
+    // Two gates of two spans: the second fills the batch and wakes the thread,
+    // which otherwise sleeps for an hour.
+    exporter.gate(timed_out_gate());
+    exporter.gate(timed_out_gate());
+    wait_exported(&exporter, 4, "a full batch");
+    exporter.gate(timed_out_gate());
+    let report = exporter.shutdown(Duration::from_secs(20));
+    assert!(report.completed);
+    assert_eq!(
+        report.stats.exported, 6,
+        "the shutdown sends the partial batch"
+    );
+}
+
 #[test]
 fn gates_after_shutdown_are_dropped() {
     let (url, _requests) = collector("200 OK", Vec::new());
