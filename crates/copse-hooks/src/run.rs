@@ -17,6 +17,8 @@ mod environment;
 mod execute;
 mod packet;
 mod settle;
+#[cfg(test)]
+pub(crate) mod testing;
 mod transport;
 
 use std::collections::BTreeMap;

@@ -163,3 +163,195 @@ fn read_env_file(path: &Path) -> Option<String> {
         .ok()?;
     Some(text).filter(|t| !t.trim().is_empty())
 }
+
+#[cfg(test)]
+mod tests {
+    use std::ffi::OsString;
+    use std::path::Path;
+    use std::time::Duration;
+
+    use super::{Call, exchange};
+    use crate::outcome::{Failure, FailureKind, SandboxState};
+    use crate::run::contain::Contained;
+    use crate::run::testing::Fixture;
+    use crate::run::transport::{End, Exchange};
+    use crate::spawn::Limits;
+
+    fn path_env() -> Vec<(OsString, OsString)> {
+        std::env::var_os("PATH")
+            .map(|p| vec![(OsString::from("PATH"), p)])
+            .unwrap_or_default()
+    }
+
+    /// `command` run in `cwd` with `stdin`, unsandboxed, with a 10 s timeout.
+    fn call<'a>(command: &'a str, cwd: &'a Path, stdin: &'a [u8]) -> Call<'a> {
+        Call {
+            command,
+            cwd,
+            env: path_env(),
+            stdin,
+            timeout: Duration::from_secs(10),
+            limits: Limits::default(),
+            contained: Contained::Off,
+            env_file: None,
+        }
+    }
+
+    fn failure(ex: &Exchange) -> &Failure {
+        match &ex.end {
+            End::Failed(f) => f,
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_exit_is_answered_with_the_packet_delivered_and_output_captured() {
+        let fx = Fixture::new();
+        let seen = fx.at("stdin.json");
+        let command = format!("cat > {seen}; printf out; printf err >&2; exit 3");
+        let ex = exchange(call(&command, fx.dir.path(), b"{\"packet\":1}"));
+        assert!(
+            matches!(
+                ex.end,
+                End::Answered {
+                    exit_code: Some(3),
+                    signal: None,
+                    stderr_from: 0
+                }
+            ),
+            "{:?}",
+            ex.end
+        );
+        assert_eq!(ex.exit_code, Some(3));
+        assert_eq!(ex.stdout, b"out");
+        assert_eq!(ex.stderr, b"err");
+        assert_eq!(ex.sandbox, SandboxState::Off);
+        assert_eq!(std::fs::read(&seen).unwrap(), b"{\"packet\":1}");
+        assert!(ex.env_script.is_none());
+    }
+
+    #[test]
+    fn a_run_past_its_timeout_fails_with_kind_timeout() {
+        let fx = Fixture::new();
+        let mut c = call("sleep 30", fx.dir.path(), b"");
+        c.timeout = Duration::from_millis(200);
+        let ex = exchange(c);
+        let f = failure(&ex);
+        assert_eq!(f.kind, FailureKind::Timeout);
+        assert_eq!(f.message, "timed out after 0.2s");
+        assert_eq!(ex.exit_code, None);
+    }
+
+    #[test]
+    fn stdout_past_the_cap_fails_with_kind_oversize() {
+        let fx = Fixture::new();
+        let mut c = call("head -c 100000 /dev/zero", fx.dir.path(), b"");
+        c.limits.stdout_cap = 64;
+        let ex = exchange(c);
+        let f = failure(&ex);
+        assert_eq!(f.kind, FailureKind::Oversize);
+        assert_eq!(f.message, "printed more than 64 bytes on stdout");
+        assert!(ex.stdout.len() <= 64, "{} bytes kept", ex.stdout.len());
+    }
+
+    #[test]
+    fn a_refused_sandbox_never_spawns() {
+        let fx = Fixture::new();
+        let marker = fx.path("ran");
+        let command = format!("touch {}", marker.display());
+        // The same command without the refusal does create the marker.
+        let control = exchange(call(&command, fx.dir.path(), b""));
+        assert!(matches!(
+            control.end,
+            End::Answered {
+                exit_code: Some(0),
+                ..
+            }
+        ));
+        assert!(marker.exists());
+        std::fs::remove_file(&marker).unwrap();
+
+        let mut c = call(&command, fx.dir.path(), b"");
+        c.contained = Contained::Refused(Failure {
+            kind: FailureKind::Sandbox,
+            message: "was not run: the sandbox is required but unavailable".to_string(),
+        });
+        c.env_file = Some("COPSE_UNIT_ENV_FILE");
+        let ex = exchange(c);
+        let f = failure(&ex);
+        assert_eq!(f.kind, FailureKind::Sandbox);
+        assert_eq!(
+            f.message,
+            "was not run: the sandbox is required but unavailable"
+        );
+        assert_eq!(ex.sandbox, SandboxState::Unenforced);
+        assert_eq!(ex.exit_code, None);
+        assert!(ex.stdout.is_empty() && ex.env_script.is_none());
+        assert!(!marker.exists(), "the hook never started");
+    }
+
+    #[test]
+    fn a_working_directory_that_is_gone_is_a_spawn_failure() {
+        let fx = Fixture::new();
+        let marker = fx.path("ran");
+        let command = format!("touch {}", marker.display());
+        let gone = fx.path("gone");
+        let ex = exchange(call(&command, &gone, b""));
+        let f = failure(&ex);
+        assert_eq!(f.kind, FailureKind::Spawn, "{}", f.message);
+        assert!(f.message.starts_with("failed to start: "), "{}", f.message);
+        assert!(!marker.exists());
+    }
+
+    #[test]
+    fn the_env_file_comes_back_and_is_removed() {
+        let fx = Fixture::new();
+        let named = fx.at("named");
+        let command = format!(
+            "printf '%s' \"$COPSE_UNIT_ENV_FILE\" > {named}; \
+             echo 'export A=1' >> \"$COPSE_UNIT_ENV_FILE\"; \
+             printf 'export B=2' >> \"$COPSE_UNIT_ENV_FILE\""
+        );
+        let mut c = call(&command, fx.dir.path(), b"");
+        c.env_file = Some("COPSE_UNIT_ENV_FILE");
+        let ex = exchange(c);
+        assert!(matches!(
+            ex.end,
+            End::Answered {
+                exit_code: Some(0),
+                ..
+            }
+        ));
+        assert_eq!(ex.env_script.as_deref(), Some("export A=1\nexport B=2"));
+        let path = std::fs::read_to_string(&named).unwrap();
+        assert!(!path.is_empty(), "the variable named a file");
+        assert!(!Path::new(&path).exists(), "{path} was removed");
+
+        // A file left empty gives nothing back, and is removed too.
+        let record = format!("printf '%s' \"$COPSE_UNIT_ENV_FILE\" > {named}");
+        let mut c = call(&record, fx.dir.path(), b"");
+        c.env_file = Some("COPSE_UNIT_ENV_FILE");
+        let ex = exchange(c);
+        assert!(ex.env_script.is_none());
+        let path = std::fs::read_to_string(&named).unwrap();
+        assert!(!path.is_empty() && !Path::new(&path).exists());
+
+        // No env file asked for: the variable is not set.
+        let ex = exchange(call(
+            "test -z \"${COPSE_UNIT_ENV_FILE+set}\"",
+            fx.dir.path(),
+            b"",
+        ));
+        assert!(
+            matches!(
+                ex.end,
+                End::Answered {
+                    exit_code: Some(0),
+                    ..
+                }
+            ),
+            "{:?}",
+            ex.end
+        );
+    }
+}
