@@ -3,7 +3,8 @@
 //!
 //! * [`protocol`] — the newline-delimited JSON spoken on the hook's stdin and stdout
 //!   (public: hook SDKs speak it too).
-//! * `process` — one running hook process: its reader threads, pipelined requests
+//! * `process` — one running hook process: its stdout read by the waiting callers
+//!   themselves (no hand-off between threads), its stderr thread, pipelined requests
 //!   matched by id, stderr attribution, stop.
 //! * `pool` — the engine's processes: one per (hook entry, sandbox policy), shared by
 //!   every session; restart with backoff, `broken`, idle stop, changed scripts, shutdown.
