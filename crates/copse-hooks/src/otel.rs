@@ -8,8 +8,9 @@
 //!                         → POST traces_url (OTLP/HTTP, timeout) → counters
 //! ```
 //!
-//! The caller's cost is building a [`GateSpan`] and one `try_send`; encoding,
-//! redaction and the network are the export thread's. A slow, hung or absent
+//! The caller's cost is building a [`GateSpan`] and one `try_send` (plus an unpark
+//! when the export thread sleeps with nothing to do, or the gate fills a batch);
+//! encoding, redaction and the network are the export thread's. A slow, hung or absent
 //! collector fills the queue and later gates are dropped (counted), never delayed.
 //! [`Exporter::shutdown`] sends what is queued and returns by its deadline whatever
 //! the collector does.
