@@ -147,3 +147,188 @@ fn run_capped(selected: &[&Selected], input: &RunInput<'_>) -> Vec<HookRun> {
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use serde_json::{Value, json};
+
+    use super::run_blocking;
+    use crate::dialect::{Dialect, ParsedConfig};
+    use crate::outcome::HookRun;
+    use crate::run::testing::{Fixture, answer, shell_gate};
+    use crate::selected::Selected;
+
+    /// Every hook of `config`, selected in file order.
+    fn all(config: &Arc<ParsedConfig>) -> Vec<Selected> {
+        (0..config.hooks.len())
+            .map(|index| Selected {
+                config: Arc::clone(config),
+                index,
+            })
+            .collect()
+    }
+
+    /// Shell lines that wait (at most about 10 s) for `path` to exist, then exit 1 if
+    /// it still does not.
+    fn wait_for(path: &str) -> String {
+        format!(
+            "i=0; while [ ! -e {path} ] && [ $i -lt 200 ]; do sleep 0.05; i=$((i+1)); done; [ -e {path} ] || exit 1"
+        )
+    }
+
+    fn messages(runs: &[HookRun]) -> Vec<Option<&str>> {
+        runs.iter()
+            .map(|r| r.outcome.agent_message.as_deref())
+            .collect()
+    }
+
+    fn clean(runs: &[HookRun]) {
+        for run in runs {
+            assert!(
+                run.failure.is_none(),
+                "{}: {:?} ({})",
+                run.command,
+                run.failure,
+                String::from_utf8_lossy(&run.stderr)
+            );
+        }
+    }
+
+    #[test]
+    fn results_are_in_configured_order_when_a_later_hook_finishes_first() {
+        let fx = Fixture::new();
+        let (finished, third_done) = (fx.at("finished"), fx.at("third-done"));
+        let says = |m: &str| answer(&json!({ "agentMessage": m }));
+        let config = fx.copse(json!({"toolGate": [
+            // The first hook finishes only once the third has.
+            {"command": format!("{}; sleep 0.1; echo first >> {finished}; {}", wait_for(&third_done), says("first"))},
+            {"command": says("second")},
+            {"command": format!("echo third >> {finished}; touch {third_done}; {}", says("third"))},
+        ]}));
+        let event = shell_gate("ls");
+        let runs = run_blocking(&all(&config), &fx.input(&event));
+        clean(&runs);
+        assert_eq!(
+            std::fs::read_to_string(&finished).unwrap(),
+            "third\nfirst\n",
+            "the third hook finished before the first"
+        );
+        assert_eq!(
+            messages(&runs),
+            [Some("first"), Some("second"), Some("third")]
+        );
+        let commands: Vec<&str> = runs.iter().map(|r| r.command.as_str()).collect();
+        let configured: Vec<&str> = config.hooks.iter().map(|h| h.command.as_str()).collect();
+        assert_eq!(commands, configured);
+        let verdict = crate::gate::merge(runs);
+        assert_eq!(
+            verdict.agent_message.as_deref(),
+            Some("first\n\nsecond\n\nthird")
+        );
+    }
+
+    #[test]
+    fn parallel_hooks_run_at_the_same_time() {
+        let fx = Fixture::new();
+        let (a, b) = (fx.at("a-started"), fx.at("b-started"));
+        // Each hook waits for the other to have started: run one after the other, the
+        // first would give up waiting and fail.
+        let config = fx.copse(json!({"toolGate": [
+            {"command": format!("touch {a}; {}", wait_for(&b))},
+            {"command": format!("touch {b}; {}", wait_for(&a))},
+        ]}));
+        let event = shell_gate("ls");
+        let runs = run_blocking(&all(&config), &fx.input(&event));
+        assert_eq!(runs.len(), 2);
+        clean(&runs);
+    }
+
+    #[test]
+    fn more_hooks_than_the_cap_all_run_in_order() {
+        let fx = Fixture::new();
+        let n = super::concurrency_cap() + 3;
+        let entries: Vec<Value> = (0..n)
+            .map(|i| json!({"command": answer(&json!({"agentMessage": i.to_string()}))}))
+            .collect();
+        let config = fx.copse(json!({ "toolGate": entries }));
+        let event = shell_gate("ls");
+        let runs = run_blocking(&all(&config), &fx.input(&event));
+        clean(&runs);
+        let said: Vec<String> = runs
+            .iter()
+            .map(|r| r.outcome.agent_message.clone().unwrap_or_default())
+            .collect();
+        let want: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        assert_eq!(said, want);
+    }
+
+    /// A Gemini settings file with one BeforeTool definition of two named hooks: the
+    /// first rewrites the shell command to `echo safe`, the second records its stdin in
+    /// `second.json`.
+    fn gemini(fx: &Fixture, sequential: bool) -> Arc<ParsedConfig> {
+        let rewrite = answer(&json!({"hookSpecificOutput": {
+            "hookEventName": "BeforeTool",
+            "tool_input": {"command": "echo safe"},
+        }}));
+        let record = format!("cat > {}", fx.at("second.json"));
+        let text = json!({"hooks": {"BeforeTool": [{"sequential": sequential, "hooks": [
+            {"name": "rewrite", "type": "command", "command": rewrite},
+            {"name": "record", "type": "command", "command": record},
+        ]}]}});
+        fx.parse(Dialect::Gemini, "settings.json", &text.to_string())
+    }
+
+    fn seen(fx: &Fixture, file: &str) -> Value {
+        serde_json::from_str(&std::fs::read_to_string(fx.path(file)).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_sequential_chain_passes_each_change_on_while_others_run_beside_it() {
+        let fx = Fixture::new();
+        let chain = gemini(&fx, true);
+        let copse =
+            fx.copse(json!({"toolGate": [{"command": format!("cat > {}", fx.at("copse.json"))}]}));
+        // Configured order: the chain's first hook, a Copse hook, the chain's second.
+        let mut selected = all(&chain);
+        selected.insert(1, all(&copse).remove(0));
+        let event = shell_gate("rm -rf /");
+        let runs = run_blocking(&selected, &fx.input(&event));
+        clean(&runs);
+        let dialects: Vec<Dialect> = runs.iter().map(|r| r.dialect).collect();
+        assert_eq!(dialects, [Dialect::Gemini, Dialect::Copse, Dialect::Gemini]);
+        assert_eq!(
+            seen(&fx, "second.json")["tool_input"]["command"],
+            "echo safe",
+            "the second hook of the chain sees the first's change"
+        );
+        assert_eq!(
+            seen(&fx, "copse.json")["input"]["command"],
+            "rm -rf /",
+            "a hook outside the chain sees the original input"
+        );
+        assert_eq!(
+            runs[0].outcome.updated_input.clone().map(Value::Object),
+            Some(json!({"command": "echo safe"}))
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&runs[2].stdin),
+            std::fs::read_to_string(fx.path("second.json")).unwrap()
+        );
+    }
+
+    #[test]
+    fn without_sequential_each_hook_sees_the_original_input() {
+        let fx = Fixture::new();
+        let parallel = gemini(&fx, false);
+        let event = shell_gate("rm -rf /");
+        let runs = run_blocking(&all(&parallel), &fx.input(&event));
+        clean(&runs);
+        assert_eq!(runs.len(), 2);
+        assert_eq!(
+            seen(&fx, "second.json")["tool_input"]["command"],
+            "rm -rf /"
+        );
+    }
+}
