@@ -398,7 +398,7 @@ pub fn contained() -> Result<(), String> {
     )
 }
 
-/// Whether runs are contained on this machine. Runs one trivial spawn the first time, so
+/// Whether runs are contained on this machine. Starts one probe child the first time, so
 /// the answer is what spawning actually did.
 #[cfg(target_os = "linux")]
 pub fn contained() -> Result<(), String> {
@@ -416,8 +416,9 @@ pub fn contained() -> Result<(), String> {
             stdin: b"",
             timeout: std::time::Duration::from_secs(10),
             limits: super::Limits::default(),
-            child_setup: None,
+            child_setup: Some(&EndBeforeExec),
         };
+        // A start error is the expected outcome: the child ends before it execs.
         let _ = super::run(&req);
     });
     if UNAVAILABLE_FLAG.load(Ordering::Relaxed) {
@@ -429,6 +430,23 @@ pub fn contained() -> Result<(), String> {
         return Err(reason);
     }
     Ok(())
+}
+
+/// The probe's child setup: by the time it runs, the child has made its namespaces (the
+/// launcher records it if it could not) and tried its private `/proc` (recorded likewise),
+/// which is all [`contained`] and [`private_proc`] ask. Exec'ing a shell would add
+/// nothing but its cost, once per process: once per gate for the one-shot CLI.
+#[cfg(target_os = "linux")]
+struct EndBeforeExec;
+
+// SAFETY: `_exit` only: async-signal-safe, no allocation.
+#[cfg(target_os = "linux")]
+unsafe impl super::ChildSetup for EndBeforeExec {
+    fn apply_in_child(&self) -> io::Result<()> {
+        // SAFETY: _exit never returns and runs nothing of the host's (no atexit, no
+        // flush); the launcher sees a child that ended before exec and reaps it.
+        unsafe { libc::_exit(0) }
+    }
 }
 
 /// The containment layers, for the sandbox status.
