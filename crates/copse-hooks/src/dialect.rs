@@ -139,6 +139,94 @@ pub struct HookOptions {
     pub persistent: Option<copse::Persistence>,
 }
 
+/// Everything the run stage needs from a hook's dialect before the hook starts, asked
+/// through one door ([`launch`]): the packet, where it starts, the vendor's variables,
+/// the env file, the directory a sandboxed user hook may write, the failure policy.
+#[derive(Debug)]
+pub(crate) struct Launch {
+    /// The exact stdin bytes (field order is the dialect's contract).
+    pub stdin: Vec<u8>,
+    /// The directory the hook starts in.
+    pub cwd: PathBuf,
+    /// The variables the vendor promises its hooks.
+    pub vendor_env: Vec<(String, String)>,
+    /// The variable naming a fresh file the hook may write `export` lines to.
+    pub env_file: Option<&'static str>,
+    /// The directory a sandboxed user hook of this dialect may write.
+    pub state_dir: PathBuf,
+    /// The failure policy under the per-dialect setting.
+    pub policy: FailurePolicy,
+}
+
+/// What a hook's dialect says about running it for `event` (`stdin`: a packet the
+/// caller already has, e.g. a dry run's edited payload).
+pub(crate) fn launch(
+    hook: &HookSpec,
+    event: &EventPayload,
+    ctx: &Context<'_>,
+    settings: &std::collections::BTreeMap<String, FailurePolicy>,
+    dirs: (&Path, &Path),
+    stdin: Option<Vec<u8>>,
+) -> Launch {
+    let adapter = adapter(hook.dialect);
+    Launch {
+        // Serialising a `Value` cannot fail (all keys are strings).
+        stdin: stdin.unwrap_or_else(|| {
+            serde_json::to_vec(&adapter.marshal(hook, event, ctx)).unwrap_or_default()
+        }),
+        cwd: adapter.cwd(hook, ctx),
+        vendor_env: adapter.vendor_env(hook, ctx),
+        env_file: adapter.env_file_var(hook),
+        state_dir: adapter.user_state_dir(dirs.0, dirs.1),
+        policy: effective_policy(hook, settings),
+    }
+}
+
+/// What the selection asks a hook's dialect: whether the hook fires for the event
+/// under the dialect-wide switches, and under which key the vendor runs identical
+/// hooks once.
+pub(crate) enum Admission {
+    /// A switch turns off every hook of the dialect (Claude's `disableAllHooks`).
+    AllOff,
+    /// Declared for another event (or an unsupported one).
+    OtherEvent,
+    /// A dialect switch turned it off (why, naming the file).
+    Switched(String),
+    /// Its wire event, matcher or condition does not apply.
+    NotApplicable,
+    /// It fires; `dedup` is the vendor's key for running identical hooks once.
+    Fires {
+        /// The de-duplication key, when the vendor has one.
+        dedup: Option<String>,
+    },
+}
+
+/// The selection's one question to a hook's dialect.
+pub(crate) fn admit(
+    switches: &switches::Switches,
+    hook: &HookSpec,
+    extra: &HookExtra,
+    event: &EventPayload,
+    ctx: &Context<'_>,
+) -> Admission {
+    if switches.all_off(hook) {
+        return Admission::AllOff;
+    }
+    if hook.canonical != Some(event.event()) {
+        return Admission::OtherEvent;
+    }
+    if let Some(why) = switches.allows(hook, extra) {
+        return Admission::Switched(why);
+    }
+    let adapter = adapter(hook.dialect);
+    if !adapter.applies(hook, event, ctx) {
+        return Admission::NotApplicable;
+    }
+    Admission::Fires {
+        dedup: adapter.dedup_key(hook, extra),
+    }
+}
+
 /// The failure policy of a hook under the per-dialect `failurePolicy` setting
 /// (`{"claude": "open"}`): the setting changes only policies the vendor leaves to
 /// the host.

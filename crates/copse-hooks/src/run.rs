@@ -32,7 +32,7 @@ use crate::sandbox::{Sandbox, SandboxPolicy};
 use crate::spawn::Limits;
 
 pub(crate) use environment::environment;
-pub(crate) use execute::execute;
+pub(crate) use execute::{execute, execute_hook};
 pub(crate) use packet::packet;
 pub(crate) use settle::panicked_run;
 
@@ -103,11 +103,11 @@ pub(crate) struct SandboxConfig {
 
 impl SandboxConfig {
     /// What a hook may write: the workspace roots, its own config directory when it
-    /// is a user hook (the adapter says which), and the configured extra paths (the
+    /// is a user hook (`state_dir`, the dialect's), and the configured extra paths (the
     /// private TMPDIR is added by the sandbox itself).
     pub(crate) fn policy(
         &self,
-        adapter: &dyn crate::dialect::Adapter,
+        state_dir: &std::path::Path,
         hook: &HookSpec,
         ctx: &Context<'_>,
     ) -> SandboxPolicy {
@@ -116,7 +116,7 @@ impl SandboxConfig {
             writable.push(root.clone());
         }
         if hook.scope == Scope::User {
-            let own = adapter.user_state_dir(&self.home, &self.copse_dir);
+            let own = state_dir.to_path_buf();
             // A state directory of ours (beneath $COPSE_DIR) is created on first use;
             // a vendor's directory holds the hook's own config, so it exists.
             if own.starts_with(&self.copse_dir) && !own.is_dir() {

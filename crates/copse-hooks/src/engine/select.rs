@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::dialect::switches::{Layer, Switches};
-use crate::dialect::{ConfigWarning, Context, Dialect, Scope};
-use crate::discovery::{self, ConfigLocation, LoadedConfig};
+use crate::dialect::{Admission, ConfigWarning, Context, Dialect, Scope};
+use crate::discovery::{ConfigLocation, LoadedConfig};
 use crate::engine::{Engine, ScriptState, TrustState};
 use crate::event::EventPayload;
 use crate::selected::Selected;
@@ -193,7 +193,6 @@ impl Engine {
         ctx: &Context<'_>,
         observer: &mut Observer<'_>,
     ) -> Vec<Selected> {
-        let canonical = event.event();
         let mut out = Vec::new();
         let switches = switches_of(candidates);
         // Hooks a vendor runs once per event, whatever the layer, by (dialect, key).
@@ -212,25 +211,24 @@ impl Engine {
                 (observer.problems)(w);
             }
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
-                let adapter = discovery::adapter(hook.dialect);
                 let extra = loaded.config.extra(index);
-                let skip = if switches.all_off(hook) {
-                    Some(Skip::ClaudeDisabled)
-                } else if hook.canonical != Some(canonical) {
-                    Some(Skip::OtherEvent)
-                } else if let Some(why) = switches.allows(hook, extra) {
-                    Some(Skip::Switched(why))
-                } else if !adapter.applies(hook, event, ctx) {
-                    Some(Skip::NotApplicable)
-                } else if let Some(bad) = self.changed_script(hook) {
-                    (observer.changed)(&bad);
-                    Some(Skip::ScriptChanged(bad))
-                } else if let Some(key) = adapter.dedup_key(hook, extra)
-                    && !seen.insert((hook.dialect, key))
-                {
-                    Some(Skip::Duplicate)
-                } else {
-                    None
+                let skip = match crate::dialect::admit(&switches, hook, extra, event, ctx) {
+                    Admission::AllOff => Some(Skip::ClaudeDisabled),
+                    Admission::OtherEvent => Some(Skip::OtherEvent),
+                    Admission::Switched(why) => Some(Skip::Switched(why)),
+                    Admission::NotApplicable => Some(Skip::NotApplicable),
+                    Admission::Fires { dedup } => {
+                        if let Some(bad) = self.changed_script(hook) {
+                            (observer.changed)(&bad);
+                            Some(Skip::ScriptChanged(bad))
+                        } else if let Some(key) = dedup
+                            && !seen.insert((hook.dialect, key))
+                        {
+                            Some(Skip::Duplicate)
+                        } else {
+                            None
+                        }
+                    }
                 };
                 match skip {
                     Some(skip) => (observer.skipped)(loaded, index, skip),

@@ -3,18 +3,18 @@
 use std::ffi::OsString;
 
 use super::RunInput;
-use crate::dialect::{Adapter, HookSpec, Scope};
+use crate::dialect::{HookSpec, Scope};
 use crate::env::{DEPTH_VAR, set_var};
 
 /// The environment for a hook: the scrubbed base (minus the handles to services
 /// outside the sandbox, for a project hook), the session overlay of its own scope and
 /// root when `overlay` (never for a process shared by every session), the vendor
-/// variables, and the depth variable last so nothing can clobber it.
+/// variables (`vendor_env`, from the dialect's launch), and the depth variable last so nothing can clobber it.
 pub(crate) fn environment(
-    adapter: &dyn Adapter,
     hook: &HookSpec,
     input: &RunInput<'_>,
     overlay: bool,
+    vendor_env: &[(String, String)],
 ) -> Vec<(OsString, OsString)> {
     let mut env = Vec::with_capacity(input.base_env.len() + 8);
     env.extend(
@@ -41,8 +41,8 @@ pub(crate) fn environment(
             set_var(&mut env, k, v);
         }
     }
-    for (k, v) in adapter.vendor_env(hook, &input.ctx) {
-        set_var(&mut env, &k, v);
+    for (k, v) in vendor_env {
+        set_var(&mut env, k, v.as_str());
     }
     set_var(&mut env, DEPTH_VAR, input.child_depth.to_string());
     env

@@ -1,9 +1,11 @@
 //! The execute door: one selected hook through its transport, interpreted once,
-//! settled once.
+//! settled once. The hook's dialect is asked twice: once before the hook starts
+//! ([`crate::dialect::launch`]: packet, directory, variables, env file, state
+//! directory, failure policy) and once to read the answer.
 
 use super::transport::{self, End, Exchange};
 use super::{RunInput, contain, environment, settle};
-use crate::dialect::{Adapter, HookSpec, Interpretation, ProcessResult};
+use crate::dialect::{Adapter, HookSpec, Interpretation, Launch, ProcessResult};
 use crate::outcome::HookRun;
 
 /// Runs `hook` for `input.event` with `stdin` as its packet and returns its record,
@@ -14,10 +16,34 @@ pub(crate) fn execute(
     input: &RunInput<'_>,
     stdin: Vec<u8>,
 ) -> HookRun {
-    let policy = crate::dialect::effective_policy(hook, input.failure_policy);
-    let exchange = carry(adapter, hook, input, &stdin);
+    run(adapter, hook, input, Some(stdin))
+}
+
+/// Runs `hook` for `input.event` with the packet its dialect marshals.
+pub(crate) fn execute_hook(hook: &HookSpec, input: &RunInput<'_>) -> HookRun {
+    run(crate::dialect::adapter(hook.dialect), hook, input, None)
+}
+
+fn run(
+    adapter: &dyn Adapter,
+    hook: &HookSpec,
+    input: &RunInput<'_>,
+    stdin: Option<Vec<u8>>,
+) -> HookRun {
+    let launch = crate::dialect::launch(
+        hook,
+        input.event,
+        &input.ctx,
+        input.failure_policy,
+        input.sandbox.map_or(
+            (std::path::Path::new("/"), std::path::Path::new("/")),
+            |s| (s.home.as_path(), s.copse_dir.as_path()),
+        ),
+        stdin,
+    );
+    let exchange = carry(hook, input, &launch);
     let interpretation = interpret(adapter, hook, input, &exchange);
-    let mut record = settle::blank_run(hook, input.event, policy, stdin);
+    let mut record = settle::blank_run(hook, input.event, launch.policy, launch.stdin);
     record.started_at = exchange.started_at;
     record.duration = exchange.duration;
     record.exit_code = exchange.exit_code;
@@ -26,13 +52,19 @@ pub(crate) fn execute(
     record.warnings = exchange.warnings;
     record.stdout = exchange.stdout;
     record.stderr = exchange.stderr;
-    settle::settle(&mut record, hook, policy, input.event, interpretation);
+    settle::settle(
+        &mut record,
+        hook,
+        launch.policy,
+        input.event,
+        interpretation,
+    );
     record.outcome.tool_env_script = exchange.env_script;
     record
 }
 
 /// Carries the packet to the hook by its transport.
-fn carry(adapter: &dyn Adapter, hook: &HookSpec, input: &RunInput<'_>, stdin: &[u8]) -> Exchange {
+fn carry(hook: &HookSpec, input: &RunInput<'_>, launch: &Launch) -> Exchange {
     let sandbox = input.sandbox.filter(|_| hook.sandbox);
     if let (Some(persistent), Some(pool)) = (hook.options.persistent, input.persistent) {
         // The process is keyed by what its policy is made from (the hook's scope,
@@ -57,16 +89,17 @@ fn carry(adapter: &dyn Adapter, hook: &HookSpec, input: &RunInput<'_>, stdin: &[
                 ),
             },
         };
-        let env = || environment(adapter, hook, input, false);
-        let policy = |config: &super::SandboxConfig| config.policy(adapter, hook, &input.ctx);
+        let env = || environment(hook, input, false, &launch.vendor_env);
+        let policy =
+            |config: &super::SandboxConfig| config.policy(&launch.state_dir, hook, &input.ctx);
         return transport::persistent::exchange(
             pool,
             transport::persistent::Call {
                 key,
                 event: &hook.event,
                 command: &hook.command,
-                cwd: adapter.cwd(hook, &input.ctx),
-                stdin,
+                cwd: launch.cwd.clone(),
+                stdin: &launch.stdin,
                 timeout: hook.timeout,
                 idle: persistent.idle_timeout,
                 limits: input.limits,
@@ -75,29 +108,28 @@ fn carry(adapter: &dyn Adapter, hook: &HookSpec, input: &RunInput<'_>, stdin: &[
             },
         );
     }
-    let sandbox = sandbox.map(|config| (config, config.policy(adapter, hook, &input.ctx)));
-    let env = environment(adapter, hook, input, true);
+    let env = environment(hook, input, true, &launch.vendor_env);
     if let Some(http) = &hook.options.http {
         // Header interpolation reads the same scrubbed environment a command hook gets.
         return transport::http::exchange(
             http,
-            stdin,
+            &launch.stdin,
             &env,
             input.http_policy,
             hook.timeout,
             input.limits.stdout_cap,
         );
     }
-    let cwd = adapter.cwd(hook, &input.ctx);
+    let policy = sandbox.map(|config| (config, config.policy(&launch.state_dir, hook, &input.ctx)));
     transport::process::exchange(transport::process::Call {
         command: &hook.command,
-        cwd: &cwd,
+        cwd: &launch.cwd,
         env,
-        stdin,
+        stdin: &launch.stdin,
         timeout: hook.timeout,
         limits: input.limits,
-        contained: contain::prepare(sandbox.as_ref().map(|(c, p)| (*c, p))),
-        env_file: adapter.env_file_var(hook),
+        contained: contain::prepare(policy.as_ref().map(|(c, p)| (*c, p))),
+        env_file: launch.env_file,
     })
 }
 

@@ -65,11 +65,9 @@ pub(super) fn run_blocking(selected: &[Selected], input: &RunInput<'_>) -> Vec<H
         .collect()
 }
 
-/// One selected hook through the execute door: its packet, then the run.
+/// One selected hook through the execute door.
 pub(super) fn execute(s: &Selected, input: &RunInput<'_>) -> HookRun {
-    let hook = s.hook();
-    let adapter = discovery::adapter(hook.dialect);
-    run::execute(adapter, hook, input, run::packet(adapter, hook, input))
+    run::execute_hook(s.hook(), input)
 }
 
 /// Most blocking hooks of one event running at once; the rest wait their turn. Each
