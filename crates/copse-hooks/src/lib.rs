@@ -21,8 +21,8 @@
 //! A host needs little: an [`EngineConfig`] (built with [`EngineConfig::builder`]), an
 //! [`Engine`], one [`Session`] per conversation, and the events it fires
 //! ([`ToolCall`], [`EventPayload`]); it gets back a [`Verdict`] made of [`HookRun`]s and
-//! [`Notice`]s. The pipeline's steps (discovery, matchers, the runner, the merge) are
-//! private; their vocabulary is re-exported at the crate root. Seven subsystems are
+//! [`Notice`]s. The pipeline's steps (plan, schedule, execute, merge, record) are
+//! private; their vocabulary is re-exported at the crate root. Eight subsystems are
 //! public as namespaces, each with its own vocabulary:
 //!
 //! * [`dialect`] — each vendor's hook format ([`dialect::cursor`] is Cursor's).
@@ -33,6 +33,8 @@
 //! * [`sandbox`] — the OS sandbox a hook runs in.
 //! * [`spine`] — the audit store of every hook run.
 //! * [`vendor`] — the vendors' published event lists, with their provenance.
+//! * [`otel`] — the OTLP export of every gate (its configuration from the `OTEL_*`
+//!   variables, the spans, the exporter's counters).
 //!
 //! A hook can only tighten a gate: the verdict's `Allow` means "no hook objects",
 //! never an approval.
@@ -81,12 +83,12 @@
 #![deny(unnameable_types)]
 
 // The engine's pipeline steps are private; what a host needs is re-exported below.
-// Seven subsystems stay public as namespaces, because each is a vocabulary of its own
+// Eight subsystems stay public as namespaces, because each is a vocabulary of its own
 // (several types, an error type, one submodule per vendor or platform) that a host or
 // tool uses as a whole: `agent` (the shim side of each agent), `dialect` (each vendor's
 // hook format), `persistent` (the line protocol of a long-lived hook process, which hook
 // SDKs speak too), `sandbox`, `spawn` (one supervised child process), `spine` (the audit
-// store) and `vendor` (the vendors' published event lists).
+// store), `vendor` (the vendors' published event lists) and `otel` (the OTLP export).
 pub mod agent;
 mod builder;
 mod cancel;
