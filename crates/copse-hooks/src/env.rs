@@ -347,6 +347,7 @@ pub fn parse_depth(value: Option<&OsStr>) -> u32 {
 }
 
 /// Sets `name` to `value` in an environment list, replacing any earlier value.
+#[inline]
 pub fn set_var(env: &mut Vec<(OsString, OsString)>, name: &str, value: impl Into<OsString>) {
     let value = value.into();
     if let Some(slot) = env.iter_mut().find(|(k, _)| k == name) {

@@ -28,7 +28,7 @@ use std::path::PathBuf;
 use crate::dialect::{Context, HookSpec, Scope};
 use crate::event::EventPayload;
 use crate::outcome::FailurePolicy;
-use crate::sandbox::{Sandbox, SandboxPolicy};
+use crate::sandbox::Sandbox;
 use crate::spawn::Limits;
 
 pub(crate) use environment::environment;
@@ -102,15 +102,15 @@ pub(crate) struct SandboxConfig {
 }
 
 impl SandboxConfig {
-    /// What a hook may write: the workspace roots, its own config directory when it
-    /// is a user hook (`state_dir`, the dialect's), and the configured extra paths (the
-    /// private TMPDIR is added by the sandbox itself).
-    pub(crate) fn policy(
-        &self,
+    /// What a hook's policy is made from: it may write the workspace roots, its own
+    /// state directory when it is a user hook (`state_dir`, the dialect's), and the
+    /// configured extra paths (the private TMPDIR is added by the sandbox itself).
+    pub(crate) fn hook_policy<'a>(
+        &'a self,
         state_dir: &std::path::Path,
         hook: &HookSpec,
-        ctx: &Context<'_>,
-    ) -> SandboxPolicy {
+        ctx: &Context<'a>,
+    ) -> crate::sandbox::HookPolicy<'a> {
         let mut writable: Vec<PathBuf> = ctx.workspace_roots.to_vec();
         if let Some(root) = &hook.root {
             writable.push(root.clone());
@@ -125,16 +125,14 @@ impl SandboxConfig {
             writable.push(own);
         }
         writable.extend(self.extra_writable.iter().cloned());
-        let mut protected =
-            crate::sandbox::protected_paths(&self.home, &self.copse_dir, ctx.workspace_roots);
-        protected.extend(self.extra_protected.iter().cloned());
-        // No hook, user or project, gets a Unix socket (a tmux server, the Docker socket,
-        // an agent, the copse daemon) or an abstract one, unless the user listed sockets
-        // hooks may use (the daemon's never counts: it is masked).
-        SandboxPolicy::new(writable)
-            .network(hook.network)
-            .protected(protected)
-            .unix_sockets(false)
-            .allowed_sockets(self.allowed_sockets.clone())
+        crate::sandbox::HookPolicy {
+            writable,
+            network: hook.network,
+            allowed_sockets: &self.allowed_sockets,
+            extra_protected: &self.extra_protected,
+            home: &self.home,
+            copse_dir: &self.copse_dir,
+            roots: ctx.workspace_roots,
+        }
     }
 }

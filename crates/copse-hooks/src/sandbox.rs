@@ -123,6 +123,52 @@ pub struct SandboxPolicy {
     pub protected: Vec<PathBuf>,
 }
 
+/// What one hook's policy is made from: what the run stage knows of the hook (where it
+/// may write, whether it may connect out) and what the host configured. Built into a
+/// [`SandboxPolicy`] here, beside [`protected_paths`], so a run asks the sandbox once.
+pub(crate) struct HookPolicy<'a> {
+    /// The workspace roots, the hook's own state directory, the configured extra paths.
+    pub writable: Vec<PathBuf>,
+    /// Whether the hook may connect out.
+    pub network: bool,
+    /// Unix sockets the user lets hooks use.
+    pub allowed_sockets: &'a [PathBuf],
+    /// Paths protected besides [`protected_paths`] (the scripts trust pinned).
+    pub extra_protected: &'a [PathBuf],
+    /// The user's home.
+    pub home: &'a Path,
+    /// `$COPSE_DIR`.
+    pub copse_dir: &'a Path,
+    /// The workspace roots.
+    pub roots: &'a [PathBuf],
+}
+
+impl HookPolicy<'_> {
+    /// The policy: no hook, user or project, gets a Unix socket (a tmux server, the
+    /// Docker socket, an agent, the copse daemon) or an abstract one, unless the user
+    /// listed sockets hooks may use (the daemon's never counts: it is masked).
+    pub(crate) fn build(self) -> SandboxPolicy {
+        let mut protected = protected_paths(self.home, self.copse_dir, self.roots);
+        protected.extend(self.extra_protected.iter().cloned());
+        SandboxPolicy::new(self.writable)
+            .network(self.network)
+            .protected(protected)
+            .unix_sockets(false)
+            .allowed_sockets(self.allowed_sockets.to_vec())
+    }
+}
+
+/// Builds `policy` and prepares it under `sandbox`: the prepared run and its private
+/// TMPDIR, in one call.
+pub(crate) fn prepare_hook(
+    sandbox: &dyn Sandbox,
+    policy: HookPolicy<'_>,
+) -> Result<(Box<dyn PreparedSandbox>, PathBuf), SandboxError> {
+    let prepared = sandbox.prepare(&policy.build())?;
+    let tmpdir = prepared.tmpdir().to_path_buf();
+    Ok((prepared, tmpdir))
+}
+
 /// The paths no hook may write, wherever its sandbox lets it write, nor `chmod`, rename or
 /// remove (each one that exists is bound read-only onto itself, whether or not the hook
 /// may write beneath it otherwise):

@@ -496,6 +496,23 @@ impl Spine {
         }
     }
 
+    /// Records one run of a session (the record stage's one call): `suppressed` when
+    /// its decision could not apply (a detached run).
+    pub fn record_run(
+        &self,
+        run: &crate::outcome::HookRun,
+        session_id: &str,
+        turn_id: &str,
+        suppressed: bool,
+    ) {
+        let record = RunRecord::from_run(run, session_id, turn_id, run.sandbox.as_str());
+        self.record(if suppressed {
+            record.suppressed()
+        } else {
+            record
+        });
+    }
+
     /// Waits until everything recorded so far is committed (or lost to a failed
     /// commit, which [`Spine::take_warning`] then reports). Returns at once when not
     /// recording.

@@ -2,7 +2,7 @@
 //! for a per-call process and a persistent one.
 
 use crate::outcome::{Failure, FailureKind, SandboxState};
-use crate::sandbox::{PreparedSandbox, SandboxError, SandboxPolicy};
+use crate::sandbox::{HookPolicy, PreparedSandbox, SandboxError, SandboxPolicy};
 
 use super::SandboxConfig;
 
@@ -10,9 +10,10 @@ use super::SandboxConfig;
 pub(crate) enum Contained {
     /// The host does not sandbox this hook.
     Off,
-    /// Prepared in the parent (descriptors, ruleset, private TMPDIR), applied in the
-    /// child between fork and exec, inherited by everything the hook starts.
-    Enforced(Box<dyn PreparedSandbox>),
+    /// Prepared in the parent (descriptors, ruleset, private TMPDIR — its path here),
+    /// applied in the child between fork and exec, inherited by everything the hook
+    /// starts.
+    Enforced(Box<dyn PreparedSandbox>, std::path::PathBuf),
     /// The kernel does not enforce it and the host does not require it: the hook runs
     /// unsandboxed (the session says so once).
     Unenforced,
@@ -26,19 +27,45 @@ impl Contained {
     pub(crate) fn state(&self) -> SandboxState {
         match self {
             Contained::Off => SandboxState::Off,
-            Contained::Enforced(_) => SandboxState::Enforced,
+            Contained::Enforced(..) => SandboxState::Enforced,
             Contained::Unenforced | Contained::Refused(_) => SandboxState::Unenforced,
         }
     }
 }
 
-/// Prepares `policy` under `config`, or says why the hook may not start.
-pub(crate) fn prepare(sandbox: Option<(&SandboxConfig, &SandboxPolicy)>) -> Contained {
+/// Prepares a per-call hook's policy under `config` (one call into the sandbox), or
+/// says why the hook may not start.
+pub(crate) fn prepare(sandbox: Option<(&SandboxConfig, HookPolicy<'_>)>) -> Contained {
     let Some((config, policy)) = sandbox else {
         return Contained::Off;
     };
-    match config.sandbox.prepare(policy) {
-        Ok(p) => Contained::Enforced(p),
+    settle(
+        config,
+        crate::sandbox::prepare_hook(config.sandbox.as_ref(), policy),
+    )
+}
+
+/// Prepares an already built policy (a persistent process about to start).
+pub(crate) fn prepare_built(sandbox: Option<(&SandboxConfig, &SandboxPolicy)>) -> Contained {
+    let Some((config, policy)) = sandbox else {
+        return Contained::Off;
+    };
+    settle(
+        config,
+        config.sandbox.prepare(policy).map(|p| {
+            let tmpdir = p.tmpdir().to_path_buf();
+            (p, tmpdir)
+        }),
+    )
+}
+
+/// What preparing gave, under the host's `require` setting.
+fn settle(
+    config: &SandboxConfig,
+    prepared: Result<(Box<dyn PreparedSandbox>, std::path::PathBuf), SandboxError>,
+) -> Contained {
+    match prepared {
+        Ok((p, tmpdir)) => Contained::Enforced(p, tmpdir),
         Err(SandboxError::Unenforced { .. }) if !config.require => Contained::Unenforced,
         Err(SandboxError::Setup { cause, .. })
             if matches!(

@@ -90,8 +90,11 @@ fn carry(hook: &HookSpec, input: &RunInput<'_>, launch: &Launch) -> Exchange {
             },
         };
         let env = || environment(hook, input, false, &launch.vendor_env);
-        let policy =
-            |config: &super::SandboxConfig| config.policy(&launch.state_dir, hook, &input.ctx);
+        let policy = |config: &super::SandboxConfig| {
+            config
+                .hook_policy(&launch.state_dir, hook, &input.ctx)
+                .build()
+        };
         return transport::persistent::exchange(
             pool,
             transport::persistent::Call {
@@ -120,7 +123,12 @@ fn carry(hook: &HookSpec, input: &RunInput<'_>, launch: &Launch) -> Exchange {
             input.limits.stdout_cap,
         );
     }
-    let policy = sandbox.map(|config| (config, config.policy(&launch.state_dir, hook, &input.ctx)));
+    let policy = sandbox.map(|config| {
+        (
+            config,
+            config.hook_policy(&launch.state_dir, hook, &input.ctx),
+        )
+    });
     transport::process::exchange(transport::process::Call {
         command: &hook.command,
         cwd: &launch.cwd,
@@ -128,7 +136,7 @@ fn carry(hook: &HookSpec, input: &RunInput<'_>, launch: &Launch) -> Exchange {
         stdin: &launch.stdin,
         timeout: hook.timeout,
         limits: input.limits,
-        contained: contain::prepare(policy.as_ref().map(|(c, p)| (*c, p))),
+        contained: contain::prepare(policy),
         env_file: launch.env_file,
     })
 }

@@ -35,17 +35,12 @@ impl Session {
             );
         }
         if let Some(spine) = self.engine.spine() {
-            let record = crate::spine::RunRecord::from_run(
+            spine.record_run(
                 run,
                 self.audit_id(identity),
                 &identity.generation_id,
-                run.sandbox.as_str(),
+                suppressed,
             );
-            spine.record(if suppressed {
-                record.suppressed()
-            } else {
-                record
-            });
         }
     }
 

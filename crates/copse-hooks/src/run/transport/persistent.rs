@@ -62,12 +62,12 @@ pub(crate) fn exchange(pool: &Pool, call: Call<'_>) -> Exchange {
         let mut env = (call.env)();
         set_var(&mut env, PERSISTENT_ENV, "1");
         let policy = call.sandbox.map(|(config, build)| (config, build(config)));
-        let contained = contain::prepare(policy.as_ref().map(|(c, p)| (*c, p)));
+        let contained = contain::prepare_built(policy.as_ref().map(|(c, p)| (*c, p)));
         let state = contained.state();
         let sandbox = match contained {
             Contained::Refused(failure) => return Err(Death::Spawn(failure.message)),
-            Contained::Enforced(p) => {
-                set_var(&mut env, "TMPDIR", p.tmpdir().as_os_str());
+            Contained::Enforced(p, tmpdir) => {
+                set_var(&mut env, "TMPDIR", tmpdir.as_os_str());
                 Some(p)
             }
             Contained::Off | Contained::Unenforced => None,

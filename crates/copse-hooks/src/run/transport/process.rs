@@ -33,16 +33,16 @@ pub(crate) fn exchange(mut call: Call<'_>) -> Exchange {
             ex.end = End::Failed(failure);
             return ex;
         }
-        Contained::Enforced(p) => {
-            set_var(&mut call.env, "TMPDIR", p.tmpdir().as_os_str());
-            Some(p)
+        Contained::Enforced(p, tmpdir) => {
+            set_var(&mut call.env, "TMPDIR", tmpdir.as_os_str());
+            Some((p, tmpdir))
         }
         Contained::Off | Contained::Unenforced => None,
     };
     let env_file = call.env_file.and_then(|var| {
         Some((
             var,
-            fresh_env_file(prepared.as_deref().map(|p| p.tmpdir()))?,
+            fresh_env_file(prepared.as_ref().map(|(_, t)| t.as_path()))?,
         ))
     });
     if let Some((var, path)) = &env_file {
@@ -55,7 +55,9 @@ pub(crate) fn exchange(mut call: Call<'_>) -> Exchange {
         stdin: call.stdin,
         timeout: call.timeout,
         limits: call.limits,
-        child_setup: prepared.as_deref().map(|p| p.as_child_setup()),
+        child_setup: prepared
+            .as_ref()
+            .map(|(p, _)| p.as_ref() as &dyn crate::spawn::ChildSetup),
     };
     match spawn::run(&request) {
         Err(e) => {
@@ -71,6 +73,7 @@ pub(crate) fn exchange(mut call: Call<'_>) -> Exchange {
             // kernel's own records, never the hook's output.
             let blocked = prepared
                 .as_ref()
+                .map(|(p, _)| p)
                 .filter(|_| out.exit_code != Some(0) || out.termination != Termination::Exited)
                 .map(|p| p.detect(out.exit_code))
                 .filter(|v| v.blocked);
