@@ -2,7 +2,7 @@
 //!
 //! Every run the writer records (schema v5 on) carries `prev_hash`, the hash of the run
 //! recorded before it, and `hash`: SHA-256 over a fixed domain string, `prev_hash`, the
-//! row's seq and every column of [`RECORD_COLUMNS`](super::schema::RECORD_COLUMNS) as
+//! row's seq and every column of the schema's `RECORD_COLUMNS` as
 //! stored (after redaction), each field tagged with its SQLite type and
 //! length-prefixed, so no two different rows encode alike. Hashes are computed on the
 //! writer thread, inside the transaction that inserts the rows, in seq order; the
@@ -20,7 +20,7 @@
 //! - the head: the seq, hash and run id of the newest chained run (updated with every
 //!   batch), so removing the newest runs shows too.
 //!
-//! [`verify`] walks the runs after the anchor in seq order and names the first that
+//! `verify` ([`crate::spine::Spine::verify_chain`]) walks the runs after the anchor in seq order and names the first that
 //! was edited (its content no longer matches its hash), removed (a seq is missing, or
 //! the newest runs are gone), reordered (it was chained after another run than the one
 //! before it) or added (a run after the head, never chained). Anyone who can write the
@@ -101,7 +101,8 @@ pub struct ChainHead {
     pub hash: ChainHash,
 }
 
-/// What is wrong at the first run [`verify`] could not accept.
+/// What is wrong at the first run [`Spine::verify_chain`](crate::spine::Spine::verify_chain)
+/// could not accept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ChainProblemKind {
