@@ -748,6 +748,18 @@ fn owner(
         wait_hangup(fd);
     }
     let death = drain_stdout(shared);
+    reap(shared, &mut resident, death);
+    shared.changed.notify_all();
+    if let Some(t) = err_reader {
+        let _ = t.join();
+    }
+    drop(spec.sandbox);
+}
+
+/// Stdout is done: gives a normally exiting process a moment to become a zombie (so its
+/// own exit status is what the requests report), then kills and reaps it under the
+/// lock (see [`kill_unreaped`]) and fails what is in flight with the final reason.
+fn reap(shared: &Shared, resident: &mut crate::spawn::Resident, death: Death) {
     // Stdout ended by itself: the process is normally exiting; give it a moment to
     // become a zombie, so its own exit status is what the requests report.
     let mut exited = false;
@@ -788,11 +800,6 @@ fn owner(
             let _ = p.tx.send(Delivery::Done(Err(death.clone()), p.stderr));
         }
     }
-    shared.changed.notify_all();
-    if let Some(t) = err_reader {
-        let _ = t.join();
-    }
-    drop(spec.sandbox);
 }
 
 /// Blocks until nothing can write to `fd` any more (the process exited, or closed or

@@ -343,78 +343,9 @@ impl<'r> Supervisor<'r> {
                 break;
             }
 
-            use rustix::event::{PollFd, PollFlags};
-            let timeout = poll_timeout(now, self.next_deadline(now));
-            // Which slots are ready; the borrowed fds are released before acting on them.
-            let mut ready = [None::<Slot>; 5];
-            #[cfg(target_os = "linux")]
-            let mut escape_hung_up = false;
-            {
-                #[cfg(target_os = "linux")]
-                let exit = match &self.watch {
-                    ExitWatch::Pidfd(fd) => Some((fd, PollFlags::IN, Slot::Exit)),
-                    _ => None,
-                };
-                #[cfg(not(target_os = "linux"))]
-                let exit = None;
-                #[cfg(target_os = "linux")]
-                let escape = self
-                    .escape_listener
-                    .as_ref()
-                    .map(|fd| (fd, PollFlags::IN, Slot::Escape));
-                #[cfg(not(target_os = "linux"))]
-                let escape = None;
-                let candidates = [
-                    self.stdin
-                        .as_ref()
-                        .map(|fd| (fd, PollFlags::OUT, Slot::Stdin)),
-                    self.stdout
-                        .as_ref()
-                        .map(|fd| (fd, PollFlags::IN, Slot::Stdout)),
-                    self.stderr
-                        .as_ref()
-                        .map(|fd| (fd, PollFlags::IN, Slot::Stderr)),
-                    exit,
-                    escape,
-                ];
-                let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(5);
-                let mut slots = [Slot::Stdin; 5];
-                for (fd, events, slot) in candidates.into_iter().flatten() {
-                    if let Some(entry) = slots.get_mut(fds.len()) {
-                        *entry = slot;
-                        fds.push(PollFd::new(fd, events));
-                    }
-                }
-                let timeout = (timeout >= 0).then(|| rustix::event::Timespec {
-                    tv_sec: i64::from(timeout / 1000),
-                    tv_nsec: i64::from(timeout % 1000) * 1_000_000,
-                });
-                match rustix::event::poll(&mut fds, timeout.as_ref()) {
-                    Ok(_) => {}
-                    Err(rustix::io::Errno::INTR) => continue,
-                    Err(err) => return Err(err.into()),
-                }
-                for ((pollfd, slot), ready) in fds.iter().zip(slots).zip(ready.iter_mut()) {
-                    let revents = pollfd.revents();
-                    #[cfg(target_os = "linux")]
-                    if matches!(slot, Slot::Escape) && !revents.contains(PollFlags::IN) {
-                        // Hung up without a notification pending: every process of the
-                        // run is gone. Taking one now would block, so stop listening.
-                        if !revents.is_empty() {
-                            escape_hung_up = true;
-                        }
-                        continue;
-                    }
-                    if !revents.is_empty() {
-                        *ready = Some(slot);
-                    }
-                }
-            }
-            #[cfg(target_os = "linux")]
-            if escape_hung_up {
-                self.escape_listener = None;
-            }
-
+            let Some(ready) = self.wait_ready(now)? else {
+                continue;
+            };
             for slot in ready.into_iter().flatten() {
                 match slot {
                     Slot::Stdin => self.write_stdin()?,
@@ -435,6 +366,88 @@ impl<'r> Supervisor<'r> {
             }
         }
 
+        self.finish()
+    }
+
+    /// Waits (until the next deadline) for the descriptors that matter now and says
+    /// which are ready; `None` when a signal interrupted the wait.
+    fn wait_ready(&mut self, now: Instant) -> io::Result<Option<[Option<Slot>; 5]>> {
+        use rustix::event::{PollFd, PollFlags};
+        let timeout = poll_timeout(now, self.next_deadline(now));
+        // Which slots are ready; the borrowed fds are released before acting on them.
+        let mut ready = [None::<Slot>; 5];
+        #[cfg(target_os = "linux")]
+        let mut escape_hung_up = false;
+        {
+            #[cfg(target_os = "linux")]
+            let exit = match &self.watch {
+                ExitWatch::Pidfd(fd) => Some((fd, PollFlags::IN, Slot::Exit)),
+                _ => None,
+            };
+            #[cfg(not(target_os = "linux"))]
+            let exit = None;
+            #[cfg(target_os = "linux")]
+            let escape = self
+                .escape_listener
+                .as_ref()
+                .map(|fd| (fd, PollFlags::IN, Slot::Escape));
+            #[cfg(not(target_os = "linux"))]
+            let escape = None;
+            let candidates = [
+                self.stdin
+                    .as_ref()
+                    .map(|fd| (fd, PollFlags::OUT, Slot::Stdin)),
+                self.stdout
+                    .as_ref()
+                    .map(|fd| (fd, PollFlags::IN, Slot::Stdout)),
+                self.stderr
+                    .as_ref()
+                    .map(|fd| (fd, PollFlags::IN, Slot::Stderr)),
+                exit,
+                escape,
+            ];
+            let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(5);
+            let mut slots = [Slot::Stdin; 5];
+            for (fd, events, slot) in candidates.into_iter().flatten() {
+                if let Some(entry) = slots.get_mut(fds.len()) {
+                    *entry = slot;
+                    fds.push(PollFd::new(fd, events));
+                }
+            }
+            let timeout = (timeout >= 0).then(|| rustix::event::Timespec {
+                tv_sec: i64::from(timeout / 1000),
+                tv_nsec: i64::from(timeout % 1000) * 1_000_000,
+            });
+            match rustix::event::poll(&mut fds, timeout.as_ref()) {
+                Ok(_) => {}
+                Err(rustix::io::Errno::INTR) => return Ok(None),
+                Err(err) => return Err(err.into()),
+            }
+            for ((pollfd, slot), ready) in fds.iter().zip(slots).zip(ready.iter_mut()) {
+                let revents = pollfd.revents();
+                #[cfg(target_os = "linux")]
+                if matches!(slot, Slot::Escape) && !revents.contains(PollFlags::IN) {
+                    // Hung up without a notification pending: every process of the
+                    // run is gone. Taking one now would block, so stop listening.
+                    if !revents.is_empty() {
+                        escape_hung_up = true;
+                    }
+                    continue;
+                }
+                if !revents.is_empty() {
+                    *ready = Some(slot);
+                }
+            }
+        }
+        #[cfg(target_os = "linux")]
+        if escape_hung_up {
+            self.escape_listener = None;
+        }
+        Ok(Some(ready))
+    }
+
+    /// After the loop: the group killed, the output handed over.
+    fn finish(mut self) -> io::Result<Supervised> {
         // Always: no hook process outlives its run. The main child is not reaped yet, so
         // its pid is still reserved as the group id.
         signal_group(self.pid, libc::SIGKILL);
