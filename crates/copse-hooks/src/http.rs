@@ -323,7 +323,7 @@ impl HttpHandler {
         let mut out = Vec::new();
         let read = response
             .into_reader()
-            .take(cap as u64 + 1)
+            .take(u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1))
             .read_to_end(&mut out);
         match read {
             Ok(_) if out.len() > cap => Err(HttpError::Oversize),

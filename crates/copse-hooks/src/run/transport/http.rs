@@ -283,6 +283,25 @@ mod tests {
     }
 
     #[test]
+    fn the_largest_cap_reads_the_whole_body() {
+        // `cap + 1` is what the reader takes to see an oversize body: at `usize::MAX`
+        // it must saturate, not overflow (a panic in debug, an empty body in release).
+        let fx = Fixture::new();
+        let (url, server) = serve("200 OK", r#"{"decision":"block"}"#);
+        let ex = exchange(
+            &handler(&fx, &url),
+            b"{}",
+            &[],
+            None,
+            Duration::from_secs(10),
+            usize::MAX,
+        );
+        assert!(matches!(ex.end, End::Answered { .. }), "{:?}", ex.end);
+        assert_eq!(ex.stdout, br#"{"decision":"block"}"#);
+        server.join().unwrap();
+    }
+
+    #[test]
     fn a_url_outside_allowed_http_hook_urls_is_refused_without_a_request() {
         let fx = Fixture::new();
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
