@@ -1610,3 +1610,64 @@ fn a_stopped_daemon_fails_closed_even_without_a_deadline() {
         "{log}"
     );
 }
+
+#[test]
+fn codex_permission_requests_are_answered_with_codex_decisions() {
+    let env = Env::new();
+    // A Claude-format PermissionRequest hook, honoured for Codex through `also`: it
+    // denies `rm -rf` with a reason and approves anything else.
+    let hook = r#"if grep -q 'rm -rf'; then printf '%s' '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"deny","message":"no rm -rf here"}}}'; else printf '%s' '{"hookSpecificOutput":{"hookEventName":"PermissionRequest","decision":{"behavior":"allow"}}}'; fi"#;
+    env.write(
+        "home/.claude/settings.json",
+        &json!({"hooks": {"PermissionRequest": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "command": hook}
+        ]}]}})
+        .to_string(),
+    );
+    enabled(&env, json!({"shim": {"codex": {"also": ["claude"]}}}));
+    let request = |command: &str| {
+        json!({"session_id": SID, "cwd": "/nonexistent", "hook_event_name": "PermissionRequest",
+            "tool_name": "Bash", "tool_input": {"command": command}})
+        .to_string()
+    };
+    let out = shim(&env, "codex", &request("rm -rf /"));
+    assert_eq!(out.status.code(), Some(0));
+    let answer = stdout_json(&out);
+    assert_eq!(
+        answer["hookSpecificOutput"]["hookEventName"],
+        "PermissionRequest"
+    );
+    assert_eq!(answer["hookSpecificOutput"]["decision"]["behavior"], "deny");
+    assert_eq!(
+        answer["hookSpecificOutput"]["decision"]["message"],
+        "no rm -rf here"
+    );
+    // Codex reserves these: never sent.
+    for reserved in ["updatedInput", "updatedPermissions", "interrupt"] {
+        assert!(
+            answer["hookSpecificOutput"]["decision"]
+                .get(reserved)
+                .is_none(),
+            "{answer}"
+        );
+    }
+    let out = shim(&env, "codex", &request("ls"));
+    assert_eq!(out.status.code(), Some(0));
+    let answer = stdout_json(&out);
+    assert_eq!(
+        answer["hookSpecificOutput"]["decision"],
+        json!({"behavior": "allow"})
+    );
+    // No hook for the event: no answer, Codex's own approval flow goes on.
+    env.write(
+        "home/.claude/settings.json",
+        &json!({"hooks": {}}).to_string(),
+    );
+    let out = shim(&env, "codex", &request("ls"));
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}

@@ -466,16 +466,7 @@ pub fn answer(
             }
         }
         EventPayload::PermissionRequest(_) => {
-            // Only here is a copse `Allow` an approval (the hook answers for the user).
-            let decision = match v.decision {
-                _ if blocks(v) => Some(json!({
-                    "behavior": "deny",
-                    "message": block_reason(v, "this tool call"),
-                })),
-                Some(Decision::Allow) => Some(json!({"behavior": "allow"})),
-                _ => None,
-            };
-            if let Some(d) = decision {
+            if let Some(d) = super::permission_decision(v) {
                 let mut fields = Map::new();
                 fields.insert("decision".into(), d);
                 out.insert("hookSpecificOutput".into(), specific(wire, fields));

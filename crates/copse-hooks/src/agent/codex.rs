@@ -8,8 +8,13 @@
 //! Codex has no "ask" and no input rewrite for a non-interactive hook, so a verdict
 //! that asks or rewrites the input is answered as a deny (it tightens, never loosens).
 //!
-//! The tool-name table is Claude's (Codex reports its shell tool as `Bash`); the lead
-//! unifies it with the Codex dialect's table when that lands.
+//! `PermissionRequest` (Codex's approval prompt: PreToolUse's stdin without
+//! `tool_use_id`) is answered like Claude Code's, `hookSpecificOutput.decision`
+//! `{behavior: allow|deny, message?}`: only here does a copse `Allow` approve, and a
+//! verdict without a decision leaves Codex's own approval flow alone. We never send
+//! the fields Codex reserves (`updatedInput`, `updatedPermissions`, `interrupt`).
+//!
+//! The tool-name table is Claude's (Codex reports its shell tool as `Bash`).
 
 use serde_json::{Map, Value, json};
 
@@ -28,6 +33,7 @@ pub const SERVED_EVENTS: &[&str] = &[
     "SubagentStop",
     "PreCompact",
     "SessionEnd",
+    "PermissionRequest",
 ];
 
 /// The canonical event a Codex event is served as (Claude's names, Codex's subset).
@@ -94,6 +100,13 @@ pub fn answer(wire: &str, event: &EventPayload, reply: &Reply) -> Answer {
             if let Some(text) = join(reply.followups.iter().cloned().map(Some)) {
                 out.insert("decision".into(), json!("block"));
                 out.insert("reason".into(), json!(text));
+            }
+        }
+        EventPayload::PermissionRequest(_) => {
+            if let Some(d) = super::permission_decision(v) {
+                let mut fields = Map::new();
+                fields.insert("decision".into(), d);
+                out.insert("hookSpecificOutput".into(), specific(wire, fields));
             }
         }
         EventPayload::SessionStart { .. } | EventPayload::AfterToolUse(_) => {

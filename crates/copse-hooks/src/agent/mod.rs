@@ -728,6 +728,20 @@ pub fn locations_with(
     out
 }
 
+/// The `hookSpecificOutput.decision` of a PermissionRequest answer (Claude Code and
+/// Codex): only here is a copse `Allow` an approval (the hook answers for the user); a
+/// verdict without a decision leaves the agent's own approval flow alone.
+pub(crate) fn permission_decision(v: &crate::outcome::Verdict) -> Option<Value> {
+    if blocks(v) {
+        return Some(serde_json::json!({
+            "behavior": "deny",
+            "message": block_reason(v, "this tool call"),
+        }));
+    }
+    (v.decision == Some(crate::outcome::Decision::Allow))
+        .then(|| serde_json::json!({"behavior": "allow"}))
+}
+
 /// Reads `"shim": {"<agent>": {"also": [...]}}` from the settings' extra keys.
 pub fn also_from_settings(settings: &Map<String, Value>, agent: Agent) -> Vec<Agent> {
     settings
