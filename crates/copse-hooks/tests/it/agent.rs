@@ -22,6 +22,12 @@ fn describe(event: &Option<EventPayload>) -> String {
         Some(EventPayload::ToolGate(c)) => {
             format!("toolGate {} {}", c.tool, Value::Object(c.input.clone()))
         }
+        // The tool-use id is generated when the agent sends none (Codex's approvals).
+        Some(EventPayload::PermissionRequest(c)) => format!(
+            "permissionRequest {} {}",
+            c.tool,
+            Value::Object(c.input.clone())
+        ),
         Some(EventPayload::AfterToolUse(r)) => format!(
             "afterToolUse {} {} output={:?} error={}",
             r.tool,
