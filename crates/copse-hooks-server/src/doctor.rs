@@ -9,8 +9,8 @@ use copse_hooks::config_locations;
 use copse_hooks::spine::{Spine, SpineError};
 use copse_hooks_wire::OUTPUT_VERSION;
 use copse_hooks_wire::output::{
-    AuditReport, ConfigProbe, DoctorOutput, Enablement, PersistentReport, RecentFailure, RootTrust,
-    SandboxReport, SettingsReport,
+    AuditReport, ConfigProbe, DoctorOutput, Enablement, OtelReport, PersistentReport,
+    RecentFailure, RootTrust, SandboxReport, SettingsReport,
 };
 
 use crate::Hosted;
@@ -223,5 +223,26 @@ pub fn report_with(
         persistent,
         agents: Vec::new(),
         daemon: None,
+        otel: otel_report(engine),
     }
+}
+
+/// The engine's OTLP export: where it goes, what was wrong with its variables, and
+/// its counters (absent when export is off and nothing was wrong).
+fn otel_report(engine: &copse_hooks::Engine) -> Option<OtelReport> {
+    let warnings = engine.otel_warnings().to_vec();
+    let exporter = engine.otel();
+    if exporter.is_none() && warnings.is_empty() {
+        return None;
+    }
+    let stats = exporter.map(copse_hooks::otel::Exporter::stats);
+    Some(OtelReport {
+        traces_url: exporter.map(|e| e.traces_url().to_string()),
+        warnings,
+        exported: stats.as_ref().map_or(0, |s| s.exported),
+        dropped: stats.as_ref().map_or(0, |s| s.dropped),
+        failed: stats.as_ref().map_or(0, |s| s.failed),
+        pending: stats.as_ref().map_or(0, |s| s.pending),
+        last_error: stats.and_then(|s| s.last_error),
+    })
 }

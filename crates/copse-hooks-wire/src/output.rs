@@ -929,6 +929,33 @@ pub struct DoctorOutput {
     /// (`copse-hooks doctor` fills it; absent over JSON-RPC).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub daemon: Option<DaemonStatusOutput>,
+    /// The OTLP export of this process's engine, when the `OTEL_*` variables ask for
+    /// one or say something wrong (absent otherwise). Over JSON-RPC (the daemon's
+    /// `doctor`), the counters are the daemon's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otel: Option<OtelReport>,
+}
+
+/// The OTLP export, as `doctor` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct OtelReport {
+    /// Where spans go (the traces URL), when export is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traces_url: Option<String>,
+    /// What was wrong with the `OTEL_*` variables, one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// Spans the collector accepted.
+    pub exported: u64,
+    /// Spans dropped (the queue was full, or the exporter had shut down).
+    pub dropped: u64,
+    /// Spans of requests that failed or that the collector rejected.
+    pub failed: u64,
+    /// Spans queued or in flight.
+    pub pending: u64,
+    /// The last failure, one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
 }
 
 /// One persistent hook, as `doctor` reports it.

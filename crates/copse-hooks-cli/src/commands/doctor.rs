@@ -369,6 +369,32 @@ fn print_human(r: &DoctorOutput) {
             outln!("  {line}");
         }
     }
+    if let Some(o) = &r.otel {
+        heading("OTLP export");
+        match &o.traces_url {
+            Some(url) => outln!("  every blocking gate is exported to {}", clean(url)),
+            None => outln!("  off: the OTEL_* variables name no usable endpoint"),
+        }
+        if o.traces_url.is_some() {
+            outln!(
+                "  {} exported, {} dropped, {} failed, {} pending (this process)",
+                o.exported,
+                o.dropped,
+                o.failed,
+                o.pending
+            );
+        }
+        if let Some(e) = &o.last_error {
+            outln!("  last error: {}", clean(e));
+        }
+        for w in &o.warnings {
+            outln!(
+                "  {} {}",
+                paint("warning:", output::YELLOW, false),
+                clean(w)
+            );
+        }
+    }
     print_agents(&r.agents);
     heading("Most recent failure of each hook");
     if r.recent_failures.is_empty() {

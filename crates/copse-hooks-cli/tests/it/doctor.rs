@@ -161,3 +161,55 @@ fn doctor_escapes_hostile_text_and_honours_color() {
         assert_eq!(stdout.contains('\u{1b}'), color == "always", "{stdout}");
     }
 }
+
+#[test]
+fn doctor_shows_the_otlp_export_and_what_is_wrong_with_its_variables() {
+    let env = Env::new();
+    // Nothing set: no section at all.
+    let out = env.cmd().args(["--json", "doctor"]).run().success();
+    assert!(out.json().get("otel").is_none(), "{}", out.stdout());
+    // An endpoint: export is on, to its traces URL, with this process's counters.
+    let out = env
+        .cmd()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .args(["--json", "doctor"])
+        .run()
+        .success();
+    let otel = &out.json()["otel"];
+    assert_eq!(otel["traces_url"], "http://127.0.0.1:4318/v1/traces");
+    assert_eq!(otel["dropped"], 0);
+    let warnings = otel["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("grpc")),
+        "{otel}"
+    );
+    let human = env
+        .cmd()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318")
+        .env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+        .args(["doctor"])
+        .run()
+        .success()
+        .stdout();
+    assert!(
+        human.contains("every blocking gate is exported to http://127.0.0.1:4318/v1/traces"),
+        "{human}"
+    );
+    assert!(human.contains("0 exported, 0 dropped"), "{human}");
+    // An endpoint that is not a URL: export stays off and doctor says why, escaped.
+    let out = env
+        .cmd()
+        .env("OTEL_EXPORTER_OTLP_ENDPOINT", "not a url \u{1b}[31m")
+        .args(["doctor"])
+        .run()
+        .success()
+        .stdout();
+    assert!(out.contains("OTLP export"), "{out}");
+    assert!(
+        !out.contains('\u{1b}'),
+        "escape sequences reach the terminal: {out}"
+    );
+}
