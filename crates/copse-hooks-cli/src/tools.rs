@@ -1,27 +1,7 @@
 //! The canonical tool table, vendor aliases and did-you-mean suggestions.
 
 /// Canonical tool ids the engine maps to every dialect (`docs/tools.md`).
-pub const CANONICAL_TOOLS: &[&str] = &[
-    "run_shell",
-    "run_background",
-    "read_file",
-    "list_dir",
-    "read_staged_diff",
-    "read_terminal",
-    "read_skill",
-    "write_file",
-    "str_replace",
-    "rename_file",
-    "make_directory",
-    "delete_file",
-    "search_code",
-    "find_files",
-    "search_codebase",
-    "semantic_search",
-    "explore",
-    "investigate_ci",
-    "delegate_step",
-];
+pub const CANONICAL_TOOLS: &[&str] = copse_hooks::tool::CANONICAL;
 
 /// Vendor tool names accepted by `gate` as aliases: (vendor name, vendor, canonical).
 pub const VENDOR_ALIASES: &[(&str, &str, &str)] = &[

@@ -596,6 +596,29 @@ pub mod tool {
     /// Subagent exploration.
     pub const EXPLORE: &str = "explore";
 
+    /// Every canonical tool id the engine maps to the dialects (`docs/tools.md`).
+    pub const CANONICAL: &[&str] = &[
+        "run_shell",
+        "run_background",
+        "read_file",
+        "list_dir",
+        "read_staged_diff",
+        "read_terminal",
+        "read_skill",
+        "write_file",
+        "str_replace",
+        "rename_file",
+        "make_directory",
+        "delete_file",
+        "search_code",
+        "find_files",
+        "search_codebase",
+        "semantic_search",
+        "explore",
+        "investigate_ci",
+        "delegate_step",
+    ];
+
     /// Whether a canonical tool id names an MCP tool (`mcp__<server>__<tool>`).
     pub fn is_mcp(tool: &str) -> bool {
         tool.starts_with("mcp__")
