@@ -330,8 +330,7 @@ impl Engine {
         let mut hook_for_run = clone_for_dry_run(hook);
         // Only a trusted Copse hook may leave the sandbox.
         hook_for_run.sandbox = hook.sandbox || !really_trusted || options.sandbox;
-        let stdin = payload_override.unwrap_or_else(|| run::packet(adapter, &hook_for_run, &input));
-        let run = run::execute(adapter, &hook_for_run, &input, stdin);
+        let run = run::execute(adapter, &hook_for_run, &input, payload_override);
         Ok(DryRun {
             dialect,
             event: hook.event.clone(),

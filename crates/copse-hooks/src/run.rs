@@ -1,8 +1,8 @@
 //! Execute: one selected hook, end to end, through one door.
 //!
 //! ```text
-//! packet (stdin bytes) → environment → sandbox policy → transport → interpret → settle
-//!                                                      process | http | persistent
+//! launch (the dialect: packet, directory, variables) → environment → sandbox
+//!   → transport (process | http | persistent) → interpret → settle
 //! ```
 //!
 //! [`execute`] is the only way a hook runs: the blocking and detached paths of a session,
@@ -15,7 +15,6 @@
 mod contain;
 mod environment;
 mod execute;
-mod packet;
 mod settle;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -33,7 +32,6 @@ use crate::spawn::Limits;
 
 pub(crate) use environment::environment;
 pub(crate) use execute::{execute, execute_hook};
-pub(crate) use packet::packet;
 pub(crate) use settle::panicked_run;
 
 /// Everything one run needs besides the hook.

@@ -70,8 +70,7 @@ impl Engine {
         changed: &mut dyn FnMut(&Path),
         problems: &mut dyn FnMut(&ConfigWarning),
     ) -> Plan {
-        let configs = self.registry().load(|loc| self.root_trusted(loc));
-        let candidates = self.with_plugins(self.decide_trust(configs));
+        let candidates = self.candidates(|loc| self.root_trusted(loc));
         self.stop_unselected_persistent(&candidates);
         let hooks = self.select_from(
             &candidates,
@@ -100,8 +99,7 @@ impl Engine {
         ctx: &Context<'_>,
         skipped: &mut dyn FnMut(&LoadedConfig, usize, Skip),
     ) -> (Vec<Selected>, Vec<LoadedConfig>) {
-        let configs = self.registry().load(|_| true);
-        let candidates = self.with_plugins(self.decide_trust(configs));
+        let candidates = self.candidates(|_| true);
         let selected = self.select_from(
             &candidates,
             event,
@@ -119,8 +117,7 @@ impl Engine {
     /// Every declared config (trusted or not) with the Claude plugins trusted settings
     /// enable: what the Sources listing shows.
     pub(crate) fn all_configs(&self) -> Vec<LoadedConfig> {
-        let configs = self.registry().load(|_| true);
-        self.with_plugins(self.decide_trust(configs))
+        self.candidates(|_| true)
             .into_iter()
             .map(|c| c.loaded)
             .collect()
@@ -129,8 +126,13 @@ impl Engine {
     /// Claude's http hook policy as the trusted settings say now (a dry run's; an
     /// event's comes with its [`Plan`]).
     pub(crate) fn claude_http_policy(&self) -> crate::http::HttpPolicy {
-        let configs = self.registry().load(|loc| self.root_trusted(loc));
-        http_policy(&self.decide_trust(configs))
+        http_policy(&self.candidates(|loc| self.root_trusted(loc)))
+    }
+
+    /// The configs `allow` admits, loaded, with their trust decided once and the
+    /// Claude plugins trusted settings enable.
+    fn candidates(&self, allow: impl Fn(&ConfigLocation) -> bool) -> Vec<Candidate> {
+        self.with_plugins(self.decide_trust(self.registry().load(allow)))
     }
 
     /// The trust of each config, decided once.

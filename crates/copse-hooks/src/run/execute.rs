@@ -8,15 +8,16 @@ use super::{RunInput, contain, environment, settle};
 use crate::dialect::{Adapter, HookSpec, Interpretation, Launch, ProcessResult};
 use crate::outcome::HookRun;
 
-/// Runs `hook` for `input.event` with `stdin` as its packet and returns its record,
-/// with the failure policy applied.
+/// Runs `hook` for `input.event` and returns its record, with the failure policy
+/// applied: `stdin` is the packet when the caller has one (a dry run's edited
+/// payload), else its dialect marshals it; `adapter` reads the answer.
 pub(crate) fn execute(
     adapter: &dyn Adapter,
     hook: &HookSpec,
     input: &RunInput<'_>,
-    stdin: Vec<u8>,
+    stdin: Option<Vec<u8>>,
 ) -> HookRun {
-    run(adapter, hook, input, Some(stdin))
+    run(adapter, hook, input, stdin)
 }
 
 /// Runs `hook` for `input.event` with the packet its dialect marshals.
@@ -187,10 +188,10 @@ mod tests {
     use crate::outcome::{
         Decision, Failure, FailureKind, FailurePolicy, HookRun, Outcome, RunOutcome, SandboxState,
     };
+    use crate::run::SandboxConfig;
     use crate::run::settle;
     use crate::run::testing::{Fixture, answer, first, shell_gate};
     use crate::run::transport::{End, Exchange};
-    use crate::run::{SandboxConfig, packet};
     use crate::sandbox::{
         Enforcement, PreparedSandbox, Sandbox, SandboxError, SandboxPolicy, SandboxStatus,
     };
@@ -299,7 +300,7 @@ mod tests {
     ) -> HookRun {
         let input = fx.input(event);
         let hook = first(config);
-        execute(adapter, hook, &input, packet(adapter, hook, &input))
+        execute(adapter, hook, &input, None)
     }
 
     /// The one Copse `toolGate` hook `entry` run for a shell gate, and how often the
