@@ -478,7 +478,7 @@ impl Engine {
     /// Whether a config location's root is trusted at all (before content pins).
     pub(crate) fn root_trusted(&self, loc: &ConfigLocation) -> bool {
         match (&loc.scope, &loc.root) {
-            (Scope::User, _) => true,
+            (Scope::Managed | Scope::User, _) => true,
             (Scope::Project, Some(root)) => self.inner.trusted.iter().any(|t| t.path() == root),
             (Scope::Project, None) => false,
         }
@@ -489,7 +489,7 @@ impl Engine {
     pub(crate) fn trust_state(&self, loaded: &LoadedConfig) -> TrustState {
         let loc = &loaded.location;
         let Some(root) = (match loc.scope {
-            Scope::User => return TrustState::Trusted,
+            Scope::Managed | Scope::User => return TrustState::Trusted,
             Scope::Project => loc.root.as_ref(),
         }) else {
             return TrustState::Untrusted;

@@ -52,6 +52,9 @@ impl Dialect {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
+    /// Machine-level policy (`/etc/copse-hooks/`, a vendor's managed tier), owned by
+    /// root: always trusted, runs first, never disabled by user or project settings.
+    Managed,
     /// In the user's home: trusted, the user authored it.
     User,
     /// In a workspace: runs only when the workspace is trusted.
@@ -62,6 +65,7 @@ impl Scope {
     /// The lowercase name.
     pub fn as_str(self) -> &'static str {
         match self {
+            Scope::Managed => "managed",
             Scope::User => "user",
             Scope::Project => "project",
         }
