@@ -83,6 +83,16 @@ pub struct EngineConfig {
     /// the Copse configs, adopted hooks and chosen agents' configs, never the calling
     /// agent's own). Roots in it should be canonical.
     pub locations: Option<Vec<ConfigLocation>>,
+    /// The `"otel"` object of the user's settings (`$COPSE_DIR/settings.json`); the
+    /// `OTEL_*` variables in [`EngineConfig::environment`] win over it
+    /// ([`crate::otel::ExportConfig::resolve`]).
+    pub otel_settings: Option<serde_json::Value>,
+    /// The `"otel"` object of the machine's managed settings: wins over the variables
+    /// and the user's settings; they cannot change or turn off a pinned endpoint.
+    pub otel_pinned: Option<serde_json::Value>,
+    /// The agent this engine serves (`claude-code`, `cursor`, `codex`, …), when the
+    /// host knows it: exported as `gen_ai.agent.name` on every gate.
+    pub agent: Option<String>,
 }
 
 impl EngineConfig {
@@ -131,6 +141,9 @@ impl EngineConfig {
                 .map(PathBuf::from),
             codex_system_dir: PathBuf::from("/etc/codex"),
             locations: None,
+            otel_settings: None,
+            otel_pinned: None,
+            agent: None,
         }
     }
 
@@ -313,10 +326,10 @@ struct Inner {
     depth: u32,
     /// The persistent hooks' processes, shared by every session; stopped on drop.
     persistent: crate::persistent::pool::Pool,
-    /// The OTLP exporter, when the `OTEL_*` variables ask for one; flushed (bounded)
-    /// on drop.
+    /// The OTLP exporter, when the `OTEL_*` variables or the settings ask for one;
+    /// flushed (bounded) on drop.
     otel: Option<crate::otel::Exporter>,
-    /// What was wrong with the `OTEL_*` variables.
+    /// What was wrong with the `OTEL_*` variables or the `"otel"` settings.
     otel_warnings: Vec<String>,
 }
 
@@ -429,7 +442,11 @@ impl Engine {
             home: config.home.clone(),
             copse_dir: config.copse_dir.clone(),
         });
-        let otel = crate::otel::ExportConfig::from_env(&config.environment);
+        let otel = crate::otel::ExportConfig::resolve(
+            &config.environment,
+            config.otel_settings.as_ref(),
+            config.otel_pinned.as_ref(),
+        );
         Engine {
             inner: Arc::new(Inner {
                 otel: otel.config.map(crate::otel::Exporter::start),
@@ -657,7 +674,8 @@ impl Engine {
         self.inner.otel.as_ref()
     }
 
-    /// What was wrong with the `OTEL_*` variables (empty when nothing was).
+    /// What was wrong with the `OTEL_*` variables or the `"otel"` settings (empty
+    /// when nothing was).
     pub fn otel_warnings(&self) -> &[String] {
         &self.inner.otel_warnings
     }

@@ -51,7 +51,7 @@ mod span;
 
 pub use config::{
     DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_SCHEDULE_DELAY, DEFAULT_SERVICE_NAME,
-    DEFAULT_SHUTDOWN, DEFAULT_TIMEOUT, EnvReading, ExportConfig,
+    DEFAULT_SHUTDOWN, DEFAULT_TIMEOUT, EnvReading, ExportConfig, OtelSettings,
 };
 pub use exporter::{ExportStats, Exporter, ShutdownReport};
 pub use span::{

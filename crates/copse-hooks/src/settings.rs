@@ -132,6 +132,10 @@ pub struct Settings {
     /// default.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub auto_continue_follow_ups: bool,
+    /// OpenTelemetry export of every gate (`{"endpoint": "http://collector:4318"}`);
+    /// the standard `OTEL_*` variables win over it. Reference: docs/otel.md.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub otel: Option<crate::otel::OtelSettings>,
     /// Keys this version does not know, preserved.
     #[serde(flatten)]
     #[schemars(skip)]
@@ -240,6 +244,11 @@ pub fn settings_schema() -> serde_json::Value {
         && let Some(Value::Object(retention)) = defs.get_mut("RetentionSettings")
     {
         retention.insert("additionalProperties".into(), Value::Bool(false));
+    }
+    if let Some(Value::Object(defs)) = rest.get_mut("definitions")
+        && let Some(Value::Object(otel)) = defs.get_mut("OtelSettings")
+    {
+        otel.insert("additionalProperties".into(), Value::Bool(false));
     }
     // The identifying keys first, as schema files conventionally start.
     let mut ordered = serde_json::Map::new();

@@ -5,9 +5,13 @@
 //! (`OTEL_EXPORTER_OTLP_TRACES_*`) wins over the generic one, an empty value counts
 //! as unset, and a bad value is a warning (the default applies), never a failure.
 
+use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// The `service.name` when neither `OTEL_SERVICE_NAME` nor `OTEL_RESOURCE_ATTRIBUTES`
 /// names one.
@@ -47,6 +51,10 @@ pub struct ExportConfig {
     pub max_batch: usize,
     /// How long a span waits for its batch to fill (`OTEL_BSP_SCHEDULE_DELAY`).
     pub schedule_delay: Duration,
+    /// Export payload bodies (the tool input or prompt, each hook's stdin and
+    /// stdout), redacted and capped; off by default (`includePayloads` in the
+    /// settings).
+    pub include_payloads: bool,
 }
 
 impl fmt::Debug for ExportConfig {
@@ -60,6 +68,7 @@ impl fmt::Debug for ExportConfig {
             .field("max_queue", &self.max_queue)
             .field("max_batch", &self.max_batch)
             .field("schedule_delay", &self.schedule_delay)
+            .field("include_payloads", &self.include_payloads)
             .finish()
     }
 }
@@ -91,11 +100,13 @@ impl ExportConfig {
             max_queue: DEFAULT_MAX_QUEUE,
             max_batch: DEFAULT_MAX_BATCH,
             schedule_delay: DEFAULT_SCHEDULE_DELAY,
+            include_payloads: false,
         }
     }
 
     /// Reads the standard variables from `env` (the host's environment, as
-    /// `EngineConfig::environment` holds it):
+    /// `EngineConfig::environment` holds it): [`ExportConfig::resolve`] with no
+    /// settings.
     ///
     /// * `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` (used as is) or
     ///   `OTEL_EXPORTER_OTLP_ENDPOINT` (`/v1/traces` appended); neither set: no export;
@@ -109,42 +120,110 @@ impl ExportConfig {
     ///   `OTEL_BSP_MAX_EXPORT_BATCH_SIZE`;
     /// * `OTEL_SDK_DISABLED=true` or `OTEL_TRACES_EXPORTER=none`: no export.
     pub fn from_env(env: &[(OsString, OsString)]) -> EnvReading {
+        ExportConfig::resolve(env, None, None)
+    }
+
+    /// Where spans go from three layers: `pinned` (the `"otel"` object of the
+    /// machine's managed settings), the standard `OTEL_*` variables in `env` (as
+    /// [`ExportConfig::from_env`] reads them), and `user` (the `"otel"` object of
+    /// `$COPSE_DIR/settings.json`); each object has the shape of [`OtelSettings`].
+    ///
+    /// * `pinned` wins over everything. A pinned endpoint (`tracesEndpoint`, or
+    ///   `endpoint` with `/v1/traces` appended) is where spans go: neither the
+    ///   variables nor the user's settings can change it or turn export off (each
+    ///   attempt is a warning). A pinned `"enabled": false` turns export off, whatever
+    ///   the others say. Every other pinned key wins over the same key elsewhere.
+    /// * Otherwise the variables win over the user's settings, key by key; either one
+    ///   can turn export off (`OTEL_SDK_DISABLED=true`, `OTEL_TRACES_EXPORTER=none`,
+    ///   `"enabled": false`).
+    /// * Headers and resource attributes merge by name, the higher layer winning.
+    ///
+    /// A key that cannot be read is a warning naming the layer and the key (never a
+    /// header's value), and the rest applies.
+    pub fn resolve(
+        env: &[(OsString, OsString)],
+        user: Option<&serde_json::Value>,
+        pinned: Option<&serde_json::Value>,
+    ) -> EnvReading {
         let mut reading = EnvReading::default();
         let warnings = &mut reading.warnings;
+        let pinned = OtelSettings::read(pinned, MANAGED, warnings);
+        let user = OtelSettings::read(user, SETTINGS, warnings);
         let get = |name: &str, warnings: &mut Vec<String>| lookup(env, name, warnings);
 
+        if pinned.enabled == Some(false) {
+            return reading;
+        }
+        let pinned_url = pinned.traces_url(MANAGED);
+        let mut env_off = None;
         if let Some(v) = get("OTEL_SDK_DISABLED", warnings) {
             if v.eq_ignore_ascii_case("true") {
-                return reading;
-            }
-            if !v.eq_ignore_ascii_case("false") {
+                env_off = Some("OTEL_SDK_DISABLED=true".to_owned());
+            } else if !v.eq_ignore_ascii_case("false") {
                 warnings.push(format!(
                     "OTEL_SDK_DISABLED={v:?} is neither true nor false: taken as false"
                 ));
             }
         }
-        if let Some(v) = get("OTEL_TRACES_EXPORTER", warnings) {
+        if env_off.is_none()
+            && let Some(v) = get("OTEL_TRACES_EXPORTER", warnings)
+        {
             let names: Vec<&str> = v.split(',').map(str::trim).collect();
             if names.iter().any(|n| n.eq_ignore_ascii_case("none")) {
-                return reading;
-            }
-            if !names.iter().any(|n| n.eq_ignore_ascii_case("otlp")) {
-                warnings.push(format!(
-                    "OTEL_TRACES_EXPORTER={v:?}: copse-hooks exports only over OTLP; no spans are exported"
-                ));
-                return reading;
+                env_off = Some(format!("OTEL_TRACES_EXPORTER={v:?}"));
+            } else if !names.iter().any(|n| n.eq_ignore_ascii_case("otlp")) {
+                if pinned_url.is_none() {
+                    warnings.push(format!(
+                        "OTEL_TRACES_EXPORTER={v:?}: copse-hooks exports only over OTLP; no spans are exported"
+                    ));
+                }
+                env_off = Some(format!("OTEL_TRACES_EXPORTER={v:?}"));
             }
         }
+        let user_off = (user.enabled == Some(false)).then(|| format!("{SETTINGS}.enabled=false"));
 
-        let (endpoint_var, url) =
-            if let Some(v) = get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", warnings) {
-                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", v.trim().to_owned())
-            } else if let Some(v) = get("OTEL_EXPORTER_OTLP_ENDPOINT", warnings) {
-                let base = v.trim().trim_end_matches('/');
-                ("OTEL_EXPORTER_OTLP_ENDPOINT", format!("{base}/v1/traces"))
-            } else {
-                return reading;
-            };
+        let env_url = if let Some(v) = get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", warnings) {
+            Some((
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT".to_owned(),
+                v.trim().to_owned(),
+            ))
+        } else {
+            get("OTEL_EXPORTER_OTLP_ENDPOINT", warnings)
+                .map(|v| ("OTEL_EXPORTER_OTLP_ENDPOINT".to_owned(), base_to_traces(&v)))
+        };
+        let user_url = user.traces_url(SETTINGS);
+
+        let (endpoint_var, url) = match pinned_url {
+            Some(pinned_url) => {
+                for (name, _) in env_url.iter().chain(user_url.iter()) {
+                    warnings.push(format!(
+                        "{name} is ignored: the machine's managed settings pin where spans go"
+                    ));
+                }
+                for off in env_off.iter().chain(user_off.iter()) {
+                    warnings.push(format!(
+                        "{off} is ignored: the machine's managed settings turn export on"
+                    ));
+                }
+                pinned_url
+            }
+            None => {
+                if env_off.is_some() || user_off.is_some() {
+                    return reading;
+                }
+                match env_url.or(user_url) {
+                    Some(found) => found,
+                    None => {
+                        if user.enabled == Some(true) || pinned.enabled == Some(true) {
+                            warnings.push(format!(
+                                "export is enabled but no endpoint is set (OTEL_EXPORTER_OTLP_ENDPOINT, or {SETTINGS}.endpoint); no spans are exported"
+                            ));
+                        }
+                        return reading;
+                    }
+                }
+            }
+        };
         if let Err(why) = check_url(&url) {
             warnings.push(format!("{endpoint_var}: {why}; no spans are exported"));
             return reading;
@@ -153,8 +232,17 @@ impl ExportConfig {
         let mut config = ExportConfig::new(url);
         config.resource = detected_resource(env);
 
+        // Each key: pinned, else the variable, else the user's settings.
         let (name, protocol) = signal(env, "PROTOCOL", warnings);
-        if let Some(p) = protocol {
+        let protocol = pick(
+            pinned.protocol.clone(),
+            MANAGED,
+            protocol,
+            name,
+            user.protocol.clone(),
+            "protocol",
+        );
+        if let Some((name, p)) = protocol {
             match p.trim() {
                 "http/protobuf" => {}
                 "grpc" => warnings.push(format!(
@@ -170,15 +258,35 @@ impl ExportConfig {
             }
         }
 
-        let (name, headers) = signal(env, "HEADERS", warnings);
-        if let Some(h) = headers {
-            config.headers = parse_headers(&name, &h, warnings);
+        let mut headers = Vec::new();
+        if let Some(h) = &user.headers {
+            merge_headers(
+                &mut headers,
+                checked_headers(&format!("{SETTINGS}.headers"), h, warnings),
+            );
         }
+        let (name, env_headers) = signal(env, "HEADERS", warnings);
+        if let Some(h) = env_headers {
+            merge_headers(&mut headers, parse_headers(&name, &h, warnings));
+        }
+        if let Some(h) = &pinned.headers {
+            merge_headers(
+                &mut headers,
+                checked_headers(&format!("{MANAGED}.headers"), h, warnings),
+            );
+        }
+        config.headers = headers;
 
         let (name, timeout) = signal(env, "TIMEOUT", warnings);
-        if let Some(t) = timeout
-            && let Some(ms) = positive(&name, &t, warnings)
-        {
+        let env_timeout = timeout.and_then(|t| positive(&name, &t, warnings));
+        let timeout = pinned
+            .timeout_ms
+            .filter(|ms| nonzero(*ms, MANAGED, warnings))
+            .or(env_timeout)
+            .or(user
+                .timeout_ms
+                .filter(|ms| nonzero(*ms, SETTINGS, warnings)));
+        if let Some(ms) = timeout {
             config.timeout = Duration::from_millis(ms);
         }
 
@@ -199,17 +307,36 @@ impl ExportConfig {
             }
         }
 
+        // The resource, lowest layer first: a later value replaces an earlier one.
+        let service = |s: &Option<String>| {
+            s.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        for (k, v) in user.resource_attributes.iter().flatten() {
+            set(&mut config.resource, k.clone(), v.clone());
+        }
+        if let Some(s) = service(&user.service_name) {
+            set(&mut config.resource, "service.name".to_owned(), s);
+        }
         if let Some(attrs) = get("OTEL_RESOURCE_ATTRIBUTES", warnings) {
             for (k, v) in parse_pairs("OTEL_RESOURCE_ATTRIBUTES", &attrs, warnings) {
                 set(&mut config.resource, k, v);
             }
         }
-        if let Some(service) = get("OTEL_SERVICE_NAME", warnings) {
+        if let Some(s) = get("OTEL_SERVICE_NAME", warnings) {
             set(
                 &mut config.resource,
                 "service.name".to_owned(),
-                service.trim().to_owned(),
+                s.trim().to_owned(),
             );
+        }
+        for (k, v) in pinned.resource_attributes.iter().flatten() {
+            set(&mut config.resource, k.clone(), v.clone());
+        }
+        if let Some(s) = service(&pinned.service_name) {
+            set(&mut config.resource, "service.name".to_owned(), s);
         }
 
         if let Some(v) = get("OTEL_BSP_SCHEDULE_DELAY", warnings)
@@ -227,9 +354,206 @@ impl ExportConfig {
         {
             config.max_batch = usize::try_from(n).unwrap_or(usize::MAX);
         }
+        config.include_payloads = pinned
+            .include_payloads
+            .or(user.include_payloads)
+            .unwrap_or(false);
         reading.config = Some(config);
         reading
     }
+}
+
+/// How warnings name the managed layer's keys.
+const MANAGED: &str = "managed otel";
+/// How warnings name the user's settings keys.
+const SETTINGS: &str = "settings otel";
+
+/// The `"otel"` object of `$COPSE_DIR/settings.json`, and of the machine's managed
+/// settings: where and how gates are exported, beside the standard `OTEL_*`
+/// variables ([`ExportConfig::resolve`] says which wins). Every key is optional.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct OtelSettings {
+    /// `false` turns export off (the user's: unless the machine's managed settings
+    /// turn it on); `true` without an endpoint is a warning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
+    /// The collector's base URL (`http://collector:4318`); `/v1/traces` is appended,
+    /// as with `OTEL_EXPORTER_OTLP_ENDPOINT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub endpoint: Option<String>,
+    /// The full URL spans are POSTed to, used as is (wins over `endpoint`), as with
+    /// `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub traces_endpoint: Option<String>,
+    /// Request headers, name to value (typically credentials; values are used as
+    /// written, never printed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub headers: Option<BTreeMap<String, String>>,
+    /// `http/protobuf` (the only one supported; others are warned about).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<String>,
+    /// The `service.name` resource attribute (default `copse-hooks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_name: Option<String>,
+    /// Further resource attributes, name to value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_attributes: Option<BTreeMap<String, String>>,
+    /// How long one export request may take, in milliseconds (default 10000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_ms: Option<u64>,
+    /// Export payload bodies too: each gate's tool input or prompt, each hook's stdin
+    /// and stdout, redacted and capped (default off: a one-line summary only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub include_payloads: Option<bool>,
+    /// Keys this version does not know, kept on rewrite (and warned about).
+    #[serde(flatten)]
+    #[schemars(skip)]
+    pub other: serde_json::Map<String, serde_json::Value>,
+}
+
+impl OtelSettings {
+    /// Reads `value` key by key: a key that cannot be read (or is unknown) is a
+    /// warning naming `origin` and the key, and the rest applies. `null` or absent is
+    /// empty.
+    fn read(
+        value: Option<&serde_json::Value>,
+        origin: &str,
+        warnings: &mut Vec<String>,
+    ) -> OtelSettings {
+        let mut out = OtelSettings::default();
+        let Some(value) = value.filter(|v| !v.is_null()) else {
+            return out;
+        };
+        let Some(object) = value.as_object() else {
+            warnings.push(format!("{origin} is not a JSON object: ignored"));
+            return out;
+        };
+        for (key, v) in object {
+            let mut one = serde_json::Map::new();
+            one.insert(key.clone(), v.clone());
+            match serde_json::from_value::<OtelSettings>(serde_json::Value::Object(one)) {
+                Ok(p) if p.other.contains_key(key) => {
+                    warnings.push(format!("{origin}.{key} is not a known key: ignored"));
+                }
+                Ok(p) => out.overlay(p),
+                // Headers are a map of strings: a value that fails is not a string,
+                // so the message quotes no credential.
+                Err(e) => warnings.push(format!("{origin}.{key} is not valid ({e}): ignored")),
+            }
+        }
+        out
+    }
+
+    fn overlay(&mut self, o: OtelSettings) {
+        macro_rules! take {
+            ($($f:ident),*) => {$( if o.$f.is_some() { self.$f = o.$f; } )*};
+        }
+        take!(
+            enabled,
+            endpoint,
+            traces_endpoint,
+            headers,
+            protocol,
+            service_name,
+            resource_attributes,
+            timeout_ms,
+            include_payloads
+        );
+    }
+
+    /// The traces URL this layer names, with the key it came from; empty strings
+    /// count as unset.
+    fn traces_url(&self, origin: &str) -> Option<(String, String)> {
+        let nonempty = |s: &Option<String>| {
+            s.as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+        };
+        if let Some(u) = nonempty(&self.traces_endpoint) {
+            return Some((format!("{origin}.tracesEndpoint"), u));
+        }
+        nonempty(&self.endpoint).map(|u| (format!("{origin}.endpoint"), base_to_traces(&u)))
+    }
+}
+
+/// A collector's base URL as its traces URL (`/v1/traces` appended).
+fn base_to_traces(base: &str) -> String {
+    format!("{}/v1/traces", base.trim().trim_end_matches('/'))
+}
+
+/// The first of pinned, the variable and the user's settings that is set, with the
+/// name a warning calls it by.
+fn pick(
+    pinned: Option<String>,
+    pinned_origin: &str,
+    env: Option<String>,
+    env_name: String,
+    user: Option<String>,
+    key: &str,
+) -> Option<(String, String)> {
+    let nonempty = |s: Option<String>| s.filter(|s| !s.trim().is_empty());
+    if let Some(p) = nonempty(pinned) {
+        return Some((format!("{pinned_origin}.{key}"), p));
+    }
+    if let Some(e) = env {
+        return Some((env_name, e));
+    }
+    nonempty(user).map(|u| (format!("{SETTINGS}.{key}"), u))
+}
+
+fn nonzero(ms: u64, origin: &str, warnings: &mut Vec<String>) -> bool {
+    if ms == 0 {
+        warnings.push(format!("{origin}.timeoutMs is 0: the default applies"));
+    }
+    ms > 0
+}
+
+/// Replaces headers of the same name (case-insensitively), or appends.
+fn merge_headers(headers: &mut Vec<(String, String)>, more: Vec<(String, String)>) {
+    for (name, value) in more {
+        match headers
+            .iter_mut()
+            .find(|(k, _)| k.eq_ignore_ascii_case(&name))
+        {
+            Some(slot) => *slot = (name, value),
+            None => headers.push((name, value)),
+        }
+    }
+}
+
+/// A settings object's headers, each checked as a header (a bad one is a warning
+/// naming it, never its value).
+fn checked_headers(
+    origin: &str,
+    headers: &BTreeMap<String, String>,
+    warnings: &mut Vec<String>,
+) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .filter(|(name, value)| header_ok(origin, name, value, warnings))
+        .map(|(k, v)| (k.trim().to_owned(), v.clone()))
+        .collect()
+}
+
+fn header_ok(origin: &str, name: &str, value: &str, warnings: &mut Vec<String>) -> bool {
+    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+    let name = name.trim();
+    if name.is_empty() || !name.chars().all(token) {
+        warnings.push(format!(
+            "{origin}: {name:?} is not a valid header name: ignored"
+        ));
+        return false;
+    }
+    if value.chars().any(|c| c.is_control() && c != '\t') {
+        warnings.push(format!(
+            "{origin}: the value of header {name:?} contains a control character: ignored"
+        ));
+        return false;
+    }
+    true
 }
 
 /// The value of `name` in `env` (the last one wins, as when a process is started
@@ -329,24 +653,9 @@ fn parse_pairs(var: &str, text: &str, warnings: &mut Vec<String>) -> Vec<(String
 }
 
 fn parse_headers(var: &str, text: &str, warnings: &mut Vec<String>) -> Vec<(String, String)> {
-    let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
     parse_pairs(var, text, warnings)
         .into_iter()
-        .filter(|(name, value)| {
-            if !name.chars().all(token) {
-                warnings.push(format!(
-                    "{var}: {name:?} is not a valid header name: ignored"
-                ));
-                return false;
-            }
-            if value.chars().any(|c| c.is_control() && c != '\t') {
-                warnings.push(format!(
-                    "{var}: the value of header {name:?} contains a control character: ignored"
-                ));
-                return false;
-            }
-            true
-        })
+        .filter(|(name, value)| header_ok(var, name, value, warnings))
         .collect()
 }
 
