@@ -2,15 +2,19 @@
 """A fake model server on 127.0.0.1 for running real agents offline.
 
 It answers in three vendors' API formats:
-  * Anthropic Messages (POST /v1/messages, SSE when "stream": true) for Claude Code,
+  * Anthropic Messages (POST /v1/messages, SSE when "stream": true) for Claude Code
+    and for GitHub Copilot CLI (its BYOK provider type "anthropic"),
   * Gemini (POST /v1beta/models/<model>:streamGenerateContent?alt=sse, and
     :generateContent) for Gemini CLI,
   * the OpenAI Responses API (POST /v1/responses, SSE) for Codex.
 
 On a turn whose latest user text contains "RUN: <command>" and that has no tool result
 yet, it asks for that one shell command with the agent's own shell tool; otherwise it
-answers "mock final answer". Every request body is appended to the JSONL file named by
---log, so a test can tell what the model received (or that it received nothing).
+answers "mock final answer". "TOOL: <name> <json arguments> END" asks for any other tool
+the agent offers, and "MODEL-ERROR-PLEASE" gets an HTTP 400 (Anthropic format only; used
+to record GitHub Copilot CLI's hook payloads, see record_copilot.py). Every request body
+is appended to the JSONL file named by --log, so a test can tell what the model received
+(or that it received nothing).
 
 Standard library only. Usage: fake_model.py --port-file FILE --log FILE
 """
@@ -22,7 +26,9 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 FINAL = "mock final answer"
+MODEL_ERROR = "MODEL-ERROR-PLEASE"
 RUN_RE = re.compile(r"RUN: (.+?)(?:\s*END|$)", re.S)
+TOOL_RE = re.compile(r"TOOL: (\w+) (\{.*\}) END", re.S)
 LOCK = threading.Lock()
 COUNTER = [0]
 
@@ -39,6 +45,18 @@ def find_command(texts):
         m = RUN_RE.search(text)
         if m:
             return m.group(1).strip()
+    return None
+
+
+def find_tool_call(texts, tools):
+    """("name", {args}) from the latest "TOOL: name {json args} END" whose tool is offered."""
+    for text in reversed(texts):
+        m = TOOL_RE.search(text)
+        if m and m.group(1) in tools:
+            try:
+                return m.group(1), json.loads(m.group(2))
+            except ValueError:
+                return None
     return None
 
 
@@ -125,11 +143,21 @@ class Handler(BaseHTTPRequestHandler):
         has_result = any(isinstance(b, dict) and b.get("type") == "tool_result" for b in blocks)
         tools = [t.get("name") for t in body.get("tools") or []]
         texts = all_strings(content, [])
-        command = None if has_result or "Bash" not in tools else find_command(texts)
+        if any(MODEL_ERROR in t for t in texts):
+            return self.send_json({"type": "error", "error": {"type": "invalid_request_error",
+                                                              "message": "fake model: asked to fail"}}, 400)
+        # Claude Code's shell tool is "Bash"; GitHub Copilot CLI's (provider type
+        # anthropic) is "bash", with the same two required arguments.
+        shell = next((name for name in ("Bash", "bash") if name in tools), None)
+        command = None if has_result or shell is None else find_command(texts)
+        call = None if has_result else find_tool_call(texts, tools)
         n = next_id()
         if command:
-            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": "Bash",
+            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": shell,
                      "input": {"command": command, "description": "mock command"}}
+            stop = "tool_use"
+        elif call:
+            block = {"type": "tool_use", "id": f"toolu_mock_{n}", "name": call[0], "input": call[1]}
             stop = "tool_use"
         else:
             block = {"type": "text", "text": FINAL}
