@@ -89,7 +89,7 @@ class Recorder:
         return env
 
     def run(self, prompt, flags=("--allow-all-tools",), answers=None, project_hooks=False,
-            seed=None, env=None, timeouts=None):
+            seed=None, env=None, timeouts=None, extra=None):
         """One fresh project and session; returns what happened."""
         shutil.rmtree(self.proj, ignore_errors=True)
         self.proj.mkdir()
@@ -104,6 +104,13 @@ class Recorder:
         user_config = self.config("user")
         for event, secs in (timeouts or {}).items():
             user_config["hooks"][event][0]["timeoutSec"] = secs
+        for event, fields in (extra or {}).items():
+            hook = user_config["hooks"][event][0]
+            for k, v in fields.items():
+                if v is None:
+                    hook.pop(k, None)
+                else:
+                    hook[k] = str(self.hook) if v == "<HOOK>" else v
         (self.home / ".copilot" / "hooks" / "record.json").write_text(json.dumps(user_config))
         for d in (self.out, self.respond):
             shutil.rmtree(d)
@@ -252,7 +259,20 @@ def record(rec, args):
          {"flags": ()}),
         ("preToolUse: allow with modifiedArgs",
          {"user-preToolUse.out": '{"permissionDecision":"allow","modifiedArgs":{"command":"echo modified > b.txt","description":"x"}}'}, {}),
+        ("preToolUse: exit 2 with deny JSON", {"user-preToolUse.out": deny, "user-preToolUse.rc": "2"}, {}),
+        ("preToolUse: deny JSON, matcher \"view|edit\" (a bash call)", {"user-preToolUse.out": deny},
+         {"extra": {"preToolUse": {"matcher": "view|edit"}}}),
+        ("preToolUse: deny JSON, matcher \"bas\" (a bash call)", {"user-preToolUse.out": deny},
+         {"extra": {"preToolUse": {"matcher": "bas"}}}),
+        ("preToolUse: deny JSON, matcher \"bash\"", {"user-preToolUse.out": deny},
+         {"extra": {"preToolUse": {"matcher": "bash"}}}),
+        ("preToolUse: deny JSON, hook given as exec + args", {"user-preToolUse.out": deny},
+         {"extra": {"preToolUse": {"bash": None, "exec": "<HOOK>", "args": ["preToolUse", "user"]}}}),
         ("permissionRequest: deny", {"user-permissionRequest.out": '{"behavior":"deny","message":"MESSAGE-3"}'}, {}),
+        ("permissionRequest: deny with interrupt", {"user-permissionRequest.out":
+                                                    '{"behavior":"deny","message":"MESSAGE-3","interrupt":true}'}, {}),
+        ("permissionRequest: exit 2", {"user-permissionRequest.rc": "2"}, {}),
+        ("permissionRequest: exit 1", {"user-permissionRequest.rc": "1"}, {}),
         ("permissionRequest: allow, no --allow-all-tools", {"user-permissionRequest.out": '{"behavior":"allow"}'},
          {"flags": ()}),
         ("postToolUse: modifiedResult and additionalContext",
@@ -285,6 +305,11 @@ def record(rec, args):
                                         "user-agentStop.once": ""})
     answers["agentStop: decision block (once)"] = outcome(run, None, look_for=("CONTINUE-10",))
     keep(run, "agentStop/continued", "agentStop", nth=1)
+    run = rec.run('TOOL: task {"description": "probe subagent", "prompt": "say hi", '
+                  '"agent_type": "general-purpose", "name": "probe"} END',
+                  answers={"user-subagentStop.out": '{"decision":"block","reason":"CONTINUE-11"}',
+                           "user-subagentStop.once": ""})
+    answers["subagentStop: decision block (once)"] = outcome(run, None, look_for=("CONTINUE-11",))
 
     scrub = Scrubber(rec)
     doc = {
