@@ -8,6 +8,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod copse;
 pub mod cursor;
 pub mod gemini;
@@ -137,6 +138,8 @@ pub struct HookOptions {
     /// A Copse `"persistent": true` hook: one long-lived process answers every event
     /// (see `docs/persistent-hooks.md`).
     pub persistent: Option<copse::Persistence>,
+    /// A Copilot hook's own `cwd` and `env`.
+    pub copilot: Option<copilot::HookPlace>,
 }
 
 /// Everything the run stage needs from a hook's dialect before the hook starts, asked
@@ -603,12 +606,14 @@ pub fn adapter(dialect: Dialect) -> &'static dyn Adapter {
     static COPSE: copse::Copse = copse::Copse;
     static GEMINI: gemini::Gemini = gemini::Gemini;
     static CODEX: codex::Codex = codex::Codex;
+    static COPILOT: copilot::Copilot = copilot::Copilot;
     match dialect {
         Dialect::Cursor => &CURSOR,
         Dialect::Claude => &CLAUDE,
         Dialect::Copse => &COPSE,
         Dialect::Gemini => &GEMINI,
         Dialect::Codex => &CODEX,
+        Dialect::Copilot => &COPILOT,
     }
 }
 
@@ -618,7 +623,7 @@ pub fn adapter(dialect: Dialect) -> &'static dyn Adapter {
 pub(crate) fn user_hooks_start_in_config_dir(dialect: Dialect) -> bool {
     match dialect {
         Dialect::Cursor | Dialect::Copse => true,
-        Dialect::Claude | Dialect::Gemini | Dialect::Codex => false,
+        Dialect::Claude | Dialect::Gemini | Dialect::Codex | Dialect::Copilot => false,
     }
 }
 

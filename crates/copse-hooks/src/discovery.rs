@@ -53,6 +53,11 @@ pub struct VendorPaths {
     pub codex_home: PathBuf,
     /// Codex's system config layer (`/etc/codex`).
     pub codex_system_dir: PathBuf,
+    /// Copilot CLI's home (`$COPILOT_HOME`, default `~/.copilot`): user hook files in
+    /// its `hooks/`.
+    pub copilot_home: PathBuf,
+    /// Copilot CLI's machine-wide policy hook files (`/etc/github-copilot/policy.d`).
+    pub copilot_policy_dir: PathBuf,
 }
 
 impl VendorPaths {
@@ -62,8 +67,30 @@ impl VendorPaths {
             gemini_system_settings: PathBuf::from("/etc/gemini-cli/settings.json"),
             codex_home: home.join(".codex"),
             codex_system_dir: PathBuf::from("/etc/codex"),
+            copilot_home: home.join(".copilot"),
+            copilot_policy_dir: PathBuf::from(COPILOT_POLICY_DIR),
         }
     }
+}
+
+/// Copilot CLI's policy directory on Linux and macOS (GitHub hooks reference, "Policy
+/// hooks").
+pub const COPILOT_POLICY_DIR: &str = "/etc/github-copilot/policy.d";
+
+/// The `*.json` files of `dir`, sorted by name (none when it cannot be read): how
+/// Copilot CLI finds its hook files, in the alphabetical order it loads them.
+pub fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|e| e == "json") && !p.is_dir())
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
 }
 
 /// Every config location for a home directory, the copse data directory
@@ -91,9 +118,11 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
 /// Every config location, in configured (merge) order: the user-level configs first
 /// (Cursor, Claude, Copse; Gemini system, user and extensions; Codex system, user and
 /// plugins — system, extension and plugin files count as user scope: the user or
-/// their administrator installed them), then each root's project configs (Cursor,
-/// Claude, Copse, Gemini, Codex). Extensions and plugins are enumerated now: one
-/// installed later is found by the next engine.
+/// their administrator installed them; Copilot's `~/.copilot/hooks/*.json`), then each
+/// root's project configs (Cursor, Claude, Copse, Gemini, Codex, Copilot's
+/// `.github/hooks/*.json`). Copilot's policy files (`/etc/github-copilot/policy.d/`)
+/// come before all of them, as managed configs. Extensions, plugins and Copilot's
+/// `*.json` files are enumerated now: one added later is found by the next engine.
 pub fn locations_with(
     home: &Path,
     copse_dir: &Path,
@@ -106,13 +135,23 @@ pub fn locations_with(
         scope: Scope::User,
         root: None,
     };
-    let mut out = vec![
+    // Copilot's policy hook files: machine-wide, loaded before everything else.
+    let mut out: Vec<ConfigLocation> = json_files(&vendor.copilot_policy_dir)
+        .into_iter()
+        .map(|path| ConfigLocation {
+            path,
+            dialect: Dialect::Copilot,
+            scope: Scope::Managed,
+            root: None,
+        })
+        .collect();
+    out.extend([
         user(home.join(".cursor").join("hooks.json"), Dialect::Cursor),
         user(home.join(".claude").join("settings.json"), Dialect::Claude),
         user(copse_dir.join("hooks.json"), Dialect::Copse),
         user(vendor.gemini_system_settings.clone(), Dialect::Gemini),
         user(home.join(".gemini").join("settings.json"), Dialect::Gemini),
-    ];
+    ]);
     for ext in subdirs(&home.join(".gemini").join("extensions")) {
         out.push(user(ext.join("hooks").join("hooks.json"), Dialect::Gemini));
     }
@@ -130,6 +169,9 @@ pub fn locations_with(
                 ));
             }
         }
+    }
+    for path in json_files(&vendor.copilot_home.join("hooks")) {
+        out.push(user(path, Dialect::Copilot));
     }
     for root in roots {
         let project = |path: PathBuf, dialect: Dialect| ConfigLocation {
@@ -161,6 +203,9 @@ pub fn locations_with(
             root.join(".codex").join("config.toml"),
             Dialect::Codex,
         ));
+        for path in json_files(&root.join(".github").join("hooks")) {
+            out.push(project(path, Dialect::Copilot));
+        }
     }
     out
 }

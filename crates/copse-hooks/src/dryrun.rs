@@ -154,6 +154,23 @@ pub fn classify(engine: &Engine, path: &Path) -> Option<(Dialect, Scope, Option<
     {
         return user_level(Dialect::Codex);
     }
+    if name.ends_with(".json") {
+        if parent == vendor.copilot_policy_dir.as_path() {
+            return Some((Dialect::Copilot, Scope::Managed, None));
+        }
+        if parent == vendor.copilot_home.join("hooks").as_path() {
+            return user_level(Dialect::Copilot);
+        }
+        let github = parent.parent();
+        if dir == "hooks"
+            && github
+                .and_then(Path::file_name)
+                .is_some_and(|g| g == ".github")
+        {
+            let root = github.and_then(Path::parent).map(Path::to_path_buf);
+            return Some((Dialect::Copilot, Scope::Project, root));
+        }
+    }
     let dialect = match (dir, name) {
         (".cursor", "hooks.json") => Dialect::Cursor,
         (".claude", "settings.json" | "settings.local.json") => Dialect::Claude,

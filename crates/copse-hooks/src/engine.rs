@@ -156,6 +156,12 @@ impl EngineConfig {
                 .clone()
                 .unwrap_or_else(|| self.home.join(".codex")),
             codex_system_dir: self.codex_system_dir.clone(),
+            copilot_home: self
+                .environment
+                .iter()
+                .find(|(k, v)| k == "COPILOT_HOME" && !v.is_empty())
+                .map_or_else(|| self.home.join(".copilot"), |(_, v)| PathBuf::from(v)),
+            copilot_policy_dir: PathBuf::from(discovery::COPILOT_POLICY_DIR),
         }
     }
 

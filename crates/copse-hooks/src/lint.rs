@@ -91,6 +91,9 @@ pub fn detect_dialect(path: &Path, doc: &Value, copse_dir: &Path) -> Dialect {
         _ if name.ends_with(".toml") => return Dialect::Codex,
         _ => {}
     }
+    if is_copilot_path(path) || crate::dialect::copilot::parse::looks_like(doc) {
+        return Dialect::Copilot;
+    }
     let in_gemini_extension = path
         .ancestors()
         .any(|a| a.file_name().is_some_and(|n| n == "extensions"))
@@ -633,8 +636,29 @@ impl Engine {
     }
 }
 
+/// Whether a path is a Copilot CLI hook file by its place: `*.json` in
+/// `.github/hooks/`, `.copilot/hooks/` or Copilot's policy directory.
+fn is_copilot_path(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let Some(parent) = path.parent() else {
+        return false;
+    };
+    let dir = parent.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let above = parent
+        .parent()
+        .and_then(Path::file_name)
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    name.ends_with(".json")
+        && ((dir == "hooks" && matches!(above, ".github" | ".copilot"))
+            || parent == Path::new(crate::discovery::COPILOT_POLICY_DIR))
+}
+
 /// The dialect a config path implies, when its place says so.
 pub(crate) fn dialect_of_path(path: &Path) -> Option<Dialect> {
+    if is_copilot_path(path) {
+        return Some(Dialect::Copilot);
+    }
     let name = path.file_name()?.to_str()?;
     let dir = path.parent()?.file_name()?.to_str()?;
     match (dir, name) {

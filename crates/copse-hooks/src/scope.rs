@@ -19,6 +19,9 @@ pub enum Dialect {
     Gemini,
     /// OpenAI Codex CLI's `hooks.json` and `[hooks]` in `config.toml`.
     Codex,
+    /// GitHub Copilot CLI's version-1 hook files (`.github/hooks/*.json`,
+    /// `~/.copilot/hooks/*.json`).
+    Copilot,
 }
 
 impl Dialect {
@@ -30,16 +33,18 @@ impl Dialect {
             Dialect::Copse => "copse",
             Dialect::Gemini => "gemini",
             Dialect::Codex => "codex",
+            Dialect::Copilot => "copilot",
         }
     }
 
     /// Every dialect, in discovery order.
-    pub const ALL: [Dialect; 5] = [
+    pub const ALL: [Dialect; 6] = [
         Dialect::Cursor,
         Dialect::Claude,
         Dialect::Copse,
         Dialect::Gemini,
         Dialect::Codex,
+        Dialect::Copilot,
     ];
 
     /// Parses a lowercase dialect name.

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 use serde_json::Value;
 
 use super::spec::{declared_keys, vendor_schema};
-use super::{claude, codex, cursor, gemini};
+use super::{claude, codex, copilot, cursor, gemini};
 use crate::dialect::Dialect;
 
 /// Every vendor config schema: `(file name under schemas/dialects/, schema)`.
@@ -33,6 +33,10 @@ pub fn vendor_schemas() -> Vec<(&'static str, Value)> {
             "codex-hooks.schema.json",
             vendor_schema::<codex::parse::HooksFile>(),
         ),
+        (
+            "copilot-hooks.schema.json",
+            vendor_schema::<copilot::parse::HooksFile>(),
+        ),
     ]
 }
 
@@ -40,7 +44,7 @@ pub fn vendor_schemas() -> Vec<(&'static str, Value)> {
 /// parser reads (Cursor: an entry; Claude: a handler; Gemini and Codex: a group or
 /// a handler, which lint checks together). Copse has its own list.
 pub fn entry_keys(dialect: Dialect) -> &'static [String] {
-    static KEYS: OnceLock<[Vec<String>; 4]> = OnceLock::new();
+    static KEYS: OnceLock<[Vec<String>; 5]> = OnceLock::new();
     let keys = KEYS.get_or_init(|| {
         let union = |mut a: Vec<String>, b: Vec<String>| {
             for k in b {
@@ -61,6 +65,7 @@ pub fn entry_keys(dialect: Dialect) -> &'static [String] {
                 declared_keys::<codex::parse::Group>(),
                 declared_keys::<codex::parse::Handler>(),
             ),
+            declared_keys::<copilot::parse::Entry>(),
         ]
     });
     match dialect {
@@ -68,6 +73,7 @@ pub fn entry_keys(dialect: Dialect) -> &'static [String] {
         Dialect::Claude => &keys[1],
         Dialect::Gemini => &keys[2],
         Dialect::Codex => &keys[3],
+        Dialect::Copilot => &keys[4],
         Dialect::Copse => &[],
     }
 }

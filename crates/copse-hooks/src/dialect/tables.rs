@@ -10,6 +10,7 @@ pub(crate) fn known_events(dialect: Dialect) -> Vec<&'static str> {
         Dialect::Claude => crate::dialect::claude::PUBLISHED_EVENTS.to_vec(),
         Dialect::Gemini => crate::dialect::gemini::PUBLISHED_EVENTS.to_vec(),
         Dialect::Codex => crate::dialect::codex::PUBLISHED_EVENTS.to_vec(),
+        Dialect::Copilot => crate::dialect::copilot::PUBLISHED_EVENTS.to_vec(),
         Dialect::Copse => crate::event::CanonicalEvent::ALL
             .iter()
             .map(|e| e.name())
@@ -47,6 +48,28 @@ pub(crate) fn matcher_tools(dialect: Dialect, event: &str) -> Option<&'static [&
             "ExitPlanMode",
         ]),
         (Dialect::Copse, "toolGate" | "afterToolUse") => Some(crate::event::tool::CANONICAL),
+        (Dialect::Copilot, "preToolUse" | "postToolUse" | "permissionRequest") => Some(&[
+            "bash",
+            "view",
+            "create",
+            "edit",
+            "str_replace_editor",
+            "apply_patch",
+            "grep",
+            "rg",
+            "glob",
+            "task",
+            "web_fetch",
+            "web_search",
+            "ask_user",
+            "update_todo",
+            "read_bash",
+            "write_bash",
+            "stop_bash",
+            "list_bash",
+            "skill",
+            "sql",
+        ]),
         _ => None,
     }
 }

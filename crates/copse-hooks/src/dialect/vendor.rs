@@ -7,7 +7,7 @@
 //! upstream schemas kept outside this repository. `list` and `lint` use the lists to
 //! tell "recognised, unsupported" from a typo.
 
-use crate::dialect::{Dialect, claude, codex, cursor, gemini};
+use crate::dialect::{Dialect, claude, codex, copilot, cursor, gemini};
 use crate::event::CanonicalEvent;
 
 /// Where a recorded event list comes from.
@@ -95,6 +95,21 @@ pub const CODEX: Catalogue = Catalogue {
     unsupported_reason: codex::unsupported_reason,
 };
 
+/// GitHub Copilot CLI: the 14 events of the GitHub hooks reference and
+/// `preMcpToolCall` of the 1.0.102 settings schema.
+pub const COPILOT: Catalogue = Catalogue {
+    dialect: Dialect::Copilot,
+    published: &copilot::PUBLISHED_EVENTS,
+    provenance: Provenance {
+        source: "GitHub Docs \"GitHub Copilot hooks reference\" (https://docs.github.com/en/copilot/reference/hooks-reference; github/docs content/copilot/reference/hooks-reference.md) and the settings schema inside @github/copilot 1.0.102 (hooks.* keys)",
+        version: "github/docs hooks-reference.md at 05da5bc3; @github/copilot-linux-x64 1.0.102 (build 638eca2df17)",
+        date: "2026-12-03",
+        note: "the reference lists 14 events; the 1.0.102 binary's settings schema also has preMcpToolCall (undocumented). PascalCase names select the VS Code-compatible payloads",
+    },
+    canonical_for: copilot::canonical_for,
+    unsupported_reason: copilot::unsupported_reason,
+};
+
 /// The catalogue of a dialect with a published vendor list.
 pub fn catalogue(dialect: Dialect) -> Option<&'static Catalogue> {
     match dialect {
@@ -103,6 +118,7 @@ pub fn catalogue(dialect: Dialect) -> Option<&'static Catalogue> {
         Dialect::Copse => None,
         Dialect::Gemini => Some(&GEMINI),
         Dialect::Codex => Some(&CODEX),
+        Dialect::Copilot => Some(&COPILOT),
     }
 }
 

@@ -910,6 +910,7 @@ fn locations_of_gemini_and_codex_layers_in_order() {
         gemini_system_settings: PathBuf::from("/etc/gemini-cli/settings.json"),
         codex_home: fx.path("codex-home"),
         codex_system_dir: PathBuf::from("/etc/codex"),
+        ..copse_hooks::VendorPaths::for_home(&fx.home())
     };
     let home = fx.home();
     let got: Vec<(String, Dialect, Scope)> = copse_hooks::config_locations_with(
