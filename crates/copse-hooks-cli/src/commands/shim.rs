@@ -75,6 +75,12 @@ static WIRE: OnceLock<Option<String>> = OnceLock::new();
 /// When the call must have been answered (`--deadline`).
 static DEADLINE: OnceLock<Instant> = OnceLock::new();
 
+/// The `--deadline` as given (for the log line of a missed deadline).
+static DEADLINE_SPAN: OnceLock<Duration> = OnceLock::new();
+
+/// The watchdog thread, once started (see [`arm_watchdog`]).
+static WATCHDOG: OnceLock<()> = OnceLock::new();
+
 /// What the call is doing, for the log line of a missed deadline.
 static PHASE: AtomicU8 = AtomicU8::new(Phase::ReadingPayload as u8);
 
@@ -120,10 +126,40 @@ fn bounded(bound: Duration) -> Duration {
         .max(Duration::from_millis(1))
 }
 
-/// Starts the watchdog that answers for the call when `deadline` passes.
-fn start_watchdog(agent: Agent, deadline: Duration) {
-    let at = Instant::now() + deadline;
-    let _ = DEADLINE.set(at);
+/// Sets the call's deadline. No thread yet: on the daemon path every blocking step
+/// (reading the payload, connecting, writing, waiting for the answer) is bounded by
+/// what is left of it and answers the deadline's block itself ([`expire_if_past`]);
+/// the watchdog thread is started only where this process may block unbounded or
+/// runs hooks ([`arm_watchdog`]: starting or replacing the daemon, running in-process).
+/// Measured with `strace -c` on a warm daemon call: 119 system calls with the two
+/// threads (watchdog, connect) this replaces, 96 without.
+fn set_deadline(deadline: Duration) {
+    let _ = DEADLINE.set(Instant::now() + deadline);
+    let _ = DEADLINE_SPAN.set(deadline);
+}
+
+/// Whether the `--deadline` has passed.
+fn past_deadline() -> bool {
+    DEADLINE.get().is_some_and(|at| Instant::now() >= *at)
+}
+
+/// Answers the deadline's block and exits when the `--deadline` has passed (a bounded
+/// step ran out of time because of it); returns otherwise.
+fn expire_if_past(agent: Agent) {
+    if let (true, Some(span)) = (past_deadline(), DEADLINE_SPAN.get()) {
+        expire(agent, *span);
+    }
+}
+
+/// Starts the watchdog that answers for the call when the deadline passes (once; no
+/// deadline, no watchdog).
+fn arm_watchdog(agent: Agent) {
+    let (Some(at), Some(span)) = (DEADLINE.get().copied(), DEADLINE_SPAN.get().copied()) else {
+        return;
+    };
+    if WATCHDOG.set(()).is_err() {
+        return;
+    }
     let spawned = std::thread::Builder::new()
         .name("copse-hooks-deadline".to_owned())
         .spawn(move || {
@@ -137,7 +173,7 @@ fn start_watchdog(agent: Agent, deadline: Duration) {
                 }
                 std::thread::sleep(at - now);
             }
-            expire(agent, deadline);
+            expire(agent, span);
         });
     if spawned.is_err() {
         // No watchdog: the socket bounds still hold; the agent's own timeout is the
@@ -248,8 +284,9 @@ fn copse_dir() -> PathBuf {
     copse_hooks::EngineConfig::process_copse_dir()
 }
 
-/// Runs the call in this process.
-fn in_process(agent: Agent, mut inbound: Inbound, why: &str) -> Answer {
+/// Runs the call in this process (`payload`: the bytes `inbound` was read from, which
+/// the agent's own hooks get as they came).
+fn in_process(agent: Agent, mut inbound: Inbound, payload: &[u8], why: &str) -> Answer {
     // Hooks run in this process from here on: a terminating signal must kill them and
     // flush the audit store (see `signals`). The daemon path runs no hook here and
     // needs none of it (a signal ends the relay; the daemon sees the hang-up), so the
@@ -257,13 +294,14 @@ fn in_process(agent: Agent, mut inbound: Inbound, why: &str) -> Answer {
     #[cfg(unix)]
     crate::signals::install();
     Phase::RunningHooks.set();
+    arm_watchdog(agent);
     if inbound.cwd.is_none() {
         inbound.cwd = std::env::current_dir().ok();
     }
     let vars = call_vars();
     let result = agent::shim::engine_config(agent, &inbound, &vars).and_then(|config| {
         agent::shim::record_served(&config.copse_dir, agent, "in-process", Some(why));
-        agent::shim::handle(agent, &inbound, config)
+        agent::shim::handle(agent, &inbound, payload, config)
     });
     match result {
         Ok(reply) => agent::answer(agent, &inbound, &reply),
@@ -291,27 +329,47 @@ enum Forward {
 }
 
 /// Connects to the socket, waiting at most `bound`: a connect to a daemon that is
-/// stopped with a full backlog would otherwise block for good. The connect runs on a
-/// helper thread; one that finishes late is simply dropped (no request was sent).
+/// stopped with a full backlog would otherwise block for good. The socket is
+/// non-blocking while it connects: on a full backlog a Unix socket's connect fails at
+/// once with `EAGAIN` (it never answers "in progress"), and it is tried again after a
+/// growing pause until `bound` runs out. No helper thread: creating one cost the warm
+/// path more than the connect itself.
 fn connect_bounded(socket: &Path, bound: Duration) -> std::io::Result<UnixStream> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let path = socket.to_path_buf();
-    std::thread::Builder::new()
-        .name("copse-hooks-connect".to_owned())
-        .spawn(move || {
-            block_termination_signals();
-            let _ = tx.send(UnixStream::connect(&path));
-        })?;
-    rx.recv_timeout(bound).unwrap_or_else(|_| {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::TimedOut,
-            format!("no connection within {} ms", bound.as_millis()),
-        ))
-    })
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketFlags, SocketType};
+    let addr = SocketAddrUnix::new(socket)?;
+    let until = Instant::now() + bound;
+    let mut pause = Duration::from_micros(200);
+    loop {
+        let fd = rustix::net::socket_with(
+            AddressFamily::UNIX,
+            SocketType::STREAM,
+            SocketFlags::CLOEXEC | SocketFlags::NONBLOCK,
+            None,
+        )?;
+        match rustix::net::connect(&fd, &addr) {
+            Ok(()) => {
+                let stream = UnixStream::from(fd);
+                stream.set_nonblocking(false)?;
+                return Ok(stream);
+            }
+            Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => {
+                let now = Instant::now();
+                if now >= until {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        format!("no connection within {} ms", bound.as_millis()),
+                    ));
+                }
+                std::thread::sleep(pause.min(until - now));
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 /// Connects to the daemon, starting it when nothing answers.
-fn connect(socket: &Path) -> Result<UnixStream, String> {
+fn connect(socket: &Path, agent: Agent) -> Result<UnixStream, String> {
     Phase::ConnectingDaemon.set();
     match connect_bounded(socket, bounded(DAEMON_CONNECT)) {
         Ok(s) => return Ok(s),
@@ -323,6 +381,7 @@ fn connect(socket: &Path) -> Result<UnixStream, String> {
         Err(e) => return Err(format!("cannot connect to {}: {e}", socket.display())),
     }
     Phase::StartingDaemon.set();
+    arm_watchdog(agent);
     let exe = std::env::current_exe().map_err(|e| format!("cannot find this executable: {e}"))?;
     let log = socket.with_file_name("daemon.log");
     copse_hooks_server::socket::start_with(
@@ -360,7 +419,7 @@ struct Response {
 fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forward> {
     let payload = std::str::from_utf8(payload)
         .map_err(|_| Forward::Unavailable("the payload is not UTF-8".into()))?;
-    let mut stream = connect(socket).map_err(Forward::Unavailable)?;
+    let mut stream = connect(socket, agent).map_err(Forward::Unavailable)?;
     // The environment straight into the map sent (LLM keys and non-UTF-8 variables
     // left out), without an intermediate list.
     let env: std::collections::BTreeMap<String, String> = std::env::vars_os()
@@ -556,6 +615,7 @@ const STALE_STOP: Duration = Duration::from_secs(10);
 /// shim's own build.
 fn replace_daemon(socket: &Path, agent: Agent, payload: &[u8], why: &str, pid: Option<u32>) {
     Phase::StartingDaemon.set();
+    arm_watchdog(agent);
     let wire = wire_of(payload);
     let pid_text = pid.map_or_else(|| "?".to_owned(), |p| p.to_string());
     let outcome = match pid {
@@ -612,6 +672,10 @@ fn serve(agent: Agent, payload: &[u8]) -> Answer {
                 replace_daemon(&socket, agent, payload, &why, pid);
                 attempt = forward(&socket, agent, payload);
             }
+            if attempt.is_err() {
+                // A step that ran out of time because of the deadline: its block.
+                expire_if_past(agent);
+            }
             match attempt {
                 Ok(answer) => return answer,
                 Err(Forward::Broken(reason) | Forward::Lost(reason, _)) => {
@@ -640,20 +704,71 @@ fn serve(agent: Agent, payload: &[u8]) -> Answer {
             return agent::fail_closed(agent, wire.as_deref(), &reason);
         }
     };
-    in_process(agent, inbound, &why)
+    in_process(agent, inbound, payload, &why)
+}
+
+/// Reads the payload (at most one byte over [`MAX_PAYLOAD`], which the caller refuses),
+/// bounded by the deadline when there is one: an agent that never closes the hook's
+/// stdin must not hold the call past it.
+fn read_payload(payload: &mut Vec<u8>) -> std::io::Result<()> {
+    let stdin = std::io::stdin();
+    let mut stdin = stdin.lock();
+    let Some(at) = DEADLINE.get().copied() else {
+        return stdin
+            .by_ref()
+            .take(MAX_PAYLOAD + 1)
+            .read_to_end(payload)
+            .map(drop);
+    };
+    let mut chunk = vec![0u8; 64 << 10];
+    loop {
+        let left = at.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                "the agent did not finish sending it",
+            ));
+        }
+        let timeout = rustix::event::Timespec::try_from(left).unwrap_or(rustix::event::Timespec {
+            tv_sec: i64::MAX,
+            tv_nsec: 0,
+        });
+        let mut fds = [rustix::event::PollFd::new(
+            &stdin,
+            rustix::event::PollFlags::IN,
+        )];
+        match rustix::event::poll(&mut fds, Some(&timeout)) {
+            Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+            Ok(_) => {}
+            Err(e) => return Err(e.into()),
+        }
+        match stdin.read(&mut chunk) {
+            Ok(0) => return Ok(()),
+            Ok(n) => {
+                payload.extend_from_slice(&chunk[..n]);
+                if payload.len() as u64 > MAX_PAYLOAD {
+                    return Ok(());
+                }
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// Runs one agent call; `deadline` bounds it (`--deadline SECONDS`).
 pub fn run(agent: Agent, deadline: Option<Duration>) -> ExitCode {
     if let Some(d) = deadline {
-        start_watchdog(agent, d);
+        set_deadline(d);
     }
     let mut payload = Vec::new();
-    let read = std::io::stdin()
-        .lock()
-        .take(MAX_PAYLOAD + 1)
-        .read_to_end(&mut payload);
+    let read = read_payload(&mut payload);
     let answer = match read {
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut && past_deadline() => {
+            expire_if_past(agent);
+            let reason = format!("could not read the payload: {e}");
+            agent::fail_closed(agent, None, &reason)
+        }
         Err(e) => {
             let reason = format!("could not read the payload: {e}");
             agent::shim::record_error(&copse_dir(), agent, None, &reason);

@@ -1315,6 +1315,47 @@ fn a_bad_deadline_is_refused_with_a_clear_error_and_the_agents_block() {
     }
 }
 
+#[test]
+fn an_agent_that_never_closes_stdin_is_answered_with_a_block_at_the_deadline() {
+    let env = Env::new();
+    let _daemon = DaemonToStop::start(&env);
+    // Control: with its payload sent and stdin closed, the call is served by the
+    // daemon and denied by the hook.
+    let out = finish(spawn_shim_deadline(
+        &env,
+        "claude",
+        "30",
+        &bash("rm -rf /tmp/x"),
+        &[],
+    ));
+    assert_eq!(
+        stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    // Half a payload and a stdin left open: the deadline answers, not a hang.
+    let mut child = env
+        .cmd()
+        .args(["shim", "--agent", "claude", "--deadline", "1"])
+        .cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(b"{\"hook_event_name\": \"PreToolUse\", ")
+        .unwrap();
+    let out = finish(child);
+    drop(stdin);
+    assert_eq!(out.status.code(), Some(2), "block, not allow: {out:?}");
+    let log = shim_errors(&env);
+    assert!(
+        log.contains("deadline of 1 s passed while reading the payload"),
+        "{log}"
+    );
+}
+
 /// An installed agent config with this executable's path replaced by `[EXE]`.
 fn installed_config(path: &std::path::Path) -> String {
     let exe = env!("CARGO_BIN_EXE_copse-hooks");
