@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""End-to-end: the copse-hooks shim inside real Claude Code, Gemini CLI and Codex.
+"""End-to-end: the copse-hooks shim inside real Claude Code, Gemini CLI, Codex and
+GitHub Copilot CLI.
 
 For each agent, in a fresh HOME, against the fake model server (fake_model.py):
   1. `copse-hooks install --agent NAME [--adopt]` into the agent's own config;
@@ -7,10 +8,13 @@ For each agent, in a fresh HOME, against the fake model server (fake_model.py):
   3. a shell command denied by a Copse-native hook, and one denied by a hook in the
      agent's own format (adopted; for Gemini, a Claude-format hook honoured through
      `"shim": {"gemini": {"also": ["claude"]}}`), never runs;
+     (Copilot: its own hook file in ~/.copilot/hooks/ is adopted, and the shim's file is
+     ~/.copilot/hooks/copse-hooks.json);
   4. an allowed command runs, and the after-tool and stop hooks are recorded in the
      audit log under the agent's own session id;
   5. context injected at session start reaches the model;
-  6. `copse-hooks uninstall` leaves the agent's config byte-identical.
+  6. `copse-hooks uninstall` leaves the agent's config byte-identical (Copilot: every file
+     in ~/.copilot/hooks/).
 The shim forwards every call to the user daemon it starts on demand (checked: the calls
 were served by the daemon); the in-process fallback is tested by the Rust tests
 (crates/copse-hooks-cli/tests/it/shim.rs).
@@ -65,6 +69,24 @@ CLAUDE_FORMAT_HOOKS = {
 }
 
 
+# A hook file in GitHub Copilot CLI's own format (version 1): denies by a JSON answer, and
+# injects context at session start.
+COPILOT_FORMAT_HOOKS = {
+    "version": 1,
+    "hooks": {
+        "preToolUse": [{
+            "type": "command",
+            "bash": "grep -q adopted-forbidden && printf '%s' '{\"permissionDecision\":\"deny\","
+                    "\"permissionDecisionReason\":\"denied by an adopted hook\"}' || true",
+        }],
+        "sessionStart": [{
+            "type": "command",
+            "bash": "cat >/dev/null; printf '%s' '{\"additionalContext\":\"" + CTX + "\"}'",
+        }],
+    },
+}
+
+
 class Failure(Exception):
     pass
 
@@ -104,6 +126,7 @@ class Model:
 class Agent:
     name = ""
     adopt = True
+    adopted_dialect = "claude"  # the format of the agent's own hooks in this test
 
     def __init__(self, args, tmp, model):
         self.args, self.tmp, self.model = args, tmp, model
@@ -119,6 +142,14 @@ class Agent:
             "TMPDIR": str(tmp / "tmp"),
             "LANG": "C.UTF-8",
         }
+
+    def snapshot(self):
+        """The agent's hook config as bytes, to compare before install and after uninstall."""
+        return self.config.read_bytes()
+
+    def installed_hooks(self):
+        """The `hooks` tables of the agent's hook config(s) after install."""
+        return [json.loads(self.config.read_text())["hooks"]]
 
     def cli(self, *argv):
         r = subprocess.run([self.args.bin, *argv], env=self.env, cwd=self.proj,
@@ -214,6 +245,31 @@ class Gemini(Agent):
                  "GEMINI_CLI_TRUST_WORKSPACE": "true"})
 
 
+class Copilot(Agent):
+    """GitHub Copilot CLI, offline: its BYOK provider (type "anthropic") is the fake model,
+    and COPILOT_OFFLINE=true keeps it off GitHub (no sign-in needed)."""
+    name = "copilot"
+    adopted_dialect = "copilot"
+
+    def setup(self):
+        self.hooks_dir = self.home / ".copilot" / "hooks"
+        self.hooks_dir.mkdir(parents=True, exist_ok=True)
+        (self.hooks_dir / "guard.json").write_text(json.dumps(COPILOT_FORMAT_HOOKS, indent=2) + "\n")
+        self.config = self.hooks_dir / "copse-hooks.json"
+
+    def snapshot(self):
+        return {p.name: p.read_bytes() for p in sorted(self.hooks_dir.iterdir())}
+
+    def installed_hooks(self):
+        return [json.loads(p.read_text())["hooks"] for p in sorted(self.hooks_dir.glob("*.json"))]
+
+    def command(self, text):
+        return ([str(self.args.agents_bin / "copilot"), "-p", text, "--allow-all-tools", "--no-color"],
+                {"COPILOT_PROVIDER_BASE_URL": self.model.url, "COPILOT_PROVIDER_TYPE": "anthropic",
+                 "COPILOT_PROVIDER_API_KEY": "sk-dummy", "COPILOT_MODEL": "claude-sonnet-4.6",
+                 "COPILOT_OFFLINE": "true", "COPILOT_AUTO_UPDATE": "false"})
+
+
 def model_calls(reqs):
     return [r for r in reqs if any(k in r["path"] for k in ("/messages", "enerateContent", "/responses"))
             and not r["path"].endswith("count_tokens")]
@@ -222,16 +278,16 @@ def model_calls(reqs):
 def scenario(agent):
     agent.setup()
     (agent.copse / "hooks.json").write_text(json.dumps(COPSE_HOOKS, indent=2))
-    pristine = agent.config.read_bytes()
+    pristine = agent.snapshot()
 
     print("  install")
     agent.cli("install", "--agent", agent.name, *(["--adopt"] if agent.adopt else []))
-    installed = json.loads(agent.config.read_text())
-    check(any("shim --agent " + agent.name in json.dumps(v) for v in installed["hooks"].values()),
+    installed = agent.installed_hooks()
+    check(any("shim --agent " + agent.name in json.dumps(v) for hooks in installed for v in hooks.values()),
           "the shim is in the agent's config")
     if agent.adopt:
         check((agent.copse / "adopted" / agent.name).is_dir(), "the agent's hooks were adopted")
-        check(all("adopted-forbidden" not in json.dumps(v) for v in installed["hooks"].values()),
+        check(all("adopted-forbidden" not in json.dumps(v) for hooks in installed for v in hooks.values()),
               "only shim entries are left in the agent's config")
 
     print("  blocked prompt")
@@ -243,7 +299,8 @@ def scenario(agent):
 
     for label, marker, who, reason in (
             ("copse-denied", "copse-forbidden", "dialect copse", "denied by a copse e2e hook"),
-            ("adopted-denied", "adopted-forbidden", "dialect claude", "denied by an adopted hook")):
+            ("adopted-denied", "adopted-forbidden", f"dialect {agent.adopted_dialect}",
+             "denied by an adopted hook")):
         print(f"  denied command ({who})")
         target = agent.proj / f"{label}.txt"
         mark = agent.model.mark()
@@ -280,7 +337,13 @@ def scenario(agent):
 
     print("  uninstall")
     agent.cli("uninstall", "--agent", agent.name)
-    check(agent.config.read_bytes() == pristine, "the agent's config is byte-identical to before")
+    check(agent.snapshot() == pristine, "the agent's config is byte-identical to before")
+
+
+# Copilot joins the default run once `copse-hooks shim --agent copilot` lands; until then
+# `--only copilot` runs it.
+DEFAULT = (Claude, Gemini, Codex)
+ALL = DEFAULT + (Copilot,)
 
 
 def main():
@@ -292,7 +355,7 @@ def main():
     args = ap.parse_args()
     args.bin = args.bin.resolve()
     failed = []
-    for cls in (Claude, Gemini, Codex):
+    for cls in (ALL if args.only else DEFAULT):
         if args.only and cls.name not in args.only:
             continue
         tmp = Path(tempfile.mkdtemp(prefix=f"copse-e2e-{cls.name}-"))
