@@ -203,6 +203,23 @@ impl EngineConfigBuilder {
         self
     }
 
+    /// The machine's managed policy (default: what
+    /// [`EngineConfig::from_process`] read), e.g. one loaded from a throwaway
+    /// root-owned directory with [`crate::ManagedPolicy::load`]. The pinned OTLP
+    /// export follows it.
+    pub fn managed(mut self, policy: crate::ManagedPolicy) -> Self {
+        self.config.otel_pinned = policy.otel.clone();
+        self.config.managed = std::sync::Arc::new(policy);
+        self
+    }
+
+    /// The dialect of the agent this engine serves as the shim (its vendor's
+    /// managed-hooks-only rule then covers every hook).
+    pub fn serving(mut self, dialect: crate::Dialect) -> Self {
+        self.config.serving = Some(dialect);
+        self
+    }
+
     /// The config.
     #[must_use]
     pub fn build(self) -> EngineConfig {

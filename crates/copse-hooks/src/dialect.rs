@@ -237,6 +237,10 @@ pub fn effective_policy(
     hook: &HookSpec,
     settings: &std::collections::BTreeMap<String, FailurePolicy>,
 ) -> FailurePolicy {
+    // A managed floor is the last word (`managed.rs`).
+    if crate::managed::floor_closes(settings, hook.dialect, hook.canonical.map(|c| c.name())) {
+        return FailurePolicy::Closed;
+    }
     if hook.options.policy_fixed {
         return hook.policy;
     }

@@ -408,7 +408,13 @@ impl Slot {
         }
         let mut hash = None;
         count_access();
-        let parsed = match crate::fsread::read_config(&loc.path, crate::fsread::MAX_CONFIG_BYTES) {
+        // A managed file must be root's, not merely this user's or root's.
+        let read = if loc.scope == Scope::Managed {
+            crate::managed::read_root_owned(&loc.path)
+        } else {
+            crate::fsread::read_config(&loc.path, crate::fsread::MAX_CONFIG_BYTES)
+        };
+        let parsed = match read {
             Ok(bytes) => {
                 hash = Some(crate::settings::sha256_hex(&bytes));
                 let text = String::from_utf8_lossy(&bytes);

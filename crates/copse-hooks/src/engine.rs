@@ -93,6 +93,14 @@ pub struct EngineConfig {
     /// The agent this engine serves (`claude-code`, `cursor`, `codex`, …), when the
     /// host knows it: exported as `gen_ai.agent.name` on every gate.
     pub agent: Option<String>,
+    /// The machine's managed policy (`/etc/copse-hooks/`, the vendors' managed tiers),
+    /// read by [`EngineConfig::from_process`]: its hooks run first and whatever hooks
+    /// are off, its floors and `allowManagedHooksOnly` are the last word.
+    pub managed: Arc<crate::managed::ManagedPolicy>,
+    /// The dialect of the agent the shim serves, when it serves one: that vendor's
+    /// managed-hooks-only rule then covers every hook (the vendor would not have run
+    /// the shim's user-level hooks either).
+    pub serving: Option<Dialect>,
 }
 
 impl EngineConfig {
@@ -114,6 +122,7 @@ impl EngineConfig {
     /// A config for this process: `$HOME`, `$COPSE_DIR` (default `~/.copse`), this
     /// process's environment, hooks off, nothing trusted.
     pub fn from_process(workspace_roots: Vec<PathBuf>) -> EngineConfig {
+        let managed = Arc::new(crate::managed::ManagedPolicy::from_process());
         EngineConfig {
             home: Self::process_home(),
             copse_dir: Self::process_copse_dir(),
@@ -142,8 +151,10 @@ impl EngineConfig {
             codex_system_dir: PathBuf::from("/etc/codex"),
             locations: None,
             otel_settings: None,
-            otel_pinned: None,
+            otel_pinned: managed.otel.clone(),
             agent: None,
+            managed,
+            serving: None,
         }
     }
 
@@ -252,6 +263,9 @@ pub struct HookSummary {
     /// Why a persistent hook is broken (repeated crashes), as this engine or the audit
     /// store last saw it; its events resolve by the failure policy without starting it.
     pub broken: Option<String>,
+    /// Why a managed-hooks-only rule keeps it from running, naming the file that set
+    /// it (`allowManagedHooksOnly: set by /etc/copse-hooks/settings.json`).
+    pub managed_only: Option<String>,
 }
 
 /// One workspace file a project hook runs, as trust sees it.
@@ -337,6 +351,9 @@ struct Inner {
     otel: Option<crate::otel::Exporter>,
     /// What was wrong with the `OTEL_*` variables or the `"otel"` settings.
     otel_warnings: Vec<String>,
+    /// The per-dialect failure policy with the managed floors folded in (what a run
+    /// and the listing decide a hook's policy from).
+    run_policy: std::collections::BTreeMap<String, FailurePolicy>,
 }
 
 /// Every script pinned by a trusted root among `roots`, sorted and deduplicated.
@@ -349,6 +366,32 @@ fn pinned_scripts_of(trusted: &[TrustedWorkspace], roots: &[PathBuf]) -> Vec<Pat
         .collect();
     out.sort();
     out.dedup();
+    out
+}
+
+/// `locations` with the managed hook files in front (they run first): the Copse ones
+/// always, a vendor's only when `locations` reads that vendor's configs (the shim
+/// never reads the calling agent's own, nor its managed tier).
+fn with_managed(
+    policy: &crate::managed::ManagedPolicy,
+    locations: Vec<ConfigLocation>,
+) -> Vec<ConfigLocation> {
+    let Some(paths) = &policy.paths else {
+        return locations;
+    };
+    let mut out: Vec<ConfigLocation> = paths
+        .hook_locations(policy.dir_ok, |d| locations.iter().any(|l| l.dialect == d))
+        .into_iter()
+        // One that appears later is read by the next engine; none costs nothing.
+        .filter(|(path, _)| path.exists())
+        .map(|(path, dialect)| ConfigLocation {
+            path,
+            dialect,
+            scope: Scope::Managed,
+            root: None,
+        })
+        .collect();
+    out.extend(locations);
     out
 }
 
@@ -402,15 +445,18 @@ impl Engine {
                 .find(|(k, _)| k == DEPTH_VAR)
                 .map(|(_, v)| v.as_os_str()),
         );
-        let registry = Registry::new(match &config.locations {
-            Some(locations) => locations.clone(),
-            None => discovery::locations_with(
-                &config.home,
-                &config.copse_dir,
-                &roots,
-                &config.vendor_paths(),
-            ),
-        });
+        let registry = Registry::new(with_managed(
+            &config.managed,
+            match &config.locations {
+                Some(locations) => locations.clone(),
+                None => discovery::locations_with(
+                    &config.home,
+                    &config.copse_dir,
+                    &roots,
+                    &config.vendor_paths(),
+                ),
+            },
+        ));
         let base_env = env::scrubbed(config.environment.iter().cloned());
         let config_grace = config.limits.kill_grace;
         let (spine, spine_warning) = match &config.spine_path {
@@ -435,7 +481,7 @@ impl Engine {
         };
         let sandbox = config.sandbox.then(|| SandboxConfig {
             sandbox: crate::sandbox::platform_sandbox(),
-            require: config.require_sandbox,
+            require: config.require_sandbox || config.managed.require_sandbox,
             extra_writable: config
                 .sandbox_writable
                 .iter()
@@ -457,6 +503,7 @@ impl Engine {
             inner: Arc::new(Inner {
                 otel: otel.config.map(crate::otel::Exporter::start),
                 otel_warnings: otel.warnings,
+                run_policy: crate::managed::with_floors(&config.failure_policy, &config.managed),
                 plugins: Default::default(),
                 sandbox,
                 spine,
@@ -637,9 +684,27 @@ impl Engine {
         snapshot
     }
 
-    /// Whether hooks may run at all (enabled, and not inside a hook process).
+    /// Whether hooks may run at all (enabled, or managed hooks may exist; and not
+    /// inside a hook process).
     pub(crate) fn hooks_active(&self) -> bool {
-        self.inner.config.hooks_enabled && !self.recursion_guard_tripped()
+        (self.inner.config.hooks_enabled || self.inner.config.managed.may_have_hooks())
+            && !self.recursion_guard_tripped()
+    }
+
+    /// The machine's managed policy.
+    pub fn managed(&self) -> &crate::managed::ManagedPolicy {
+        &self.inner.config.managed
+    }
+
+    /// Why the hooks of the config at `loc` may not run under a managed-hooks-only
+    /// rule (copse-hooks' own, or the vendor's), naming the file that set it.
+    pub(crate) fn managed_only_of(&self, loc: &ConfigLocation) -> Option<String> {
+        let config = &self.inner.config;
+        let system_codex = loc.dialect == Dialect::Codex
+            && loc.path.parent() == Some(config.codex_system_dir.as_path());
+        config
+            .managed
+            .managed_only(loc.dialect, loc.scope, config.serving, system_codex)
     }
 
     /// The config cache.
@@ -669,7 +734,7 @@ impl Engine {
             child_depth: self.child_depth(),
             limits: self.limits(),
             sandbox: self.sandbox_config(),
-            failure_policy: &self.inner.config.failure_policy,
+            failure_policy: &self.inner.run_policy,
             http_policy,
             persistent: Some(&self.inner.persistent),
         }
@@ -830,8 +895,23 @@ impl Engine {
         let switches = select::switches_of_trusted(self, configs);
         let mut hooks = Vec::new();
         let mut warnings = Vec::new();
+        let managed = &self.inner.config.managed;
+        for line in managed
+            .warnings
+            .iter()
+            .chain(&managed.claude.warnings)
+            .chain(&managed.codex.warnings)
+        {
+            warnings.push(ConfigWarning {
+                source: managed.dir.clone(),
+                scope: Scope::Managed,
+                event: None,
+                message: line.clone(),
+            });
+        }
         for loaded in configs {
             let config_trust = self.trust_state(loaded);
+            let managed_only = self.managed_only_of(&loaded.location);
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
                 let scripts = self.hook_scripts(hook);
                 let trust = if config_trust == TrustState::Trusted
@@ -863,7 +943,8 @@ impl Engine {
                     event: hook.event.clone(),
                     canonical: hook.canonical,
                     matcher: hook.matcher_source.clone(),
-                    active: enabled
+                    active: (enabled || hook.scope == Scope::Managed)
+                        && managed_only.is_none()
                         && trusted
                         && hook.supported()
                         && matcher_error.is_none()
@@ -878,10 +959,8 @@ impl Engine {
                     trusted,
                     trust,
                     enabled,
-                    fail_closed: crate::dialect::effective_policy(
-                        hook,
-                        &self.inner.config.failure_policy,
-                    ) == FailurePolicy::Closed,
+                    fail_closed: crate::dialect::effective_policy(hook, &self.inner.run_policy)
+                        == FailurePolicy::Closed,
                     sandboxed: hook.sandbox,
                     http: hook.options.http.is_some(),
                     last_error: failures
@@ -900,6 +979,7 @@ impl Engine {
                         .and_then(|p| p.idle_timeout)
                         .map(|t| u64::try_from(t.as_millis()).unwrap_or(u64::MAX)),
                     broken: None,
+                    managed_only: managed_only.clone(),
                 });
             }
             warnings.extend(loaded.config.warnings.iter().cloned());

@@ -95,6 +95,13 @@ pub enum SkipReason {
     UnsupportedEvent,
     /// An identical handler already runs for this event (the vendor runs it once).
     Duplicate,
+    /// A managed-hooks-only rule (copse-hooks' `allowManagedHooksOnly`, Claude's
+    /// `allowManagedHooksOnly`, Codex's `allow_managed_hooks_only`) keeps every
+    /// non-managed hook from running.
+    ManagedOnly {
+        /// The rule and the file that set it.
+        why: String,
+    },
 }
 
 impl SkipReason {
@@ -115,6 +122,7 @@ impl SkipReason {
             SkipReason::OtherEvent { .. } => "other_event",
             SkipReason::UnsupportedEvent => "unsupported_event",
             SkipReason::Duplicate => "duplicate",
+            SkipReason::ManagedOnly { .. } => "managed_only",
         }
     }
 
@@ -170,6 +178,9 @@ impl SkipReason {
             ),
             SkipReason::Duplicate => {
                 "an identical handler already runs for this event (run once)".to_string()
+            }
+            SkipReason::ManagedOnly { why } => {
+                format!("{why}: only managed hooks run")
             }
         }
     }
@@ -333,7 +344,8 @@ impl Engine {
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
                 let k = key(&loaded.config, index);
                 let (status, reason) = if selected.contains(&k) {
-                    if off {
+                    // Managed hooks run whether hooks are on or off.
+                    if off && hook.scope != Scope::Managed {
                         (HookStatus::Skipped, Some(SkipReason::HooksOff))
                     } else if guard {
                         (
@@ -428,6 +440,7 @@ impl Engine {
             Skip::Switched(why) => SkipReason::VendorDisabled { why: why.clone() },
             Skip::ScriptChanged(file) => SkipReason::ScriptChanged { file: file.clone() },
             Skip::Duplicate => SkipReason::Duplicate,
+            Skip::ManagedOnly(why) => SkipReason::ManagedOnly { why: why.clone() },
             Skip::NotApplicable => not_applicable(hook, event),
         })
     }

@@ -112,6 +112,7 @@ mod http;
 mod jsonpos;
 mod lint;
 mod loop_limit;
+mod managed;
 mod matcher;
 mod notice;
 pub mod otel;
@@ -161,6 +162,7 @@ pub use private::{Insecure, insecurity};
 pub use scripts::{scripts_of, unpinned_files};
 // Compiled matchers appear in the dialects' parsed hooks (`dialect::HookSpec`).
 pub use loop_limit::LoopLimit;
+pub use managed::{ManagedPaths, ManagedPolicy, ManagedState, VendorTier};
 pub use matcher::{GlobError, GlobMatcher, MatchResult, MatcherError, RegexMatcher};
 pub use notice::{Notice, NoticeKind, shell_quote};
 pub use outcome::{

@@ -75,6 +75,11 @@ pub fn engine_config(
     config.gemini_system_settings = var(vars, "GEMINI_CLI_SYSTEM_SETTINGS_PATH")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
+    // The managed layer as the agent's environment places it; the agent's vendor's
+    // managed-hooks-only rule covers every hook the shim runs for it.
+    config.managed = std::sync::Arc::new(crate::managed::ManagedPolicy::from_env(vars));
+    config.otel_pinned = config.managed.otel.clone();
+    config.serving = Some(agent.adopted_dialect());
     let settings = Settings::load(&Settings::path_in(&config.copse_dir))
         .map_err(|e| ShimError::Settings(e.to_string()))?;
     // Registering the shim in an agent is the opt-in: hooks run unless the settings

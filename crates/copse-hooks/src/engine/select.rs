@@ -31,6 +31,9 @@ pub(crate) enum Skip {
     ScriptChanged(PathBuf),
     /// An identical handler already selected (Claude, Gemini run it once).
     Duplicate,
+    /// A managed-hooks-only rule keeps every non-managed hook from running (why,
+    /// naming the file that set it).
+    ManagedOnly(String),
 }
 
 /// What an event runs.
@@ -70,7 +73,14 @@ impl Engine {
         changed: &mut dyn FnMut(&Path),
         problems: &mut dyn FnMut(&ConfigWarning),
     ) -> Plan {
-        let candidates = self.candidates(|loc| self.root_trusted(loc));
+        // With hooks off only the managed layer runs; a managed-hooks-only rule leaves
+        // the other configs unread.
+        let enabled = self.config().hooks_enabled;
+        let candidates = self.candidates(|loc| {
+            (enabled || loc.scope == Scope::Managed)
+                && self.root_trusted(loc)
+                && self.managed_only_of(loc).is_none()
+        });
         self.stop_unselected_persistent(&candidates);
         let hooks = self.select_from(
             &candidates,
@@ -197,9 +207,26 @@ impl Engine {
     ) -> Vec<Selected> {
         let mut out = Vec::new();
         let switches = switches_of(candidates);
+        // Managed hooks answer only to the managed layers' own switches: a user's or
+        // project's `disableAllHooks`, `hooksConfig` or `[features]` cannot turn them
+        // off (the vendors' rule for their managed hooks, and ours).
+        let managed_switches = Switches::of(
+            candidates
+                .iter()
+                .filter(|c| c.trust == TrustState::Trusted)
+                .filter(|c| c.loaded.location.scope == Scope::Managed)
+                .map(|c| layer(&c.loaded)),
+        );
+        let claude_managed_off = self.managed().claude.hooks_off;
         // Hooks a vendor runs once per event, whatever the layer, by (dialect, key).
         let mut seen: HashSet<(Dialect, String)> = HashSet::new();
         for Candidate { loaded, trust } in candidates {
+            if let Some(why) = self.managed_only_of(&loaded.location) {
+                for index in 0..loaded.config.hooks.len() {
+                    (observer.skipped)(loaded, index, Skip::ManagedOnly(why.clone()));
+                }
+                continue;
+            }
             if *trust != TrustState::Trusted {
                 if loaded.exists {
                     (observer.changed)(&loaded.location.path);
@@ -214,7 +241,18 @@ impl Engine {
             }
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
                 let extra = loaded.config.extra(index);
-                let skip = match crate::dialect::admit(&switches, hook, extra, event, ctx) {
+                let in_force = if hook.scope == Scope::Managed {
+                    &managed_switches
+                } else {
+                    &switches
+                };
+                // Claude's managed `disableAllHooks` wins over any other file's value.
+                let admission = if claude_managed_off && hook.dialect == Dialect::Claude {
+                    Admission::AllOff
+                } else {
+                    crate::dialect::admit(in_force, hook, extra, event, ctx)
+                };
+                let skip = match admission {
                     Admission::AllOff => Some(Skip::ClaudeDisabled),
                     Admission::OtherEvent => Some(Skip::OtherEvent),
                     Admission::Switched(why) => Some(Skip::Switched(why)),

@@ -15,6 +15,7 @@ mod fx;
 mod gemini;
 mod http;
 mod isolation;
+mod managed;
 mod otel;
 mod otel_gate;
 mod persistent;
