@@ -20,7 +20,7 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use rustix::fs::{FlockOperation, flock};
@@ -231,32 +231,122 @@ pub fn serve_socket(bound: Bound, config: ServerConfig) -> Result<(), ServerErro
             })
             .map_err(io("cannot start the watch thread for", &socket_path))?;
     }
+    let workers = Workers::new(server);
     for stream in bound.listener.incoming() {
         let Ok(stream) = stream else { continue };
-        let server = Arc::clone(&server);
+        workers.dispatch(stream);
+    }
+    Ok(())
+}
+
+/// Serves one connection to its end.
+fn serve_one(server: &Arc<Server>, stream: UnixStream) {
+    let Ok(output) = stream.try_clone() else {
+        return;
+    };
+    // Defence in depth: a hook that reached the socket is not served.
+    if let Some(why) = crate::peer::check(&stream) {
+        eprintln!("copse-hooks serve: refused a connection: {why}");
+        refuse(&stream, &why);
+        return;
+    }
+    let probe = &stream;
+    let end = server.serve_connection(&stream, output, || crate::hung_up(probe));
+    if let ConnectionEnd::Exit { .. } = end {
+        let _ = stream.shutdown(std::net::Shutdown::Both);
+    }
+}
+
+/// The connection threads: one per open connection, as before, but a thread whose
+/// connection ended waits a while for the next one instead of exiting. A shim opens
+/// one connection per agent call, and creating a thread for each (stack, signal
+/// stack, name, affinity: about 15 system calls) was a measurable part of the
+/// daemon's time per call; handing a connection to a waiting thread is one wake-up.
+/// At most [`Workers::IDLE_MAX`] threads wait; one idle for [`Workers::IDLE_FOR`]
+/// exits. A connection that finds no idle thread gets a new one, so a long-lived host
+/// connection never delays another.
+struct Workers {
+    server: Arc<Server>,
+    shared: Arc<WorkerQueue>,
+}
+
+#[derive(Default)]
+struct WorkerQueue {
+    state: Mutex<WorkerState>,
+    ready: Condvar,
+}
+
+#[derive(Default)]
+struct WorkerState {
+    queue: std::collections::VecDeque<UnixStream>,
+    idle: usize,
+}
+
+impl Workers {
+    const IDLE_MAX: usize = 4;
+    const IDLE_FOR: Duration = Duration::from_secs(60);
+
+    fn new(server: Arc<Server>) -> Workers {
+        Workers {
+            server,
+            shared: Arc::new(WorkerQueue::default()),
+        }
+    }
+
+    /// Hands `stream` to an idle thread, or to a new one when none waits.
+    fn dispatch(&self, stream: UnixStream) {
+        let mut state = self.shared.state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.idle > state.queue.len() {
+            state.queue.push_back(stream);
+            drop(state);
+            self.shared.ready.notify_one();
+            return;
+        }
+        drop(state);
+        let server = Arc::clone(&self.server);
+        let shared = Arc::clone(&self.shared);
         let spawned = std::thread::Builder::new()
             .name("copse-hooks-conn".to_owned())
             .spawn(move || {
-                let Ok(output) = stream.try_clone() else {
-                    return;
-                };
-                // Defence in depth: a hook that reached the socket is not served.
-                if let Some(why) = crate::peer::check(&stream) {
-                    eprintln!("copse-hooks serve: refused a connection: {why}");
-                    refuse(&stream, &why);
-                    return;
-                }
-                let probe = &stream;
-                let end = server.serve_connection(&stream, output, || crate::hung_up(probe));
-                if let ConnectionEnd::Exit { .. } = end {
-                    let _ = stream.shutdown(std::net::Shutdown::Both);
+                let mut next = Some(stream);
+                while let Some(stream) = next.take() {
+                    serve_one(&server, stream);
+                    next = shared.wait();
                 }
             });
         if let Err(e) = spawned {
             eprintln!("copse-hooks serve: cannot start a connection thread: {e}");
         }
     }
-    Ok(())
+}
+
+impl WorkerQueue {
+    /// Waits for the next connection; `None` when this thread should exit (enough
+    /// others wait, or none came for [`Workers::IDLE_FOR`]).
+    fn wait(&self) -> Option<UnixStream> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.idle >= Workers::IDLE_MAX {
+            return None;
+        }
+        state.idle += 1;
+        let until = Instant::now() + Workers::IDLE_FOR;
+        let got = loop {
+            if let Some(stream) = state.queue.pop_front() {
+                break Some(stream);
+            }
+            let now = std::time::Instant::now();
+            if now >= until {
+                break None;
+            }
+            state = self
+                .ready
+                .wait_timeout(state, until - now)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        };
+        state.idle -= 1;
+        got
+    }
 }
 
 /// Tells a refused peer why (one error line, `id` `null`; nothing ran), then closes.

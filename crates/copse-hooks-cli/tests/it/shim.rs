@@ -505,6 +505,55 @@ fn daemon_pid(env: &Env) -> i32 {
         .unwrap()
 }
 
+/// The daemon's connection threads (`/proc/PID/task` entries named so).
+fn connection_threads(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
+        .filter(|name| name.trim() == "copse-hooks-con")
+        .count()
+}
+
+#[test]
+fn the_daemon_reuses_its_connection_threads_and_an_idle_connection_blocks_no_call() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enabled(&env, json!({}));
+    copse_hooks(&env, json!({"toolGate": [{"command": DENY_RM}]}));
+    // Control: the daemon serves the call and the hook denies.
+    let out = shim(&env, "claude", &bash("rm -rf /tmp/x"));
+    assert_eq!(
+        stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
+        "deny"
+    );
+    assert!(served_by_daemon(&env, "claude"));
+    let pid = daemon_pid(&env);
+    // Twenty calls one after another: served by the threads already there.
+    for _ in 0..20 {
+        let out = shim(&env, "claude", &bash("rm -rf /tmp/x"));
+        assert_eq!(
+            stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
+            "deny"
+        );
+    }
+    let threads = connection_threads(pid);
+    assert!(
+        (1..=4).contains(&threads),
+        "{threads} connection threads after 21 sequential calls"
+    );
+    // A host that connects and says nothing holds one thread; calls go on.
+    let idle =
+        std::os::unix::net::UnixStream::connect(env.copse_dir().join("daemon.sock")).unwrap();
+    for _ in 0..3 {
+        let out = shim(&env, "claude", &bash("rm -rf /tmp/x"));
+        assert_eq!(
+            stdout_json(&out)["hookSpecificOutput"]["permissionDecision"],
+            "deny"
+        );
+    }
+    drop(idle);
+}
+
 #[test]
 fn the_daemon_is_started_on_demand_and_serves_the_call() {
     let env = Env::new();
