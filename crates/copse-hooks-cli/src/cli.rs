@@ -115,7 +115,7 @@ pub fn main() -> ExitCode {
         Command::Shim { agent, deadline } => match copse_hooks::agent::Agent::parse(agent) {
             Some(a) => Ok(commands::shim::run(a, *deadline)),
             None => Err(anyhow::anyhow!(
-                "unknown agent {agent:?} (expected claude, gemini, codex or cursor)"
+                "unknown agent {agent:?} (expected claude, gemini, codex, cursor or copilot)"
             )),
         },
         Command::Install {

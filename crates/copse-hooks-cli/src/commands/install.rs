@@ -45,6 +45,13 @@ pub fn config_path(agent: Agent, home: &Path, project: Option<&Path>) -> PathBuf
             _ => base(".codex").join("hooks.json"),
         },
         Agent::Cursor => base(".cursor").join("hooks.json"),
+        // Copilot reads every `*.json` of its hooks directories: ours is one file.
+        Agent::Copilot => match (project, std::env::var_os("COPILOT_HOME")) {
+            (None, Some(h)) if !h.is_empty() => PathBuf::from(h).join("hooks"),
+            (None, _) => home.join(".copilot").join("hooks"),
+            (Some(root), _) => root.join(".github").join("hooks"),
+        }
+        .join("copse-hooks.json"),
     }
 }
 
@@ -178,10 +185,13 @@ fn to_text(value: &Value, indent: &str) -> Result<String> {
 }
 
 /// One shim entry in the agent's format, with its explicit `timeout` (seconds for
-/// Claude Code, Codex and Cursor; milliseconds for Gemini CLI).
-fn entry(agent: Agent, command: &str) -> Value {
+/// Claude Code, Codex and Cursor; milliseconds for Gemini CLI; Copilot's `timeoutSec`,
+/// with the event the entry serves in its `env`: Copilot's payloads do not name it).
+fn entry(agent: Agent, command: &str, event: &str) -> Value {
     let secs = ENTRY_TIMEOUT_SECS;
     match agent {
+        Agent::Copilot => json!({"type": "command", "bash": command, "timeoutSec": secs,
+            "env": {agent::copilot::EVENT_VAR: event}}),
         Agent::Claude | Agent::Codex => {
             json!({"hooks": [{"type": "command", "command": command, "timeout": secs}]})
         }
@@ -194,6 +204,12 @@ fn entry(agent: Agent, command: &str) -> Value {
 /// The commands of one event array's entries (nested groups or flat entries).
 fn entry_commands(agent: Agent, e: &Value) -> Vec<String> {
     match agent {
+        Agent::Copilot => ["bash", "command"]
+            .iter()
+            .find_map(|k| e.get(*k).and_then(Value::as_str))
+            .map(str::to_string)
+            .into_iter()
+            .collect(),
         Agent::Cursor => e
             .get("command")
             .and_then(Value::as_str)
@@ -252,6 +268,11 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
     if opts.adopt && opts.project.is_some() {
         bail!("--adopt works at user scope only (project hooks stay the project's)");
     }
+    if opts.adopt && agent == Agent::Copilot {
+        bail!(
+            "--adopt is not supported for copilot yet: Copilot keeps each hook file apart in its hooks directory, and they keep running under Copilot; nothing was installed"
+        );
+    }
     let copse_dir = copse_dir();
     let path = config_path(agent, &home(), opts.project.as_deref());
     let command = shim_command(agent)?;
@@ -294,7 +315,7 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
         indent_of(&text)
     };
 
-    if agent == Agent::Cursor && !root.contains_key("version") {
+    if matches!(agent, Agent::Cursor | Agent::Copilot) && !root.contains_key("version") {
         root.insert("version".into(), json!(1));
     }
     let created_hooks_key = !root.contains_key("hooks");
@@ -389,7 +410,7 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
                 }
             }
         };
-        let fresh = entry(agent, &command);
+        let fresh = entry(agent, &command, event);
         match list.iter().position(|e| is_shim_entry(agent, e)) {
             // An entry from an older install (no timeout, no deadline, another
             // binary): brought up to date in place, and any second shim entry (two
@@ -414,7 +435,7 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
         }
         for e in entries.as_array_mut().into_iter().flatten() {
             if is_shim_entry(agent, e) && entry_commands(agent, e).iter().any(|c| *c != command) {
-                *e = entry(agent, &command);
+                *e = entry(agent, &command, event);
             }
         }
     }
@@ -617,7 +638,7 @@ pub fn shim_commands_in(agent: Agent, path: &Path) -> Vec<String> {
 
 fn parse_agent(name: &str) -> Result<Agent> {
     Agent::parse(name).with_context(|| {
-        format!("unknown agent {name:?} (expected claude, gemini, codex or cursor)")
+        format!("unknown agent {name:?} (expected claude, gemini, codex, cursor or copilot)")
     })
 }
 

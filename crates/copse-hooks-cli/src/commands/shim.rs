@@ -763,6 +763,16 @@ pub fn run(agent: Agent, deadline: Option<Duration>) -> ExitCode {
     }
     let mut payload = Vec::new();
     let read = read_payload(&mut payload);
+    // Copilot's payloads do not name their event: the installed entry's variable does.
+    if read.is_ok()
+        && agent == Agent::Copilot
+        && let Some(stamped) = agent::copilot::stamp_event(
+            &payload,
+            std::env::var(agent::copilot::EVENT_VAR).ok().as_deref(),
+        )
+    {
+        payload = stamped;
+    }
     let answer = match read {
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut && past_deadline() => {
             expire_if_past(agent);

@@ -6,13 +6,14 @@
 //! as one of its hooks), turns it into a canonical event, and writes the merged
 //! verdict back in exactly the form that agent honours for that event.
 //!
-//! One file per agent: [`claude`], [`gemini`], [`codex`], [`cursor`]. Reading never
+//! One file per agent: [`claude`], [`gemini`], [`codex`], [`cursor`], [`copilot`]. Reading never
 //! fails on an event we do not serve (the answer is "nothing to say"), and every
 //! gated event has a block answer the shim falls back to on any internal error, so a
 //! failure of ours never becomes the agent's fail-open.
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod cursor;
 pub mod gemini;
 pub mod shim;
@@ -39,11 +40,19 @@ pub enum Agent {
     Codex,
     /// Cursor.
     Cursor,
+    /// GitHub Copilot CLI.
+    Copilot,
 }
 
 impl Agent {
     /// Every agent, in a stable order.
-    pub const ALL: [Agent; 4] = [Agent::Claude, Agent::Gemini, Agent::Codex, Agent::Cursor];
+    pub const ALL: [Agent; 5] = [
+        Agent::Claude,
+        Agent::Gemini,
+        Agent::Codex,
+        Agent::Cursor,
+        Agent::Copilot,
+    ];
 
     /// The lowercase name (`--agent NAME`).
     pub fn as_str(self) -> &'static str {
@@ -52,6 +61,7 @@ impl Agent {
             Agent::Gemini => "gemini",
             Agent::Codex => "codex",
             Agent::Cursor => "cursor",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -67,6 +77,7 @@ impl Agent {
             Agent::Codex => Dialect::Codex,
             Agent::Cursor => Dialect::Cursor,
             Agent::Gemini => Dialect::Gemini,
+            Agent::Copilot => Dialect::Copilot,
         }
     }
 
@@ -77,6 +88,7 @@ impl Agent {
             Agent::Gemini => gemini::SERVED_EVENTS,
             Agent::Codex => codex::SERVED_EVENTS,
             Agent::Cursor => cursor::SERVED_EVENTS,
+            Agent::Copilot => copilot::SERVED_EVENTS,
         }
     }
 }
@@ -242,10 +254,12 @@ pub fn read(agent: Agent, payload: &[u8]) -> Result<Inbound, PayloadError> {
         Agent::Gemini => gemini::event(&wire, &obj)?,
         Agent::Codex => codex::event(&wire, &obj)?,
         Agent::Cursor => cursor::event(&wire, &obj)?,
+        Agent::Copilot => copilot::event(&wire, &obj)?,
     };
     let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
     let session_id = match agent {
         Agent::Cursor => text("conversation_id").or_else(|| text("session_id")),
+        Agent::Copilot => text("sessionId"),
         _ => text("session_id"),
     }
     .unwrap_or_default();
@@ -253,7 +267,7 @@ pub fn read(agent: Agent, payload: &[u8]) -> Result<Inbound, PayloadError> {
         Agent::Claude => text("prompt_id"),
         Agent::Codex => text("turn_id"),
         Agent::Cursor => text("generation_id"),
-        Agent::Gemini => None,
+        Agent::Gemini | Agent::Copilot => None,
     }
     .filter(|s| !s.is_empty());
     let workspace_roots = obj
@@ -322,6 +336,7 @@ pub fn answer(agent: Agent, inbound: &Inbound, reply: &Reply) -> Answer {
         Agent::Gemini => gemini::answer(&inbound.wire_event, event, reply),
         Agent::Codex => codex::answer(&inbound.wire_event, event, reply),
         Agent::Cursor => cursor::answer(&inbound.wire_event, event, reply),
+        Agent::Copilot => copilot::answer(event, reply),
     }
 }
 
@@ -463,6 +478,7 @@ fn served_as(agent: Agent, wire: &str) -> Option<CanonicalEvent> {
         Agent::Gemini => gemini::canonical_for(wire),
         Agent::Codex => codex::canonical_for(wire),
         Agent::Cursor => crate::dialect::cursor::canonical_for(wire),
+        Agent::Copilot => copilot::canonical_for(wire),
     }
 }
 
@@ -477,6 +493,7 @@ fn family(agent: Agent) -> &'static [Agent] {
         Agent::Claude | Agent::Codex => &[Agent::Claude, Agent::Codex],
         Agent::Gemini => &[Agent::Gemini],
         Agent::Cursor => &[Agent::Cursor],
+        Agent::Copilot => &[Agent::Copilot],
     }
 }
 
@@ -487,6 +504,7 @@ fn published(agent: Agent) -> &'static [&'static str] {
         Agent::Codex => &crate::dialect::codex::PUBLISHED_EVENTS,
         Agent::Gemini => &crate::dialect::gemini::PUBLISHED_EVENTS,
         Agent::Cursor => &crate::dialect::cursor::PUBLISHED_EVENTS,
+        Agent::Copilot => &crate::dialect::copilot::PUBLISHED_EVENTS,
     }
 }
 
@@ -529,6 +547,15 @@ pub fn must_block(agent: Agent, wire_event: Option<&str>) -> bool {
 pub fn fail_closed(agent: Agent, wire_event: Option<&str>, reason: &str) -> Answer {
     // The reason may quote a payload or a daemon's answer.
     let reason = &escape_text(reason);
+    if agent == Agent::Copilot
+        && let Some(wire) = wire_event
+        && must_block(agent, Some(wire))
+    {
+        return copilot::block(
+            wire,
+            &format!("copse-hooks shim: {reason} (failing closed)"),
+        );
+    }
     if must_block(agent, wire_event) {
         Answer::block(&format!("copse-hooks shim: {reason} (failing closed)"))
     } else {
@@ -550,6 +577,7 @@ pub fn workspace_roots(
         Agent::Claude | Agent::Codex => env("CLAUDE_PROJECT_DIR"),
         Agent::Gemini => env("GEMINI_PROJECT_DIR").or_else(|| env("CLAUDE_PROJECT_DIR")),
         Agent::Cursor => env("CURSOR_PROJECT_DIR"),
+        Agent::Copilot => env("COPILOT_PROJECT_DIR").or_else(|| env("CLAUDE_PROJECT_DIR")),
     }
     .filter(|v| !v.is_empty());
     if let Some(v) = var {
@@ -570,7 +598,7 @@ pub fn adopted_dir(copse_dir: &Path, agent: Agent) -> PathBuf {
 pub fn adopted_config(copse_dir: &Path, agent: Agent) -> PathBuf {
     let name = match agent {
         Agent::Claude | Agent::Gemini => "settings.json",
-        Agent::Codex | Agent::Cursor => "hooks.json",
+        Agent::Codex | Agent::Cursor | Agent::Copilot => "hooks.json",
     };
     adopted_dir(copse_dir, agent).join(name)
 }
@@ -652,6 +680,29 @@ fn agent_locations(
                     out.push(ConfigLocation {
                         path: root.join(".codex").join(file),
                         dialect: Dialect::Codex,
+                        scope: Scope::Project,
+                        root: Some(root.clone()),
+                    });
+                }
+            }
+        }
+        Agent::Copilot => {
+            let copilot_home = std::env::var_os("COPILOT_HOME")
+                .filter(|v| !v.is_empty())
+                .map_or_else(|| home.join(".copilot"), PathBuf::from);
+            for path in crate::discovery::json_files(&copilot_home.join("hooks")) {
+                out.push(ConfigLocation {
+                    path,
+                    dialect: Dialect::Copilot,
+                    scope: Scope::User,
+                    root: None,
+                });
+            }
+            for root in roots {
+                for path in crate::discovery::json_files(&root.join(".github").join("hooks")) {
+                    out.push(ConfigLocation {
+                        path,
+                        dialect: Dialect::Copilot,
                         scope: Scope::Project,
                         root: Some(root.clone()),
                     });

@@ -554,6 +554,7 @@ pub fn note_unserved(copse_dir: &Path, agent: Agent, wire: &str) {
             Agent::Codex => crate::dialect::codex::unsupported_reason(wire),
             Agent::Gemini => crate::dialect::gemini::unsupported_reason(wire),
             Agent::Cursor => crate::dialect::cursor::unsupported_reason(wire),
+            Agent::Copilot => crate::dialect::copilot::unsupported_reason(wire),
         }
         .unwrap_or("copse-hooks does not serve it");
         format!(

@@ -5,6 +5,7 @@
 mod agent;
 mod claude;
 mod codex;
+mod copilot;
 mod copse;
 mod cursor;
 mod dialect_schemas;

@@ -159,6 +159,19 @@ fn respond(hook: &HookSpec, event: &EventPayload, obj: &Map<String, Value>) -> I
                 ..Outcome::default()
             }
         }
+        "userPromptSubmitted" => {
+            let blocks = obj.get("decision").and_then(Value::as_str) == Some("block");
+            let reason = trimmed(obj.get("reason"))
+                .unwrap_or_else(|| "Prompt blocked by a userPromptSubmitted hook.".to_string());
+            Outcome {
+                halt: blocks.then(|| Halt {
+                    reason: reason.clone(),
+                }),
+                user_message: blocks.then_some(reason),
+                inject_context: (!blocks).then(context).flatten(),
+                ..Outcome::default()
+            }
+        }
         "sessionStart" | "subagentStart" => Outcome {
             inject_context: context(),
             ..Outcome::default()
@@ -167,7 +180,6 @@ fn respond(hook: &HookSpec, event: &EventPayload, obj: &Map<String, Value>) -> I
             queue_message: queue(context(), false),
             ..Outcome::default()
         },
-        // userPromptSubmitted: Copilot drops a command hook's output.
         _ => Outcome::default(),
     };
     Interpretation::ok(outcome)

@@ -1,7 +1,8 @@
 //! The exact stdin a Copilot hook reads: the camelCase payload of the GitHub hooks
 //! reference, in its field order — `sessionId`, `timestamp` (Unix milliseconds),
-//! `cwd`, then the event's own fields. `toolArgs` is the tool's arguments as a JSON
-//! *string* (what Copilot CLI sends; scripts parse it a second time).
+//! `cwd`, then the event's own fields (`permissionRequest` starts with `hookName`
+//! and sends `toolInput`). `toolArgs` is the tool's arguments as an object, as
+//! Copilot CLI 1.0.102 sends it (older documentation showed a JSON string).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -12,7 +13,7 @@ use crate::dialect::{Context, HookSpec};
 use crate::event::EventPayload;
 
 /// Whether `toolArgs` is sent as a JSON string (Copilot CLI) rather than an object.
-pub const TOOL_ARGS_AS_STRING: bool = true;
+pub const TOOL_ARGS_AS_STRING: bool = false;
 
 /// Copilot's `toolArgs` for a canonical input.
 pub fn tool_args(tool_id: &str, input: &Map<String, Value>) -> Value {
@@ -48,6 +49,9 @@ pub fn marshal(hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Valu
     let host = &ctx.session.host;
     let transcript = || json!(host.transcript_path.clone().unwrap_or_default());
     let mut obj = Map::new();
+    if hook.event == "permissionRequest" {
+        obj.insert("hookName".into(), json!("permissionRequest"));
+    }
     obj.insert("sessionId".into(), json!(ctx.session.conversation_id));
     obj.insert("timestamp".into(), json!(now_ms()));
     obj.insert(
@@ -67,10 +71,14 @@ pub fn marshal(hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> Valu
         ("userPromptSubmitted", EventPayload::BeforeSubmitPrompt { prompt }) => {
             obj.insert("prompt".into(), json!(prompt));
         }
-        ("preToolUse", EventPayload::ToolGate(call))
-        | ("permissionRequest", EventPayload::PermissionRequest(call)) => {
+        ("preToolUse", EventPayload::ToolGate(call)) => {
             obj.insert("toolName".into(), json!(tool_name(&call.tool)));
             obj.insert("toolArgs".into(), tool_args(&call.tool, &call.input));
+        }
+        ("permissionRequest", EventPayload::PermissionRequest(call)) => {
+            obj.insert("toolName".into(), json!(tool_name(&call.tool)));
+            obj.insert("toolInput".into(), tool_args(&call.tool, &call.input));
+            obj.insert("permissionSuggestions".into(), json!([]));
         }
         ("postToolUse", EventPayload::AfterToolUse(r)) => {
             obj.insert("toolName".into(), json!(tool_name(&r.tool)));

@@ -12,10 +12,10 @@
 //! `timestamp` in milliseconds, `toolName`, `toolArgs`); answers are flat
 //! (`permissionDecision`, `behavior`, `decision`, `additionalContext`).
 //!
-//! Failure handling is the vendor's and differs per event: a `preToolUse` command hook
-//! that crashes or exits non-zero denies the call (fail-closed), exit 2 denies on
-//! `preToolUse` and `permissionRequest`, and every other event's failures are logged
-//! and skipped (fail-open). Those policies are fixed here (the per-dialect
+//! Failure handling is the vendor's and differs per event: a `preToolUse` or
+//! `permissionRequest` command hook that crashes or exits non-zero denies the call
+//! (fail-closed; observed in Copilot CLI 1.0.102), exit 2 denies on both, and every
+//! other event's failures are logged and skipped (fail-open). Those policies are fixed here (the per-dialect
 //! `failurePolicy` setting does not change them). Copilot lets a *timed-out*
 //! `preToolUse` hook through; here a timeout is a failure under the same closed policy
 //! (stricter, see `docs/dialects/copilot.md`).
@@ -101,9 +101,10 @@ pub fn matcher_subject(event: &str) -> Option<&'static str> {
     }
 }
 
-/// Whether a failed run of a hook on `event` blocks in Copilot (only `preToolUse`).
+/// Whether a failed run of a hook on `event` blocks in Copilot: `preToolUse` and
+/// `permissionRequest` (Copilot CLI 1.0.102 denies on a crash of either).
 pub fn fails_closed(event: &str) -> bool {
-    event == "preToolUse"
+    matches!(event, "preToolUse" | "permissionRequest")
 }
 
 /// Input keys renamed from Copilot's (first) to the canonical ones (second).
@@ -278,12 +279,22 @@ impl Adapter for Copilot {
         home.join(".copilot")
     }
 
-    /// The hook's own `env` (Copilot sets nothing else for its hooks).
-    fn vendor_env(&self, hook: &HookSpec, _ctx: &Context<'_>) -> Vec<(String, String)> {
-        hook.options
-            .copilot
-            .as_ref()
-            .map(|p| p.env.clone())
-            .unwrap_or_default()
+    /// What Copilot CLI 1.0.102 sets for its hooks (`COPILOT_CLI`, the hook file's
+    /// directory, the project directory under its own and Claude Code's names), then
+    /// the hook's own `env`.
+    fn vendor_env(&self, hook: &HookSpec, ctx: &Context<'_>) -> Vec<(String, String)> {
+        let mut out = vec![("COPILOT_CLI".to_string(), "1".to_string())];
+        if let Some(dir) = hook.source.parent() {
+            out.push(("COPILOT_HOOK_DIR".into(), dir.display().to_string()));
+        }
+        if let Some(root) = ctx.root_for(hook) {
+            let root = root.display().to_string();
+            out.push(("COPILOT_PROJECT_DIR".into(), root.clone()));
+            out.push(("CLAUDE_PROJECT_DIR".into(), root));
+        }
+        if let Some(place) = &hook.options.copilot {
+            out.extend(place.env.iter().cloned());
+        }
+        out
     }
 }
