@@ -348,7 +348,7 @@ struct Inner {
     persistent: crate::persistent::pool::Pool,
     /// The OTLP exporter, when the `OTEL_*` variables or the settings ask for one;
     /// flushed (bounded) on drop.
-    otel: Option<crate::otel::Exporter>,
+    otel: Option<Arc<crate::otel::Exporter>>,
     /// What was wrong with the `OTEL_*` variables or the `"otel"` settings.
     otel_warnings: Vec<String>,
     /// The per-dialect failure policy with the managed floors folded in (what a run
@@ -501,7 +501,7 @@ impl Engine {
         );
         Engine {
             inner: Arc::new(Inner {
-                otel: otel.config.map(crate::otel::Exporter::start),
+                otel: otel.config.map(crate::otel::Exporter::shared),
                 otel_warnings: otel.warnings,
                 run_policy: crate::managed::with_floors(&config.failure_policy, &config.managed),
                 plugins: Default::default(),
@@ -742,7 +742,7 @@ impl Engine {
 
     /// The OTLP exporter every gate is recorded to, when one is configured.
     pub fn otel(&self) -> Option<&crate::otel::Exporter> {
-        self.inner.otel.as_ref()
+        self.inner.otel.as_deref()
     }
 
     /// What was wrong with the `OTEL_*` variables or the `"otel"` settings (empty

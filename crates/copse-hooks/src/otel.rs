@@ -53,7 +53,7 @@ pub use config::{
     DEFAULT_MAX_BATCH, DEFAULT_MAX_QUEUE, DEFAULT_SCHEDULE_DELAY, DEFAULT_SERVICE_NAME,
     DEFAULT_SHUTDOWN, DEFAULT_TIMEOUT, EnvReading, ExportConfig, OtelSettings,
 };
-pub use exporter::{ExportStats, Exporter, ShutdownReport};
+pub use exporter::{ExportStats, Exporter, ShutdownReport, live_exporters, shutdown_all};
 pub use span::{
     GateSpan, RunSpan, SUMMARY_CAP, SpanId, TraceId, new_span_id, new_trace_id, summary,
 };

@@ -88,6 +88,11 @@ pub fn engine_config(
     config.trusted = settings.trusted_workspaces.clone();
     config.require_sandbox = settings.require_sandbox;
     config.sandbox_writable = settings.sandbox_writable_paths.clone();
+    config.otel_settings = settings
+        .otel
+        .as_ref()
+        .and_then(|o| serde_json::to_value(o).ok());
+    config.agent = Some(agent.as_str().to_owned());
     if settings.spine != Some(false) {
         config.spine_path = Some(config.copse_dir.join("spine.db"));
     }

@@ -101,6 +101,7 @@ pub struct Exporter {
     /// Receives once when the thread ends; taken by the first shutdown that sees it.
     done: Mutex<Option<Receiver<()>>>,
     traces_url: String,
+    include_payloads: bool,
 }
 
 impl std::fmt::Debug for Exporter {
@@ -120,6 +121,7 @@ impl Exporter {
         let (done_tx, done_rx) = mpsc::channel();
         let shared = Arc::new(Shared::default());
         let traces_url = config.traces_url.clone();
+        let include_payloads = config.include_payloads;
         let max_batch = u64::try_from(config.max_batch).unwrap_or(u64::MAX);
         let worker_shared = Arc::clone(&shared);
         let started = std::thread::Builder::new()
@@ -143,6 +145,7 @@ impl Exporter {
             max_batch,
             done: Mutex::new(Some(done_rx)),
             traces_url,
+            include_payloads,
         }
     }
 
@@ -211,6 +214,12 @@ impl Exporter {
     /// own `deadline` for the thread, then returns the counters.
     pub fn shutdown(&self, deadline: Duration) -> ShutdownReport {
         let until = Instant::now() + deadline;
+        self.close_by(until);
+        self.wait_until(until)
+    }
+
+    /// Stops taking gates and tells the thread to send what is queued by `until`.
+    fn close_by(&self, until: Instant) {
         // The deadline first, then the flag: the thread reads the deadline once it
         // sees the flag.
         let first = match self.shared.deadline.lock() {
@@ -225,6 +234,10 @@ impl Exporter {
             // An unpark before the thread parks makes that park return at once.
             self.unpark();
         }
+    }
+
+    /// Waits for the thread until `until` at the latest.
+    fn wait_until(&self, until: Instant) -> ShutdownReport {
         let completed = match self.done.lock() {
             Ok(mut done) => match done.as_ref() {
                 None => true,
@@ -245,6 +258,64 @@ impl Exporter {
             stats: self.stats(),
         }
     }
+
+    /// Whether spans carry payload bodies ([`ExportConfig::include_payloads`]).
+    pub fn include_payloads(&self) -> bool {
+        self.include_payloads
+    }
+
+    /// The exporter for `config` shared by every engine of this process that asks
+    /// for the same configuration (a daemon's warm engines, one per agent call
+    /// config, export through one thread and one queue); started on first use. It
+    /// shuts down (bounded) when the last engine holding it is dropped, or at
+    /// [`shutdown_all`].
+    pub fn shared(config: ExportConfig) -> Arc<Exporter> {
+        let mut live = match registry().lock() {
+            Ok(l) => l,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        live.retain(|(_, w)| w.strong_count() > 0);
+        if let Some(found) = live
+            .iter()
+            .filter(|(c, _)| *c == config)
+            .find_map(|(_, w)| w.upgrade())
+            .filter(|e| !e.shared.closing.load(Ordering::Relaxed))
+        {
+            return found;
+        }
+        let exporter = Arc::new(Exporter::start(config.clone()));
+        live.push((config, Arc::downgrade(&exporter)));
+        exporter
+    }
+}
+
+type Registry = Mutex<Vec<(ExportConfig, std::sync::Weak<Exporter>)>>;
+
+fn registry() -> &'static Registry {
+    static LIVE: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
+    LIVE.get_or_init(|| Mutex::new(Vec::new()))
+}
+
+/// Every exporter of this process started by [`Exporter::shared`] that an engine
+/// still holds: what a daemon's `doctor` adds up.
+pub fn live_exporters() -> Vec<Arc<Exporter>> {
+    let live = match registry().lock() {
+        Ok(l) => l,
+        Err(poisoned) => poisoned.into_inner(),
+    };
+    live.iter().filter_map(|(_, w)| w.upgrade()).collect()
+}
+
+/// Shuts down every live shared exporter together: each stops taking gates and
+/// sends what it has queued, all by one `deadline` (a daemon that stops takes at
+/// most `deadline` for its exports, however many there are).
+pub fn shutdown_all(deadline: Duration) -> Vec<ShutdownReport> {
+    let until = Instant::now() + deadline;
+    let all = live_exporters();
+    for e in &all {
+        e.close_by(until);
+    }
+    all.iter().map(|e| e.wait_until(until)).collect()
 }
 
 impl Drop for Exporter {
@@ -255,11 +326,11 @@ impl Drop for Exporter {
     }
 }
 
-/// The gate's span and one per run.
+/// The gate's span (none for detached runs) and one per run.
 fn span_count(g: &GateSpan) -> u64 {
     u64::try_from(g.runs.len())
         .unwrap_or(u64::MAX)
-        .saturating_add(1)
+        .saturating_add(u64::from(!g.detached))
 }
 
 /// The export thread: batches until closing, then drains the queue by the deadline.

@@ -12,13 +12,15 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::span::{GateSpan, RunSpan, SpanId, TraceId, one_line};
+use super::span::{GateSpan, RunSpan, SpanId, TraceId, one_line, payload_text};
 
 /// The instrumentation scope of every span.
 const SCOPE_NAME: &str = "copse-hooks";
 
 /// The cap on free texts (messages, commands, failure descriptions), in characters.
 const TEXT_CAP: usize = 1000;
+/// The cap on a payload body (with payloads opted into), in characters.
+pub(crate) const PAYLOAD_CAP: usize = 16 * 1024;
 /// The cap on a hook's short name in `gen_ai.tool.name` and the span name.
 const HOOK_NAME_CAP: usize = 60;
 
@@ -169,10 +171,19 @@ fn gate_attributes(g: &GateSpan) -> Vec<(&'static str, Attr)> {
     if let Some(h) = &g.deciding_hook {
         a.push(("copse.decider.hook", text(h)));
     }
-    a.push((
-        "copse.run_count",
-        Attr::Int(i64::try_from(g.runs.len()).unwrap_or(i64::MAX)),
-    ));
+    if let Some(p) = &g.payload {
+        let body = match p {
+            serde_json::Value::String(s) => payload_text(s.as_bytes(), PAYLOAD_CAP),
+            other => payload_text(other.to_string().as_bytes(), PAYLOAD_CAP),
+        };
+        a.push(("copse.tool.arguments", Attr::Str(body)));
+    }
+    if !g.detached {
+        a.push((
+            "copse.run_count",
+            Attr::Int(i64::try_from(g.runs.len()).unwrap_or(i64::MAX)),
+        ));
+    }
     a
 }
 
@@ -232,6 +243,21 @@ fn run_attributes(r: &RunSpan, name: &str) -> Vec<(&'static str, Attr)> {
     if let Some(m) = &r.failure_message {
         a.push(("copse.hook.failure.message", text(m)));
     }
+    if !r.refusals.is_empty() {
+        a.push(("copse.hook.refusals", text(&r.refusals.join("; "))));
+    }
+    if let Some(b) = &r.stdin {
+        a.push((
+            "gen_ai.tool.call.arguments",
+            Attr::Str(payload_text(b, PAYLOAD_CAP)),
+        ));
+    }
+    if let Some(b) = &r.stdout {
+        a.push((
+            "gen_ai.tool.call.result",
+            Attr::Str(payload_text(b, PAYLOAD_CAP)),
+        ));
+    }
     a
 }
 
@@ -255,35 +281,51 @@ pub(crate) fn export_request(resource: &[(String, String)], gates: &[GateSpan]) 
                 string_field(scope, 2, env!("CARGO_PKG_VERSION"));
             });
             for g in gates {
-                span(
-                    ss,
-                    &SpanOut {
-                        trace_id: &g.trace_id,
-                        span_id: &g.span_id,
-                        parent: None,
-                        name: format!("copse.gate {}", g.event.name()),
-                        start: g.start,
-                        end: g.end,
-                        attributes: gate_attributes(g),
-                        error: None,
-                    },
-                );
+                if !g.detached {
+                    span(
+                        ss,
+                        &SpanOut {
+                            trace_id: &g.trace_id,
+                            span_id: &g.span_id,
+                            parent: None,
+                            name: format!("copse.gate {}", g.event.name()),
+                            start: g.start,
+                            end: g.end,
+                            attributes: gate_attributes(g),
+                            error: None,
+                        },
+                    );
+                }
+                // A detached run is the child of its gate when that is known, else a
+                // root carrying the event's attributes.
+                let parent = if g.detached {
+                    g.parent.as_ref()
+                } else {
+                    Some(&g.span_id)
+                };
                 for r in &g.runs {
                     let name = hook_name(&r.command);
                     let error = r.failure.map(|kind| match &r.failure_message {
                         Some(m) => one_line(m, TEXT_CAP),
                         None => kind.as_str().to_owned(),
                     });
+                    let mut attributes = run_attributes(r, &name);
+                    if g.detached {
+                        attributes.push(("copse.hook.detached", Attr::Bool(true)));
+                        if parent.is_none() {
+                            attributes.extend(gate_attributes(g));
+                        }
+                    }
                     span(
                         ss,
                         &SpanOut {
                             trace_id: &g.trace_id,
                             span_id: &r.span_id,
-                            parent: Some(&g.span_id),
+                            parent,
                             name: format!("execute_tool {name}"),
                             start: r.start,
                             end: r.start + r.duration,
-                            attributes: run_attributes(r, &name),
+                            attributes,
                             error,
                         },
                     );

@@ -68,6 +68,17 @@ pub struct GateSpan {
     pub runs: Vec<RunSpan>,
     /// The audit store's chain head after this gate's runs were recorded.
     pub chain_head: Option<String>,
+    /// The tool input or prompt in full, exported only when the configuration opts
+    /// into payloads ([`super::ExportConfig::include_payloads`]); redacted and capped
+    /// on the export thread.
+    pub payload: Option<Value>,
+    /// Detached runs: no gate span is exported, only the runs' spans — children of
+    /// [`GateSpan::parent`] in this trace when the gate they belong to is known, else
+    /// each its own root carrying the event's attributes.
+    pub detached: bool,
+    /// The gate span a detached run belongs to (its trace is
+    /// [`GateSpan::trace_id`]).
+    pub parent: Option<SpanId>,
 }
 
 /// One hook run of a gate.
@@ -110,6 +121,13 @@ pub struct RunSpan {
     pub decision: Option<Decision>,
     /// The trust state of the hook's config, when the caller knows it.
     pub trust: Option<TrustState>,
+    /// What the engine refused or changed about the run (a session variable it
+    /// dropped, …), one line each.
+    pub refusals: Vec<String>,
+    /// The hook's stdin as sent, only with payloads opted into.
+    pub stdin: Option<Vec<u8>>,
+    /// The hook's stdout as read (capped), only with payloads opted into.
+    pub stdout: Option<Vec<u8>>,
 }
 
 impl GateSpan {
@@ -135,6 +153,9 @@ impl GateSpan {
             turn_id: None,
             runs: Vec::new(),
             chain_head: None,
+            payload: None,
+            detached: false,
+            parent: None,
         }
     }
 
@@ -160,7 +181,8 @@ impl GateSpan {
 
 impl RunSpan {
     /// The span of `run`, with a fresh id; the configured timeout and the trust
-    /// state are left for the caller, which knows them.
+    /// state are left for the caller, which knows them, and so are the payloads
+    /// ([`RunSpan::with_payloads`]).
     pub fn from_run(run: &HookRun) -> RunSpan {
         RunSpan {
             span_id: new_span_id(),
@@ -181,7 +203,19 @@ impl RunSpan {
             result: run.result,
             decision: run.outcome.decision,
             trust: None,
+            refusals: run.warnings.clone(),
+            stdin: None,
+            stdout: None,
         }
+    }
+}
+
+impl RunSpan {
+    /// Adds `run`'s stdin and stdout (for a configuration that opts into payloads).
+    pub fn with_payloads(mut self, run: &HookRun) -> RunSpan {
+        self.stdin = Some(run.stdin.clone());
+        self.stdout = Some(run.stdout.clone());
+        self
     }
 }
 
@@ -268,6 +302,22 @@ pub(crate) fn one_line(text: &str, cap: usize) -> String {
         None => line,
         Some((cut, _)) => {
             let mut out = line[..cut].to_owned();
+            out.push('…');
+            out
+        }
+    }
+}
+
+/// A payload body as exported: lossy UTF-8, every secret shape redacted, at most
+/// `cap` characters (`…` marks a cut). Line breaks are kept.
+pub(crate) fn payload_text(bytes: &[u8], cap: usize) -> String {
+    let mut head = bytes[..bytes.len().min(window(cap))].to_vec();
+    redact_bytes(&mut head);
+    let text = String::from_utf8_lossy(&head);
+    match text.char_indices().nth(cap) {
+        None => text.into_owned(),
+        Some((cut, _)) => {
+            let mut out = text[..cut].to_owned();
             out.push('…');
             out
         }

@@ -144,9 +144,40 @@ pub(super) fn accepted_overlay(run: &mut HookRun) -> BTreeMap<String, String> {
     accepted
 }
 
+/// The ids of a gate's span, fixed before its runs start, so the hooks of the gate
+/// that run detached can name it as their parent.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct GateTrace {
+    trace_id: crate::otel::TraceId,
+    span_id: crate::otel::SpanId,
+}
+
+/// One blocking gate, as the record stage exports it.
+pub(super) struct GateExport<'a> {
+    pub event: &'a EventPayload,
+    /// When the gate started.
+    pub started: std::time::SystemTime,
+    pub identity: &'a SessionIdentity,
+    pub verdict: &'a crate::outcome::Verdict,
+    /// The hooks that ran, in the verdict's (configured) order.
+    pub selected: &'a [crate::selected::Selected],
+    /// The ids fixed at the gate's start ([`Session::gate_trace`]).
+    pub trace: Option<GateTrace>,
+    /// The agent's own name for the event, when an agent sent it.
+    pub vendor_event: Option<&'a str>,
+}
+
 impl Session {
-    /// Hands the gate to the OTLP exporter (one try_send; never waits on the
-    /// collector): a span for the event with a child per hook run.
+    /// Fresh ids for a gate's span when gates are exported (nothing otherwise).
+    #[allow(dead_code)] // TEMPORARY: session.rs calls it once its in-flight edit lands
+    pub(super) fn gate_trace(&self) -> Option<GateTrace> {
+        self.engine.otel().map(|_| GateTrace {
+            trace_id: crate::otel::new_trace_id(),
+            span_id: crate::otel::new_span_id(),
+        })
+    }
+
+    /// [`Session::export_gate`] without the plan's view of the runs.
     pub(super) fn export(
         &self,
         event: &EventPayload,
@@ -154,27 +185,117 @@ impl Session {
         identity: &SessionIdentity,
         verdict: &crate::outcome::Verdict,
     ) {
+        self.export_gate(&GateExport {
+            event,
+            started,
+            identity,
+            verdict,
+            selected: &[],
+            trace: None,
+            vendor_event: None,
+        });
+    }
+
+    /// Hands the gate to the OTLP exporter (one try_send; never waits on the
+    /// collector): a span for the event with a child per hook run.
+    pub(super) fn export_gate(&self, gate: &GateExport<'_>) {
         let Some(otel) = self.engine.otel() else {
             return;
         };
-        let mut span = crate::otel::GateSpan::new(event.event(), started);
+        let mut span = crate::otel::GateSpan::new(gate.event.event(), gate.started);
+        if let Some(t) = gate.trace {
+            span.trace_id = t.trace_id;
+            span.span_id = t.span_id;
+        }
         span.end = std::time::SystemTime::now();
+        span.vendor_event = gate.vendor_event.map(str::to_owned);
+        self.describe(
+            &mut span,
+            gate.event,
+            gate.identity,
+            otel.include_payloads(),
+        );
+        span.record_verdict(gate.verdict);
+        for (i, (r, run)) in span.runs.iter_mut().zip(&gate.verdict.runs).enumerate() {
+            // The verdict's runs are the selected hooks', in order.
+            if let Some(s) = gate
+                .selected
+                .get(i)
+                .filter(|s| s.hook().command == run.command)
+            {
+                describe_run(r, s.hook());
+            }
+            if otel.include_payloads() {
+                *r = r.clone().with_payloads(run);
+            }
+        }
+        otel.gate(span);
+    }
+
+    /// Hands a detached run to the OTLP exporter: a child of the gate it belongs to
+    /// when `trace` names it, else a root span of its own carrying the event.
+    #[allow(dead_code)] // TEMPORARY: detached.rs calls it once its in-flight edit lands
+    pub(super) fn export_detached(
+        &self,
+        event: &EventPayload,
+        identity: &SessionIdentity,
+        hook: &crate::dialect::HookSpec,
+        run: &HookRun,
+        trace: Option<GateTrace>,
+    ) {
+        let Some(otel) = self.engine.otel() else {
+            return;
+        };
+        let mut span = crate::otel::GateSpan::new(event.event(), run.started_at);
+        span.end = run.started_at + run.duration;
+        span.detached = true;
+        if let Some(t) = trace {
+            span.trace_id = t.trace_id;
+            span.parent = Some(t.span_id);
+        }
+        self.describe(&mut span, event, identity, otel.include_payloads());
+        let mut r = crate::otel::RunSpan::from_run(run);
+        describe_run(&mut r, hook);
+        if otel.include_payloads() {
+            r = r.with_payloads(run);
+        }
+        span.runs.push(r);
+        otel.gate(span);
+    }
+
+    /// What the gate span says of the event and the session: the tool and its input
+    /// summary (the input itself with payloads), the agent, the session ids, the
+    /// audit chain's head.
+    fn describe(
+        &self,
+        span: &mut crate::otel::GateSpan,
+        event: &EventPayload,
+        identity: &SessionIdentity,
+        payloads: bool,
+    ) {
         match event {
             EventPayload::ToolGate(call) | EventPayload::PermissionRequest(call) => {
                 span.tool = Some(call.tool.clone());
                 span.tool_use_id = Some(call.tool_use_id.clone()).filter(|t| !t.is_empty());
-                span.input_summary = Some(crate::otel::summary(&serde_json::Value::Object(
-                    call.input.clone(),
-                )));
+                let input = serde_json::Value::Object(call.input.clone());
+                span.input_summary = Some(crate::otel::summary(&input));
+                span.payload = payloads.then_some(input);
+            }
+            EventPayload::AfterToolUse(result) => {
+                span.tool = Some(result.tool.clone());
+                span.tool_use_id = Some(result.tool_call_id.clone()).filter(|t| !t.is_empty());
+                let input = serde_json::Value::Object(result.input.clone());
+                span.input_summary = Some(crate::otel::summary(&input));
+                span.payload = payloads.then_some(input);
             }
             EventPayload::BeforeSubmitPrompt { prompt } => {
-                span.input_summary = Some(crate::otel::summary(&serde_json::Value::String(
-                    prompt.clone(),
-                )));
+                let prompt = serde_json::Value::String(prompt.clone());
+                span.input_summary = Some(crate::otel::summary(&prompt));
+                span.payload = payloads.then_some(prompt);
             }
             _ => {}
         }
-        span.record_verdict(verdict);
+        span.agent.clone_from(&self.engine.config().agent);
         span.session_id = Some(self.audit_id(identity).to_string());
         span.conversation_id = Some(identity.conversation_id.clone()).filter(|c| !c.is_empty());
         span.turn_id = Some(identity.generation_id.clone()).filter(|t| !t.is_empty());
@@ -183,6 +304,12 @@ impl Session {
             .spine()
             .and_then(crate::spine::Spine::chain_head)
             .map(|h| format!("{}:{}:{}", h.chain_id, h.seq, h.hash));
-        otel.gate(span);
     }
+}
+
+/// What only the plan knows of a run: the configured timeout, and the trust state
+/// (a hook that ran was trusted: the plan never runs a changed or untrusted config).
+fn describe_run(r: &mut crate::otel::RunSpan, hook: &crate::dialect::HookSpec) {
+    r.timeout = Some(hook.timeout);
+    r.trust = Some(crate::scope::TrustState::Trusted);
 }

@@ -1084,3 +1084,253 @@ fn base64_decode(text: &str) -> Vec<u8> {
     }
     out
 }
+
+// ---------------------------------------------------------------------------------
+// Three layers: the managed settings, the OTEL_* variables, the user's settings
+// ---------------------------------------------------------------------------------
+
+#[test]
+fn the_user_settings_alone_turn_export_on() {
+    let user = json!({
+        "endpoint": "http://collector.example:4318/",
+        "headers": {"x-team-token": "tok-SECRET-value"},
+        "serviceName": "copse-laptops",
+        "resourceAttributes": {"deployment.environment": "dev"},
+        "timeoutMs": 2500,
+        "includePayloads": true,
+    });
+    let r = ExportConfig::resolve(&[], Some(&user), None);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let c = r.config.expect("export on from the settings alone");
+    assert_eq!(c.traces_url, "http://collector.example:4318/v1/traces");
+    assert_eq!(
+        c.headers,
+        [("x-team-token".to_owned(), "tok-SECRET-value".to_owned())]
+    );
+    assert_eq!(c.timeout, Duration::from_millis(2500));
+    assert!(c.include_payloads);
+    let res = |k: &str| {
+        c.resource
+            .iter()
+            .find(|(n, _)| n == k)
+            .map(|(_, v)| v.clone())
+    };
+    assert_eq!(res("service.name").as_deref(), Some("copse-laptops"));
+    assert_eq!(res("deployment.environment").as_deref(), Some("dev"));
+    // Payloads stay off unless asked for; `tracesEndpoint` is used as is.
+    let r = ExportConfig::resolve(
+        &[],
+        Some(&json!({"tracesEndpoint": "https://c.example/otlp/spans"})),
+        None,
+    );
+    let c = r.config.unwrap();
+    assert_eq!(c.traces_url, "https://c.example/otlp/spans");
+    assert!(!c.include_payloads);
+    // `enabled: true` without an endpoint says so.
+    let r = ExportConfig::resolve(&[], Some(&json!({"enabled": true})), None);
+    assert!(r.config.is_none());
+    assert!(r.warnings[0].contains("no endpoint"), "{:?}", r.warnings);
+}
+
+#[test]
+fn the_variables_win_over_the_user_settings_and_either_turns_export_off() {
+    let user = json!({
+        "endpoint": "http://from-settings:4318",
+        "timeoutMs": 2500,
+        "serviceName": "from-settings",
+        "headers": {"a": "settings", "b": "settings"},
+    });
+    let vars = env(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://from-env:4318"),
+        ("OTEL_EXPORTER_OTLP_TIMEOUT", "900"),
+        ("OTEL_EXPORTER_OTLP_HEADERS", "b=env"),
+    ]);
+    let r = ExportConfig::resolve(&vars, Some(&user), None);
+    assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    let c = r.config.unwrap();
+    assert_eq!(c.traces_url, "http://from-env:4318/v1/traces");
+    assert_eq!(c.timeout, Duration::from_millis(900));
+    assert_eq!(
+        c.headers,
+        [
+            ("a".to_owned(), "settings".to_owned()),
+            ("b".to_owned(), "env".to_owned())
+        ]
+    );
+    let service = c
+        .resource
+        .iter()
+        .find(|(k, _)| k == "service.name")
+        .unwrap();
+    assert_eq!(
+        service.1, "from-settings",
+        "no OTEL_SERVICE_NAME: the settings' applies"
+    );
+    // Off from either side.
+    let off = env(&[("OTEL_SDK_DISABLED", "true")]);
+    assert!(
+        ExportConfig::resolve(&off, Some(&user), None)
+            .config
+            .is_none()
+    );
+    let r = ExportConfig::resolve(&vars, Some(&json!({"enabled": false})), None);
+    assert!(
+        r.config.is_none(),
+        "the user's off-switch holds against the variables"
+    );
+}
+
+#[test]
+fn a_pinned_endpoint_cannot_be_changed_or_turned_off() {
+    let pinned = json!({
+        "endpoint": "https://collector.corp.example",
+        "headers": {"authorization": "Bearer corp-TOKEN"},
+        "resourceAttributes": {"host.name": "pinned-host"},
+    });
+    let vars = env(&[
+        (
+            "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+            "http://attacker.example/v1/traces",
+        ),
+        ("OTEL_SDK_DISABLED", "true"),
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "authorization=Bearer%20mine,x-extra=1",
+        ),
+        ("OTEL_RESOURCE_ATTRIBUTES", "host.name=spoofed"),
+    ]);
+    let user = json!({"enabled": false, "endpoint": "http://elsewhere:4318"});
+    let r = ExportConfig::resolve(&vars, Some(&user), Some(&pinned));
+    let c = r.config.expect("the managed layer keeps export on");
+    assert_eq!(c.traces_url, "https://collector.corp.example/v1/traces");
+    assert_eq!(
+        c.headers,
+        [
+            ("authorization".to_owned(), "Bearer corp-TOKEN".to_owned()),
+            ("x-extra".to_owned(), "1".to_owned())
+        ]
+    );
+    let host = c.resource.iter().find(|(k, _)| k == "host.name").unwrap();
+    assert_eq!(host.1, "pinned-host");
+    // Each attempt is said, and no header value is.
+    let all = r.warnings.join("\n");
+    for said in [
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT is ignored",
+        "settings otel.endpoint is ignored",
+        "OTEL_SDK_DISABLED=true is ignored",
+        "settings otel.enabled=false is ignored",
+    ] {
+        assert!(all.contains(said), "{said:?} in {all}");
+    }
+    assert!(
+        !all.contains("corp-TOKEN") && !all.contains("mine"),
+        "{all}"
+    );
+    // Control: without the pinned layer the same variables turn export off.
+    assert!(
+        ExportConfig::resolve(&vars, Some(&user), None)
+            .config
+            .is_none()
+    );
+    // A pinned off-switch wins over an endpoint anywhere else.
+    let r = ExportConfig::resolve(
+        &env(&[("OTEL_EXPORTER_OTLP_ENDPOINT", "http://from-env:4318")]),
+        Some(&json!({"endpoint": "http://from-settings:4318"})),
+        Some(&json!({"enabled": false})),
+    );
+    assert!(r.config.is_none());
+    // A pinned endpoint that is not a URL: no export, not a fallback to the user's.
+    let r = ExportConfig::resolve(
+        &[],
+        Some(&json!({"endpoint": "http://from-settings:4318"})),
+        Some(&json!({"endpoint": "collector:4318"})),
+    );
+    assert!(r.config.is_none());
+    assert!(
+        r.warnings
+            .iter()
+            .any(|w| w.starts_with("managed otel.endpoint")),
+        "{:?}",
+        r.warnings
+    );
+}
+
+#[test]
+fn bad_settings_keys_are_warnings_naming_the_key() {
+    let user = json!({
+        "endpoint": "not a url \u{1b}[31m",
+        "timeoutMs": "soon",
+        "colour": "blue",
+        "headers": {"bad name": "v", "ok": "line\nbreak"},
+    });
+    let r = ExportConfig::resolve(&[], Some(&user), None);
+    assert!(r.config.is_none());
+    let all = r.warnings.join("\n");
+    assert!(
+        all.contains("settings otel.timeoutMs is not valid"),
+        "{all}"
+    );
+    assert!(
+        all.contains("settings otel.colour is not a known key"),
+        "{all}"
+    );
+    assert!(
+        all.contains(
+            r#"settings otel.endpoint: "not a url \u{1b}[31m/v1/traces" is not an http:// or https:// URL"#
+        ),
+        "escaped: {all}"
+    );
+    assert!(!all.contains('\u{1b}'), "{all}");
+    let r = ExportConfig::resolve(
+        &[],
+        Some(
+            &json!({"endpoint": "http://c:4318", "headers": {"bad name": "v", "ok": "line\nbreak"}}),
+        ),
+        None,
+    );
+    assert!(r.config.unwrap().headers.is_empty());
+    let all = r.warnings.join("\n");
+    assert!(
+        all.contains(r#""bad name" is not a valid header name"#),
+        "{all}"
+    );
+    assert!(
+        all.contains(r#"header "ok" contains a control character"#),
+        "{all}"
+    );
+    assert!(!all.contains("break"), "{all}");
+    // Not an object at all.
+    let r = ExportConfig::resolve(&[], Some(&json!("http://c:4318")), None);
+    assert!(r.config.is_none());
+    assert_eq!(r.warnings, ["settings otel is not a JSON object: ignored"]);
+}
+
+#[test]
+fn engines_with_the_same_configuration_share_one_exporter() {
+    let (url, _rx) = collector("200 OK", Vec::new());
+    let user = json!({"tracesEndpoint": url});
+    let engine = |user: &Value| {
+        let mut c = copse_hooks::EngineConfig::from_process(Vec::new());
+        c.environment = no_otel_env();
+        c.otel_settings = Some(user.clone());
+        copse_hooks::Engine::new(c)
+    };
+    let (a, b) = (engine(&user), engine(&user));
+    let (ea, eb) = (a.otel().unwrap(), b.otel().unwrap());
+    assert!(std::ptr::eq(ea, eb), "one exporter for both engines");
+    assert!(
+        otel::live_exporters()
+            .iter()
+            .any(|e| std::ptr::eq(&**e, ea))
+    );
+    // Another configuration, another exporter.
+    let c = engine(&json!({"tracesEndpoint": url, "timeoutMs": 1234}));
+    assert!(!std::ptr::eq(c.otel().unwrap(), ea));
+}
+
+/// This process's environment without any `OTEL_*` variable.
+fn no_otel_env() -> Vec<(OsString, OsString)> {
+    std::env::vars_os()
+        .filter(|(k, _)| !k.to_string_lossy().starts_with("OTEL_"))
+        .collect()
+}
