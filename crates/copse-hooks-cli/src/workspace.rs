@@ -68,6 +68,10 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
     config.failure_policy = settings.failure_policy.clone();
     config.auto_continue_follow_ups = settings.auto_continue_follow_ups;
     config.sandbox_writable = writable_paths(&settings, &config.home, &settings_path);
+    config.otel_settings = settings
+        .otel
+        .as_ref()
+        .and_then(|o| serde_json::to_value(o).ok());
     adjust(&mut config);
     if !recording {
         config.spine_path = None;

@@ -227,22 +227,45 @@ pub fn report_with(
     }
 }
 
-/// The engine's OTLP export: where it goes, what was wrong with its variables, and
-/// its counters (absent when export is off and nothing was wrong).
+/// This process's OTLP export: where the engine's spans go, what was wrong with its
+/// `OTEL_*` variables or `"otel"` settings, and the counters of every exporter the
+/// process runs (a daemon's include every agent call it served; engines with the
+/// same configuration share one exporter). Absent when nothing exports and nothing
+/// was wrong.
 fn otel_report(engine: &copse_hooks::Engine) -> Option<OtelReport> {
     let warnings = engine.otel_warnings().to_vec();
-    let exporter = engine.otel();
-    if exporter.is_none() && warnings.is_empty() {
+    let live = copse_hooks::otel::live_exporters();
+    if live.is_empty() && engine.otel().is_none() && warnings.is_empty() {
         return None;
     }
-    let stats = exporter.map(copse_hooks::otel::Exporter::stats);
-    Some(OtelReport {
-        traces_url: exporter.map(|e| e.traces_url().to_string()),
+    let mut urls: Vec<String> = Vec::new();
+    if let Some(e) = engine.otel() {
+        urls.push(e.traces_url().to_owned());
+    }
+    for e in &live {
+        if !urls.iter().any(|u| u == e.traces_url()) {
+            urls.push(e.traces_url().to_owned());
+        }
+    }
+    let mut report = OtelReport {
+        traces_url: (!urls.is_empty()).then(|| urls.join(", ")),
         warnings,
-        exported: stats.as_ref().map_or(0, |s| s.exported),
-        dropped: stats.as_ref().map_or(0, |s| s.dropped),
-        failed: stats.as_ref().map_or(0, |s| s.failed),
-        pending: stats.as_ref().map_or(0, |s| s.pending),
-        last_error: stats.and_then(|s| s.last_error),
-    })
+        exported: 0,
+        dropped: 0,
+        failed: 0,
+        pending: 0,
+        last_error: None,
+        daemon: None,
+    };
+    for e in &live {
+        let s = e.stats();
+        report.exported += s.exported;
+        report.dropped += s.dropped;
+        report.failed += s.failed;
+        report.pending += s.pending;
+        if s.last_error.is_some() {
+            report.last_error = s.last_error;
+        }
+    }
+    Some(report)
 }

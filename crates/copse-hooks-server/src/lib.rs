@@ -263,6 +263,8 @@ impl Server {
         for h in &engines {
             h.engine.flush_spine();
         }
+        // The spans of every call served, sent within one bounded deadline.
+        copse_hooks::otel::shutdown_all(copse_hooks::otel::DEFAULT_SHUTDOWN);
     }
 
     /// Serves one connection until the client closes it or sends `exit`.

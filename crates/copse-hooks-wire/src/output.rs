@@ -956,6 +956,10 @@ pub struct OtelReport {
     /// The last failure, one line.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_error: Option<String>,
+    /// The running daemon's export (every agent call it serves), as its `doctor`
+    /// method reports it; only in the CLI's `doctor`, when a daemon answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub daemon: Option<Box<OtelReport>>,
 }
 
 /// One persistent hook, as `doctor` reports it.

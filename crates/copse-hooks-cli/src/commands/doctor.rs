@@ -28,6 +28,7 @@ pub fn run(global: &Global) -> Result<ExitCode> {
     if daemon.status == "running" {
         report.daemon = Some(daemon);
     }
+    daemon_otel(&mut report, &hosted);
     deadline_warnings(&mut report, &hosted.engine);
     // Shim calls that failed closed or were not served (`shim-errors.log`).
     let copse_dir = &hosted.engine.config().copse_dir;
@@ -370,30 +371,7 @@ fn print_human(r: &DoctorOutput) {
         }
     }
     if let Some(o) = &r.otel {
-        heading("OTLP export");
-        match &o.traces_url {
-            Some(url) => outln!("  every blocking gate is exported to {}", clean(url)),
-            None => outln!("  off: the OTEL_* variables name no usable endpoint"),
-        }
-        if o.traces_url.is_some() {
-            outln!(
-                "  {} exported, {} dropped, {} failed, {} pending (this process)",
-                o.exported,
-                o.dropped,
-                o.failed,
-                o.pending
-            );
-        }
-        if let Some(e) = &o.last_error {
-            outln!("  last error: {}", clean(e));
-        }
-        for w in &o.warnings {
-            outln!(
-                "  {} {}",
-                paint("warning:", output::YELLOW, false),
-                clean(w)
-            );
-        }
+        print_otel(o);
     }
     print_agents(&r.agents);
     heading("Most recent failure of each hook");
@@ -417,4 +395,126 @@ fn print_human(r: &DoctorOutput) {
             )
         );
     }
+}
+
+/// The "OTLP export" section: this process's export, then the daemon's.
+fn print_otel(o: &copse_hooks_wire::output::OtelReport) {
+    heading("OTLP export");
+    match &o.traces_url {
+        Some(url) => outln!("  every blocking gate is exported to {}", clean(url)),
+        None => outln!(
+            "  off in this process: no usable endpoint (the OTEL_* variables, the \"otel\" settings)"
+        ),
+    }
+    if o.traces_url.is_some() {
+        outln!(
+            "  {} exported, {} dropped, {} failed, {} pending (this process)",
+            o.exported,
+            o.dropped,
+            o.failed,
+            o.pending
+        );
+    }
+    if let Some(e) = &o.last_error {
+        outln!("  last error: {}", clean(e));
+    }
+    for w in &o.warnings {
+        outln!(
+            "  {} {}",
+            paint("warning:", output::YELLOW, false),
+            clean(w)
+        );
+    }
+    if let Some(d) = &o.daemon {
+        match &d.traces_url {
+            Some(url) => outln!(
+                "  the daemon: {} exported, {} dropped, {} failed, {} pending (to {})",
+                d.exported,
+                d.dropped,
+                d.failed,
+                d.pending,
+                clean(url)
+            ),
+            None => outln!("  the daemon: off"),
+        }
+        if let Some(e) = &d.last_error {
+            outln!("    last error: {}", clean(e));
+        }
+        for w in &d.warnings {
+            outln!(
+                "    {} {}",
+                paint("warning:", output::YELLOW, false),
+                clean(w)
+            );
+        }
+    }
+}
+
+/// Asks the running daemon (if any) for its OTLP export — the agent calls it serves
+/// are exported from there — and adds it to the report's `otel`. Bounded: a daemon
+/// that does not answer within two seconds is left out.
+fn daemon_otel(report: &mut DoctorOutput, hosted: &copse_hooks_server::Hosted) {
+    if report.daemon.is_none() {
+        return;
+    }
+    let Some(root) = hosted.engine.workspace_roots().first() else {
+        return;
+    };
+    let socket = super::serve::daemon_socket();
+    let Some(theirs) = ask_daemon_otel(&socket, root) else {
+        return;
+    };
+    let ours = report
+        .otel
+        .get_or_insert_with(|| copse_hooks_wire::output::OtelReport {
+            traces_url: None,
+            warnings: Vec::new(),
+            exported: 0,
+            dropped: 0,
+            failed: 0,
+            pending: 0,
+            last_error: None,
+            daemon: None,
+        });
+    ours.daemon = Some(Box::new(theirs));
+}
+
+/// `initialize` then `doctor` on the daemon's socket; its `otel`, if it has one.
+fn ask_daemon_otel(
+    socket: &std::path::Path,
+    root: &std::path::Path,
+) -> Option<copse_hooks_wire::output::OtelReport> {
+    use std::io::{BufRead as _, Read as _, Write as _};
+    let bound = std::time::Duration::from_secs(2);
+    let mut stream = std::os::unix::net::UnixStream::connect(socket).ok()?;
+    stream.set_read_timeout(Some(bound)).ok()?;
+    stream.set_write_timeout(Some(bound)).ok()?;
+    let requests = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"workspaceRoots": [root.to_str()?]}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "doctor"}),
+    ];
+    let mut lines = String::new();
+    for r in &requests {
+        lines.push_str(&r.to_string());
+        lines.push('\n');
+    }
+    stream.write_all(lines.as_bytes()).ok()?;
+    let started = std::time::Instant::now();
+    let mut reader = std::io::BufReader::new(stream.take(16 << 20));
+    let mut line = String::new();
+    while started.elapsed() < bound {
+        line.clear();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let Ok(msg) = serde_json::from_str::<serde_json::Value>(&line) else {
+            continue;
+        };
+        if msg.get("id") == Some(&serde_json::json!(2)) {
+            let otel = msg.get("result")?.get("otel")?.clone();
+            return serde_json::from_value(otel).ok();
+        }
+    }
+    None
 }
