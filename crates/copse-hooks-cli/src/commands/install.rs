@@ -81,6 +81,120 @@ pub struct Installed {
     /// The adopted events, in order.
     #[serde(default)]
     pub adopted_events: Vec<String>,
+    /// Copilot: the hook files `--adopt` moved out of the hooks directory, each with
+    /// its backup (`uninstall` puts them back).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub adopted_files: Vec<AdoptedFile>,
+}
+
+/// A whole hook file `install --adopt` moved out of the agent's hooks directory.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AdoptedFile {
+    /// Where it was.
+    pub path: PathBuf,
+    /// Its original bytes.
+    pub backup: PathBuf,
+}
+
+/// Copilot: every other version-1 hook file of the directory `install` writes to moves
+/// into copse-hooks' care: its entries join the adopted config (in Copilot's format,
+/// in the order Copilot loads the files), the file is backed up and removed. Files
+/// Copilot would not run (another version, `disableAllHooks`, not JSON) stay.
+fn adopt_copilot_files(
+    path: &Path,
+    copse_dir: &Path,
+    adopted_events: &mut Vec<String>,
+) -> Result<(Option<PathBuf>, Vec<AdoptedFile>)> {
+    let Some(dir) = path.parent() else {
+        return Ok((None, Vec::new()));
+    };
+    let mut moved = Map::new();
+    let mut sources = Vec::new();
+    for file in agent::copilot::hook_files(dir) {
+        if file == path {
+            continue;
+        }
+        let Ok(bytes) = std::fs::read(&file) else {
+            continue;
+        };
+        let Ok(Value::Object(doc)) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        let runs = doc.get("version").and_then(Value::as_u64) == Some(1)
+            && doc.get("disableAllHooks") != Some(&Value::Bool(true));
+        let Some(Value::Object(hooks)) = doc.get("hooks").filter(|_| runs) else {
+            continue;
+        };
+        if hooks.values().any(|v| {
+            v.as_array()
+                .is_some_and(|l| l.iter().any(|e| is_shim_entry(Agent::Copilot, e)))
+        }) {
+            continue;
+        }
+        for (event, entries) in hooks {
+            let Value::Array(list) = entries else {
+                continue;
+            };
+            if list.is_empty() {
+                continue;
+            }
+            if !adopted_events.contains(event) {
+                adopted_events.push(event.clone());
+            }
+            let slot = moved.entry(event.clone()).or_insert_with(|| json!([]));
+            if let Value::Array(all) = slot {
+                all.extend(list.iter().cloned());
+            }
+        }
+        sources.push((file, bytes));
+    }
+    if sources.is_empty() {
+        return Ok((None, Vec::new()));
+    }
+    let target = agent::adopted_config(copse_dir, Agent::Copilot);
+    let mut adopted_root = match std::fs::read(&target) {
+        Ok(b) => match serde_json::from_slice(&b) {
+            Ok(Value::Object(o)) => o,
+            _ => bail!("{} exists and is not a JSON object", target.display()),
+        },
+        Err(_) => Map::new(),
+    };
+    adopted_root.entry("version").or_insert(json!(1));
+    let slot = adopted_root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(existing) = slot {
+        for (event, entries) in moved {
+            let list = existing.entry(event).or_insert_with(|| json!([]));
+            if let (Value::Array(list), Value::Array(new)) = (list, entries) {
+                list.extend(new);
+            }
+        }
+    }
+    write_atomic(
+        &target,
+        to_text(&Value::Object(adopted_root), "  ")?.as_bytes(),
+    )?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis())
+        .unwrap_or(0);
+    let mut files = Vec::new();
+    for (file, bytes) in sources {
+        let name = file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let backup = copse_dir
+            .join("backups")
+            .join("copilot")
+            .join(format!("{stamp}-adopted-{name}"));
+        write_atomic(&backup, &bytes)?;
+        std::fs::remove_file(&file)
+            .with_context(|| format!("failed to move {} out", file.display()))?;
+        files.push(AdoptedFile { path: file, backup });
+    }
+    Ok((Some(target), files))
 }
 
 #[derive(Debug, Default, Serialize, Deserialize)]
@@ -268,11 +382,6 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
     if opts.adopt && opts.project.is_some() {
         bail!("--adopt works at user scope only (project hooks stay the project's)");
     }
-    if opts.adopt && agent == Agent::Copilot {
-        bail!(
-            "--adopt is not supported for copilot yet: Copilot keeps each hook file apart in its hooks directory, and they keep running under Copilot; nothing was installed"
-        );
-    }
     let copse_dir = copse_dir();
     let path = config_path(agent, &home(), opts.project.as_deref());
     let command = shim_command(agent)?;
@@ -377,6 +486,15 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
             )?;
             adopted_path = Some(target);
         }
+    }
+
+    let mut adopted_files = Vec::new();
+    if opts.adopt && agent == Agent::Copilot {
+        let (target, files) = adopt_copilot_files(&path, &copse_dir, &mut adopted_events)?;
+        if target.is_some() {
+            adopted_path = target;
+        }
+        adopted_files = files;
     }
 
     // The commands the agent's shim entries ran before (an older install, another
@@ -503,6 +621,7 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
             if adopted_path.is_some() {
                 p.adopted = adopted_path.clone();
                 p.adopted_events.extend(adopted_events.clone());
+                p.adopted_files.extend(adopted_files.clone());
             }
         }
         None => manifest.installed.push(Installed {
@@ -517,6 +636,7 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
             created_events,
             adopted: adopted_path.clone(),
             adopted_events: adopted_events.clone(),
+            adopted_files: adopted_files.clone(),
         }),
     }
     save_manifest(&copse_dir, &manifest)?;
@@ -568,6 +688,12 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
                 "adopted {agent} hooks ({}) into {}",
                 adopted_events.join(", "),
                 a.display()
+            );
+        }
+        for f in &adopted_files {
+            println!(
+                "moved {} out of {agent}'s hooks directory (uninstall puts it back)",
+                escape(&f.path.display().to_string())
             );
         }
         if enabled_now {
@@ -699,7 +825,8 @@ pub fn uninstall(global: &Global, agent: &str, project: bool) -> Result<ExitCode
                 }
             }
             if let Some(r) = &record {
-                if let Some(adopted) = &r.adopted
+                // Copilot's adopted hooks go back as the files they came from (below).
+                if let Some(adopted) = r.adopted.as_ref().filter(|_| r.adopted_files.is_empty())
                     && let Ok(b) = std::fs::read(adopted)
                     && let Ok(Value::Object(a)) = serde_json::from_slice::<Value>(&b)
                     && let Some(Value::Object(ah)) = a.get("hooks")
@@ -738,6 +865,21 @@ pub fn uninstall(global: &Global, agent: &str, project: bool) -> Result<ExitCode
     } else {
         how = "nothing to remove from";
     }
+    let mut restored = Vec::new();
+    for f in record.iter().flat_map(|r| r.adopted_files.iter()) {
+        if f.path.exists() {
+            restored.push(format!(
+                "left {} as it is (a file is there again; its adopted original is {})",
+                f.path.display(),
+                f.backup.display()
+            ));
+            continue;
+        }
+        let bytes = std::fs::read(&f.backup)
+            .with_context(|| format!("backup {} is missing", f.backup.display()))?;
+        write_atomic(&f.path, &bytes)?;
+        restored.push(format!("restored {}", f.path.display()));
+    }
     if let Some(r) = &record
         && let Some(a) = &r.adopted
     {
@@ -756,6 +898,9 @@ pub fn uninstall(global: &Global, agent: &str, project: bool) -> Result<ExitCode
         );
     } else {
         println!("{how} {} ({agent})", path.display());
+        for line in &restored {
+            println!("{line}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

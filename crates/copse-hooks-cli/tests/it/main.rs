@@ -10,6 +10,7 @@ mod audit_verify;
 mod authoring;
 mod completions;
 mod conventions;
+mod copilot;
 mod dialects;
 mod docs_examples;
 mod doctor;

@@ -326,3 +326,9 @@ pub fn answer(event: &EventPayload, reply: &Reply) -> Answer {
     }
     answer
 }
+
+/// The `*.json` hook files of a Copilot hooks directory, sorted by name (the order
+/// Copilot loads them in): what `install --adopt` moves into copse-hooks' care.
+pub fn hook_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    crate::discovery::json_files(dir)
+}

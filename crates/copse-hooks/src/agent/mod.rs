@@ -240,7 +240,15 @@ pub fn read(agent: Agent, payload: &[u8]) -> Result<Inbound, PayloadError> {
         .get("hook_event_name")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
-        .ok_or(PayloadError::NoEvent)?
+        .ok_or_else(|| match agent {
+            // Copilot's payloads never name their event: the entry's variable does.
+            Agent::Copilot => PayloadError::Malformed {
+                event: "Copilot".into(),
+                field: copilot::EVENT_VAR.into(),
+                problem: "is not set: the hook entry must name its event (run `copse-hooks install --agent copilot` again)".into(),
+            },
+            _ => PayloadError::NoEvent,
+        })?
         .to_string();
     if let Some((home, _)) = foreign_protocol(agent, &wire) {
         return Err(PayloadError::ForeignEvent {
