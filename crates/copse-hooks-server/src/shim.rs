@@ -191,8 +191,8 @@ impl ShimHost {
 /// agent, [`Served`]).
 enum After {
     Nothing,
-    /// Run this observation's hooks detached.
-    Detach(Agent, Box<Inbound>, Box<EngineConfig>),
+    /// Run this observation's hooks detached (with the payload as the agent sent it).
+    Detach(Agent, Box<Inbound>, String, Box<EngineConfig>),
 }
 
 /// Handles a `shim/handle` request on the pool (it may run hooks).
@@ -251,7 +251,9 @@ pub(crate) fn request(conn: &Arc<Conn>, id: Value, params: Option<Value>) {
         };
         match after {
             After::Nothing => {}
-            After::Detach(agent, inbound, config) => detach(&server, agent, *inbound, *config),
+            After::Detach(agent, inbound, payload, config) => {
+                detach(&server, agent, *inbound, payload, *config)
+            }
         }
         let mut st = lock(&conn.state);
         st.running -= 1;
@@ -263,7 +265,13 @@ pub(crate) fn request(conn: &Arc<Conn>, id: Value, params: Option<Value>) {
 
 /// Runs an observation call's hooks off the connection: it outlives the shim's
 /// connection (the shim has gone), is audited, and is cancelled by a daemon stop.
-fn detach(server: &Arc<crate::Server>, agent: Agent, inbound: Inbound, config: EngineConfig) {
+fn detach(
+    server: &Arc<crate::Server>,
+    agent: Agent,
+    inbound: Inbound,
+    payload: String,
+    config: EngineConfig,
+) {
     let id = server.shim.next.fetch_add(1, Ordering::Relaxed);
     let token = CancelToken::new();
     lock(&server.shim.detached).insert(id, token.clone());
@@ -278,6 +286,7 @@ fn detach(server: &Arc<crate::Server>, agent: Agent, inbound: Inbound, config: E
                 engine_shim::handle_with(
                     agent,
                     &inbound,
+                    payload.as_bytes(),
                     config,
                     &Host {
                         engine: &|c, _probe| shim.engine(c),
@@ -366,7 +375,7 @@ fn own_vars() -> &'static [(OsString, OsString)] {
     })
 }
 
-/// The environment a call's hooks start from: what the shim sent, without LLM keys
+/// The environment a call's config is read from: what the shim sent, without LLM keys
 /// (the shim drops them; a client that did not is not trusted to), with the daemon's
 /// own `HOME`, `COPSE_DIR` and `COPSE_HOOK_DEPTH` in place of the client's. Nothing of
 /// the daemon's own environment beyond those reaches a hook: the daemon serves every
@@ -376,6 +385,20 @@ fn vars(env: &std::collections::BTreeMap<String, String>) -> Vec<(OsString, OsSt
         .filter(|(k, _)| !copse_hooks::is_llm_secret(k) && !DAEMON_OWNED.contains(&k.as_str()))
         .map(|(k, v)| (OsString::from(k), OsString::from(v)))
         .chain(own_vars().iter().cloned())
+        .collect()
+}
+
+/// The environment the call's hooks start from: [`vars`], without the daemon's own
+/// values of names the agent did not set. A hook sees the variables its agent gave
+/// the shim (the in-process path's hooks see the same), never a `COPSE_DIR` only the
+/// daemon has.
+fn hook_vars(env: &std::collections::BTreeMap<String, String>) -> Vec<(OsString, OsString)> {
+    vars(env)
+        .into_iter()
+        .filter(|(k, _)| {
+            k.to_str()
+                .is_none_or(|k| !DAEMON_OWNED.contains(&k) || env.contains_key(k))
+        })
         .collect()
 }
 
@@ -431,17 +454,18 @@ fn call(
             None,
         ))
     };
-    let config = match engine_shim::engine_config(agent, &inbound, &vars) {
+    let mut config = match engine_shim::engine_config(agent, &inbound, &vars) {
         Ok(c) => c,
         Err(e) => return fail(e.to_string(), &inbound),
     };
+    config.environment = hook_vars(&p.env);
     let served = Some((config.copse_dir.clone(), agent));
     if engine_shim::is_observation(&inbound) {
         // The session's state goes before the answer (a next call must not see it).
         engine_shim::end_session(&config.copse_dir, agent, &inbound);
         return Ok((
             result_of(Answer::nothing(), true),
-            After::Detach(agent, Box::new(inbound), Box::new(config)),
+            After::Detach(agent, Box::new(inbound), p.payload, Box::new(config)),
             served,
         ));
     }
@@ -454,7 +478,7 @@ fn call(
         flush: true,
         answered: true,
     };
-    match engine_shim::handle_with(agent, &inbound, config, &host) {
+    match engine_shim::handle_with(agent, &inbound, p.payload.as_bytes(), config, &host) {
         Ok(reply) => Ok((
             result_of(agent::answer(agent, &inbound, &reply), false),
             After::Nothing,

@@ -31,7 +31,7 @@ use crate::sandbox::Sandbox;
 use crate::spawn::Limits;
 
 pub(crate) use environment::environment;
-pub(crate) use execute::{execute, execute_hook};
+pub(crate) use execute::{execute, execute_hook, execute_verbatim};
 pub(crate) use settle::panicked_run;
 
 /// Everything one run needs besides the hook.

@@ -21,7 +21,7 @@ mod detached;
 mod record;
 mod schedule;
 
-use crate::dialect::{Context, Scope};
+use crate::dialect::{Context, Dialect, HookSpec, Scope};
 use crate::dispatcher::Dispatcher;
 use crate::dropped::DroppedRun;
 use crate::engine::Engine;
@@ -84,6 +84,35 @@ struct State {
     problems: Mutex<Vec<crate::dialect::ConfigWarning>>,
     /// Told about every message a hook queues (the server's `queue/message`).
     listener: Mutex<Option<QueueListener>>,
+}
+
+/// What an agent sent the shim, byte for byte. The hooks the agent itself would have
+/// run for this call — its own dialect, declared for the same wire event (its adopted
+/// hooks) — get these bytes on stdin instead of a packet rebuilt from the canonical
+/// event; every other hook keeps its dialect's packet. Carried by value into detached
+/// runs. A sequential chain hands the rebuilt packet on once a hook changed the input
+/// (what Gemini CLI does), see [`schedule`].
+#[derive(Debug, Clone)]
+pub(crate) struct Verbatim {
+    dialect: Dialect,
+    wire_event: String,
+    bytes: Arc<[u8]>,
+}
+
+impl Verbatim {
+    /// The payload `bytes` an agent of `dialect` sent for `wire_event`.
+    pub(crate) fn new(dialect: Dialect, wire_event: &str, bytes: &[u8]) -> Verbatim {
+        Verbatim {
+            dialect,
+            wire_event: wire_event.to_string(),
+            bytes: Arc::from(bytes),
+        }
+    }
+
+    /// The bytes `hook` gets, when the agent itself would have run it for this call.
+    pub(crate) fn for_hook(&self, hook: &HookSpec) -> Option<&[u8]> {
+        (hook.dialect == self.dialect && hook.event == self.wire_event).then_some(&*self.bytes)
+    }
 }
 
 /// A callback told about every message a hook queues, as it is queued.
@@ -287,6 +316,21 @@ impl Session {
     /// Fires a blocking event and waits for its verdict (hooks that opted into
     /// `async` are dispatched detached and do not contribute to it).
     pub fn fire_blocking(&self, event: &EventPayload) -> Verdict {
+        self.blocking(event, None)
+    }
+
+    /// [`Session::fire_blocking`] for an event an agent sent the shim: the hooks the
+    /// agent itself would have run get its bytes as they came ([`Verbatim`]), on the
+    /// blocking and the detached path alike.
+    pub(crate) fn fire_blocking_verbatim(
+        &self,
+        event: &EventPayload,
+        verbatim: &Verbatim,
+    ) -> Verdict {
+        self.blocking(event, Some(verbatim))
+    }
+
+    fn blocking(&self, event: &EventPayload, verbatim: Option<&Verbatim>) -> Verdict {
         if !self.engine.hooks_active() {
             return Verdict::default();
         }
@@ -304,7 +348,12 @@ impl Session {
             lock(&self.state.env).clear();
         }
         if !detached.is_empty() {
-            self.dispatch_detached(event.clone(), detached, plan.http_policy.clone());
+            self.dispatch_detached(
+                event.clone(),
+                detached,
+                plan.http_policy.clone(),
+                verbatim.cloned(),
+            );
         }
         if selected.is_empty() {
             return Verdict::default();
@@ -317,7 +366,7 @@ impl Session {
         let input = self
             .engine
             .run_input(event, ctx, Some(&env), plan.http_policy.as_ref());
-        let mut runs = schedule::run_blocking(&selected, &input);
+        let mut runs = schedule::run_blocking(&selected, &input, verbatim);
         let epoch = lock(&self.state.queue).epoch();
         for (run, s) in runs.iter().zip(selected.iter()) {
             if let Some(q) = &run.outcome.queue_message {

@@ -36,3 +36,4 @@ mod trust;
 mod ui;
 mod ui_demo;
 mod upgrade;
+mod verbatim;

@@ -10,6 +10,12 @@
 //! losing its queue, budget, environment or notices. Runs are recorded in the audit
 //! store under the agent's session id.
 //!
+//! The hooks the agent itself would have run — its adopted hooks, in its own dialect,
+//! for the wire event it sent — get the agent's payload bytes exactly as they came
+//! (`payload`, on both paths), and its own values of the variables its vendor
+//! promises; every other hook gets its dialect's packet rebuilt from the canonical
+//! event (`session::Verbatim`).
+//!
 //! What `sessionStart` hooks export is kept exactly as the engine keeps it: one
 //! overlay per (scope, root), filtered before it is stored, handed back to the next
 //! call's engine session as overlays. Nothing a hook returns ever enters the base
@@ -25,6 +31,7 @@ use crate::engine::{Engine, EngineConfig};
 use crate::event::{CanonicalEvent, EventPayload, HostIdentity, SessionIdentity};
 use crate::overlay::Overlays;
 use crate::queue::DEFAULT_CONTINUATION_BUDGET;
+use crate::session::Verbatim;
 use crate::settings::Settings;
 
 /// Why a shim call could not be served.
@@ -171,11 +178,18 @@ fn fresh(config: EngineConfig, probe: bool) -> Engine {
 
 /// Runs one agent call through an engine built from `config` (its `locations` and
 /// roots already chosen by the caller, see [`engine_config`]), with the session state
-/// under `config.copse_dir`: the in-process path.
-pub fn handle(agent: Agent, inbound: &Inbound, config: EngineConfig) -> Result<Reply, ShimError> {
+/// under `config.copse_dir`: the in-process path. `payload` is what the agent wrote
+/// on the shim's stdin, which `inbound` was read from.
+pub fn handle(
+    agent: Agent,
+    inbound: &Inbound,
+    payload: &[u8],
+    config: EngineConfig,
+) -> Result<Reply, ShimError> {
     handle_with(
         agent,
         inbound,
+        payload,
         config,
         &Host {
             engine: &fresh,
@@ -189,6 +203,7 @@ pub fn handle(agent: Agent, inbound: &Inbound, config: EngineConfig) -> Result<R
 pub fn handle_with(
     agent: Agent,
     inbound: &Inbound,
+    payload: &[u8],
     config: EngineConfig,
     host: &Host<'_>,
 ) -> Result<Reply, ShimError> {
@@ -196,10 +211,11 @@ pub fn handle_with(
         note_unserved(&config.copse_dir, agent, &inbound.wire_event);
         return Ok(Reply::default());
     };
+    let verbatim = Verbatim::new(agent.adopted_dialect(), &inbound.wire_event, payload);
     let copse_dir = config.copse_dir.clone();
     let canonical = event.event();
     if canonical == CanonicalEvent::SessionEnd {
-        let reply = run_hooks_only(&event, inbound, config, host);
+        let reply = run_hooks_only(&event, inbound, &verbatim, config, host);
         end_session(&copse_dir, agent, inbound);
         return Ok(reply);
     }
@@ -259,7 +275,7 @@ pub fn handle_with(
     if let EventPayload::AfterToolUse(result) = &mut event {
         crate::event::cap_tool_output(&mut result.output);
     }
-    let verdict = session.fire_blocking(&event);
+    let verdict = session.fire_blocking_verbatim(&event, &verbatim);
     if host.flush {
         engine.flush_spine();
     }
@@ -363,6 +379,7 @@ pub fn end_session(copse_dir: &Path, agent: Agent, inbound: &Inbound) {
 fn run_hooks_only(
     event: &EventPayload,
     inbound: &Inbound,
+    verbatim: &Verbatim,
     config: EngineConfig,
     host: &Host<'_>,
 ) -> Reply {
@@ -376,7 +393,7 @@ fn run_hooks_only(
         model: None,
         host: HostIdentity::default(),
     });
-    let verdict = session.fire_blocking(event);
+    let verdict = session.fire_blocking_verbatim(event, verbatim);
     if host.flush {
         engine.flush_spine();
     }

@@ -17,12 +17,38 @@ pub(crate) fn execute(
     input: &RunInput<'_>,
     stdin: Option<Vec<u8>>,
 ) -> HookRun {
-    run(adapter, hook, input, stdin)
+    run(adapter, hook, input, stdin, false)
 }
 
 /// Runs `hook` for `input.event` with the packet its dialect marshals.
 pub(crate) fn execute_hook(hook: &HookSpec, input: &RunInput<'_>) -> HookRun {
-    run(crate::dialect::adapter(hook.dialect), hook, input, None)
+    run(
+        crate::dialect::adapter(hook.dialect),
+        hook,
+        input,
+        None,
+        false,
+    )
+}
+
+/// Runs `hook` as the agent that sent `payload` would have: those exact bytes on
+/// stdin, and in its environment the agent's own values of the variables its vendor
+/// promises (`input.base_env` is the agent's environment as the shim received it), so
+/// a variable the agent set is never replaced by one computed here — nor its
+/// `CLAUDE_ENV_FILE` by a file of ours.
+pub(crate) fn execute_verbatim(hook: &HookSpec, input: &RunInput<'_>, payload: Vec<u8>) -> HookRun {
+    run(
+        crate::dialect::adapter(hook.dialect),
+        hook,
+        input,
+        Some(payload),
+        true,
+    )
+}
+
+/// Whether the base environment sets `name` (to something).
+fn set_in(base: &[(std::ffi::OsString, std::ffi::OsString)], name: &str) -> bool {
+    base.iter().any(|(k, v)| k == name && !v.is_empty())
 }
 
 fn run(
@@ -30,8 +56,9 @@ fn run(
     hook: &HookSpec,
     input: &RunInput<'_>,
     stdin: Option<Vec<u8>>,
+    agents_own: bool,
 ) -> HookRun {
-    let launch = crate::dialect::launch(
+    let mut launch = crate::dialect::launch(
         hook,
         input.event,
         &input.ctx,
@@ -42,6 +69,17 @@ fn run(
         ),
         stdin,
     );
+    if agents_own {
+        launch
+            .vendor_env
+            .retain(|(name, _)| !set_in(input.base_env, name));
+        if launch
+            .env_file
+            .is_some_and(|name| set_in(input.base_env, name))
+        {
+            launch.env_file = None;
+        }
+    }
     let exchange = carry(hook, input, &launch);
     let interpretation = interpret(adapter, hook, input, &exchange);
     let mut record = settle::blank_run(hook, input.event, launch.policy, launch.stdin);

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use super::{Fired, Session, lock, record, schedule};
+use super::{Fired, Session, Verbatim, lock, record, schedule};
 use crate::dialect::Context;
 use crate::dispatcher::Dispatched;
 use crate::dropped::DroppedRun;
@@ -29,15 +29,17 @@ impl Session {
             };
             self.plan(&event, &ctx)
         };
-        self.dispatch_detached(event, plan.hooks, plan.http_policy)
+        self.dispatch_detached(event, plan.hooks, plan.http_policy, None)
     }
 
-    /// Dispatches selected hooks detached, capturing the identity and epoch now.
+    /// Dispatches selected hooks detached, capturing the identity and epoch now (and
+    /// the agent's own bytes, `verbatim`, for the hooks that get them).
     pub(super) fn dispatch_detached(
         &self,
         event: EventPayload,
         selected: Vec<Selected>,
         http_policy: Option<crate::http::HttpPolicy>,
+        verbatim: Option<Verbatim>,
     ) -> Fired {
         let identity = self.identity();
         let canonical = event.event();
@@ -56,6 +58,7 @@ impl Session {
                 event: Arc::clone(&event),
                 identity: Arc::clone(&identity),
                 http_policy: http_policy.clone(),
+                verbatim: verbatim.clone(),
                 epoch,
             };
             match self.state.dispatcher.dispatch(move || task.run()) {
@@ -100,6 +103,8 @@ struct DetachedRun {
     event: Arc<EventPayload>,
     identity: Arc<SessionIdentity>,
     http_policy: Option<Arc<crate::http::HttpPolicy>>,
+    /// The agent's own bytes, for a hook of its dialect and wire event.
+    verbatim: Option<Verbatim>,
     epoch: u64,
 }
 
@@ -117,7 +122,7 @@ impl DetachedRun {
             session
                 .engine
                 .run_input(&self.event, ctx, Some(&env), self.http_policy.as_deref());
-        let mut run = schedule::execute(&self.selected, &input);
+        let mut run = schedule::execute(&self.selected, &input, self.verbatim.as_ref());
         let hook = self.selected.hook();
         if canonical == CanonicalEvent::SessionStart {
             let accepted = record::accepted_overlay(&mut run);

@@ -4,10 +4,15 @@
 //! dialect's hooks run one after another on the current thread, each seeing the input
 //! as the previous one changed it ([`crate::dialect::Adapter::chain_input`]), while the
 //! others run beside them. Every run goes through the one execute door.
+//!
+//! A hook the calling agent would have run itself ([`Verbatim::for_hook`]) gets the
+//! agent's bytes; in a sequential chain only until a hook changed the input — the
+//! next one then gets the packet rebuilt with the change, as Gemini CLI hands each
+//! hook of a sequential chain the input as the previous one modified it.
 
 use std::sync::Mutex;
 
-use super::lock;
+use super::{Verbatim, lock};
 use crate::dialect::Dialect;
 use crate::discovery;
 use crate::outcome::HookRun;
@@ -16,9 +21,16 @@ use crate::selected::Selected;
 
 /// Runs the selected hooks of a blocking event, returning their records in
 /// configured order.
-pub(super) fn run_blocking(selected: &[Selected], input: &RunInput<'_>) -> Vec<HookRun> {
+pub(super) fn run_blocking(
+    selected: &[Selected],
+    input: &RunInput<'_>,
+    verbatim: Option<&Verbatim>,
+) -> Vec<HookRun> {
     if selected.len() == 1 {
-        return selected.iter().map(|s| execute(s, input)).collect();
+        return selected
+            .iter()
+            .map(|s| execute(s, input, verbatim))
+            .collect();
     }
     let sequential: Vec<Dialect> = selected
         .iter()
@@ -33,7 +45,7 @@ pub(super) fn run_blocking(selected: &[Selected], input: &RunInput<'_>) -> Vec<H
         .collect();
     if !chained.contains(&true) {
         let all: Vec<&Selected> = selected.iter().collect();
-        return run_capped(&all, input);
+        return run_capped(&all, input, verbatim);
     }
     let parallel: Vec<(usize, &Selected)> = selected
         .iter()
@@ -43,12 +55,16 @@ pub(super) fn run_blocking(selected: &[Selected], input: &RunInput<'_>) -> Vec<H
     let mut out: Vec<Option<HookRun>> = vec![None; selected.len()];
     std::thread::scope(|scope| {
         let others: Vec<&Selected> = parallel.iter().map(|(_, s)| *s).collect();
-        let handle = scope.spawn(move || run_capped(&others, input));
-        // The chain, in configured order, on this thread.
+        let handle = scope.spawn(move || run_capped(&others, input, verbatim));
+        // The chain, in configured order, on this thread. The agent's bytes stand
+        // for the input only until a hook changed it.
         let mut current = input.event.clone();
+        let mut changed = false;
         for (i, s) in selected.iter().enumerate().filter(|(i, _)| chained[*i]) {
-            let run = execute(s, &input.with_event(&current));
+            let own = verbatim.filter(|_| !changed);
+            let run = execute(s, &input.with_event(&current), own);
             current = discovery::adapter(s.hook().dialect).chain_input(current, &run.outcome);
+            changed = changed || current != *input.event;
             out[i] = Some(run);
         }
         if let Ok(runs) = handle.join() {
@@ -65,9 +81,13 @@ pub(super) fn run_blocking(selected: &[Selected], input: &RunInput<'_>) -> Vec<H
         .collect()
 }
 
-/// One selected hook through the execute door.
-pub(super) fn execute(s: &Selected, input: &RunInput<'_>) -> HookRun {
-    run::execute_hook(s.hook(), input)
+/// One selected hook through the execute door: with the agent's own bytes when it is
+/// a hook the agent would have run itself, else with its dialect's packet.
+pub(super) fn execute(s: &Selected, input: &RunInput<'_>, verbatim: Option<&Verbatim>) -> HookRun {
+    match verbatim.and_then(|v| v.for_hook(s.hook())) {
+        Some(bytes) => run::execute_verbatim(s.hook(), input, bytes.to_vec()),
+        None => run::execute_hook(s.hook(), input),
+    }
 }
 
 /// Most blocking hooks of one event running at once; the rest wait their turn. Each
@@ -98,7 +118,11 @@ fn concurrency_cap() -> usize {
 
 /// Runs `selected` on at most [`concurrency_cap`] threads, in their order; a run
 /// whose thread panicked is recorded as a spawn failure under its hook's policy.
-fn run_capped(selected: &[&Selected], input: &RunInput<'_>) -> Vec<HookRun> {
+fn run_capped(
+    selected: &[&Selected],
+    input: &RunInput<'_>,
+    verbatim: Option<&Verbatim>,
+) -> Vec<HookRun> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<HookRun>>> = selected.iter().map(|_| Mutex::new(None)).collect();
@@ -116,7 +140,7 @@ fn run_capped(selected: &[&Selected], input: &RunInput<'_>) -> Vec<HookRun> {
                         break;
                     };
                     let run = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        execute(s, input)
+                        execute(s, input, verbatim)
                     }))
                     .unwrap_or_else(|_| {
                         run::panicked_run(s.hook(), input.event, input.failure_policy)
@@ -141,7 +165,7 @@ fn run_capped(selected: &[&Selected], input: &RunInput<'_>) -> Vec<HookRun> {
         .map(|(s, slot)| {
             slot.into_inner()
                 .unwrap_or_else(|poisoned| poisoned.into_inner())
-                .unwrap_or_else(|| execute(s, input))
+                .unwrap_or_else(|| execute(s, input, verbatim))
         })
         .collect()
 }
@@ -206,7 +230,7 @@ mod tests {
             {"command": format!("echo third >> {finished}; touch {third_done}; {}", says("third"))},
         ]}));
         let event = shell_gate("ls");
-        let runs = run_blocking(&all(&config), &fx.input(&event));
+        let runs = run_blocking(&all(&config), &fx.input(&event), None);
         clean(&runs);
         assert_eq!(
             std::fs::read_to_string(&finished).unwrap(),
@@ -238,7 +262,7 @@ mod tests {
             {"command": format!("touch {b}; {}", wait_for(&a))},
         ]}));
         let event = shell_gate("ls");
-        let runs = run_blocking(&all(&config), &fx.input(&event));
+        let runs = run_blocking(&all(&config), &fx.input(&event), None);
         assert_eq!(runs.len(), 2);
         clean(&runs);
     }
@@ -252,7 +276,7 @@ mod tests {
             .collect();
         let config = fx.copse(json!({ "toolGate": entries }));
         let event = shell_gate("ls");
-        let runs = run_blocking(&all(&config), &fx.input(&event));
+        let runs = run_blocking(&all(&config), &fx.input(&event), None);
         clean(&runs);
         let said: Vec<String> = runs
             .iter()
@@ -292,7 +316,7 @@ mod tests {
         let mut selected = all(&chain);
         selected.insert(1, all(&copse).remove(0));
         let event = shell_gate("rm -rf /");
-        let runs = run_blocking(&selected, &fx.input(&event));
+        let runs = run_blocking(&selected, &fx.input(&event), None);
         clean(&runs);
         let dialects: Vec<Dialect> = runs.iter().map(|r| r.dialect).collect();
         assert_eq!(dialects, [Dialect::Gemini, Dialect::Copse, Dialect::Gemini]);
@@ -316,12 +340,75 @@ mod tests {
         );
     }
 
+    /// What a Gemini agent wrote for the call: spaced and ordered as no encoder of
+    /// ours would write it.
+    const GEMINI_BYTES: &[u8] = br#"{"session_id": "s-1", "transcript_path": "/t.jsonl", "cwd": "/w", "hook_event_name": "BeforeTool", "timestamp": "2026-12-02T16:30:23.468Z", "tool_name": "run_shell_command", "tool_input": {"command": "rm -rf /"}}"#;
+
+    fn gemini_verbatim() -> crate::session::Verbatim {
+        crate::session::Verbatim::new(Dialect::Gemini, "BeforeTool", GEMINI_BYTES)
+    }
+
+    #[test]
+    fn the_agents_bytes_reach_its_own_hooks_until_a_chain_changes_the_input() {
+        let fx = Fixture::new();
+        let chain = gemini(&fx, true);
+        let copse =
+            fx.copse(json!({"toolGate": [{"command": format!("cat > {}", fx.at("copse.json"))}]}));
+        let mut selected = all(&chain);
+        selected.insert(1, all(&copse).remove(0));
+        let event = shell_gate("rm -rf /");
+        let verbatim = gemini_verbatim();
+        let runs = run_blocking(&selected, &fx.input(&event), Some(&verbatim));
+        clean(&runs);
+        assert_eq!(
+            runs[0].stdin, GEMINI_BYTES,
+            "the chain's first hook gets the agent's bytes"
+        );
+        assert_eq!(
+            seen(&fx, "second.json")["tool_input"]["command"],
+            "echo safe",
+            "after a change the next hook gets the rebuilt packet with it"
+        );
+        assert_ne!(runs[2].stdin, GEMINI_BYTES);
+        assert_eq!(
+            seen(&fx, "copse.json")["input"]["command"],
+            "rm -rf /",
+            "a Copse hook keeps its own packet"
+        );
+        assert_ne!(runs[1].stdin, GEMINI_BYTES);
+    }
+
+    #[test]
+    fn parallel_hooks_of_the_agents_dialect_and_event_all_get_its_bytes() {
+        let fx = Fixture::new();
+        let parallel = gemini(&fx, false);
+        let event = shell_gate("rm -rf /");
+        let verbatim = gemini_verbatim();
+        let runs = run_blocking(&all(&parallel), &fx.input(&event), Some(&verbatim));
+        clean(&runs);
+        assert_eq!(std::fs::read(fx.path("second.json")).unwrap(), GEMINI_BYTES);
+        assert!(runs.iter().all(|r| r.stdin == GEMINI_BYTES));
+        // Another agent's bytes (another dialect, or another wire event) are not
+        // its: the packet is rebuilt.
+        for other in [
+            crate::session::Verbatim::new(Dialect::Claude, "BeforeTool", GEMINI_BYTES),
+            crate::session::Verbatim::new(Dialect::Gemini, "AfterTool", GEMINI_BYTES),
+        ] {
+            let runs = run_blocking(&all(&parallel), &fx.input(&event), Some(&other));
+            assert!(runs.iter().all(|r| r.stdin != GEMINI_BYTES));
+            assert_eq!(
+                seen(&fx, "second.json")["tool_input"]["command"],
+                "rm -rf /"
+            );
+        }
+    }
+
     #[test]
     fn without_sequential_each_hook_sees_the_original_input() {
         let fx = Fixture::new();
         let parallel = gemini(&fx, false);
         let event = shell_gate("rm -rf /");
-        let runs = run_blocking(&all(&parallel), &fx.input(&event));
+        let runs = run_blocking(&all(&parallel), &fx.input(&event), None);
         clean(&runs);
         assert_eq!(runs.len(), 2);
         assert_eq!(
