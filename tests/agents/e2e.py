@@ -14,7 +14,9 @@ For each agent, in a fresh HOME, against the fake model server (fake_model.py):
      audit log under the agent's own session id;
   5. context injected at session start reaches the model;
   6. `copse-hooks uninstall` leaves the agent's config byte-identical (Copilot: every file
-     in ~/.copilot/hooks/).
+     in ~/.copilot/hooks/);
+  7. Copilot only: the project-scope shim (.github/hooks/) denies in a folder Copilot
+     trusts, and Copilot skips it in one it does not.
 The shim forwards every call to the user daemon it starts on demand (checked: the calls
 were served by the daemon); the in-process fallback is tested by the Rust tests
 (crates/copse-hooks-cli/tests/it/shim.rs).
@@ -145,6 +147,9 @@ class Agent:
             "LANG": "C.UTF-8",
         }
 
+    def more(self):
+        """Checks of this agent's own, after the common scenario."""
+
     def copse_hooks(self):
         """The Copse-native hooks of the run ($COPSE_DIR/hooks.json)."""
         return COPSE_HOOKS
@@ -168,8 +173,9 @@ class Agent:
         out = self.cli("--json", "log", "--limit", "1000")
         return json.loads(out)["runs"]
 
-    def prompt(self, text):
+    def prompt(self, text, flags=()):
         cmd, extra = self.command(text)
+        cmd += list(flags)
         env = dict(self.env, **extra)
         r = subprocess.run(cmd, env=env, cwd=self.proj, capture_output=True, text=True,
                            timeout=TIMEOUT, stdin=subprocess.DEVNULL)
@@ -283,6 +289,29 @@ class Copilot(Agent):
     def snapshot(self):
         return {p.name: p.read_bytes() for p in sorted(self.hooks_dir.iterdir())}
 
+    def more(self):
+        """The project-scope shim (.github/hooks/copse-hooks.json): Copilot runs a project's
+        hooks only in a folder the user trusts (--trust-folder here), so the same deny holds
+        there and nowhere else."""
+        print("  project install (.github/hooks), with and without Copilot's folder trust")
+        self.cli("install", "--agent", "copilot", "--project")
+        entry = self.proj / ".github" / "hooks" / "copse-hooks.json"
+        check("shim --agent copilot" in entry.read_text(), "the shim is in .github/hooks/copse-hooks.json")
+        for trusted in (True, False):
+            label = "trusted" if trusted else "untrusted"
+            target = self.proj / f"project-{label}.txt"
+            mark = self.model.mark()
+            self.prompt(f"RUN: echo hi > {target.name} # copse-forbidden END",
+                        flags=["--trust-folder"] if trusted else [])
+            calls = model_calls(self.model.since(mark))
+            if trusted:
+                check(not target.exists() and "denied by a copse e2e hook" in json.dumps(calls[-1]["body"]),
+                      "in a trusted folder the project shim denies and the model gets the reason")
+            else:
+                check(target.exists(), "in an untrusted folder Copilot skips the project's hooks (the command ran)")
+        self.cli("uninstall", "--agent", "copilot", "--project")
+        check(not entry.exists(), "uninstall --project removed the file it wrote")
+
     def installed_hooks(self):
         return [json.loads(p.read_text())["hooks"] for p in sorted(self.hooks_dir.glob("*.json"))]
 
@@ -368,6 +397,7 @@ def scenario(agent):
     print("  uninstall")
     agent.cli("uninstall", "--agent", agent.name)
     check(agent.snapshot() == pristine, "the agent's config is byte-identical to before")
+    agent.more()
 
 
 AGENTS = (Claude, Gemini, Codex, Copilot)
