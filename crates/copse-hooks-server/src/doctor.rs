@@ -9,8 +9,8 @@ use copse_hooks::config_locations;
 use copse_hooks::spine::{Spine, SpineError};
 use copse_hooks_wire::OUTPUT_VERSION;
 use copse_hooks_wire::output::{
-    AuditReport, ConfigProbe, DoctorOutput, Enablement, OtelReport, PersistentReport,
-    RecentFailure, RootTrust, SandboxReport, SettingsReport,
+    AuditReport, ConfigProbe, DoctorOutput, Enablement, ManagedReport, ManagedVendorReport,
+    OtelReport, PersistentReport, RecentFailure, RootTrust, SandboxReport, SettingsReport,
 };
 
 use crate::Hosted;
@@ -63,8 +63,41 @@ pub fn report_with(
             }
         })
         .collect();
-    let configs = config_locations(&config.home, &config.copse_dir, engine.workspace_roots())
+    // The managed hook files first (they run first), then discovery's list.
+    let managed_files = listing
+        .hooks
+        .iter()
+        .filter(|h| h.scope == copse_hooks::Scope::Managed)
+        .map(|h| (h.source.clone(), h.dialect))
+        .chain(
+            listing
+                .warnings
+                .iter()
+                .filter(|w| w.scope == copse_hooks::Scope::Managed && w.source.is_file())
+                .map(|w| (w.source.clone(), managed_dialect(&w.source))),
+        )
+        .fold(
+            Vec::new(),
+            |mut acc: Vec<(std::path::PathBuf, _)>, (p, d)| {
+                if !acc.iter().any(|(q, _)| *q == p) {
+                    acc.push((p, d));
+                }
+                acc
+            },
+        )
         .into_iter()
+        .map(|(path, dialect)| copse_hooks::ConfigLocation {
+            path,
+            dialect,
+            scope: copse_hooks::Scope::Managed,
+            root: None,
+        });
+    let configs = managed_files
+        .chain(config_locations(
+            &config.home,
+            &config.copse_dir,
+            engine.workspace_roots(),
+        ))
         .map(|loc| {
             let exists = loc.path.is_file();
             let hooks: Vec<_> = listing
@@ -224,7 +257,89 @@ pub fn report_with(
         agents: Vec::new(),
         daemon: None,
         otel: otel_report(engine),
+        managed: managed_report(engine, &listing),
     }
+}
+
+/// The dialect of a managed file that declared no hook (named by its warnings).
+fn managed_dialect(path: &Path) -> copse_hooks::Dialect {
+    let name = path.to_string_lossy();
+    if name.ends_with(".toml") {
+        copse_hooks::Dialect::Codex
+    } else if name.contains("managed-settings") {
+        copse_hooks::Dialect::Claude
+    } else {
+        copse_hooks::Dialect::Copse
+    }
+}
+
+/// The managed policy layer and the vendors' managed tiers (absent when the machine
+/// has none).
+fn managed_report(
+    engine: &copse_hooks::Engine,
+    listing: &copse_hooks::Listing,
+) -> Option<ManagedReport> {
+    let m = engine.managed();
+    if !m.present() && m.warnings.is_empty() {
+        return None;
+    }
+    let mut vendors = Vec::new();
+    for (vendor, tier, key) in [
+        ("claude", &m.claude, "allowManagedHooksOnly"),
+        ("codex", &m.codex, "allow_managed_hooks_only"),
+    ] {
+        if tier.files.is_empty() {
+            continue;
+        }
+        let mut effect = Vec::new();
+        if tier.allow_managed_hooks_only {
+            effect.push(format!(
+                "{key}: only its managed hooks run among {vendor}'s, and nothing but managed hooks when the shim serves {vendor}"
+            ));
+        }
+        if tier.hooks_off {
+            effect.push(format!("every {vendor} hook is off, its managed ones too"));
+        }
+        if tier.has_hooks {
+            effect.push("its hooks run as managed hooks".to_string());
+        }
+        if effect.is_empty() {
+            effect.push("nothing about hooks".to_string());
+        }
+        vendors.push(ManagedVendorReport {
+            vendor: vendor.to_string(),
+            files: tier.files.iter().map(|p| p.display().to_string()).collect(),
+            allow_managed_hooks_only: tier.allow_managed_hooks_only,
+            effect: effect.join("; "),
+            warnings: tier.warnings.clone(),
+        });
+    }
+    Some(ManagedReport {
+        dir: m.dir.display().to_string(),
+        redirected: m.redirected,
+        state: m.state.as_str().to_string(),
+        allow_managed_hooks_only: m.allow_managed_hooks_only,
+        failure_floors: m
+            .failure_floor
+            .iter()
+            .map(|(k, v)| {
+                let v = match v {
+                    copse_hooks::FailurePolicy::Open => "open",
+                    copse_hooks::FailurePolicy::Closed => "closed",
+                };
+                (k.clone(), v.to_string())
+            })
+            .collect(),
+        pinned_endpoint: m.pinned_endpoint(),
+        require_sandbox: m.require_sandbox,
+        hooks: listing
+            .hooks
+            .iter()
+            .filter(|h| h.scope == copse_hooks::Scope::Managed)
+            .count(),
+        warnings: m.warnings.clone(),
+        vendors,
+    })
 }
 
 /// This process's OTLP export: where the engine's spans go, what was wrong with its

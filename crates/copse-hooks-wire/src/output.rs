@@ -224,7 +224,7 @@ pub struct HookOutput {
     pub command: String,
     /// The config file.
     pub source: String,
-    /// `user` or `project`.
+    /// `managed`, `user` or `project`.
     pub scope: String,
     /// 1-based position in its event's array.
     pub entry: usize,
@@ -260,6 +260,10 @@ pub struct HookOutput {
     /// Why a persistent hook is broken (repeated crashes); absent when it is not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub broken: Option<String>,
+    /// Why a managed-hooks-only rule keeps it from running, naming the file that set
+    /// it (absent when none does).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed_only: Option<String>,
 }
 
 /// A workspace script a hook runs, and whether it is as trusted.
@@ -309,6 +313,7 @@ impl From<&HookSummary> for HookOutput {
             persistent: h.persistent,
             idle_timeout_ms: h.idle_timeout_ms,
             broken: h.broken.clone(),
+            managed_only: h.managed_only.clone(),
         }
     }
 }
@@ -934,6 +939,56 @@ pub struct DoctorOutput {
     /// `doctor`), the counters are the daemon's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub otel: Option<OtelReport>,
+    /// The machine's managed policy (`/etc/copse-hooks/`) and the vendors' managed
+    /// tiers copse-hooks honours (absent when the machine has none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub managed: Option<ManagedReport>,
+}
+
+/// The managed policy layer, as `doctor` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ManagedReport {
+    /// Where the layer was read from (`/etc/copse-hooks`).
+    pub dir: String,
+    /// Whether `COPSE_MANAGED_DIR` redirected it (a root-owned test directory).
+    pub redirected: bool,
+    /// `absent`, `valid`, or `broken` (refused or invalid: every failure fails closed
+    /// and the sandbox is required until it is fixed).
+    pub state: String,
+    /// `allowManagedHooksOnly`: only managed hooks run.
+    pub allow_managed_hooks_only: bool,
+    /// `failurePolicy` floors: a dialect, canonical event or `*` → `closed`.
+    pub failure_floors: std::collections::BTreeMap<String, String>,
+    /// The pinned OTLP endpoint's URL (never its headers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pinned_endpoint: Option<String>,
+    /// `requireSandbox`.
+    pub require_sandbox: bool,
+    /// How many managed hooks are declared (every managed file, vendors' included).
+    pub hooks: usize,
+    /// What is wrong with the layer, one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The vendors' managed tiers found (Claude Code, Codex).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vendors: Vec<ManagedVendorReport>,
+}
+
+/// A vendor's managed tier, as `doctor` reports it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct ManagedVendorReport {
+    /// `claude` or `codex`.
+    pub vendor: String,
+    /// The files found.
+    pub files: Vec<String>,
+    /// The vendor's managed-hooks-only switch (`allowManagedHooksOnly`,
+    /// `allow_managed_hooks_only`).
+    pub allow_managed_hooks_only: bool,
+    /// What it does to the hooks copse-hooks runs, one sentence.
+    pub effect: String,
+    /// What was wrong with its files, one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// The OTLP export, as `doctor` reports it.
@@ -1577,7 +1632,7 @@ pub struct ExplainHookOutput {
     /// Why it did not run: `hooks_off`, `recursion_guard`, `untrusted`,
     /// `config_changed`, `script_changed`, `claude_disabled`, `vendor_disabled`,
     /// `matcher_invalid`, `matcher_no_match`, `condition_false`, `not_for_this_call`,
-    /// `other_event`, `unsupported_event` or `duplicate`.
+    /// `other_event`, `unsupported_event`, `duplicate` or `managed_only`.
     pub reason: Option<String>,
     /// The reason as one sentence (may quote config text: escape before printing).
     pub message: Option<String>,

@@ -204,6 +204,76 @@ fn print_agents(agents: &[AgentShimOutput]) {
     }
 }
 
+/// The managed policy section: where it was read, whether it can be used, what it
+/// sets, and the vendors' managed tiers honoured.
+fn print_managed(m: &copse_hooks_wire::output::ManagedReport) {
+    heading("Managed policy");
+    let state = match m.state.as_str() {
+        "broken" => paint("BROKEN", output::RED, false),
+        "valid" => paint("valid", output::GREEN, false),
+        other => clean(other),
+    };
+    let redirected = if m.redirected {
+        " (COPSE_MANAGED_DIR)"
+    } else {
+        ""
+    };
+    outln!("  {} {state}{redirected}", clean(&m.dir));
+    for w in &m.warnings {
+        outln!(
+            "  {}: {}",
+            paint("warning", output::YELLOW, false),
+            clean(w)
+        );
+    }
+    if m.state != "absent" {
+        outln!(
+            "  {:<21} {}",
+            "allowManagedHooksOnly",
+            if m.allow_managed_hooks_only {
+                "true: only managed hooks run"
+            } else {
+                "false"
+            }
+        );
+        if m.failure_floors.is_empty() {
+            outln!("  {:<21} none", "failurePolicy floors");
+        }
+        for (key, floor) in &m.failure_floors {
+            outln!(
+                "  {:<21} {} {}",
+                "failurePolicy floor",
+                clean(key),
+                clean(floor)
+            );
+        }
+        outln!(
+            "  {:<21} {}",
+            "pinned OTLP endpoint",
+            m.pinned_endpoint
+                .as_deref()
+                .map_or_else(|| "none".to_string(), clean)
+        );
+        outln!("  {:<21} {}", "requireSandbox", m.require_sandbox);
+        outln!("  {:<21} {}", "managed hooks", m.hooks);
+    }
+    for v in &m.vendors {
+        outln!(
+            "  {} managed tier: {}",
+            clean(&v.vendor),
+            clean(&v.files.join(", "))
+        );
+        outln!("      {}", clean(&v.effect));
+        for w in &v.warnings {
+            outln!(
+                "      {}: {}",
+                paint("warning", output::YELLOW, false),
+                clean(w)
+            );
+        }
+    }
+}
+
 fn heading(text: &str) {
     outln!("{}", paint(text, output::BOLD, false));
 }
@@ -218,6 +288,9 @@ fn print_human(r: &DoctorOutput) {
             paint("OFF", output::YELLOW, false),
             r.enablement.source
         );
+        if let Some(m) = r.managed.as_ref().filter(|m| m.hooks > 0) {
+            outln!("  managed hooks still run ({})", m.hooks);
+        }
     }
     if r.recursion_guard {
         outln!(
@@ -275,6 +348,9 @@ fn print_human(r: &DoctorOutput) {
             paint("warning", output::YELLOW, false),
             clean(w)
         );
+    }
+    if let Some(m) = &r.managed {
+        print_managed(m);
     }
     heading("Sandbox");
     if !r.sandbox.on {

@@ -125,8 +125,12 @@ pub fn run(global: &Global, untrusted_preview: bool) -> Result<ExitCode> {
 /// Why a hook would not run now, or "active".
 pub fn status(h: &HookSummary) -> String {
     let mut why = Vec::new();
-    if !h.enabled {
+    // Managed hooks run whether hooks are on or off.
+    if !h.enabled && h.scope != Scope::Managed {
         why.push("hooks off");
+    }
+    if let Some(rule) = &h.managed_only {
+        why.push(rule.as_str());
     }
     match h.trust {
         TrustState::Trusted => {}
@@ -152,14 +156,12 @@ pub fn status(h: &HookSummary) -> String {
 
 fn print_human(l: &Listing, enabled: bool) {
     if !enabled {
-        outln!(
-            "{}",
-            paint(
-                "External hooks are off: nothing below runs (turn on with --enable, or cursorHooksEnabled in settings).",
-                output::YELLOW,
-                false
-            )
-        );
+        let text = if l.hooks.iter().any(|h| h.scope == Scope::Managed) {
+            "External hooks are off: nothing below runs but the managed hooks (turn on with --enable, or cursorHooksEnabled in settings)."
+        } else {
+            "External hooks are off: nothing below runs (turn on with --enable, or cursorHooksEnabled in settings)."
+        };
+        outln!("{}", paint(text, output::YELLOW, false));
     }
     if l.hooks.is_empty() {
         outln!("No hooks declared.");

@@ -24,6 +24,7 @@ mod json_outputs;
 mod lint;
 mod list;
 mod log_runs;
+mod managed;
 mod notices;
 mod persistent;
 mod protect;
