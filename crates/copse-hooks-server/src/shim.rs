@@ -465,7 +465,12 @@ fn call(
         engine_shim::end_session(&config.copse_dir, agent, &inbound);
         return Ok((
             result_of(Answer::nothing(), true),
-            After::Detach(agent, Box::new(inbound), p.payload, Box::new(config)),
+            After::Detach(
+                agent,
+                Box::new(inbound),
+                p.verbatim.unwrap_or(p.payload),
+                Box::new(config),
+            ),
             served,
         ));
     }
@@ -478,7 +483,10 @@ fn call(
         flush: true,
         answered: true,
     };
-    match engine_shim::handle_with(agent, &inbound, p.payload.as_bytes(), config, &host) {
+    // The agent's own hooks get what the agent wrote (`verbatim`, when the shim
+    // changed the payload it sends to be read).
+    let original = p.verbatim.as_deref().unwrap_or(&p.payload);
+    match engine_shim::handle_with(agent, &inbound, original.as_bytes(), config, &host) {
         Ok(reply) => Ok((
             result_of(agent::answer(agent, &inbound, &reply), false),
             After::Nothing,

@@ -680,6 +680,10 @@ pub struct ShimHandleParams {
     /// and runs nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub client: Option<BuildIdentity>,
+    /// The agent's payload as it arrived, when `payload` is not it (a Copilot payload
+    /// the shim named its event in): the agent's own hooks get these bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verbatim: Option<String>,
 }
 
 /// Which build of copse-hooks a process runs: its version and its executable.

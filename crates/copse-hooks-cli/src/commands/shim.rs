@@ -416,9 +416,23 @@ struct Response {
 }
 
 /// Forwards one call: `shim/handle` on the daemon's socket.
-fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forward> {
+/// `original` is the payload as the agent wrote it, when the shim changed it (see
+/// [`run`]): sent beside it for the agent's own hooks.
+fn forward(
+    socket: &Path,
+    agent: Agent,
+    payload: &[u8],
+    original: Option<&[u8]>,
+) -> Result<Answer, Forward> {
     let payload = std::str::from_utf8(payload)
         .map_err(|_| Forward::Unavailable("the payload is not UTF-8".into()))?;
+    let verbatim = original
+        .map(|o| {
+            std::str::from_utf8(o)
+                .map(str::to_owned)
+                .map_err(|_| Forward::Unavailable("the payload is not UTF-8".into()))
+        })
+        .transpose()?;
     let mut stream = connect(socket, agent).map_err(Forward::Unavailable)?;
     // The environment straight into the map sent (LLM keys and non-UTF-8 variables
     // left out), without an intermediate list.
@@ -434,6 +448,7 @@ fn forward(socket: &Path, agent: Agent, payload: &[u8]) -> Result<Answer, Forwar
             .ok()
             .and_then(|d| d.into_os_string().into_string().ok()),
         client: Some(own_build()),
+        verbatim,
     };
     let request = Request {
         jsonrpc: "2.0",
@@ -656,10 +671,12 @@ fn refused_us(socket: &Path, pid: u32) -> bool {
         || (info.exe_file.is_some() && my_file.is_some() && info.exe_file != my_file)
 }
 
-fn serve(agent: Agent, payload: &[u8]) -> Answer {
+/// Serves one call: `payload` is what is read, `original` what the agent wrote when
+/// the shim changed it (the agent's own hooks get those bytes).
+fn serve(agent: Agent, payload: &[u8], original: Option<&[u8]>) -> Answer {
     let why = match Backend::select() {
         Backend::Daemon(socket) => {
-            let mut attempt = forward(&socket, agent, payload);
+            let mut attempt = forward(&socket, agent, payload, original);
             let stale = match &attempt {
                 Err(Forward::Stale(why, pid)) => Some((why.clone(), *pid)),
                 Err(Forward::Lost(why, Some(pid))) if refused_us(&socket, *pid) => Some((
@@ -670,7 +687,7 @@ fn serve(agent: Agent, payload: &[u8]) -> Answer {
             };
             if let Some((why, pid)) = stale {
                 replace_daemon(&socket, agent, payload, &why, pid);
-                attempt = forward(&socket, agent, payload);
+                attempt = forward(&socket, agent, payload, original);
             }
             if attempt.is_err() {
                 // A step that ran out of time because of the deadline: its block.
@@ -704,7 +721,7 @@ fn serve(agent: Agent, payload: &[u8]) -> Answer {
             return agent::fail_closed(agent, wire.as_deref(), &reason);
         }
     };
-    in_process(agent, inbound, payload, &why)
+    in_process(agent, inbound, original.unwrap_or(payload), &why)
 }
 
 /// Reads the payload (at most one byte over [`MAX_PAYLOAD`], which the caller refuses),
@@ -763,6 +780,8 @@ pub fn run(agent: Agent, deadline: Option<Duration>) -> ExitCode {
     }
     let mut payload = Vec::new();
     let read = read_payload(&mut payload);
+    // What the agent wrote, when the shim names the event in a copy of it.
+    let mut original = None;
     // Copilot's payloads do not name their event: the installed entry's variable does.
     if read.is_ok()
         && agent == Agent::Copilot
@@ -771,7 +790,7 @@ pub fn run(agent: Agent, deadline: Option<Duration>) -> ExitCode {
             std::env::var(agent::copilot::EVENT_VAR).ok().as_deref(),
         )
     {
-        payload = stamped;
+        original = Some(std::mem::replace(&mut payload, stamped));
     }
     let answer = match read {
         Err(e) if e.kind() == std::io::ErrorKind::TimedOut && past_deadline() => {
@@ -791,7 +810,7 @@ pub fn run(agent: Agent, deadline: Option<Duration>) -> ExitCode {
         }
         Ok(_) => match std::panic::catch_unwind(|| {
             let _ = WIRE.set(wire_of(&payload));
-            serve(agent, &payload)
+            serve(agent, &payload, original.as_deref())
         }) {
             Ok(a) => a,
             Err(_) => {

@@ -34,6 +34,9 @@ struct Case {
     vars: fn(&Path, &str) -> Vec<(&'static str, String)>,
     /// The project directory the payload's `cwd` names, under the root.
     project: &'static str,
+    /// The hook's own variables (its config's per-hook `env`), which win over the
+    /// agent's.
+    own: &'static [(&'static str, &'static str)],
 }
 
 const CLAUDE_PRE_TOOL_USE: &str = r#"{"session_id": "c5e94aaf-d6db-4160-94da-186d6354d5f3", "transcript_path": "$TMP/home-claude-allowbash/.claude/projects/-TMP-proj-claude/c5e94aaf-d6db-4160-94da-186d6354d5f3.jsonl", "cwd": "$TMP/proj-claude", "prompt_id": "6398284c-f3b8-4808-be82-40c68a0d8d16", "permission_mode": "default", "effort": {"level": "medium"}, "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "echo hello-from-mock > mock-ran.txt", "description": "mock command"}, "tool_use_id": "toolu_mock_msg_mock_10"}"#;
@@ -41,6 +44,10 @@ const CLAUDE_PRE_TOOL_USE: &str = r#"{"session_id": "c5e94aaf-d6db-4160-94da-186
 const GEMINI_BEFORE_TOOL: &str = r#"{"session_id": "4edcff26-2055-4e5d-9a5e-dd4d070a59a4", "transcript_path": "$TMP/home-gemini-mockyolo/.gemini/tmp/proj-gemini/chats/session-2026-12-02T16-30-4edcff26.jsonl", "cwd": "$TMP/proj-gemini", "hook_event_name": "BeforeTool", "timestamp": "2026-12-02T16:30:23.468Z", "tool_name": "run_shell_command", "tool_input": {"command": "echo hello-from-mock > mock-ran.txt", "description": "mock command"}}"#;
 
 const CODEX_PRE_TOOL_USE: &str = r#"{"session_id": "01a2379c-a488-7af1-bac2-3cf47653815a", "turn_id": "01a2379c-a4a9-7cf3-9e2a-491b1dd5421c", "transcript_path": "$TMP/home-codex-mock/.codex/sessions/2026/12/02/rollout-2026-12-02T16-35-42-01a2379c-a488-7af1-bac2-3cf47653815a.jsonl", "cwd": "$TMP/proj-codex", "hook_event_name": "PreToolUse", "model": "mock-model", "permission_mode": "bypassPermissions", "tool_name": "Bash", "tool_input": {"command": "echo hello-from-mock > mock-ran.txt"}, "tool_use_id": "call_resp_mock_1"}"#;
+
+/// Copilot CLI 1.0.102's `preToolUse` stdin (it names no event: the shim's entry says
+/// which, in `COPSE_HOOKS_EVENT`).
+const COPILOT_PRE_TOOL_USE: &str = r#"{"sessionId": "1fe0fd65-c25d-405b-9f81-fbe13bcbb954", "timestamp": 1796289060904, "cwd": "$TMP/proj", "toolName": "bash", "toolArgs": {"command": "echo hello-from-mock > mock-ran.txt", "description": "mock"}}"#;
 
 const CURSOR_BEFORE_SHELL: &str = r#"{"conversation_id": "conv-fixture-1", "generation_id": "gen-fixture-1", "hook_event_name": "beforeShellExecution", "cursor_version": "1.7.2", "workspace_roots": ["$TMP/proj-cursor"], "user_email": "dev@example.com", "transcript_path": "$TMP/home/.cursor/projects/workspace/conv-fixture-1.jsonl", "model": "claude-sonnet-4", "model_id": "anthropic/claude-sonnet-4", "model_params": [{"id": "context", "value": "1m"}, {"id": "thinking", "value": "high"}], "command": "echo \"hello from a hook\"", "cwd": "$TMP/proj-cursor"}"#;
 
@@ -66,6 +73,7 @@ fn cases() -> Vec<Case> {
                 ]
             },
             project: "proj-claude",
+            own: &[],
         },
         Case {
             agent: "gemini",
@@ -93,6 +101,7 @@ fn cases() -> Vec<Case> {
                 ]
             },
             project: "proj-gemini",
+            own: &[],
         },
         Case {
             agent: "codex",
@@ -110,6 +119,7 @@ fn cases() -> Vec<Case> {
                 ]
             },
             project: "proj-codex",
+            own: &[],
         },
         Case {
             agent: "cursor",
@@ -128,6 +138,32 @@ fn cases() -> Vec<Case> {
                 ]
             },
             project: "proj-cursor",
+            own: &[],
+        },
+        Case {
+            agent: "copilot",
+            payload: COPILOT_PRE_TOOL_USE,
+            adopted_file: "hooks.json",
+            adopted: |c| {
+                json!({"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": c,
+                    "timeoutSec": 30, "env": {"COPSE_HOOKS_EVENT": "the-hooks-own", "HOOK_OWN": "1"}}]}})
+            },
+            vars: |root, project| {
+                vec![
+                    // What the shim's own entry sets (`install --agent copilot`).
+                    ("COPSE_HOOKS_EVENT", "preToolUse".into()),
+                    ("COPILOT_CLI", "1".into()),
+                    (
+                        "COPILOT_HOOK_DIR",
+                        root.join("home/.copilot/hooks").display().to_string(),
+                    ),
+                    ("COPILOT_PROJECT_DIR", project.to_string()),
+                    ("CLAUDE_PROJECT_DIR", project.to_string()),
+                    ("OPENAI_API_KEY", "sk-must-not-reach-a-hook".into()),
+                ]
+            },
+            project: "proj",
+            own: &[("COPSE_HOOKS_EVENT", "the-hooks-own"), ("HOOK_OWN", "1")],
         },
     ]
 }
@@ -303,12 +339,21 @@ fn adopted_hooks_get_the_agents_bytes_and_environment_on_both_paths() {
             );
             assert_ne!(copse_stdin, stdin, "{what}");
             let (added, removed, changed) = difference(&agent_env, &hook_env);
+            let own: Vec<&str> = case.own.iter().map(|(k, _)| *k).collect();
             assert!(
-                changed.is_empty(),
+                changed.iter().all(|c| own.contains(&c.as_str())),
                 "{what}: the hook got other values than the agent's for {changed:?}"
             );
+            for (name, value) in case.own {
+                assert_eq!(
+                    hook_env.get(*name).map(String::as_str),
+                    Some(*value),
+                    "{what}: the hook's own {name}"
+                );
+            }
             for (name, value) in (case.vars)(&root, &named) {
-                if name.ends_with("_API_KEY") {
+                if own.contains(&name) {
+                } else if name.ends_with("_API_KEY") {
                     assert!(
                         !hook_env.contains_key(name),
                         "{what}: {name} reached a hook"
@@ -317,7 +362,7 @@ fn adopted_hooks_get_the_agents_bytes_and_environment_on_both_paths() {
                     assert_eq!(hook_env.get(name), Some(&value), "{what}: {name}");
                 }
             }
-            seen.push((path, stdin, added, removed));
+            seen.push((path, stdin, added, removed, changed));
         }
         assert!(
             served_by_daemon(&env.copse_dir(), case.agent),
@@ -328,10 +373,11 @@ fn adopted_hooks_get_the_agents_bytes_and_environment_on_both_paths() {
         assert_eq!(seen[0].1, seen[1].1, "{}", case.agent);
         assert_eq!(seen[0].2, seen[1].2, "{}: added", case.agent);
         assert_eq!(seen[0].3, seen[1].3, "{}: removed", case.agent);
-        let (_, _, added, removed) = &seen[0];
+        assert_eq!(seen[0].4, seen[1].4, "{}: changed", case.agent);
+        let (_, _, added, removed, changed) = &seen[0];
         insta::assert_snapshot!(
             format!("verbatim_env_{}", case.agent),
-            format!("added: {added:?}\nremoved: {removed:?}\n")
+            format!("added: {added:?}\nremoved: {removed:?}\nchanged: {changed:?}\n")
         );
     }
 }

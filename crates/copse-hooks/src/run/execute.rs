@@ -70,9 +70,13 @@ fn run(
         stdin,
     );
     if agents_own {
-        launch
-            .vendor_env
-            .retain(|(name, _)| !set_in(input.base_env, name));
+        // A hook's own variables (Copilot's per-hook `env`) are the hook's: applied
+        // over everything, as the vendor does.
+        let own = hook.options.copilot.as_ref().map(|p| p.env.as_slice());
+        let own = own.unwrap_or_default();
+        launch.vendor_env.retain(|(name, _)| {
+            !set_in(input.base_env, name) || own.iter().any(|(k, _)| k == name)
+        });
         if launch
             .env_file
             .is_some_and(|name| set_in(input.base_env, name))
