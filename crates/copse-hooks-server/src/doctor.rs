@@ -151,7 +151,8 @@ pub fn report_with(
         mechanism: status.as_ref().map(|s| s.mechanism.to_owned()),
         enforced: status.as_ref().is_some_and(|s| s.enforcement.is_enforced()),
         enforcement: status.as_ref().map(|s| s.enforcement.to_string()),
-        required: config.require_sandbox,
+        // The managed layer's `requireSandbox` cannot be turned off by the user.
+        required: config.require_sandbox || engine.managed().require_sandbox,
         writable_paths: config
             .sandbox_writable
             .iter()

@@ -329,6 +329,10 @@ fn doctor_shows_the_managed_layer() {
         v["otel"]["traces_url"], "http://127.0.0.1:9/v1/traces",
         "the pinned endpoint is where spans go"
     );
+    assert_eq!(
+        v["sandbox"]["required"], true,
+        "the managed requireSandbox is in force"
+    );
     let managed_configs: Vec<&Value> = v["configs"]
         .as_array()
         .unwrap()
