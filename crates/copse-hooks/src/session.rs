@@ -109,6 +109,11 @@ impl Verbatim {
         }
     }
 
+    /// The agent's own name for the event.
+    pub(crate) fn wire_event(&self) -> &str {
+        &self.wire_event
+    }
+
     /// The bytes `hook` gets, when the agent itself would have run it for this call.
     pub(crate) fn for_hook(&self, hook: &HookSpec) -> Option<&[u8]> {
         (hook.dialect == self.dialect && hook.event == self.wire_event).then_some(&*self.bytes)
@@ -343,6 +348,13 @@ impl Session {
         let plan = self.plan(event, &ctx);
         let (detached, selected): (Vec<Selected>, Vec<Selected>) =
             plan.hooks.into_iter().partition(|s| s.hook().run_async);
+        // The gate's span ids, when it will have one: its detached hooks' spans are
+        // its children.
+        let trace = if selected.is_empty() {
+            None
+        } else {
+            self.gate_trace()
+        };
         let starting = event.event() == CanonicalEvent::SessionStart;
         if starting {
             lock(&self.state.env).clear();
@@ -353,6 +365,7 @@ impl Session {
                 detached,
                 plan.http_policy.clone(),
                 verbatim.cloned(),
+                trace,
             );
         }
         if selected.is_empty() {
@@ -383,7 +396,15 @@ impl Session {
             lock(&self.state.runs).extend(runs.iter().cloned());
         }
         let verdict = gate::merge(runs);
-        self.export(event, started, &identity, &verdict);
+        self.export(&record::GateExport {
+            event,
+            started,
+            identity: &identity,
+            verdict: &verdict,
+            selected: &selected,
+            trace,
+            vendor_event: verbatim.map(Verbatim::wire_event),
+        });
         verdict
     }
 

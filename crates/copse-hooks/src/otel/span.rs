@@ -44,7 +44,8 @@ pub struct GateSpan {
     pub event: CanonicalEvent,
     /// The agent's own name for the event (`PreToolUse`), when an agent sent it.
     pub vendor_event: Option<String>,
-    /// The agent (`claude-code`, `cursor`, `codex`, …), when known.
+    /// The agent the shim serves (`claude`, `cursor`, `codex`, `gemini`, `copilot`),
+    /// when known.
     pub agent: Option<String>,
     /// The gated tool's name, on tool events.
     pub tool: Option<String>,

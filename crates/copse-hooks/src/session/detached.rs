@@ -29,17 +29,19 @@ impl Session {
             };
             self.plan(&event, &ctx)
         };
-        self.dispatch_detached(event, plan.hooks, plan.http_policy, None)
+        self.dispatch_detached(event, plan.hooks, plan.http_policy, None, None)
     }
 
     /// Dispatches selected hooks detached, capturing the identity and epoch now (and
-    /// the agent's own bytes, `verbatim`, for the hooks that get them).
+    /// the agent's own bytes, `verbatim`, for the hooks that get them); `trace` names
+    /// the span of the gate they belong to, when it has one.
     pub(super) fn dispatch_detached(
         &self,
         event: EventPayload,
         selected: Vec<Selected>,
         http_policy: Option<crate::http::HttpPolicy>,
         verbatim: Option<Verbatim>,
+        trace: Option<record::GateTrace>,
     ) -> Fired {
         let identity = self.identity();
         let canonical = event.event();
@@ -60,6 +62,7 @@ impl Session {
                 http_policy: http_policy.clone(),
                 verbatim: verbatim.clone(),
                 epoch,
+                trace,
             };
             match self.state.dispatcher.dispatch(move || task.run()) {
                 Dispatched::Running | Dispatched::Pending => dispatched += 1,
@@ -106,6 +109,8 @@ struct DetachedRun {
     /// The agent's own bytes, for a hook of its dialect and wire event.
     verbatim: Option<Verbatim>,
     epoch: u64,
+    /// The span of the gate this run belongs to, when it has one (exported).
+    trace: Option<record::GateTrace>,
 }
 
 impl DetachedRun {
@@ -144,6 +149,14 @@ impl DetachedRun {
         }
         let suppressed = run.outcome.decision.is_some() || (run.outcome.halt.is_some() && !halts);
         session.record_as(&run, &self.identity, suppressed);
+        session.export_detached(
+            &self.event,
+            &self.identity,
+            hook,
+            &run,
+            self.trace,
+            self.verbatim.as_ref().map(Verbatim::wire_event),
+        );
         if session.engine.keeps_runs() {
             lock(&session.state.runs).push(run);
         }

@@ -169,7 +169,6 @@ pub(super) struct GateExport<'a> {
 
 impl Session {
     /// Fresh ids for a gate's span when gates are exported (nothing otherwise).
-    #[allow(dead_code)] // TEMPORARY: session.rs calls it once its in-flight edit lands
     pub(super) fn gate_trace(&self) -> Option<GateTrace> {
         self.engine.otel().map(|_| GateTrace {
             trace_id: crate::otel::new_trace_id(),
@@ -177,28 +176,9 @@ impl Session {
         })
     }
 
-    /// [`Session::export_gate`] without the plan's view of the runs.
-    pub(super) fn export(
-        &self,
-        event: &EventPayload,
-        started: std::time::SystemTime,
-        identity: &SessionIdentity,
-        verdict: &crate::outcome::Verdict,
-    ) {
-        self.export_gate(&GateExport {
-            event,
-            started,
-            identity,
-            verdict,
-            selected: &[],
-            trace: None,
-            vendor_event: None,
-        });
-    }
-
     /// Hands the gate to the OTLP exporter (one try_send; never waits on the
     /// collector): a span for the event with a child per hook run.
-    pub(super) fn export_gate(&self, gate: &GateExport<'_>) {
+    pub(super) fn export(&self, gate: &GateExport<'_>) {
         let Some(otel) = self.engine.otel() else {
             return;
         };
@@ -234,7 +214,6 @@ impl Session {
 
     /// Hands a detached run to the OTLP exporter: a child of the gate it belongs to
     /// when `trace` names it, else a root span of its own carrying the event.
-    #[allow(dead_code)] // TEMPORARY: detached.rs calls it once its in-flight edit lands
     pub(super) fn export_detached(
         &self,
         event: &EventPayload,
@@ -242,6 +221,7 @@ impl Session {
         hook: &crate::dialect::HookSpec,
         run: &HookRun,
         trace: Option<GateTrace>,
+        vendor_event: Option<&str>,
     ) {
         let Some(otel) = self.engine.otel() else {
             return;
@@ -249,6 +229,7 @@ impl Session {
         let mut span = crate::otel::GateSpan::new(event.event(), run.started_at);
         span.end = run.started_at + run.duration;
         span.detached = true;
+        span.vendor_event = vendor_event.map(str::to_owned);
         if let Some(t) = trace {
             span.trace_id = t.trace_id;
             span.parent = Some(t.span_id);

@@ -1334,3 +1334,137 @@ fn no_otel_env() -> Vec<(OsString, OsString)> {
         .filter(|(k, _)| !k.to_string_lossy().starts_with("OTEL_"))
         .collect()
 }
+
+#[test]
+fn a_session_exports_to_phoenix_from_the_settings_with_its_agent_detached_runs_and_payloads() {
+    let Some(venv) = backend_venv(
+        "a_session_exports_to_phoenix_from_the_settings_with_its_agent_detached_runs_and_payloads",
+    ) else {
+        return;
+    };
+    let phoenix = Phoenix::start(&venv);
+    let project = format!("copse-it-session-{}", std::process::id());
+    let fx = crate::fx::Fx::new();
+    let marker = fx.at("out/async.done");
+    fx.claude_user(json!({
+        "PreToolUse": [{"matcher": "Bash", "hooks": [
+            {"type": "command", "timeout": 7, "command": "cat >/dev/null; echo '{\"hookSpecificOutput\":{\"hookEventName\":\"PreToolUse\",\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"no force pushes\"}}'"},
+            {"type": "command", "async": true, "command": format!("cat >/dev/null; touch {marker}")},
+        ]}],
+        "Notification": [{"hooks": [{"type": "command", "command": "cat >/dev/null; echo noted"}]}],
+    }));
+    let mut config = fx.config().build();
+    // The settings alone: no OTEL_* variable anywhere.
+    config.environment = no_otel_env();
+    config.otel_settings = Some(json!({
+        "endpoint": format!("http://127.0.0.1:{}", phoenix.port),
+        "resourceAttributes": {"openinference.project.name": project},
+        "includePayloads": true,
+    }));
+    config.agent = Some("claude".to_owned());
+    let engine = copse_hooks::Engine::new(config);
+    assert!(
+        engine.otel_warnings().is_empty(),
+        "{:?}",
+        engine.otel_warnings()
+    );
+    let session = engine.session(copse_hooks::SessionIdentity::new("conv-phoenix"));
+    let verdict = session.gate_tool(copse_hooks::ToolCall::new(
+        "run_shell",
+        json!({"command": format!("git push --force # {SECRET}")}),
+    ));
+    // Control: the blocking hook ran and decided.
+    assert_eq!(verdict.effective_decision(), Decision::Deny);
+    session.fire(copse_hooks::EventPayload::Notification {
+        message: "build finished".to_owned(),
+        title: None,
+        notification_type: "idle_prompt".to_owned(),
+        details: Value::Null,
+    });
+    session.wait_idle();
+    assert!(Path::new(&marker).exists(), "the async hook ran");
+    let exporter = engine.otel().unwrap();
+    let report = exporter.shutdown(Duration::from_secs(30));
+    assert!(report.completed, "{report:?}");
+    // The gate, its blocking run, its async run, the notification's run.
+    assert_eq!(report.stats.exported, 4, "{:?}", report.stats);
+
+    let spans = phoenix.spans(&project, 4);
+    assert_eq!(spans.len(), 4, "{spans:#?}");
+    let gate = spans
+        .iter()
+        .find(|s| s.name == "copse.gate toolGate")
+        .expect("the gate span");
+    let a = &gate.attributes;
+    assert_eq!(attr(a, "gen_ai.agent.name"), "claude");
+    assert_eq!(attr(a, "gen_ai.conversation.id"), "conv-phoenix");
+    assert_eq!(attr(a, "copse.tool.name"), "run_shell");
+    assert_eq!(attr(a, "copse.decision"), "deny");
+    assert_eq!(attr(a, "copse.decider.message"), "no force pushes");
+    assert_eq!(attr(a, "copse.run_count"), 1);
+    let arguments = attr(a, "copse.tool.arguments");
+    assert!(
+        arguments
+            .as_str()
+            .unwrap()
+            .contains("git push --force # [REDACTED:anthropic]"),
+        "{arguments}"
+    );
+    let children: Vec<&Stored> = spans
+        .iter()
+        .filter(|s| s.parent_id.as_deref() == Some(gate.span_id.as_str()))
+        .collect();
+    assert_eq!(
+        children.len(),
+        2,
+        "the blocking and the async run: {spans:#?}"
+    );
+    for c in &children {
+        assert_eq!(c.trace_id, gate.trace_id);
+    }
+    let blocking = children
+        .iter()
+        .find(|s| attr(&s.attributes, "copse.hook.detached").is_null())
+        .expect("the blocking run");
+    let b = &blocking.attributes;
+    assert_eq!(attr(b, "copse.hook.timeout_ms"), 7000);
+    assert_eq!(attr(b, "copse.hook.trust"), "trusted");
+    assert_eq!(attr(b, "copse.hook.decision"), "deny");
+    let sent = attr(b, "gen_ai.tool.call.arguments");
+    let sent = sent.as_str().unwrap();
+    assert!(
+        sent.contains("\"hook_event_name\":\"PreToolUse\"") || sent.contains("PreToolUse"),
+        "{sent}"
+    );
+    assert!(sent.contains("[REDACTED:anthropic]"), "{sent}");
+    let answer = attr(b, "gen_ai.tool.call.result");
+    assert!(
+        answer.as_str().unwrap().contains("permissionDecision"),
+        "{answer}"
+    );
+    let detached = children
+        .iter()
+        .find(|s| attr(&s.attributes, "copse.hook.detached") == true)
+        .expect("the async run, a child of its gate");
+    assert_eq!(attr(&detached.attributes, "copse.hook.timeout_ms"), 600_000);
+    let observed = spans
+        .iter()
+        .find(|s| attr(&s.attributes, "copse.event") == "notification")
+        .expect("the notification's run");
+    assert_eq!(observed.parent_id, None, "no gate: its own root");
+    assert_eq!(observed.name, "execute_tool cat >/dev/null; echo noted");
+    assert_eq!(attr(&observed.attributes, "copse.hook.detached"), true);
+    assert_eq!(attr(&observed.attributes, "gen_ai.agent.name"), "claude");
+    assert_eq!(
+        attr(&observed.attributes, "gen_ai.conversation.id"),
+        "conv-phoenix"
+    );
+    assert_ne!(observed.trace_id, gate.trace_id);
+    for s in &spans {
+        assert!(
+            !s.attributes.to_string().contains("abcdefghij"),
+            "no secret stored: {}",
+            s.attributes
+        );
+    }
+}

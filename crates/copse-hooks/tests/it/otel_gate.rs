@@ -5,6 +5,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::time::Duration;
 
+use std::ffi::OsString;
+
+use copse_hooks::agent::{Agent, shim};
 use copse_hooks::{Decision, ToolCall};
 use serde_json::json;
 
@@ -73,6 +76,53 @@ fn a_gate_is_exported_with_its_hook_run() {
         "run_shell",
         "exported-deny",
         "conv-otel",
+        "git push --force",
+    ] {
+        assert!(contains(&body, text), "{text:?} is not in the export");
+    }
+}
+
+#[test]
+fn the_shim_exports_the_agent_and_its_event_name_from_the_settings() {
+    let (url, body) = one_request();
+    let fx = Fx::new();
+    fx.copse_user(json!({"toolGate": [{"command": "cat >/dev/null; echo '{\"decision\":\"deny\",\"agentMessage\":\"shim-export-deny\"}'"}]}));
+    // The endpoint comes from the settings alone: no OTEL_* variable in the call.
+    fx.write_json(
+        "copse/settings.json",
+        &json!({"otel": {"tracesEndpoint": format!("{url}/v1/traces")}}),
+    );
+    let mut vars: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(k, _)| !k.to_string_lossy().starts_with("OTEL_"))
+        .collect();
+    vars.push(("HOME".into(), fx.home().into()));
+    vars.push(("COPSE_DIR".into(), fx.copse_dir().into()));
+    vars.push(("CLAUDE_PROJECT_DIR".into(), fx.ws().into()));
+    let payload = serde_json::to_vec(&json!({
+        "session_id": "claude-session-1",
+        "transcript_path": "/dev/null",
+        "cwd": fx.ws(),
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Bash",
+        "tool_input": {"command": "git push --force"},
+        "tool_use_id": "toolu_shim_1",
+    }))
+    .unwrap();
+    let agent = Agent::Claude;
+    let inbound = copse_hooks::agent::read(agent, &payload).unwrap();
+    let config = shim::engine_config(agent, &inbound, &vars).unwrap();
+    assert_eq!(config.agent.as_deref(), Some("claude"));
+    let reply = shim::handle(agent, &inbound, &payload, config).unwrap();
+    // Control: the hook ran and denied.
+    assert_eq!(reply.verdict.effective_decision(), Decision::Deny);
+    // The call's engine is gone: its exporter sent what it held when dropped.
+    let body = body.recv_timeout(Duration::from_secs(30)).unwrap();
+    for text in [
+        "gen_ai.agent.name",
+        "claude",
+        "copse.vendor_event",
+        "PreToolUse",
+        "shim-export-deny",
         "git push --force",
     ] {
         assert!(contains(&body, text), "{text:?} is not in the export");
