@@ -106,22 +106,27 @@ fn exit_two_denies_and_progress_lines_are_not_the_answer() {
 fn cwd_env_exec_and_the_session_directory() {
     let fx = Fx::new();
     let out = fx.at("env.txt");
+    let exec_out = fx.at("exec.txt");
     std::fs::create_dir_all(fx.ws().join("sub")).unwrap();
     user(
         &fx,
         "h.json",
         json!({"preToolUse": [
-            {"bash": format!("cat > /dev/null; echo \"$GREETING $(pwd)\" > {out}"), "cwd": "sub", "env": {"GREETING": "hi"}},
-            {"exec": "sh", "args": ["-c", format!("cat > /dev/null; echo exec >> {out}")]},
+            {"bash": format!("cat > /dev/null; echo \"$GREETING $(pwd) $COPILOT_PROJECT_DIR\" > {out}"), "cwd": "sub", "env": {"GREETING": "hi"}},
+            {"exec": "sh", "args": ["-c", format!("cat > /dev/null; echo \"exec $COPILOT_CLI\" > {exec_out}")]},
         ]}),
     );
     let v = bash(&fx.session(), "ls");
     assert_eq!(v.runs.len(), 2, "{:?}", v.runs);
-    let text = std::fs::read_to_string(&out).unwrap();
     assert_eq!(
-        text,
-        format!("hi {}\nexec\n", fx.ws().join("sub").display()),
+        std::fs::read_to_string(&out).unwrap(),
+        format!(
+            "hi {} {}\n",
+            fx.ws().join("sub").display(),
+            fx.ws().display()
+        ),
     );
+    assert_eq!(std::fs::read_to_string(&exec_out).unwrap(), "exec 1\n");
 }
 
 #[test]
@@ -399,4 +404,36 @@ fn the_vendored_list_accounts_for_every_event() {
             "{event} fired but is not listed"
         );
     }
+}
+
+#[test]
+fn every_recorded_payload_reads_as_the_shim_stamps_it() {
+    use copse_hooks::agent::{self, Agent};
+    let rec = recorded();
+    let mut out = String::new();
+    for (key, payload) in rec["events"].as_object().unwrap() {
+        let event = key.split('/').next().unwrap();
+        let bytes = payload.to_string();
+        let stamped = agent::copilot::stamp_event(bytes.as_bytes(), Some(event)).unwrap();
+        let inbound =
+            agent::read(Agent::Copilot, &stamped).unwrap_or_else(|e| panic!("{key}: {e}"));
+        let described = match &inbound.event {
+            None => "not served".to_string(),
+            Some(EventPayload::ToolGate(c)) | Some(EventPayload::PermissionRequest(c)) => {
+                let mut keys: Vec<&String> = c.input.keys().collect();
+                keys.sort();
+                format!(
+                    "{} {} {keys:?}",
+                    inbound.event.as_ref().unwrap().event(),
+                    c.tool
+                )
+            }
+            Some(EventPayload::AfterToolUse(r)) => {
+                format!("afterToolUse {} error={}", r.tool, r.is_error)
+            }
+            Some(e) => e.event().to_string(),
+        };
+        out.push_str(&format!("{key}: {described}\n"));
+    }
+    insta::assert_snapshot!(out);
 }

@@ -14,13 +14,16 @@ use copse_hooks::FailurePolicy;
 use copse_hooks::adapter;
 use copse_hooks::dialect::{Context, HookMatcher, HookSpec};
 use copse_hooks::fixture;
-use copse_hooks::vendor::{CLAUDE, CODEX, CURSOR, GEMINI};
+use copse_hooks::vendor::{CLAUDE, CODEX, COPILOT, CURSOR, GEMINI};
 use copse_hooks::{Dialect, Scope};
 use serde_json::{Map, Value};
 
 /// The fixed `timestamp` Gemini payloads carry in the fixture (the live value is
 /// the current time; its format is tested in `gemini::`).
 const GEMINI_TIMESTAMP: &str = "2026-12-02T16:30:23.105Z";
+
+/// The fixed `timestamp` (Unix milliseconds) Copilot payloads carry in the fixture.
+const COPILOT_TIMESTAMP: u64 = 1_796_309_611_563;
 
 fn flavours(dialect: Dialect, event: CanonicalEvent) -> &'static [&'static str] {
     match (dialect, event) {
@@ -97,6 +100,11 @@ fn dialect_payloads(
             {
                 *t = Value::from(GEMINI_TIMESTAMP);
             }
+            if dialect == Dialect::Copilot
+                && let Some(t) = stdin.get_mut("timestamp")
+            {
+                *t = Value::from(COPILOT_TIMESTAMP);
+            }
             out.insert(key, stdin);
         }
     }
@@ -141,6 +149,13 @@ fn generate() -> String {
         Value::Object(dialect_payloads(
             Dialect::Codex,
             &wired(CODEX.published, CODEX.canonical_for),
+        )),
+    );
+    all.insert(
+        "copilot".into(),
+        Value::Object(dialect_payloads(
+            Dialect::Copilot,
+            &wired(COPILOT.published, COPILOT.canonical_for),
         )),
     );
     // Copse speaks canonical event names directly.
@@ -190,6 +205,7 @@ fn every_wired_event_has_at_least_one_golden_payload() {
         ("claude", CLAUDE.published, CLAUDE.canonical_for),
         ("gemini", GEMINI.published, GEMINI.canonical_for),
         ("codex", CODEX.published, CODEX.canonical_for),
+        ("copilot", COPILOT.published, COPILOT.canonical_for),
     ] {
         let keys: Vec<&String> = fixture[name].as_object().unwrap().keys().collect();
         assert!(!keys.is_empty());

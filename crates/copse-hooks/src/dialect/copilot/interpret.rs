@@ -6,8 +6,8 @@
 //! object; empty says nothing). Exit 0 reads the answer. Exit 2 denies on
 //! `preToolUse` and `permissionRequest` (the answer, if any, merged under the deny),
 //! and is a failure elsewhere (Copilot logs it and goes on). Any other exit or a kill
-//! is a failure: `preToolUse` is the one event whose failures deny (its policy is
-//! closed, fixed at parse).
+//! is a failure: `preToolUse` and `permissionRequest` are the events whose failures
+//! deny (their policy is closed, fixed at parse).
 //!
 //! Diverges: Copilot treats an answer that is not JSON as no answer; here it is a
 //! failed hook (which denies a `preToolUse` call and is skipped elsewhere).
@@ -188,27 +188,25 @@ fn respond(hook: &HookSpec, event: &EventPayload, obj: &Map<String, Value>) -> I
 /// Reads one Copilot hook run.
 pub fn interpret(hook: &HookSpec, event: &EventPayload, run: &ProcessResult<'_>) -> Interpretation {
     let text = answer_text(run.stdout);
-    let parsed = || -> Result<Map<String, Value>, Interpretation> {
+    // The answer, or why it is not one.
+    let parsed = || -> Result<Map<String, Value>, String> {
         if text.is_empty() {
             return Ok(Map::new());
         }
         match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(obj)) => Ok(obj),
-            Ok(_) => Err(invalid(format!(
+            Ok(_) => Err(format!(
                 "printed JSON that is not an object on {}",
                 hook.event
-            ))),
-            Err(_) => Err(invalid(format!(
-                "printed output that is not JSON on {}",
-                hook.event
-            ))),
+            )),
+            Err(_) => Err(format!("printed output that is not JSON on {}", hook.event)),
         }
     };
     match run.exit_code {
         Some(0) => match parsed() {
             Ok(obj) if obj.is_empty() => Interpretation::ok(Outcome::default()),
             Ok(obj) => respond(hook, event, &obj),
-            Err(failed) => failed,
+            Err(why) => invalid(why),
         },
         Some(2) if matches!(hook.event.as_str(), "preToolUse" | "permissionRequest") => {
             // The answer, if any, merged under the deny; stderr is not the reason.

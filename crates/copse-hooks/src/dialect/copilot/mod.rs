@@ -118,8 +118,16 @@ pub const TOOLS: &[(&str, &str, Renames)] = &[
     ("bash", tool::RUN_SHELL, &[]),
     ("view", tool::READ_FILE, &[]),
     ("create", tool::WRITE_FILE, &[("file_text", "content")]),
-    ("edit", tool::STR_REPLACE, &[]),
-    ("str_replace_editor", tool::STR_REPLACE, &[]),
+    (
+        "edit",
+        tool::STR_REPLACE,
+        &[("old_str", "old_string"), ("new_str", "new_string")],
+    ),
+    (
+        "str_replace_editor",
+        tool::STR_REPLACE,
+        &[("old_str", "old_string"), ("new_str", "new_string")],
+    ),
     ("grep", tool::SEARCH_CODE, &[]),
     ("rg", tool::SEARCH_CODE, &[]),
     ("glob", "find_files", &[]),
