@@ -354,6 +354,8 @@ struct Inner {
     /// The per-dialect failure policy with the managed floors folded in (what a run
     /// and the listing decide a hook's policy from).
     run_policy: std::collections::BTreeMap<String, FailurePolicy>,
+    /// Whether any managed hook file exists (they run with hooks off too).
+    managed_hooks: bool,
 }
 
 /// Every script pinned by a trusted root among `roots`, sorted and deduplicated.
@@ -445,7 +447,7 @@ impl Engine {
                 .find(|(k, _)| k == DEPTH_VAR)
                 .map(|(_, v)| v.as_os_str()),
         );
-        let registry = Registry::new(with_managed(
+        let locations = with_managed(
             &config.managed,
             match &config.locations {
                 Some(locations) => locations.clone(),
@@ -456,7 +458,11 @@ impl Engine {
                     &config.vendor_paths(),
                 ),
             },
-        ));
+        );
+        // Managed hook files (ours, a vendor's managed tier) run whether hooks are on
+        // or off; none means hooks off costs nothing, as before.
+        let managed_hooks = locations.iter().any(|l| l.scope == Scope::Managed);
+        let registry = Registry::new(locations);
         let base_env = env::scrubbed(config.environment.iter().cloned());
         let config_grace = config.limits.kill_grace;
         let (spine, spine_warning) = match &config.spine_path {
@@ -504,6 +510,7 @@ impl Engine {
                 otel: otel.config.map(crate::otel::Exporter::shared),
                 otel_warnings: otel.warnings,
                 run_policy: crate::managed::with_floors(&config.failure_policy, &config.managed),
+                managed_hooks,
                 plugins: Default::default(),
                 sandbox,
                 spine,
@@ -687,7 +694,7 @@ impl Engine {
     /// Whether hooks may run at all (enabled, or managed hooks may exist; and not
     /// inside a hook process).
     pub(crate) fn hooks_active(&self) -> bool {
-        (self.inner.config.hooks_enabled || self.inner.config.managed.may_have_hooks())
+        (self.inner.config.hooks_enabled || self.inner.managed_hooks)
             && !self.recursion_guard_tripped()
     }
 
