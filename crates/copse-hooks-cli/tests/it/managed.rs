@@ -343,3 +343,46 @@ fn doctor_shows_the_managed_layer() {
     let text = serde_json::to_string_pretty(&shown).unwrap();
     insta::assert_snapshot!("doctor_managed_json", redact(&text, &env.root()));
 }
+
+#[test]
+fn a_broken_managed_settings_file_is_said_at_the_gate_and_fails_closed() {
+    if !runnable("broken_settings") {
+        return;
+    }
+    let env = Env::new();
+    let dir = managed(&env);
+    write(
+        &dir.join("settings.json"),
+        "{\"allowManagedHooksOnly\": tru",
+    );
+    // The user's hook crashes and asks to be let through.
+    user_hooks(
+        &env,
+        json!([{"command": format!("{}; exit 1", touch(&env, "user")), "onFailure": "open"}]),
+    );
+    let v = env
+        .cmd()
+        .env("COPSE_MANAGED_DIR", &dir)
+        .gate("run_shell", r#"{"command": "ls"}"#)
+        .json();
+    assert!(
+        marker(&env, "user").exists(),
+        "control: the user's hook ran"
+    );
+    assert_eq!(v["decision"], "deny", "broken: every failure fails closed");
+    let warnings = v["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("managed policy broken:")),
+        "{warnings:?}"
+    );
+    // Control: once the file is valid, the failure is let through again.
+    write(&dir.join("settings.json"), "{}");
+    let v = env
+        .cmd()
+        .env("COPSE_MANAGED_DIR", &dir)
+        .gate("run_shell", r#"{"command": "ls"}"#)
+        .json();
+    assert_eq!(v["decision"], "allow");
+}

@@ -82,6 +82,21 @@ impl Engine {
                 && self.managed_only_of(loc).is_none()
         });
         self.stop_unselected_persistent(&candidates);
+        // A managed layer that is broken or refused is said at every gate.
+        let managed = self.managed();
+        for line in managed
+            .warnings
+            .iter()
+            .chain(&managed.claude.warnings)
+            .chain(&managed.codex.warnings)
+        {
+            problems(&ConfigWarning {
+                source: managed.dir.clone(),
+                scope: Scope::Managed,
+                event: None,
+                message: line.clone(),
+            });
+        }
         let hooks = self.select_from(
             &candidates,
             event,
