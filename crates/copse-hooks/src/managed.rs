@@ -539,11 +539,6 @@ impl ManagedPolicy {
             || !self.codex.files.is_empty()
     }
 
-    /// Whether managed hooks may exist (so an engine with hooks off still plans).
-    pub fn may_have_hooks(&self) -> bool {
-        !self.hook_files.is_empty() || self.claude.has_hooks || self.codex.has_hooks
-    }
-
     /// The managed floor for a hook of `dialect` at canonical event `event`.
     pub fn floor(&self, dialect: Dialect, event: Option<&str>) -> Option<FailurePolicy> {
         let hit = |k: &str| self.failure_floor.get(k).copied();
