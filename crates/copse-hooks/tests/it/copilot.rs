@@ -201,6 +201,16 @@ fn a_project_file_runs_only_trusted_and_stops_when_it_changes() {
     assert_eq!(v.runs.len(), 1);
     assert_eq!(v.runs[0].scope, Scope::Project);
     assert!(std::path::Path::new(&out).exists());
+    // A file added after the trust is a config the pin does not know: it does not run.
+    let late = fx.at("late-ran");
+    fx.write_json(
+        "ws/.github/hooks/late.json",
+        &file(json!({"preToolUse": [{"bash": format!("cat > /dev/null; touch {late}")}]})),
+    );
+    let v = bash(&pinned(hash.clone()), "ls");
+    assert_eq!(v.runs.len(), 1, "{:?}", v.runs);
+    assert!(!std::path::Path::new(&late).exists());
+    std::fs::remove_file(fx.ws().join(".github/hooks/late.json")).unwrap();
     // Changed after it was trusted: it no longer runs.
     fx.write_json(
         "ws/.github/hooks/guard.json",
