@@ -135,7 +135,10 @@ pub struct Settings {
     /// OpenTelemetry export of every gate (`{"endpoint": "http://collector:4318"}`);
     /// the standard `OTEL_*` variables win over it. Reference: docs/otel.md.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub otel: Option<crate::otel::OtelSettings>,
+    // Kept as written: the engine reads it key by key (`otel::ExportConfig::resolve`),
+    // so one bad key is a warning in doctor's OTLP section and the rest applies.
+    #[schemars(with = "Option<crate::otel::OtelSettings>")]
+    pub otel: Option<serde_json::Value>,
     /// Keys this version does not know, preserved.
     #[serde(flatten)]
     #[schemars(skip)]

@@ -26,6 +26,7 @@ mod list;
 mod log_runs;
 mod managed;
 mod notices;
+mod otel_doctor;
 mod persistent;
 mod protect;
 mod readme;
