@@ -950,7 +950,7 @@ impl Engine {
                     event: hook.event.clone(),
                     canonical: hook.canonical,
                     matcher: hook.matcher_source.clone(),
-                    active: (enabled || hook.scope == Scope::Managed)
+                    active: (enabled || loaded.location.scope == Scope::Managed)
                         && managed_only.is_none()
                         && trusted
                         && hook.supported()

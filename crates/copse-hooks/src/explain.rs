@@ -345,7 +345,7 @@ impl Engine {
                 let k = key(&loaded.config, index);
                 let (status, reason) = if selected.contains(&k) {
                     // Managed hooks run whether hooks are on or off.
-                    if off && hook.scope != Scope::Managed {
+                    if off && loaded.location.scope != Scope::Managed {
                         (HookStatus::Skipped, Some(SkipReason::HooksOff))
                     } else if guard {
                         (

@@ -175,13 +175,19 @@ impl Engine {
     /// user configs (a plugin is trusted like the config that enabled it).
     fn with_plugins(&self, mut candidates: Vec<Candidate>) -> Vec<Candidate> {
         use crate::dialect::claude::plugin;
-        let ids = plugin::enabled(
+        let claude = |managed: bool| {
             candidates
                 .iter()
                 .filter(|c| c.trust == TrustState::Trusted)
                 .filter(|c| c.loaded.location.dialect == Dialect::Claude)
-                .map(|c| &c.loaded.config.enabled_plugins),
-        );
+                .filter(move |c| (c.loaded.location.scope == Scope::Managed) == managed)
+                .map(|c| &c.loaded.config.enabled_plugins)
+        };
+        // Claude's managed settings win over every other file's `enabledPlugins`, and
+        // a plugin they force on is managed: it runs under `allowManagedHooksOnly` and
+        // nothing but the managed files turns it off.
+        let ids = plugin::enabled(claude(false).chain(claude(true)));
+        let forced = plugin::enabled(claude(true));
         if ids.is_empty() {
             return candidates;
         }
@@ -199,7 +205,11 @@ impl Engine {
                     location: ConfigLocation {
                         path: install.join("hooks").join("hooks.json"),
                         dialect: Dialect::Claude,
-                        scope: Scope::User,
+                        scope: if forced.contains(id) {
+                            Scope::Managed
+                        } else {
+                            Scope::User
+                        },
                         root: None,
                     },
                     config: parsed,
@@ -256,7 +266,7 @@ impl Engine {
             }
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
                 let extra = loaded.config.extra(index);
-                let in_force = if hook.scope == Scope::Managed {
+                let in_force = if loaded.location.scope == Scope::Managed {
                     &managed_switches
                 } else {
                     &switches

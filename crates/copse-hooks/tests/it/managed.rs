@@ -459,3 +459,51 @@ fn codex_allow_managed_hooks_only_skips_user_codex_hooks() {
         )
     );
 }
+
+#[test]
+fn a_plugin_claudes_managed_settings_force_on_runs_under_allow_managed_hooks_only() {
+    if !root_or_skip("claude_managed_plugin") {
+        return;
+    }
+    let fx = Fx::new();
+    let dir = managed_dir(&fx);
+    let plugin = |name: &str| {
+        let install = fx.path(&format!("home/.claude/plugins/cache/official/{name}/1.0.0"));
+        fx.write_json(
+            &format!("home/.claude/plugins/cache/official/{name}/1.0.0/hooks/hooks.json"),
+            &json!({"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
+                {"type": "command", "command": touch(&fx, name)}
+            ]}]}}),
+        );
+        (format!("{name}@official"), install)
+    };
+    let (forced, forced_at) = plugin("forced");
+    let (chosen, chosen_at) = plugin("chosen");
+    fx.write_json(
+        "home/.claude/plugins/installed_plugins.json",
+        &json!({"version": 2, "plugins": {
+            forced.clone(): [{"scope": "user", "installPath": forced_at.display().to_string(), "version": "1.0.0"}],
+            chosen.clone(): [{"scope": "user", "installPath": chosen_at.display().to_string(), "version": "1.0.0"}]
+        }}),
+    );
+    write(
+        &dir.join("claude-code/managed-settings.json"),
+        &json!({"allowManagedHooksOnly": true, "enabledPlugins": {forced.clone(): true}})
+            .to_string(),
+    );
+    // The user enables the other one, and tries to turn the forced one off.
+    fx.claude_settings(
+        "home/.claude/settings.json",
+        json!({}),
+        json!({"enabledPlugins": {chosen.clone(): true, forced.clone(): false}}),
+    );
+    let v = shell(&fx, policy(&dir), true);
+    assert!(ran(&fx, "forced"), "the managed settings force it on");
+    assert!(!ran(&fx, "chosen"), "the user's plugin is not managed");
+    assert_eq!(v.runs.len(), 1);
+    assert_eq!(
+        v.runs[0].scope,
+        Scope::User,
+        "its hooks keep the plugin's own scope"
+    );
+}
