@@ -120,6 +120,8 @@ pub enum InitDialect {
     Gemini,
     /// `.codex/hooks.json`.
     Codex,
+    /// `.github/hooks/guard.json` (GitHub Copilot CLI).
+    Copilot,
     /// `.copse/hooks.json`.
     Copse,
 }

@@ -142,6 +142,30 @@ fn template(dialect: InitDialect) -> Template {
             deny_note: "# Codex reads exit 2 as deny, with stderr as the reason shown to the model.",
             doc: "docs/dialects/codex.md",
         },
+        InitDialect::Copilot => Template {
+            name: "copilot",
+            config: ".github/hooks/guard.json",
+            config_text: r#"{
+  "version": 1,
+  "hooks": {
+    "preToolUse": [
+      {
+        "type": "command",
+        "matcher": "bash",
+        "bash": ".github/hooks/guard.sh",
+        "timeoutSec": 10
+      }
+    ]
+  }
+}
+"#,
+            script: ".github/hooks/guard.sh",
+            event: "preToolUse, matcher bash (every shell command)",
+            deny: r#"  printf '%s\n' '{"permissionDecision": "deny", "permissionDecisionReason": "Refusing to delete the filesystem root or the home directory."}'
+  exit 0"#,
+            deny_note: "# Copilot CLI reads the JSON printed on stdout: \"permissionDecision\" is allow, ask or\n# deny, and \"permissionDecisionReason\" goes to the model. A crash denies too.",
+            doc: "docs/dialects/copilot.md",
+        },
         InitDialect::Copse => Template {
             name: "copse",
             config: ".copse/hooks.json",
@@ -213,7 +237,7 @@ pub fn run(global: &Global, dialect: InitDialect, dir: Option<&Path>) -> Result<
     for path in [&config, &script] {
         if std::fs::symlink_metadata(path).is_ok() {
             anyhow::bail!(
-                "{} already exists; `init` never overwrites a file, so nothing was written. Add the hook to it by hand ({}), or pick another format with --dialect (cursor, claude, gemini, codex, copse)",
+                "{} already exists; `init` never overwrites a file, so nothing was written. Add the hook to it by hand ({}), or pick another format with --dialect (cursor, claude, gemini, codex, copilot, copse)",
                 path.display(),
                 t.doc
             );

@@ -283,3 +283,31 @@ fn project_install_writes_github_hooks_and_lint_and_list_read_it() {
         .success();
     assert!(!path.exists());
 }
+
+#[test]
+fn init_writes_a_working_first_copilot_hook() {
+    let env = Env::new();
+    let r = env
+        .cmd()
+        .args(["init", "--dialect", "copilot"])
+        .run()
+        .success();
+    insta::assert_snapshot!(r.redacted());
+    let script = std::fs::read_to_string(env.workspace().join(".github/hooks/guard.sh")).unwrap();
+    insta::assert_snapshot!("init_copilot_script", script);
+    env.cmd().args(["lint", "--deny-warnings"]).run().success();
+    env.cmd().args(["trust"]).run().success();
+    let gate = |command: &str| -> Value {
+        env.cmd()
+            .gate("run_shell", &json!({ "command": command }).to_string())
+            .success()
+            .json()
+    };
+    // The guard ran and denied; control: it ran and let a harmless command through.
+    let v = gate("rm -rf /");
+    assert_eq!(v["decision"], "deny", "{v}");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1, "{v}");
+    let v = gate("ls -la");
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert_eq!(v["runs"].as_array().unwrap().len(), 1, "{v}");
+}
