@@ -328,7 +328,7 @@ accepted as aliases of canonical tools, with a note.")]
     },
     /// The hook command an agent runs: reads its payload on stdin, answers in its format.
     Shim {
-        /// The calling agent: claude, gemini, codex or cursor.
+        /// The calling agent: claude, gemini, codex, cursor or copilot.
         #[arg(long, value_name = "NAME")]
         agent: String,
         /// Answer the agent's block (nothing on an observation) when the call is not
@@ -339,7 +339,7 @@ accepted as aliases of canonical tools, with a note.")]
     },
     /// Register the shim in an agent's own config (one entry per served event).
     Install {
-        /// The agent: claude, gemini, codex or cursor.
+        /// The agent: claude, gemini, codex, cursor or copilot.
         #[arg(long, value_name = "NAME")]
         agent: String,
         /// The workspace's config instead of the user's.
@@ -351,7 +351,7 @@ accepted as aliases of canonical tools, with a note.")]
     },
     /// Remove exactly what `install` added (and put adopted hooks back).
     Uninstall {
-        /// The agent: claude, gemini, codex or cursor.
+        /// The agent: claude, gemini, codex, cursor or copilot.
         #[arg(long, value_name = "NAME")]
         agent: String,
         /// The workspace's config instead of the user's.

@@ -418,7 +418,7 @@ fn call(
         return Err((
             codes::INVALID_PARAMS,
             format!(
-                "invalid params: field `agent`: unknown agent {:?} (claude, gemini, codex or cursor)",
+                "invalid params: field `agent`: unknown agent {:?} (claude, gemini, codex, cursor or copilot)",
                 p.agent
             ),
         ));
