@@ -67,7 +67,8 @@ pub struct GateSpan {
     pub turn_id: Option<String>,
     /// One per hook run, in configured order.
     pub runs: Vec<RunSpan>,
-    /// The audit store's chain head after this gate's runs were recorded.
+    /// The audit store's newest committed chain link when the span was built
+    /// (`<chain id>:<sequence>:<hash>`; the gate's own runs may commit just after).
     pub chain_head: Option<String>,
     /// The tool input or prompt in full, exported only when the configuration opts
     /// into payloads ([`super::ExportConfig::include_payloads`]); redacted and capped
