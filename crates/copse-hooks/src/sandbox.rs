@@ -179,10 +179,13 @@ pub(crate) fn prepare_hook(
 ///   settings.local.json,hooks,CLAUDE.md,agents,commands,skills,output-styles}`, every
 ///   entry of `~/.claude/plugins/` but `data` (where plugin hooks keep their state),
 ///   every entry of `~/.gemini/` and `~/.codex/` but their `tmp`, `log` and `logs`;
+///   `~/.copilot/{hooks,settings.json,config.json,mcp-config.json,agents,skills,plugins,
+///   copilot-instructions.md}` (Copilot CLI keeps its session state beside them);
 /// * `$COPSE_DIR` whole (settings, hooks, the audit store, sockets; Copse user hooks write
 ///   `$COPSE_DIR/state` instead);
 /// * in each workspace root: the project config directories whole (`.cursor`, `.claude`,
-///   `.copse`, `.gemini`, `.codex`), the instruction files (`CLAUDE.md`,
+///   `.copse`, `.gemini`, `.codex`; Copilot's `.github/hooks`, `.github/copilot`,
+///   `.github/copilot-instructions.md`), the instruction files (`CLAUDE.md`,
 ///   `CLAUDE.local.md`, `AGENTS.md`, `GEMINI.md`, `.cursorrules`, `.mcp.json`), and git's
 ///   metadata: `.git` itself (a directory is bound writable, so it cannot be renamed or
 ///   replaced; a `.git` file, which names the git directory, read-only), `.git/config`,
@@ -243,8 +246,24 @@ pub fn protected_paths(home: &Path, copse_dir: &Path, roots: &[PathBuf]) -> Vec<
         paths.extend(known.iter().map(|name| dir.join(name)));
         entries_but(&dir, &["tmp", "log", "logs"], &mut paths);
     }
+    // Copilot CLI's configs; the rest of `~/.copilot` is its session state.
+    for name in [
+        "hooks",
+        "settings.json",
+        "config.json",
+        "mcp-config.json",
+        "agents",
+        "skills",
+        "plugins",
+        "copilot-instructions.md",
+    ] {
+        paths.push(home.join(".copilot").join(name));
+    }
     paths.push(copse_dir.to_path_buf());
     for root in roots {
+        for name in ["hooks", "copilot", "copilot-instructions.md"] {
+            paths.push(root.join(".github").join(name));
+        }
         for name in [
             ".cursor",
             ".claude",
