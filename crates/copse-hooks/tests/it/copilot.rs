@@ -496,3 +496,67 @@ echo x > "{h}/.copilot/session-state/ok" && echo control-ok
     assert!(!home.join(".copilot/hooks/evil.json").exists());
     assert!(!ws.join(".github/hooks/evil.json").exists());
 }
+
+#[test]
+fn policy_files_come_first_as_managed_and_copilot_home_moves_the_user_files() {
+    let fx = Fx::new();
+    fx.write_json("policy.d/b.json", &file(json!({})));
+    fx.write_json("policy.d/a.json", &file(json!({})));
+    fx.write("policy.d/notes.txt", "not a hook file");
+    fx.write_json("home/.copilot/hooks/u.json", &file(json!({})));
+    fx.write_json("ws/.github/hooks/p.json", &file(json!({})));
+    let home = fx.home();
+    let vendor = copse_hooks::VendorPaths {
+        copilot_policy_dir: fx.path("policy.d"),
+        ..copse_hooks::VendorPaths::for_home(&home)
+    };
+    let got: Vec<(String, Scope)> =
+        copse_hooks::config_locations_with(&home, &home.join(".copse"), &[fx.ws()], &vendor)
+            .into_iter()
+            .filter(|l| l.dialect == Dialect::Copilot)
+            .map(|l| {
+                (
+                    l.path
+                        .strip_prefix(fx.root())
+                        .unwrap()
+                        .display()
+                        .to_string(),
+                    l.scope,
+                )
+            })
+            .collect();
+    assert_eq!(
+        got,
+        [
+            ("policy.d/a.json".to_string(), Scope::Managed),
+            ("policy.d/b.json".to_string(), Scope::Managed),
+            ("home/.copilot/hooks/u.json".to_string(), Scope::User),
+            ("ws/.github/hooks/p.json".to_string(), Scope::Project),
+        ]
+    );
+    // The first location of all is a policy file: it loads before everything.
+    let all = copse_hooks::config_locations_with(&home, &home.join(".copse"), &[], &vendor);
+    assert_eq!(all[0].scope, Scope::Managed);
+
+    // COPILOT_HOME moves the user hook files.
+    let ran = fx.at("moved-ran");
+    fx.write_json(
+        "elsewhere/hooks/m.json",
+        &file(json!({"preToolUse": [{"bash": format!("cat > /dev/null; touch {ran}")}]})),
+    );
+    let engine = fx.engine_with(|c| {
+        c.environment(std::env::vars_os().chain([(
+            std::ffi::OsString::from("COPILOT_HOME"),
+            std::ffi::OsString::from(fx.path("elsewhere")),
+        )]))
+    });
+    let v = bash(&engine.session(SessionIdentity::new("c")), "ls");
+    assert!(
+        v.runs
+            .iter()
+            .any(|r| r.source == fx.path("elsewhere/hooks/m.json")),
+        "{:?}",
+        v.runs
+    );
+    assert!(std::path::Path::new(&ran).exists());
+}
