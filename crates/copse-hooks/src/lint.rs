@@ -832,11 +832,14 @@ fn lint_entries(
                         ),
                     );
                 }
-                if let Some(cmd) = obj.get("command").and_then(Value::as_str)
-                    && has_control_chars(cmd)
+                // `bash`: Copilot's command field.
+                if let Some((field, _)) = ["command", "bash"]
+                    .into_iter()
+                    .filter_map(|f| obj.get(f).and_then(Value::as_str).map(|c| (f, c)))
+                    .find(|(_, c)| has_control_chars(c))
                 {
                     let mut at = path.clone();
-                    at.push(key("command"));
+                    at.push(key(field));
                     let pos = positions.get(&at).or_else(|| positions.nearest(&path));
                     problem(
                         pos.map(|p| p.0),

@@ -268,7 +268,7 @@ fn project_install_writes_github_hooks_and_lint_and_list_read_it() {
     assert!(path.exists());
     env.write(
         "ws/.github/hooks/guard.json",
-        "{\"version\": 1, \"hooks\": {\"preToolUse\": [{\"bash\": \"./guard.sh\", \"matcher\": \"bash\", \"timeoutSec\": 10, \"bogus\": 1}], \"userPromptSubmit\": []}}\n",
+        "{\"version\": 1, \"hooks\": {\"preToolUse\": [{\"bash\": \"./guard.sh\", \"matcher\": \"bash\", \"timeoutSec\": 10, \"bogus\": 1}, {\"bash\": \"echo \\u001b[2Jhidden\"}], \"userPromptSubmit\": []}}\n",
     );
     let lint = env
         .cmd()
