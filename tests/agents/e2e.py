@@ -261,14 +261,14 @@ class Copilot(Agent):
     """GitHub Copilot CLI, offline: its BYOK provider (type "anthropic") is the fake model,
     and COPILOT_OFFLINE=true keeps it off GitHub (no sign-in needed).
 
-    `install --agent copilot --adopt` is not there yet: the user's own Copilot hook file
-    stays in ~/.copilot/hooks/ and Copilot runs it beside the shim (checked: it still
-    denies, and copse does not log it); the context comes from a Copse-native
-    prompt hook through the shim instead (a Copse sessionStart answer carries no context)."""
+    `install --agent copilot --adopt` moves the user's own Copilot hook file out of
+    ~/.copilot/hooks/ into copse's care: copse runs it (logged under Copilot's session)
+    and uninstall puts it back byte-identical; the context comes from a Copse-native
+    prompt hook through the shim (a Copse sessionStart answer carries no context)."""
     name = "copilot"
-    adopt = False
+    adopt = True
     adopted_dialect = "copilot"
-    own_hooks_via_copse = False
+    own_hooks_via_copse = True
 
     def setup(self):
         self.hooks_dir = self.home / ".copilot" / "hooks"
