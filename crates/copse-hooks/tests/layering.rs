@@ -45,7 +45,14 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("run", &["run", "dispatcher"]),
     (
         "dialect",
-        &["dialect", "discovery", "settings", "pinned", "scripts", "managed"],
+        &[
+            "dialect",
+            "discovery",
+            "settings",
+            "pinned",
+            "scripts",
+            "managed",
+        ],
     ),
     // The transports below the dialects: a dialect's hook options name an HTTP
     // handler; neither transport knows a dialect.
