@@ -146,15 +146,9 @@ pub struct Copse;
 
 /// The file's name as messages start with it: `.copse/hooks.json` (or the data
 /// directory's name when `$COPSE_DIR` is elsewhere).
+/// The file's name as messages start with it.
 fn display_name(source: &Path) -> String {
-    let file = source
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "hooks.json".to_string());
-    match source.parent().and_then(Path::file_name) {
-        Some(dir) => format!("{}/{file}", dir.to_string_lossy()),
-        None => file,
-    }
+    super::spec::display_name(source, "hooks.json")
 }
 
 /// A hint for an unknown event name: the canonical name of a Cursor or Claude Code

@@ -71,6 +71,19 @@ impl<T: JsonSchema> JsonSchema for Lenient<T> {
 /// `None` (serde reads `null` into `None`).
 pub type Field<T> = Option<Lenient<T>>;
 
+/// A config file's name as its messages start with it: its directory and file name
+/// (`hooks/guard.json`), or `default` when the path has no file name.
+pub fn display_name(source: &std::path::Path, default: &str) -> String {
+    let file = source
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_else(|| default.to_string());
+    match source.parent().and_then(std::path::Path::file_name) {
+        Some(dir) if !dir.is_empty() => format!("{}/{file}", dir.to_string_lossy()),
+        _ => file,
+    }
+}
+
 /// The raw text of a matcher as written: trimmed, `None` when absent or blank, the
 /// JSON text of a non-string.
 pub fn matcher_source(raw: &Field<String>) -> Option<String> {

@@ -104,20 +104,7 @@ pub struct Entry {
 
 /// The file's name as messages start with it.
 fn display_name(source: &Path) -> String {
-    let file = source
-        .file_name()
-        .map(|f| f.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "hooks.json".to_string());
-    let dir = source
-        .parent()
-        .and_then(Path::file_name)
-        .map(|d| d.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    if dir.is_empty() {
-        file
-    } else {
-        format!("{dir}/{file}")
-    }
+    spec::display_name(source, "hooks.json")
 }
 
 /// A hint for an unknown event name.
