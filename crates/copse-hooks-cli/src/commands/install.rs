@@ -152,29 +152,7 @@ fn adopt_copilot_files(
         return Ok((None, Vec::new()));
     }
     let target = agent::adopted_config(copse_dir, Agent::Copilot);
-    let mut adopted_root = match std::fs::read(&target) {
-        Ok(b) => match serde_json::from_slice(&b) {
-            Ok(Value::Object(o)) => o,
-            _ => bail!("{} exists and is not a JSON object", target.display()),
-        },
-        Err(_) => Map::new(),
-    };
-    adopted_root.entry("version").or_insert(json!(1));
-    let slot = adopted_root
-        .entry("hooks")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Value::Object(existing) = slot {
-        for (event, entries) in moved {
-            let list = existing.entry(event).or_insert_with(|| json!([]));
-            if let (Value::Array(list), Value::Array(new)) = (list, entries) {
-                list.extend(new);
-            }
-        }
-    }
-    write_atomic(
-        &target,
-        to_text(&Value::Object(adopted_root), "  ")?.as_bytes(),
-    )?;
+    merge_adopted(&target, moved, true)?;
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis())
@@ -201,6 +179,36 @@ fn adopt_copilot_files(
 struct Manifest {
     #[serde(default)]
     installed: Vec<Installed>,
+}
+
+/// Appends `moved` (entries by event) to the adopted config at `target` (created when
+/// absent), with `"version": 1` when the format has one.
+fn merge_adopted(target: &Path, moved: Map<String, Value>, versioned: bool) -> Result<()> {
+    let mut adopted_root = match std::fs::read(target) {
+        Ok(b) => match serde_json::from_slice(&b) {
+            Ok(Value::Object(o)) => o,
+            _ => bail!("{} exists and is not a JSON object", target.display()),
+        },
+        Err(_) => Map::new(),
+    };
+    if versioned {
+        adopted_root.entry("version").or_insert(json!(1));
+    }
+    let slot = adopted_root
+        .entry("hooks")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(existing) = slot {
+        for (event, entries) in moved {
+            let list = existing.entry(event).or_insert_with(|| json!([]));
+            if let (Value::Array(list), Value::Array(new)) = (list, entries) {
+                list.extend(new);
+            }
+        }
+    }
+    write_atomic(
+        target,
+        to_text(&Value::Object(adopted_root), "  ")?.as_bytes(),
+    )
 }
 
 fn manifest_path(copse_dir: &Path) -> PathBuf {
@@ -459,31 +467,7 @@ pub fn install(global: &Global, agent: &str, project: bool, adopt: bool) -> Resu
         hooks.retain(|_, v| !matches!(v, Value::Array(a) if a.is_empty()));
         if !moved.is_empty() {
             let target = agent::adopted_config(&copse_dir, agent);
-            let mut adopted_root = match std::fs::read(&target) {
-                Ok(b) => match serde_json::from_slice(&b) {
-                    Ok(Value::Object(o)) => o,
-                    _ => bail!("{} exists and is not a JSON object", target.display()),
-                },
-                Err(_) => Map::new(),
-            };
-            if agent == Agent::Cursor {
-                adopted_root.entry("version").or_insert(json!(1));
-            }
-            let slot = adopted_root
-                .entry("hooks")
-                .or_insert_with(|| Value::Object(Map::new()));
-            if let Value::Object(existing) = slot {
-                for (event, entries) in moved {
-                    let list = existing.entry(event).or_insert_with(|| json!([]));
-                    if let (Value::Array(list), Value::Array(new)) = (list, entries) {
-                        list.extend(new);
-                    }
-                }
-            }
-            write_atomic(
-                &target,
-                to_text(&Value::Object(adopted_root), "  ")?.as_bytes(),
-            )?;
+            merge_adopted(&target, moved, agent == Agent::Cursor)?;
             adopted_path = Some(target);
         }
     }
