@@ -280,10 +280,8 @@ fn managed_report(
     engine: &copse_hooks::Engine,
     listing: &copse_hooks::Listing,
 ) -> Option<ManagedReport> {
+    // Always said, `absent` included: "no machine policy here" is an answer too.
     let m = engine.managed();
-    if !m.present() && m.warnings.is_empty() {
-        return None;
-    }
     let mut vendors = Vec::new();
     for (vendor, tier, key) in [
         ("claude", &m.claude, "allowManagedHooksOnly"),
