@@ -84,8 +84,14 @@ pub fn engine_config(
         .unwrap_or_else(|| PathBuf::from("/etc/gemini-cli/settings.json"));
     // The managed layer as the agent's environment places it; the agent's vendor's
     // managed-hooks-only rule covers every hook the shim runs for it.
-    config.managed = std::sync::Arc::new(crate::managed::ManagedPolicy::from_env(vars));
-    config.otel_pinned = config.managed.otel.clone();
+    // `from_process` read it already where it is the same place (the usual case:
+    // neither environment redirects it); read again only where the agent's differs.
+    let agents_dir = var(vars, crate::managed::DIR_VAR);
+    let own_dir = std::env::var_os(crate::managed::DIR_VAR).filter(|v| !v.is_empty());
+    if agents_dir != own_dir.as_deref() {
+        config.managed = std::sync::Arc::new(crate::managed::ManagedPolicy::from_env(vars));
+        config.otel_pinned = config.managed.otel.clone();
+    }
     config.serving = Some(agent.adopted_dialect());
     let settings = Settings::load(&Settings::path_in(&config.copse_dir))
         .map_err(|e| ShimError::Settings(e.to_string()))?;
