@@ -56,6 +56,8 @@ __all__ = [
     "GeminiResponse",
     "CodexPayload",
     "CodexResponse",
+    "CopilotPayload",
+    "CopilotResponse",
 ]
 
 #: The persistent-hook protocol version (the ``hello`` line's ``protocol``).
@@ -384,6 +386,59 @@ CodexResponse = TypedDict(
         "decision": str,
         "reason": str,
         "hookSpecificOutput": Dict[str, Any],
+    },
+    total=False,
+)
+
+
+class CopilotPayload(TypedDict, total=False):
+    """The stdin of a GitHub Copilot CLI hook (camelCase; Copilot does not say which
+    event it is for, so ``hook_event_name`` is only set where copse-hooks runs it)."""
+
+    hook_event_name: str
+    hookName: str
+    sessionId: str
+    transcriptPath: str
+    timestamp: int
+    cwd: str
+    source: str
+    reason: str
+    prompt: str
+    customInstructions: str
+    trigger: str
+    toolName: str
+    toolArgs: Any
+    toolInput: Any
+    toolResult: Any
+    error: Any
+    permissionSuggestions: Any
+    stopReason: str
+    stop_hook_active: bool
+    agentId: str
+    agentName: str
+    agentType: str
+    response: str
+    message: str
+    title: str
+    notification_type: str
+
+
+#: What a Copilot hook prints: ``permissionDecision`` (``allow``/``deny``/``ask``) with
+#: ``permissionDecisionReason`` and ``modifiedArgs`` on ``preToolUse``; ``behavior``
+#: (``allow``/``deny``) with ``message`` and ``interrupt`` on ``permissionRequest``;
+#: ``decision: "block"`` with ``reason`` on prompts and stops; ``additionalContext``.
+CopilotResponse = TypedDict(
+    "CopilotResponse",
+    {
+        "permissionDecision": str,
+        "permissionDecisionReason": str,
+        "modifiedArgs": Dict[str, Any],
+        "behavior": str,
+        "message": str,
+        "interrupt": bool,
+        "decision": str,
+        "reason": str,
+        "additionalContext": str,
     },
     total=False,
 )

@@ -166,6 +166,7 @@ class TypesTest(unittest.TestCase):
             "cursor": hook.CursorPayload,
             "gemini": hook.GeminiPayload,
             "codex": hook.CodexPayload,
+            "copilot": hook.CopilotPayload,
         }
         self.assertEqual(sorted(golden), sorted(types))
         for dialect, payloads in golden.items():

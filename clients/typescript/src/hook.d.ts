@@ -318,3 +318,49 @@ export interface CodexResponse {
     additionalContext?: string;
   };
 }
+
+/** The stdin of a GitHub Copilot CLI hook (camelCase; Copilot does not say which event
+ * it is for, so `hook_event_name` is only set where copse-hooks runs it). */
+export interface CopilotPayload {
+  hook_event_name?: string;
+  hookName?: string;
+  sessionId?: string;
+  transcriptPath?: string;
+  timestamp?: number;
+  cwd?: string;
+  source?: string;
+  reason?: string;
+  prompt?: string;
+  customInstructions?: string;
+  trigger?: string;
+  toolName?: string;
+  toolArgs?: unknown;
+  toolInput?: unknown;
+  toolResult?: unknown;
+  error?: unknown;
+  permissionSuggestions?: unknown;
+  stopReason?: string;
+  stop_hook_active?: boolean;
+  agentId?: string;
+  agentName?: string;
+  agentType?: string;
+  response?: string;
+  message?: string;
+  title?: string;
+  notification_type?: string;
+}
+
+/** What a Copilot hook prints: `permissionDecision` with its reason and `modifiedArgs` on
+ * `preToolUse`; `behavior` with `message` and `interrupt` on `permissionRequest`;
+ * `decision: "block"` with `reason` on prompts and stops; `additionalContext`. */
+export interface CopilotResponse {
+  permissionDecision?: "allow" | "deny" | "ask";
+  permissionDecisionReason?: string;
+  modifiedArgs?: Record<string, unknown>;
+  behavior?: "allow" | "deny";
+  message?: string;
+  interrupt?: boolean;
+  decision?: "block";
+  reason?: string;
+  additionalContext?: string;
+}

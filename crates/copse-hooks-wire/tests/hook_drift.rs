@@ -16,6 +16,7 @@ use copse_hooks::{
 };
 use copse_hooks_wire::hook::claude::{ClaudeRequest, ClaudeResponse, PermissionDecision};
 use copse_hooks_wire::hook::codex::{CodexRequest, CodexResponse, CodexSpecificOutput};
+use copse_hooks_wire::hook::copilot::{CopilotRequest, CopilotResponse};
 use copse_hooks_wire::hook::cursor::{CursorRequest, CursorResponse};
 use copse_hooks_wire::hook::gemini::{GeminiRequest, GeminiResponse};
 use copse_hooks_wire::hook::protocol::{HelloLine, Reply, Request};
@@ -77,6 +78,10 @@ fn every_golden_payload_parses_into_its_typed_request_without_loss() {
         no_extra(key, &round_trip::<CodexRequest>(key, payload).extra);
         seen += 1;
     }
+    for (key, payload) in golden["copilot"].as_object().unwrap() {
+        no_extra(key, &round_trip::<CopilotRequest>(key, payload).extra);
+        seen += 1;
+    }
     assert!(seen > 90, "only {seen} payloads in the fixture");
 }
 
@@ -94,12 +99,13 @@ fn every_wired_copse_event_is_named_in_the_sdk() {
 
 #[test]
 fn every_published_vendor_event_is_named_in_the_sdk() {
-    use copse_hooks::vendor::{CLAUDE, CODEX, CURSOR, GEMINI};
+    use copse_hooks::vendor::{CLAUDE, CODEX, COPILOT, CURSOR, GEMINI};
     for (name, vendor, sdk) in [
         ("claude", &CLAUDE, hook::claude::EVENTS),
         ("cursor", &CURSOR, hook::cursor::EVENTS),
         ("gemini", &GEMINI, hook::gemini::EVENTS),
         ("codex", &CODEX, hook::codex::EVENTS),
+        ("copilot", &COPILOT, hook::copilot::EVENTS),
     ] {
         for event in vendor.published {
             if (vendor.canonical_for)(event).is_some() {
@@ -385,6 +391,40 @@ fn vendor_responses_mean_what_they_say() {
     );
     assert_eq!(o.decision, Some(Decision::Deny));
     assert_eq!(o.agent_message.as_deref(), Some("read-only today"));
+
+    let copilot =
+        json!({"version": 1, "hooks": {"preToolUse": [{"type": "command", "bash": "true"}]}});
+    let deny = CopilotResponse {
+        permission_decision: Some("deny".into()),
+        permission_decision_reason: Some("not on main".into()),
+        ..CopilotResponse::default()
+    };
+    let o = interpret(
+        Dialect::Copilot,
+        copilot.clone(),
+        CanonicalEvent::ToolGate,
+        "shell",
+        &printed(&deny),
+        0,
+        b"",
+    );
+    assert_eq!(o.decision, Some(Decision::Deny));
+    assert_eq!(o.agent_message.as_deref(), Some("not on main"));
+    // Copilot's `allow` is no objection here, never an approval.
+    let allow = CopilotResponse {
+        permission_decision: Some("allow".into()),
+        ..CopilotResponse::default()
+    };
+    let o = interpret(
+        Dialect::Copilot,
+        copilot,
+        CanonicalEvent::ToolGate,
+        "shell",
+        &printed(&allow),
+        0,
+        b"",
+    );
+    assert_eq!(o.decision, Some(Decision::Allow));
 }
 
 // ---------------------------------------------------------------------------------

@@ -33,6 +33,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod copse;
 pub mod cursor;
 mod fields;
