@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("session", ["session"]),
     ("engine", ["engine", "builder", "selected", "select"]),
     ("run", ["run", "dispatcher", "runner"]),
-    ("dialect", ["dialect", "discovery", "vendor", "settings", "pinned", "scripts"]),
+    ("dialect", ["dialect", "discovery", "vendor", "settings", "pinned", "scripts", "managed"]),
     ("transport", ["persistent", "http"]),
     ("store", ["spine"]),
     ("os", ["sandbox"]),

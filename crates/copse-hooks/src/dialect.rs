@@ -230,6 +230,26 @@ pub(crate) fn admit(
     }
 }
 
+/// The prefix under which the managed layer's `failurePolicy` floors are folded into
+/// the run's failure-policy map (`managed:claude`, `managed:toolGate`, `managed:*`).
+pub(crate) const FLOOR_PREFIX: &str = "managed:";
+
+/// Whether a managed floor closes the policy of a hook of `dialect` at canonical
+/// event `event`, in a map the managed layer folded its floors into.
+fn floor_closes(
+    settings: &std::collections::BTreeMap<String, FailurePolicy>,
+    dialect: Dialect,
+    event: Option<&str>,
+) -> bool {
+    let floored = |k: &str| {
+        settings
+            .get(&format!("{FLOOR_PREFIX}{k}"))
+            .is_some_and(|p| *p == FailurePolicy::Closed)
+    };
+    settings.keys().any(|k| k.starts_with(FLOOR_PREFIX))
+        && (floored("*") || floored(dialect.as_str()) || event.is_some_and(floored))
+}
+
 /// The failure policy of a hook under the per-dialect `failurePolicy` setting
 /// (`{"claude": "open"}`): the setting changes only policies the vendor leaves to
 /// the host.
@@ -237,8 +257,8 @@ pub fn effective_policy(
     hook: &HookSpec,
     settings: &std::collections::BTreeMap<String, FailurePolicy>,
 ) -> FailurePolicy {
-    // A managed floor is the last word (`managed.rs`).
-    if crate::managed::floor_closes(settings, hook.dialect, hook.canonical.map(|c| c.name())) {
+    // A managed floor is the last word (`managed.rs` folds the floors in).
+    if floor_closes(settings, hook.dialect, hook.canonical.map(|c| c.name())) {
         return FailurePolicy::Closed;
     }
     if hook.options.policy_fixed {

@@ -707,6 +707,14 @@ impl Engine {
     /// rule (copse-hooks' own, or the vendor's), naming the file that set it.
     pub(crate) fn managed_only_of(&self, loc: &ConfigLocation) -> Option<String> {
         let config = &self.inner.config;
+        let m = &config.managed;
+        // Nothing managed-only anywhere (the usual machine): no call per location.
+        if !(m.allow_managed_hooks_only
+            || m.claude.allow_managed_hooks_only
+            || m.codex.allow_managed_hooks_only)
+        {
+            return None;
+        }
         let system_codex = loc.dialect == Dialect::Codex
             && loc.path.parent() == Some(config.codex_system_dir.as_path());
         config

@@ -608,7 +608,7 @@ impl ManagedPolicy {
 /// The prefix of a managed floor's key in the failure-policy map a run decides from
 /// ([`with_floors`]; `dialect::effective_policy` reads it): `managed:*`,
 /// `managed:claude`, `managed:toolGate`.
-pub(crate) const FLOOR_PREFIX: &str = "managed:";
+pub(crate) use crate::dialect::FLOOR_PREFIX;
 
 /// The per-dialect failure policy `user` with the managed floors of `policy` folded
 /// in under [`FLOOR_PREFIX`]: a floor closes a hook's policy whatever the hook, the
@@ -628,22 +628,6 @@ pub(crate) fn with_floors(
         }
     }
     out
-}
-
-/// Whether a managed floor closes the policy of a hook of `dialect` at canonical
-/// event `event`, in a map built by [`with_floors`].
-pub(crate) fn floor_closes(
-    settings: &BTreeMap<String, FailurePolicy>,
-    dialect: Dialect,
-    event: Option<&str>,
-) -> bool {
-    let floored = |k: &str| {
-        settings
-            .get(&format!("{FLOOR_PREFIX}{k}"))
-            .is_some_and(|p| *p == FailurePolicy::Closed)
-    };
-    settings.keys().any(|k| k.starts_with(FLOOR_PREFIX))
-        && (floored("*") || floored(dialect.as_str()) || event.is_some_and(floored))
 }
 
 /// Reads Claude Code's managed settings files (the first file that sets a key wins
