@@ -605,6 +605,13 @@ pub trait Adapter: Send + Sync {
         None
     }
 
+    /// Whether the vendor hands what a `sessionStart` hook exports to its later hooks
+    /// (Cursor's `env`): only then does an adopted hook, run as its agent would run
+    /// it, see the session's overlay.
+    fn session_env_reaches_hooks(&self) -> bool {
+        false
+    }
+
     /// Whether a halt asked for by a detached hook stops the agent (Claude's
     /// `continue: false` does on every event); otherwise it is recorded as suppressed.
     fn detached_halts(&self) -> bool {

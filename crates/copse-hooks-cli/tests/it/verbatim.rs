@@ -508,3 +508,57 @@ fn the_daemon_adds_no_copse_dir_the_agent_did_not_set() {
     }
     assert!(served_by_daemon(&copse, "claude"));
 }
+
+#[test]
+fn an_adopted_hook_gets_no_session_overlay_its_agent_would_not_hand_it() {
+    let env = Env::new();
+    let root = env.root();
+    std::fs::create_dir_all(root.join("proj-claude")).unwrap();
+    let rec = root.join("rec");
+    std::fs::create_dir_all(&rec).unwrap();
+    env.write(
+        "copse/settings.json",
+        &json!({"sandboxWritablePaths": [root]}).to_string(),
+    );
+    let record = |name: &str| format!("env > {}/{name}.env", rec.display());
+    // A Copse sessionStart hook exports a variable to the session's later hooks.
+    env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": {
+            "sessionStart": [{"command": r#"printf '%s' '{"sessionEnv":{"OVERLAY_PROBE":"set"}}'"#}],
+            "toolGate": [{"command": record("copse")}],
+        }})
+        .to_string(),
+    );
+    env.write(
+        "copse/adopted/claude/settings.json",
+        &claude_shaped("PreToolUse", "Bash", &record("adopted")).to_string(),
+    );
+    let tmp = root.display().to_string();
+    let in_process = vec![("COPSE_SHIM_DAEMON", "0".to_string())];
+    let start = CLAUDE_SESSION_END
+        .replace(
+            "\"SessionEnd\", \"reason\": \"other\"",
+            "\"SessionStart\", \"source\": \"startup\"",
+        )
+        .replace("$TMP", &tmp);
+    assert!(start.contains("SessionStart"));
+    let out = shim(&env, "claude", start.as_bytes(), &in_process);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let call = CLAUDE_PRE_TOOL_USE.replace("$TMP", &tmp);
+    let out = shim(&env, "claude", call.as_bytes(), &in_process);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let read = |name: &str| {
+        parse_env(
+            &std::fs::read_to_string(rec.join(format!("{name}.env")))
+                .unwrap_or_else(|e| panic!("the {name} hook did not run ({e})")),
+        )
+    };
+    // Control: the overlay exists — the Copse hook of the same call sees it.
+    assert_eq!(
+        read("copse").get("OVERLAY_PROBE").map(String::as_str),
+        Some("set")
+    );
+    // Claude Code hands no hook what another hook exported: neither do we.
+    assert_eq!(read("adopted").get("OVERLAY_PROBE"), None);
+}

@@ -588,6 +588,10 @@ impl Copse {
 }
 
 impl Adapter for Copse {
+    fn session_env_reaches_hooks(&self) -> bool {
+        true
+    }
+
     fn dialect(&self) -> Dialect {
         Dialect::Copse
     }

@@ -84,7 +84,9 @@ fn run(
             launch.env_file = None;
         }
     }
-    let exchange = carry(hook, input, &launch);
+    // An adopted hook gets no overlay its own vendor would not have handed it.
+    let overlay = !agents_own || adapter.session_env_reaches_hooks();
+    let exchange = carry(hook, input, &launch, overlay);
     let interpretation = interpret(adapter, hook, input, &exchange);
     let mut record = settle::blank_run(hook, input.event, launch.policy, launch.stdin);
     record.started_at = exchange.started_at;
@@ -106,8 +108,9 @@ fn run(
     record
 }
 
-/// Carries the packet to the hook by its transport.
-fn carry(hook: &HookSpec, input: &RunInput<'_>, launch: &Launch) -> Exchange {
+/// Carries the packet to the hook by its transport; `overlay`: whether the session's
+/// `sessionStart` overlay reaches it (never a persistent process's).
+fn carry(hook: &HookSpec, input: &RunInput<'_>, launch: &Launch, overlay: bool) -> Exchange {
     let sandbox = input.sandbox.filter(|_| hook.sandbox);
     if let (Some(persistent), Some(pool)) = (hook.options.persistent, input.persistent) {
         // The process is keyed by what its policy is made from (the hook's scope,
@@ -154,7 +157,7 @@ fn carry(hook: &HookSpec, input: &RunInput<'_>, launch: &Launch) -> Exchange {
             },
         );
     }
-    let env = environment(hook, input, true, &launch.vendor_env);
+    let env = environment(hook, input, overlay, &launch.vendor_env);
     if let Some(http) = &hook.options.http {
         // Header interpolation reads the same scrubbed environment a command hook gets.
         return transport::http::exchange(

@@ -253,6 +253,10 @@ impl Cursor {
 }
 
 impl Adapter for Cursor {
+    fn session_env_reaches_hooks(&self) -> bool {
+        true
+    }
+
     fn dialect(&self) -> Dialect {
         Dialect::Cursor
     }
