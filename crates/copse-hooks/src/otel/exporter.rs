@@ -26,6 +26,8 @@ pub struct ExportStats {
     pub failed: u64,
     /// Requests that failed (transport error, timeout, non-2xx answer).
     pub failed_batches: u64,
+    /// Requests sent again after an answer OTLP calls transient (429, 502, 503, 504).
+    pub retries: u64,
     /// Spans queued or in flight: neither delivered nor failed yet. After a
     /// shutdown, the spans that were never delivered.
     pub pending: u64,
@@ -67,6 +69,7 @@ struct Shared {
     failed: AtomicU64,
     dropped: AtomicU64,
     failed_batches: AtomicU64,
+    retries: AtomicU64,
     last_error: Mutex<Option<String>>,
 }
 
@@ -197,6 +200,7 @@ impl Exporter {
             dropped: s.dropped.load(Ordering::Relaxed),
             failed,
             failed_batches: s.failed_batches.load(Ordering::Relaxed),
+            retries: s.retries.load(Ordering::Relaxed),
             pending: accepted.saturating_sub(exported.saturating_add(failed)),
             last_error: s.last_error.lock().ok().and_then(|e| e.clone()),
         }
@@ -343,9 +347,33 @@ fn run(rx: &Receiver<Box<GateSpan>>, shared: &Shared, config: &ExportConfig) {
         .build();
     let max_batch = u64::try_from(config.max_batch).unwrap_or(u64::MAX);
     let take = |batch: &mut Batch, g: Box<GateSpan>| batch.push(*g);
-    let flush = |batch: &mut Batch, timeout: Duration| {
+    // One batch, retried on the answers OTLP calls transient (429, 502, 503, 504) up
+    // to `ATTEMPTS` times, after the collector's `Retry-After` or a doubling pause;
+    // never past `until` (the shutdown deadline), and not at all once closing began
+    // outside the shutdown loop (that loop sends what is left by its deadline).
+    let flush = |batch: &mut Batch, until: Option<Instant>| {
         let spans = batch.spans;
-        send(&agent, config, shared, &batch.take(), timeout);
+        let gates = batch.take();
+        let mut pause = RETRY_PAUSE;
+        for attempt in 1..=ATTEMPTS {
+            let left = until.map(|u| u.saturating_duration_since(Instant::now()));
+            let timeout = left.map_or(config.timeout, |l| config.timeout.min(l));
+            match send(&agent, config, shared, &gates, timeout) {
+                Attempt::Done => break,
+                Attempt::Transient { after, why } => {
+                    let wait = after.unwrap_or(pause).min(RETRY_PAUSE_MAX);
+                    let in_time = left.is_none_or(|l| wait + Duration::from_millis(1) < l);
+                    let stopping = until.is_none() && shared.closing.load(Ordering::SeqCst);
+                    if attempt == ATTEMPTS || !in_time || stopping {
+                        shared.fail(gates.iter().map(span_count).sum(), why);
+                        break;
+                    }
+                    shared.retries.fetch_add(1, Ordering::Relaxed);
+                    std::thread::sleep(wait);
+                    pause = pause.saturating_mul(2);
+                }
+            }
+        }
         shared.unsent.fetch_sub(spans, Ordering::Relaxed);
     };
     let mut batch = Batch::default();
@@ -353,7 +381,7 @@ fn run(rx: &Receiver<Box<GateSpan>>, shared: &Shared, config: &ExportConfig) {
         while let Ok(g) = rx.try_recv() {
             take(&mut batch, g);
             if batch.spans >= max_batch {
-                flush(&mut batch, config.timeout);
+                flush(&mut batch, None);
             }
         }
         let wait = match batch.since {
@@ -361,7 +389,7 @@ fn run(rx: &Receiver<Box<GateSpan>>, shared: &Shared, config: &ExportConfig) {
             Some(t) => match config.schedule_delay.checked_sub(t.elapsed()) {
                 Some(left) if !left.is_zero() => Some(left),
                 _ => {
-                    flush(&mut batch, config.timeout);
+                    flush(&mut batch, None);
                     continue;
                 }
             },
@@ -414,7 +442,7 @@ fn run(rx: &Receiver<Box<GateSpan>>, shared: &Shared, config: &ExportConfig) {
         if left.is_zero() {
             break;
         }
-        flush(&mut batch, config.timeout.min(left));
+        flush(&mut batch, Some(deadline));
         if !more {
             break;
         }
@@ -443,16 +471,48 @@ impl Batch {
     }
 }
 
-/// One request: POST the batch, count the outcome.
+/// How a request ended.
+enum Attempt {
+    /// Sent, or failed for good: counted.
+    Done,
+    /// An answer OTLP calls transient: not counted yet; the collector may say when to
+    /// try again.
+    Transient {
+        after: Option<Duration>,
+        why: String,
+    },
+}
+
+/// How many times a batch is sent at most.
+const ATTEMPTS: u32 = 3;
+/// The first pause before sending a batch again (doubled each time).
+const RETRY_PAUSE: Duration = Duration::from_millis(200);
+/// The longest pause, whatever the collector's `Retry-After` says.
+const RETRY_PAUSE_MAX: Duration = Duration::from_secs(5);
+
+/// Whether OTLP/HTTP calls an answer transient (the exporter may send again).
+fn transient(status: u16) -> bool {
+    matches!(status, 429 | 502 | 503 | 504)
+}
+
+/// A `Retry-After` in seconds (the HTTP-date form is not read).
+fn retry_after(response: &ureq::Response) -> Option<Duration> {
+    response
+        .header("Retry-After")
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .map(Duration::from_secs)
+}
+
+/// One request: POST the batch, count the outcome unless it is transient.
 fn send(
     agent: &ureq::Agent,
     config: &ExportConfig,
     shared: &Shared,
     gates: &[GateSpan],
     timeout: Duration,
-) {
+) -> Attempt {
     if gates.is_empty() {
-        return;
+        return Attempt::Done;
     }
     let spans: u64 = gates.iter().map(span_count).sum();
     let body = proto::export_request(&config.resource, gates);
@@ -497,16 +557,23 @@ fn send(
                 response.status_text()
             )),
         ),
-        Err(ureq::Error::Status(code, response)) => shared.fail(
-            spans,
-            error_line(&format!(
+        Err(ureq::Error::Status(code, response)) => {
+            let why = error_line(&format!(
                 "{}: HTTP {code} {}",
                 config.traces_url,
                 response.status_text()
-            )),
-        ),
+            ));
+            if transient(code) {
+                return Attempt::Transient {
+                    after: retry_after(&response),
+                    why,
+                };
+            }
+            shared.fail(spans, why);
+        }
         Err(ureq::Error::Transport(t)) => shared.fail(spans, error_line(&t.to_string())),
     }
+    Attempt::Done
 }
 
 /// An error as one redacted line of at most 300 characters.

@@ -218,6 +218,40 @@ fn collector(status: &'static str, body: Vec<u8>) -> (String, mpsc::Receiver<Req
     (url, rx)
 }
 
+/// A loopback collector that answers its first `transient` requests with
+/// `503 Service Unavailable` (`Retry-After: 0`) and the rest with `200 OK`, and hands
+/// each request it read to the returned receiver.
+fn flaky_collector(transient: usize) -> (String, mpsc::Receiver<Request>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+    let (tx, rx) = mpsc::channel();
+    let seen = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let (tx, seen) = (tx.clone(), std::sync::Arc::clone(&seen));
+            std::thread::spawn(move || {
+                let mut writer = stream.try_clone().unwrap();
+                let mut reader = BufReader::new(stream);
+                while let Some(request) = read_request(&mut reader) {
+                    let n = seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    let head = if n < transient {
+                        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\n\r\n"
+                    } else {
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n"
+                    };
+                    // Handed over before the answer: the test counts requests once
+                    // the exporter has its answers.
+                    if tx.send(request).is_err() {
+                        return;
+                    }
+                    let _ = writer.write_all(head.as_bytes());
+                }
+            });
+        }
+    });
+    (url, rx)
+}
+
 // ---------------------------------------------------------------------------------
 // The OTEL_* variables
 // ---------------------------------------------------------------------------------
@@ -466,8 +500,55 @@ fn requests_carry_the_headers_and_answers_are_counted() {
     assert!(report.completed);
     assert_eq!((report.stats.exported, report.stats.failed), (0, 1));
     assert_eq!(report.stats.failed_batches, 1);
+    assert_eq!(report.stats.retries, 0, "a 400 is not sent again");
     let error = report.stats.last_error.unwrap();
     assert_eq!(error, format!("{url}: HTTP 400 Bad Request"));
+}
+
+#[test]
+fn a_transient_answer_is_sent_again_and_a_lasting_one_fails_after_three_tries() {
+    // 503 once, then 200: delivered by the second request.
+    let (url, requests) = flaky_collector(1);
+    let mut config = ExportConfig::new(&url);
+    config.schedule_delay = Duration::from_millis(10);
+    let exporter = Exporter::start(config);
+    exporter.gate(denied_gate());
+    let report = exporter.shutdown(Duration::from_secs(20));
+    assert!(report.completed);
+    assert_eq!(
+        (
+            report.stats.exported,
+            report.stats.failed,
+            report.stats.retries
+        ),
+        (3, 0, 1),
+        "{:?}",
+        report.stats
+    );
+    assert_eq!(requests.try_iter().count(), 2);
+
+    // 503 every time: three requests, then the batch fails (counted once).
+    let (url, requests) = flaky_collector(usize::MAX);
+    let exporter = Exporter::start(ExportConfig::new(&url));
+    exporter.gate(denied_gate());
+    let report = exporter.shutdown(Duration::from_secs(20));
+    assert!(report.completed);
+    assert_eq!(
+        (
+            report.stats.exported,
+            report.stats.failed,
+            report.stats.failed_batches
+        ),
+        (0, 3, 1),
+        "{:?}",
+        report.stats
+    );
+    assert_eq!(report.stats.retries, 2);
+    assert_eq!(requests.try_iter().count(), 3);
+    assert_eq!(
+        report.stats.last_error.as_deref(),
+        Some(format!("{url}: HTTP 503 Service Unavailable").as_str())
+    );
 }
 
 #[test]
