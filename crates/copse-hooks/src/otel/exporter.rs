@@ -348,9 +348,9 @@ fn run(rx: &Receiver<Box<GateSpan>>, shared: &Shared, config: &ExportConfig) {
     let max_batch = u64::try_from(config.max_batch).unwrap_or(u64::MAX);
     let take = |batch: &mut Batch, g: Box<GateSpan>| batch.push(*g);
     // One batch, retried on the answers OTLP calls transient (429, 502, 503, 504) up
-    // to `ATTEMPTS` times, after the collector's `Retry-After` or a doubling pause;
-    // never past `until` (the shutdown deadline), and not at all once closing began
-    // outside the shutdown loop (that loop sends what is left by its deadline).
+    // to `ATTEMPTS` times, after the collector's `Retry-After` or a doubling pause,
+    // never past `until` (the shutdown deadline); a shutdown that starts during a
+    // pause ends it.
     let flush = |batch: &mut Batch, until: Option<Instant>| {
         let spans = batch.spans;
         let gates = batch.take();
@@ -363,13 +363,21 @@ fn run(rx: &Receiver<Box<GateSpan>>, shared: &Shared, config: &ExportConfig) {
                 Attempt::Transient { after, why } => {
                     let wait = after.unwrap_or(pause).min(RETRY_PAUSE_MAX);
                     let in_time = left.is_none_or(|l| wait + Duration::from_millis(1) < l);
-                    let stopping = until.is_none() && shared.closing.load(Ordering::SeqCst);
-                    if attempt == ATTEMPTS || !in_time || stopping {
+                    if attempt == ATTEMPTS || !in_time {
                         shared.fail(gates.iter().map(span_count).sum(), why);
                         break;
                     }
+                    // A pause a shutdown cuts short (it unparks this thread): the
+                    // batch then goes at once, within the shutdown's deadline.
+                    let wake = Instant::now() + wait;
+                    while !shared.closing.load(Ordering::SeqCst) {
+                        let now = Instant::now();
+                        if now >= wake {
+                            break;
+                        }
+                        std::thread::park_timeout(wake - now);
+                    }
                     shared.retries.fetch_add(1, Ordering::Relaxed);
-                    std::thread::sleep(wait);
                     pause = pause.saturating_mul(2);
                 }
             }

@@ -219,9 +219,9 @@ fn collector(status: &'static str, body: Vec<u8>) -> (String, mpsc::Receiver<Req
 }
 
 /// A loopback collector that answers its first `transient` requests with
-/// `503 Service Unavailable` (`Retry-After: 0`) and the rest with `200 OK`, and hands
-/// each request it read to the returned receiver.
-fn flaky_collector(transient: usize) -> (String, mpsc::Receiver<Request>) {
+/// `503 Service Unavailable` (`Retry-After: after` seconds) and the rest with `200 OK`,
+/// and hands each request it read to the returned receiver.
+fn flaky_collector(transient: usize, after: u64) -> (String, mpsc::Receiver<Request>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
     let (tx, rx) = mpsc::channel();
@@ -235,9 +235,11 @@ fn flaky_collector(transient: usize) -> (String, mpsc::Receiver<Request>) {
                 while let Some(request) = read_request(&mut reader) {
                     let n = seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                     let head = if n < transient {
-                        "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 0\r\nContent-Length: 0\r\n\r\n"
+                        format!(
+                            "HTTP/1.1 503 Service Unavailable\r\nRetry-After: {after}\r\nContent-Length: 0\r\n\r\n"
+                        )
                     } else {
-                        "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n"
+                        "HTTP/1.1 200 OK\r\nContent-Type: application/x-protobuf\r\nContent-Length: 0\r\n\r\n".to_owned()
                     };
                     // Handed over before the answer: the test counts requests once
                     // the exporter has its answers.
@@ -508,7 +510,7 @@ fn requests_carry_the_headers_and_answers_are_counted() {
 #[test]
 fn a_transient_answer_is_sent_again_and_a_lasting_one_fails_after_three_tries() {
     // 503 once, then 200: delivered by the second request.
-    let (url, requests) = flaky_collector(1);
+    let (url, requests) = flaky_collector(1, 0);
     let mut config = ExportConfig::new(&url);
     config.schedule_delay = Duration::from_millis(10);
     let exporter = Exporter::start(config);
@@ -528,7 +530,7 @@ fn a_transient_answer_is_sent_again_and_a_lasting_one_fails_after_three_tries() 
     assert_eq!(requests.try_iter().count(), 2);
 
     // 503 every time: three requests, then the batch fails (counted once).
-    let (url, requests) = flaky_collector(usize::MAX);
+    let (url, requests) = flaky_collector(usize::MAX, 0);
     let exporter = Exporter::start(ExportConfig::new(&url));
     exporter.gate(denied_gate());
     let report = exporter.shutdown(Duration::from_secs(20));
@@ -549,6 +551,22 @@ fn a_transient_answer_is_sent_again_and_a_lasting_one_fails_after_three_tries() 
         report.stats.last_error.as_deref(),
         Some(format!("{url}: HTTP 503 Service Unavailable").as_str())
     );
+}
+
+#[test]
+fn a_shutdown_cuts_a_retry_pause_short() {
+    // The collector asks for 5 s between tries (the longest pause taken): without
+    // the cut, three tries would hold the shutdown for 10 s.
+    let (url, requests) = flaky_collector(usize::MAX, 5);
+    let exporter = Exporter::start(ExportConfig::new(&url));
+    exporter.gate(denied_gate());
+    // Control: the first try was made and answered 503 before the shutdown.
+    requests.recv_timeout(Duration::from_secs(10)).unwrap();
+    let (report, _exporter) = within(Duration::from_secs(8), "shutdown", move || {
+        (exporter.shutdown(Duration::from_secs(20)), exporter)
+    });
+    assert!(report.completed);
+    assert_eq!((report.stats.failed, report.stats.failed_batches), (3, 1));
 }
 
 #[test]
