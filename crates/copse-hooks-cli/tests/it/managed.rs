@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::harness::{Env, redact};
 
 /// Whether the tests can run here; otherwise prints why not.
-fn runnable(test: &str) -> bool {
+pub(crate) fn runnable(test: &str) -> bool {
     if !rustix::process::geteuid().is_root() {
         println!("{test}: skipped — the managed layer must be owned by root and this is not root");
         return false;
@@ -36,29 +36,29 @@ fn runnable(test: &str) -> bool {
 }
 
 /// `managed/` under the temp dir, root-owned `0755`.
-fn managed(env: &Env) -> PathBuf {
+pub(crate) fn managed(env: &Env) -> PathBuf {
     let dir = env.root().join("managed");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     dir
 }
 
-fn write(path: &Path, text: &str) {
+pub(crate) fn write(path: &Path, text: &str) {
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, text).unwrap();
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644)).unwrap();
 }
 
-fn marker(env: &Env, name: &str) -> PathBuf {
+pub(crate) fn marker(env: &Env, name: &str) -> PathBuf {
     env.root().join("out").join(name)
 }
 
-fn touch(env: &Env, name: &str) -> String {
+pub(crate) fn touch(env: &Env, name: &str) -> String {
     std::fs::create_dir_all(env.root().join("out")).unwrap();
     format!("touch {}", marker(env, name).display())
 }
 
-fn copse_hooks(path: &Path, entries: Value) {
+pub(crate) fn copse_hooks(path: &Path, entries: Value) {
     write(
         path,
         &json!({"version": 1, "hooks": {"toolGate": entries}}).to_string(),
@@ -385,4 +385,63 @@ fn a_broken_managed_settings_file_is_said_at_the_gate_and_fails_closed() {
         .gate("run_shell", r#"{"command": "ls"}"#)
         .json();
     assert_eq!(v["decision"], "allow");
+}
+
+#[test]
+fn the_daemon_honours_the_managed_layer_as_the_in_process_shim_does() {
+    if !runnable("daemon_managed_only") {
+        return;
+    }
+    let env = Env::new();
+    let dir = managed(&env);
+    copse_hooks(
+        &dir.join("hooks.json"),
+        json!([{"command": touch(&env, "managed")}]),
+    );
+    write(
+        &dir.join("settings.json"),
+        &json!({"allowManagedHooksOnly": true}).to_string(),
+    );
+    user_hooks(&env, json!([{"command": touch(&env, "user")}]));
+    env.write(
+        "copse/settings.json",
+        &json!({"cursorHooksEnabled": true, "sandboxWritablePaths": [env.root()]}).to_string(),
+    );
+    struct Stop<'a>(&'a Env);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.cmd().args(["daemon", "stop"]).run();
+        }
+    }
+    let _stop = Stop(&env);
+    let payload =
+        json!({"session_id": "5f0c9a2e-0000-4000-8000-000000000003", "cwd": "/nonexistent",
+        "hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": {"command": "ls"}})
+        .to_string();
+    // No COPSE_SHIM_DAEMON=0: the shim starts the daemon and forwards the call.
+    let out = env
+        .cmd()
+        .env("COPSE_MANAGED_DIR", &dir)
+        .args(["shim", "--agent", "claude"])
+        .run_with_stdin(payload.as_bytes());
+    assert_eq!(out.out.status.code(), Some(0), "{}", out.stderr());
+    // The daemon records which path served the call after it has answered.
+    let served = env.copse_dir().join("shim/served/claude.json");
+    let by_daemon = (0..500).any(|_| {
+        let text = std::fs::read_to_string(&served).unwrap_or_default();
+        let done = serde_json::from_str::<Value>(&text).is_ok_and(|v| v["path"] == "daemon");
+        if !done {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        done
+    });
+    assert!(by_daemon, "the call was not served by the daemon");
+    assert!(
+        marker(&env, "managed").exists(),
+        "control: the managed hook ran in the daemon"
+    );
+    assert!(
+        !marker(&env, "user").exists(),
+        "allowManagedHooksOnly holds in the daemon too"
+    );
 }

@@ -1693,3 +1693,56 @@ fn a_socket_server_started_inside_a_hook_runs_no_hooks() {
     server.kill().unwrap();
     server.wait().unwrap();
 }
+
+#[test]
+fn the_json_rpc_server_honours_the_managed_layer() {
+    use crate::managed::{copse_hooks, managed, marker, runnable, touch, write};
+    if !runnable("serve_managed_only") {
+        return;
+    }
+    let env = Env::new();
+    let dir = managed(&env);
+    copse_hooks(
+        &dir.join("hooks.json"),
+        json!([{"command": touch(&env, "managed")}]),
+    );
+    write(
+        &dir.join("settings.json"),
+        &json!({"allowManagedHooksOnly": true}).to_string(),
+    );
+    env.user_cursor(
+        &json!({"version": 1, "hooks": {"beforeShellExecution": [
+            {"command": touch(&env, "user")}
+        ]}})
+        .to_string(),
+    );
+    let mut cmd = env.cmd().env("COPSE_MANAGED_DIR", &dir).args(["serve"]).cmd;
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit());
+    let mut child = cmd.spawn().unwrap();
+    let stdin: ChildStdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let mut s = Stdio_ {
+        child,
+        client: Client::new(stdout, Box::new(stdin)),
+    };
+    let c = &mut s.client;
+    c.initialize(&env, false);
+    let sid = c.open("conv-managed");
+    c.ok(
+        "hooks/toolGate",
+        json!({"sessionId": sid, "tool": "run_shell", "input": {"command": "ls"}}),
+    );
+    assert!(
+        marker(&env, "managed").exists(),
+        "control: the managed hook ran"
+    );
+    assert!(
+        !marker(&env, "user").exists(),
+        "allowManagedHooksOnly holds for a JSON-RPC host"
+    );
+    assert_eq!(c.ok("shutdown", json!(null)), Value::Null);
+    c.send(&json!({"jsonrpc": "2.0", "method": "exit"}));
+    assert!(wait_exit(&mut s.child).success());
+}
