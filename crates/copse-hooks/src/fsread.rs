@@ -64,7 +64,7 @@ fn kind_of(ft: std::fs::FileType) -> &'static str {
 
 /// Reads a regular file of at most `limit` bytes, without blocking on open.
 pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    read_checked(path, limit, false)
+    read_checked(path, limit, |_, _| None)
 }
 
 /// [`read_regular`] for a config or settings file: also refused
@@ -72,10 +72,16 @@ pub fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
 /// writable by group or others. The check is on the open descriptor, so the bytes
 /// returned are the bytes of the file that was checked.
 pub fn read_config(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
-    read_checked(path, limit, true)
+    read_checked(path, limit, crate::private::insecurity)
 }
 
-fn read_checked(path: &Path, limit: u64, private: bool) -> Result<Vec<u8>, ReadError> {
+/// [`read_regular`], also refused ([`ReadError::Insecure`]) when `owner` objects to
+/// the file as opened (checked on the open descriptor).
+pub(crate) fn read_checked(
+    path: &Path,
+    limit: u64,
+    owner: impl Fn(&Path, &std::fs::Metadata) -> Option<crate::private::Insecure>,
+) -> Result<Vec<u8>, ReadError> {
     let file = std::fs::OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -86,7 +92,7 @@ fn read_checked(path: &Path, limit: u64, private: bool) -> Result<Vec<u8>, ReadE
             kind: kind_of(meta.file_type()),
         });
     }
-    if private && let Some(why) = crate::private::insecurity(path, &meta) {
+    if let Some(why) = owner(path, &meta) {
         return Err(ReadError::Insecure(why));
     }
     if meta.len() > limit {

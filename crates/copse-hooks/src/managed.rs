@@ -44,7 +44,7 @@
 
 use std::collections::BTreeMap;
 use std::ffi::{OsStr, OsString};
-use std::os::unix::fs::{MetadataExt as _, OpenOptionsExt as _, PermissionsExt as _};
+use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -275,32 +275,7 @@ fn not_root_owned(path: &Path, meta: &std::fs::Metadata) -> Option<crate::privat
 /// 1 MiB, owned by root and not writable by group or others (checked on the open
 /// descriptor, so the bytes are those of the file checked).
 pub(crate) fn read_root_owned(path: &Path) -> Result<Vec<u8>, ReadError> {
-    use std::io::Read as _;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(path)?;
-    let meta = file.metadata()?;
-    if !meta.file_type().is_file() {
-        // Reuse the generic reader's wording for what it is.
-        return crate::fsread::read_regular(path, MAX_CONFIG_BYTES);
-    }
-    if let Some(why) = not_root_owned(path, &meta) {
-        return Err(ReadError::Insecure(why));
-    }
-    if meta.len() > MAX_CONFIG_BYTES {
-        return Err(ReadError::TooLarge {
-            limit: MAX_CONFIG_BYTES,
-        });
-    }
-    let mut bytes = Vec::new();
-    file.take(MAX_CONFIG_BYTES + 1).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 > MAX_CONFIG_BYTES {
-        return Err(ReadError::TooLarge {
-            limit: MAX_CONFIG_BYTES,
-        });
-    }
-    Ok(bytes)
+    crate::fsread::read_checked(path, MAX_CONFIG_BYTES, not_root_owned)
 }
 
 /// Whether the managed layer was found, and whether it can be used.
