@@ -674,6 +674,13 @@ fn refused_us(socket: &Path, pid: u32) -> bool {
 /// Serves one call: `payload` is what is read, `original` what the agent wrote when
 /// the shim changed it (the agent's own hooks get those bytes).
 fn serve(agent: Agent, payload: &[u8], original: Option<&[u8]>) -> Answer {
+    // A test seam, in debug builds only: an internal error that panics, so a test sees
+    // the panic unwind to the fail-closed answer in the binary as linked (build.rs links
+    // the unwinder statically).
+    #[cfg(debug_assertions)]
+    if std::env::var_os("COPSE_SHIM_TEST_PANIC").is_some() {
+        panic!("COPSE_SHIM_TEST_PANIC is set");
+    }
     let why = match Backend::select() {
         Backend::Daemon(socket) => {
             let mut attempt = forward(&socket, agent, payload, original);

@@ -133,6 +133,36 @@ fn internal_errors_fail_closed_on_gated_events_and_are_recorded() {
     insta::assert_snapshot!(redact(&strip_times(&log), &env.root()));
 }
 
+#[test]
+fn a_panic_in_the_shim_unwinds_to_a_fail_closed_answer() {
+    let env = Env::new();
+    enabled(&env, json!({}));
+    let marker = env.root().join("ran");
+    copse_hooks(
+        &env,
+        json!({"toolGate": [{"command": format!("touch {}", marker.display())}]}),
+    );
+    let call = claude(
+        "PreToolUse",
+        json!({"tool_name": "Bash", "tool_input": {"command": "ls"}}),
+    );
+    // Control: without the seam the hook runs and the call is not blocked.
+    let out = shim_with(&env, "claude", &call, IN_PROCESS);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    assert!(marker.exists(), "the control hook did not run");
+    std::fs::remove_file(&marker).unwrap();
+    // The seam panics before anything runs: the panic unwinds (the binary links its
+    // unwinder statically, see build.rs) to the fail-closed answer, and is recorded.
+    let mut vars = IN_PROCESS.to_vec();
+    vars.push(("COPSE_SHIM_TEST_PANIC", "1"));
+    let out = shim_with(&env, "claude", &call, &vars);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("internal error (panic)"));
+    assert!(!marker.exists());
+    let log = std::fs::read_to_string(env.copse_dir().join("shim-errors.log")).unwrap();
+    assert!(log.contains("internal error (panic)"), "{log}");
+}
+
 fn strip_times(log: &str) -> String {
     log.lines()
         .map(|l| {
