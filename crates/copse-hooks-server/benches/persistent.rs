@@ -10,7 +10,8 @@
 //! `COPSE_BENCH_SERVE`) over its Unix socket, one request at a time.
 //!
 //! Then each persistent hook against a direct pipe round trip to the same program
-//! (started by `sh -c` with plain pipes, the engine's exact packet).
+//! (started by `sh -c` with plain pipes, the engine's exact packet), with host and
+//! hook pinned to the same placement for both: one CPU, then two.
 //!
 //! Targets: a persistent hook <= 100 µs median per gate in process, <= 250 µs through
 //! the daemon, and a gate <= 1.25x the direct pipe. Misses are reported, never
@@ -334,6 +335,50 @@ impl Rpc {
     }
 }
 
+/// The CPUs this process may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: sched_getaffinity writes at most `size_of::<cpu_set_t>()` bytes into the
+    // zeroed set; CPU_ISSET reads within it for every index below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return vec![0];
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect()
+    }
+}
+
+/// Pins the calling thread (and so what it starts from now on) to `cpu`.
+fn pin(cpu: usize) {
+    // SAFETY: a zeroed cpu_set_t is the empty set; CPU_SET writes within it for any
+    // `cpu` below CPU_SETSIZE (the machines here have a handful); sched_setaffinity
+    // reads `size_of::<cpu_set_t>()` bytes of it.
+    let ok = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) == 0
+    };
+    assert!(
+        ok,
+        "could not pin to CPU {cpu}: {}",
+        std::io::Error::last_os_error()
+    );
+}
+
+/// Lets the calling thread run on `cpus` again.
+fn unpin(cpus: &[usize]) {
+    // SAFETY: as in `pin`.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for &cpu in cpus {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
 fn verdict(value: f64, target: f64) -> &'static str {
     if value <= target { "PASS" } else { "MISS" }
 }
@@ -420,26 +465,50 @@ fn main() {
         "\nagainst a direct pipe round trip to the same hook from a minimal host \
          (same packet; target gate <= 1.25x the pipe)"
     );
+    // Where the scheduler puts the hook decides a round trip's cost more than anything
+    // either host does: on the host's CPU a reply is a context switch; on another CPU
+    // it is a cross-CPU wake-up, which on a virtual machine costs tens of µs. Left to the
+    // scheduler, the gate's hook and the direct pipe's land differently from run to run
+    // (medians of 15 µs against 74 µs, then the other way round, in consecutive runs).
+    // So both are measured with the same placement, pinned: host and hook on one CPU,
+    // then on two (where the machine has two).
     let packet = captured_packet(&base);
+    let cpus = allowed_cpus();
     println!(
-        "{:<9} {:>14} {:>14} {:>10}",
-        "hook", "gate µs", "direct pipe µs", "ratio"
+        "{:<9} {:<11} {:>10} {:>15} {:>8}",
+        "hook", "placement", "gate µs", "direct pipe µs", "ratio"
     );
     for (lang, _, persistent) in &langs {
-        let dir = setup(&base, &format!("{lang}-direct"), Some(persistent), true);
-        let engine = Engine::new(engine_config(&dir));
-        let session = engine.session(SessionIdentity::new("bench"));
-        let mut direct = Direct::start(persistent);
-        let (gate_med, pipe_med) = measure_direct(&session, &mut direct, &packet, 10, 300);
-        let ratio = gate_med.as_secs_f64() / pipe_med.as_secs_f64();
-        println!(
-            "{lang:<9} {:>14.1} {:>14.1} {:>9.2}x  {}",
-            us(gate_med),
-            us(pipe_med),
-            ratio,
-            verdict(ratio, 1.25)
-        );
+        for (placement, host, hook) in [("same CPU", 0, 0), ("two CPUs", 0, 1)] {
+            let (Some(&host_cpu), Some(&hook_cpu)) = (cpus.get(host), cpus.get(hook)) else {
+                println!("{lang:<9} {placement:<11} skipped: one CPU");
+                continue;
+            };
+            // The hook processes inherit the affinity of the thread that starts them.
+            pin(hook_cpu);
+            let dir = setup(
+                &base,
+                &format!("{lang}-direct-{hook}"),
+                Some(persistent),
+                true,
+            );
+            let engine = Engine::new(engine_config(&dir));
+            let session = engine.session(SessionIdentity::new("bench"));
+            gate(&session, SUBJECT);
+            let mut direct = Direct::start(persistent);
+            pin(host_cpu);
+            let (gate_med, pipe_med) = measure_direct(&session, &mut direct, &packet, 10, 300);
+            let ratio = gate_med.as_secs_f64() / pipe_med.as_secs_f64();
+            println!(
+                "{lang:<9} {placement:<11} {:>10.1} {:>15.1} {:>7.2}x  {}",
+                us(gate_med),
+                us(pipe_med),
+                ratio,
+                verdict(ratio, 1.25)
+            );
+        }
     }
+    unpin(&cpus);
 
     println!("\nthrough the daemon (serve_socket, one request at a time; target <= 250 µs)");
     let d_dir = setup(
