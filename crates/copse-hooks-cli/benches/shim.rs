@@ -2,7 +2,9 @@
 //! agent spawns a hook command (`sh -c COMMAND`, the payload on stdin, stdout read).
 //!
 //! 1. No matching hook: `copse-hooks shim --agent claude` against `/bin/true` spawned
-//!    the same way (the floor of any hook command). Issue 16's target: <= 2.0x.
+//!    the same way (the floor of any hook command). Issue 16's target: <= 2.0x. Then
+//!    against `sh -c true` (the shell's builtin, no program exec'd), the baseline issue
+//!    23 states its target (<= 1.5x) against, with `/bin/true` on the same scale.
 //! 2. One trivial Copse hook (`true`, matching): the shim path (the shim, which runs
 //!    the hook sandboxed and records it) against running that hook directly,
 //!    `sh -c true`. Issue 16's target: <= 1.2x. `true` is a shell builtin there, so
@@ -192,6 +194,24 @@ fn main() {
         compare(&shim, "/bin/true", payload, &in_process_env),
         "/bin/true    ",
         "",
+    );
+    // Issue 23 states its target against `sh -c true`, where `true` is the shell's
+    // builtin: no second program is exec'd at all. The row after it shows what any
+    // exec'd program costs on that scale (on the CI machine, a virtual one, glibc's
+    // start-up alone probes the CPU with `cpuid`, an exit to the hypervisor each time).
+    report(
+        "daemon, no matching hook:",
+        compare(&shim, "true", payload, &daemon_env),
+        "sh -c true   ",
+        "   (issue 23: <= 1.5x)",
+    );
+    let (bin_true, builtin) = compare("/bin/true", "true", payload, &daemon_env);
+    println!(
+        "{:<34} /bin/true {:>5.0} µs   sh -c true {:>7.0} µs   ratio {:>5.2}x   (the floor of any exec'd hook on that scale)",
+        "an exec'd program, for scale:",
+        us(bin_true),
+        us(builtin),
+        us(bin_true) / us(builtin)
     );
     // 2. One trivial matching Copse hook.
     write(&hooks, one_hook);
