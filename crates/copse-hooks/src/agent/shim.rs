@@ -25,13 +25,14 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use super::state::{Locked, Pending, StateError, state_path};
+use super::state::{Locked, Pending, SessionState, StateError, state_path};
 use super::{Agent, Inbound, Reply};
 use crate::engine::{Engine, EngineConfig};
 use crate::event::{CanonicalEvent, EventPayload, HostIdentity, SessionIdentity};
+use crate::outcome::Verdict;
 use crate::overlay::Overlays;
 use crate::queue::DEFAULT_CONTINUATION_BUDGET;
-use crate::session::Verbatim;
+use crate::session::{Session, Verbatim};
 use crate::settings::Settings;
 
 /// Why a shim call could not be served.
@@ -238,20 +239,73 @@ pub fn handle_with(
         None => Default::default(),
     };
     if !before.legacy_env.is_empty() {
-        // A session file from before overlays were kept per scope and root: whose
-        // hooks set those variables is unknown, so none of them reaches any hook.
-        let names: Vec<&str> = before.legacy_env.keys().map(String::as_str).collect();
-        record_error(
-            &copse_dir,
-            agent,
-            Some(&inbound.wire_event),
-            &format!(
-                "dropped the session environment an older copse-hooks stored without its scope ({}); it reaches no hook",
-                names.join(", ")
-            ),
-        );
+        drop_legacy_env(&copse_dir, agent, inbound, &before);
     }
     let engine = (host.engine)(config, false);
+    let session = open_session(&engine, agent, inbound, canonical, &before, &copse_dir);
+    let mut event = event;
+    if let EventPayload::AfterToolUse(result) = &mut event {
+        crate::event::cap_tool_output(&mut result.output);
+    }
+    let verdict = session.fire_blocking_verbatim(&event, &verbatim);
+    if host.flush {
+        engine.flush_spine();
+    }
+    let notices: Vec<String> = session
+        .take_notices()
+        .iter()
+        .map(|n| n.message.clone())
+        .collect();
+    let Some(path) = path else {
+        return Ok(Reply {
+            verdict,
+            followups: Vec::new(),
+            notices,
+        });
+    };
+    if !changes_state(canonical, &before, host, &notices, &verdict) {
+        return Ok(Reply {
+            verdict,
+            followups: Vec::new(),
+            notices,
+        });
+    }
+    let mut locked = Locked::open(&path)?;
+    let (followups, notices) =
+        settle_state(&mut locked.state, &session, &event, &verdict, notices, host);
+    locked.save()?;
+    Ok(Reply {
+        verdict,
+        followups,
+        notices,
+    })
+}
+
+/// Records that a session file from before overlays were kept per scope and root had
+/// variables: whose hooks set them is unknown, so none of them reaches any hook.
+fn drop_legacy_env(copse_dir: &Path, agent: Agent, inbound: &Inbound, before: &SessionState) {
+    let names: Vec<&str> = before.legacy_env.keys().map(String::as_str).collect();
+    record_error(
+        copse_dir,
+        agent,
+        Some(&inbound.wire_event),
+        &format!(
+            "dropped the session environment an older copse-hooks stored without its scope ({}); it reaches no hook",
+            names.join(", ")
+        ),
+    );
+}
+
+/// The engine's session for `inbound`, with the stored overlays put back (except at a
+/// session start, which begins without them).
+fn open_session(
+    engine: &Engine,
+    agent: Agent,
+    inbound: &Inbound,
+    canonical: CanonicalEvent,
+    before: &SessionState,
+    copse_dir: &Path,
+) -> Session {
     let identity = SessionIdentity {
         conversation_id: inbound.session_id.clone(),
         generation_id: inbound.generation_id.clone().unwrap_or_default(),
@@ -266,7 +320,7 @@ pub fn handle_with(
         let (overlays, dropped) = Overlays::from_stored(&before.overlays);
         if !dropped.is_empty() {
             record_error(
-                &copse_dir,
+                copse_dir,
                 agent,
                 Some(&inbound.wire_event),
                 &format!(
@@ -277,43 +331,39 @@ pub fn handle_with(
         }
         session.restore_overlays(overlays);
     }
-    let mut event = event;
-    if let EventPayload::AfterToolUse(result) = &mut event {
-        crate::event::cap_tool_output(&mut result.output);
-    }
-    let verdict = session.fire_blocking_verbatim(&event, &verbatim);
-    if host.flush {
-        engine.flush_spine();
-    }
-    let notices: Vec<String> = session
-        .take_notices()
-        .iter()
-        .map(|n| n.message.clone())
-        .collect();
+    session
+}
 
-    let Some(path) = path else {
-        return Ok(Reply {
-            verdict,
-            followups: Vec::new(),
-            notices,
-        });
-    };
-    let changes_state = needs_state(canonical)
+/// Whether this call has anything to write to the session's state file.
+fn changes_state(
+    canonical: CanonicalEvent,
+    before: &SessionState,
+    host: &Host<'_>,
+    notices: &[String],
+    verdict: &Verdict,
+) -> bool {
+    needs_state(canonical)
         || !before.legacy_env.is_empty()
         || (host.answered && !notices.is_empty())
         || verdict
             .runs
             .iter()
-            .any(|r| r.outcome.queue_message.is_some() || r.outcome.session_env.is_some());
-    if !changes_state {
-        return Ok(Reply {
-            verdict,
-            followups: Vec::new(),
-            notices,
-        });
-    }
-    let mut locked = Locked::open(&path)?;
-    let state = &mut locked.state;
+            .any(|r| r.outcome.queue_message.is_some() || r.outcome.session_env.is_some())
+}
+
+/// Updates the locked session state after the hooks ran: a new turn at a human prompt,
+/// the overlays a session start accepted, the follow-ups queued, those a completed stop
+/// releases within the continuation budget, the notices not announced before. Returns
+/// the follow-ups and the notices to answer with.
+fn settle_state(
+    state: &mut SessionState,
+    session: &Session,
+    event: &EventPayload,
+    verdict: &Verdict,
+    notices: Vec<String>,
+    host: &Host<'_>,
+) -> (Vec<String>, Vec<String>) {
+    let canonical = event.event();
     if canonical == CanonicalEvent::BeforeSubmitPrompt {
         // A human prompt: a new turn tree and a fresh continuation budget.
         state.epoch += 1;
@@ -334,7 +384,7 @@ pub fn handle_with(
         }
     }
     let mut followups = Vec::new();
-    let completed = match &event {
+    let completed = match event {
         EventPayload::Stop { status } => status == "completed",
         EventPayload::SubagentStop { status, .. } => status == "completed",
         _ => false,
@@ -358,12 +408,7 @@ pub fn handle_with(
     if host.answered {
         state.announced.extend(notices.iter().cloned());
     }
-    locked.save()?;
-    Ok(Reply {
-        verdict,
-        followups,
-        notices,
-    })
+    (followups, notices)
 }
 
 /// Forgets a session's state when `inbound` is its end (an agent that resumes it
