@@ -90,103 +90,17 @@ pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload
         event: wire.to_string(),
         field,
     };
-    let event = match (canonical, wire) {
-        (CanonicalEvent::ToolGate, "beforeShellExecution") => {
-            let mut input = Map::new();
-            let command = obj
-                .get("command")
-                .and_then(Value::as_str)
-                .ok_or_else(|| missing("command"))?;
-            input.insert("command".into(), json!(command));
-            if let Some(cwd) = obj.get("cwd") {
-                input.insert("cwd".into(), cwd.clone());
-            }
-            EventPayload::ToolGate(ToolCall::new(tool::RUN_SHELL, input))
-        }
-        (CanonicalEvent::ToolGate, "beforeReadFile") => {
-            let mut input = Map::new();
-            let path = obj
-                .get("file_path")
-                .and_then(Value::as_str)
-                .ok_or_else(|| missing("file_path"))?;
-            input.insert("path".into(), json!(path));
-            let mut call = ToolCall::new(tool::READ_FILE, input);
-            call.file_content = obj
-                .get("content")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            EventPayload::ToolGate(call)
-        }
-        (CanonicalEvent::ToolGate, "beforeMCPExecution") => {
-            let name = obj
-                .get("tool_name")
-                .and_then(Value::as_str)
-                .ok_or_else(|| missing("tool_name"))?;
-            EventPayload::ToolGate(ToolCall::new(name, gated_input(wire, obj)?))
-        }
-        (CanonicalEvent::ToolGate, _) => {
-            let name = obj
-                .get("tool_name")
-                .and_then(Value::as_str)
-                .filter(|n| !n.is_empty())
-                .ok_or_else(|| missing("tool_name"))?;
-            let call = ToolCall::new(canonical_tool(name), gated_input(wire, obj)?);
-            if call.tool == tool::RUN_SHELL {
-                // The shell command is what every shell hook reads: it must be text.
-                // (File tools keep Cursor's own keys, so only their object shape is
-                // checked.)
-                super::check_call(wire, &call, str::to_string)?;
-            }
-            EventPayload::ToolGate(call)
-        }
-        (CanonicalEvent::AfterToolUse, "afterShellExecution") => {
-            let mut input = Map::new();
-            input.insert("command".into(), json!(text("command")));
-            EventPayload::AfterToolUse(ToolResult {
-                tool: tool::RUN_SHELL.into(),
-                input,
-                output: text("output"),
-                is_error: false,
-                duration_ms: obj.get("duration").and_then(Value::as_u64).unwrap_or(0),
-                response: None,
-                tool_call_id: String::new(),
-            })
-        }
-        (CanonicalEvent::AfterToolUse, "afterMCPExecution") => {
-            EventPayload::AfterToolUse(ToolResult {
-                tool: text("tool_name"),
-                input: tool_input(obj.get("tool_input")),
-                output: super::output_text(obj.get("result_json")),
-                is_error: false,
-                duration_ms: obj.get("duration").and_then(Value::as_u64).unwrap_or(0),
-                response: None,
-                tool_call_id: String::new(),
-            })
-        }
-        (CanonicalEvent::AfterToolUse, _) => {
-            let failed = wire == "postToolUseFailure";
-            EventPayload::AfterToolUse(ToolResult {
-                tool: canonical_tool(&text("tool_name")),
-                input: tool_input(obj.get("tool_input")),
-                output: if failed {
-                    text("error_message")
-                } else {
-                    super::output_text(obj.get("tool_output"))
-                },
-                is_error: failed,
-                duration_ms: obj.get("duration").and_then(Value::as_u64).unwrap_or(0),
-                tool_call_id: text("tool_use_id"),
-                response: None,
-            })
-        }
-        (CanonicalEvent::BeforeSubmitPrompt, _) => EventPayload::BeforeSubmitPrompt {
+    let event = match canonical {
+        CanonicalEvent::ToolGate => EventPayload::ToolGate(tool_gate(wire, obj)?),
+        CanonicalEvent::AfterToolUse => EventPayload::AfterToolUse(tool_result(wire, obj)),
+        CanonicalEvent::BeforeSubmitPrompt => EventPayload::BeforeSubmitPrompt {
             prompt: obj
                 .get("prompt")
                 .and_then(Value::as_str)
                 .ok_or_else(|| missing("prompt"))?
                 .to_string(),
         },
-        (CanonicalEvent::AfterFileEdit, _) => EventPayload::AfterFileEdit {
+        CanonicalEvent::AfterFileEdit => EventPayload::AfterFileEdit {
             file_path: text("file_path"),
             edits: obj
                 .get("edits")
@@ -202,24 +116,24 @@ pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload
                 })
                 .unwrap_or_default(),
         },
-        (CanonicalEvent::Stop, _) => EventPayload::Stop {
+        CanonicalEvent::Stop => EventPayload::Stop {
             status: Some(text("status"))
                 .filter(|s| !s.is_empty())
                 .unwrap_or_else(|| "completed".into()),
         },
-        (CanonicalEvent::SubagentStart, _) => EventPayload::SubagentStart {
+        CanonicalEvent::SubagentStart => EventPayload::SubagentStart {
             subagent_type: text("subagent_type"),
         },
-        (CanonicalEvent::SubagentStop, _) => EventPayload::SubagentStop {
+        CanonicalEvent::SubagentStop => EventPayload::SubagentStop {
             subagent_type: text("subagent_type"),
             status: text("status"),
         },
-        (CanonicalEvent::SessionStart, _) => EventPayload::SessionStart { first_turn: true },
-        (CanonicalEvent::SessionEnd, _) => EventPayload::SessionEnd {
+        CanonicalEvent::SessionStart => EventPayload::SessionStart { first_turn: true },
+        CanonicalEvent::SessionEnd => EventPayload::SessionEnd {
             reason: text("reason"),
             duration_ms: obj.get("duration_ms").and_then(Value::as_u64).unwrap_or(0),
         },
-        (CanonicalEvent::PreCompact, _) => {
+        CanonicalEvent::PreCompact => {
             let n = |k: &str| obj.get(k).and_then(Value::as_u64).unwrap_or(0);
             EventPayload::PreCompact(Compaction {
                 trigger: text("trigger"),
@@ -234,19 +148,126 @@ pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload
                 is_first_compaction: obj.get("is_first_compaction") == Some(&Value::Bool(true)),
             })
         }
-        (CanonicalEvent::AfterAgentResponse, _) => {
+        CanonicalEvent::AfterAgentResponse => {
             EventPayload::AfterAgentResponse { text: text("text") }
         }
-        (CanonicalEvent::AfterAgentThought, _) => EventPayload::AfterAgentThought {
+        CanonicalEvent::AfterAgentThought => EventPayload::AfterAgentThought {
             text: text("text"),
             duration_ms: obj.get("duration_ms").and_then(Value::as_u64),
         },
         // Cursor has neither event.
-        (CanonicalEvent::Notification | CanonicalEvent::PermissionRequest, _) => {
+        CanonicalEvent::Notification | CanonicalEvent::PermissionRequest => {
             return Ok(None);
         }
     };
     Ok(Some(event))
+}
+
+/// The call a Cursor before-tool event gates: the shell, file-read and MCP events carry
+/// their own fields; the generic `preToolUse` names the tool.
+fn tool_gate(wire: &str, obj: &Map<String, Value>) -> Result<ToolCall, PayloadError> {
+    let missing = |field: &'static str| PayloadError::Field {
+        event: wire.to_string(),
+        field,
+    };
+    let call = match wire {
+        "beforeShellExecution" => {
+            let mut input = Map::new();
+            let command = obj
+                .get("command")
+                .and_then(Value::as_str)
+                .ok_or_else(|| missing("command"))?;
+            input.insert("command".into(), json!(command));
+            if let Some(cwd) = obj.get("cwd") {
+                input.insert("cwd".into(), cwd.clone());
+            }
+            ToolCall::new(tool::RUN_SHELL, input)
+        }
+        "beforeReadFile" => {
+            let mut input = Map::new();
+            let path = obj
+                .get("file_path")
+                .and_then(Value::as_str)
+                .ok_or_else(|| missing("file_path"))?;
+            input.insert("path".into(), json!(path));
+            let mut call = ToolCall::new(tool::READ_FILE, input);
+            call.file_content = obj
+                .get("content")
+                .and_then(Value::as_str)
+                .map(str::to_string);
+            call
+        }
+        "beforeMCPExecution" => {
+            let name = obj
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .ok_or_else(|| missing("tool_name"))?;
+            ToolCall::new(name, gated_input(wire, obj)?)
+        }
+        _ => {
+            let name = obj
+                .get("tool_name")
+                .and_then(Value::as_str)
+                .filter(|n| !n.is_empty())
+                .ok_or_else(|| missing("tool_name"))?;
+            let call = ToolCall::new(canonical_tool(name), gated_input(wire, obj)?);
+            if call.tool == tool::RUN_SHELL {
+                // The shell command is what every shell hook reads: it must be text.
+                // (File tools keep Cursor's own keys, so only their object shape is
+                // checked.)
+                super::check_call(wire, &call, str::to_string)?;
+            }
+            call
+        }
+    };
+    Ok(call)
+}
+
+/// The result a Cursor after-tool event reports (shell, MCP, or the generic
+/// `postToolUse` / `postToolUseFailure`).
+fn tool_result(wire: &str, obj: &Map<String, Value>) -> ToolResult {
+    let text = |k: &str| super::str_of(obj, k);
+    let duration_ms = obj.get("duration").and_then(Value::as_u64).unwrap_or(0);
+    match wire {
+        "afterShellExecution" => {
+            let mut input = Map::new();
+            input.insert("command".into(), json!(text("command")));
+            ToolResult {
+                tool: tool::RUN_SHELL.into(),
+                input,
+                output: text("output"),
+                is_error: false,
+                duration_ms,
+                response: None,
+                tool_call_id: String::new(),
+            }
+        }
+        "afterMCPExecution" => ToolResult {
+            tool: text("tool_name"),
+            input: tool_input(obj.get("tool_input")),
+            output: super::output_text(obj.get("result_json")),
+            is_error: false,
+            duration_ms,
+            response: None,
+            tool_call_id: String::new(),
+        },
+        _ => {
+            let failed = wire == "postToolUseFailure";
+            ToolResult {
+                tool: canonical_tool(&text("tool_name")),
+                input: tool_input(obj.get("tool_input")),
+                output: if failed {
+                    text("error_message")
+                } else {
+                    super::output_text(obj.get("tool_output"))
+                },
+                is_error: failed,
+                duration_ms,
+                tool_call_id: text("tool_use_id"),
+                response: None,
+            }
+        }
+    }
 }
 
 /// Writes a Cursor answer.
