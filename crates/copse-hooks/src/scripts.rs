@@ -79,148 +79,204 @@ enum Next {
 
 /// Splits `command` into simple commands of words and redirections.
 fn simple_commands(command: &str) -> Vec<Vec<Item>> {
-    let mut out: Vec<Vec<Item>> = Vec::new();
-    let mut items: Vec<Item> = Vec::new();
-    let mut cur = String::new();
-    let mut in_word = false;
-    let mut next = Next::Word;
-    let mut chars = command.chars().peekable();
-    let finish_word =
-        |cur: &mut String, in_word: &mut bool, next: &mut Next, items: &mut Vec<Item>| {
-            if *in_word {
-                let w = std::mem::take(cur);
-                items.push(match next {
-                    Next::Word => Item::Word(w),
-                    Next::Input => Item::Input(w),
-                    Next::Other => Item::Other(w),
-                });
-                *next = Next::Word;
-                *in_word = false;
-            }
-        };
-    let finish_command = |items: &mut Vec<Item>, out: &mut Vec<Vec<Item>>| {
-        if !items.is_empty() {
-            out.push(std::mem::take(items));
-        }
+    let mut scanner = Scanner {
+        chars: command.chars().peekable(),
+        out: Vec::new(),
+        items: Vec::new(),
+        cur: String::new(),
+        in_word: false,
+        next: Next::Word,
     };
-    while let Some(c) = chars.next() {
+    while let Some(c) = scanner.chars.next() {
+        scanner.step(c);
+    }
+    scanner.finish_word();
+    scanner.finish_command();
+    scanner.out
+}
+
+/// The state of [`simple_commands`] as it reads a command line one character at a
+/// time.
+struct Scanner<'a> {
+    /// What is left of the command line.
+    chars: std::iter::Peekable<std::str::Chars<'a>>,
+    /// The simple commands finished so far.
+    out: Vec<Vec<Item>>,
+    /// The items of the simple command being read.
+    items: Vec<Item>,
+    /// The word being read.
+    cur: String,
+    /// Whether a word has begun (a quoted empty string is a word).
+    in_word: bool,
+    /// What the word being read will be.
+    next: Next,
+}
+
+impl Scanner<'_> {
+    /// Reads the character `c` and whatever it opens (a quote, an operator).
+    fn step(&mut self, c: char) {
         match c {
-            '\'' => {
-                in_word = true;
-                for c in chars.by_ref() {
-                    if c == '\'' {
-                        break;
-                    }
-                    cur.push(c);
-                }
-            }
-            '"' => {
-                in_word = true;
-                while let Some(c) = chars.next() {
-                    match c {
-                        '"' => break,
-                        '\\' => {
-                            if let Some(n) = chars.next() {
-                                cur.push(n);
-                            }
-                        }
-                        _ => cur.push(c),
-                    }
-                }
-            }
-            '\\' => {
-                in_word = true;
-                // A backslash-newline is a line continuation.
-                if let Some(n) = chars.next()
-                    && n != '\n'
-                {
-                    cur.push(n);
-                }
-            }
-            '$' if chars.peek() == Some(&'(') => {
+            '\'' => self.single_quoted(),
+            '"' => self.double_quoted(),
+            '\\' => self.escaped(),
+            '$' if self.chars.peek() == Some(&'(') => {
                 // `$(…)`: a command of its own.
-                chars.next();
-                finish_word(&mut cur, &mut in_word, &mut next, &mut items);
-                finish_command(&mut items, &mut out);
+                self.chars.next();
+                self.separator();
             }
-            '<' | '>' => {
-                // `2>file`: the digits before are a descriptor, not a word.
-                if in_word && !cur.is_empty() && cur.chars().all(|c| c.is_ascii_digit()) {
-                    cur.clear();
-                    in_word = false;
-                } else {
-                    finish_word(&mut cur, &mut in_word, &mut next, &mut items);
-                }
-                let mut input = c == '<';
-                let mut heredoc = false;
-                while let Some(&n) = chars.peek() {
-                    match n {
-                        '<' if c == '<' => {
-                            heredoc = true;
-                            chars.next();
-                        }
-                        '>' if c == '>' => {
-                            chars.next();
-                        }
-                        '>' if c == '<' => {
-                            // `<>`: read-write, still the input.
-                            chars.next();
-                        }
-                        '&' | '|' => {
-                            chars.next();
-                            if n == '&' {
-                                // `>&2`, `<&0`: a descriptor, not a file.
-                                input = false;
-                            }
-                        }
-                        '-' => {
-                            chars.next();
-                        }
-                        _ => break,
-                    }
-                }
-                next = if input && !heredoc {
-                    Next::Input
-                } else {
-                    Next::Other
-                };
-            }
-            '&' if chars.peek() == Some(&'>') => {
-                // `&>file`, `&>>file`.
-                finish_word(&mut cur, &mut in_word, &mut next, &mut items);
-                chars.next();
-                if chars.peek() == Some(&'>') {
-                    chars.next();
-                }
-                next = Next::Other;
-            }
+            '<' | '>' => self.redirection(c),
+            '&' if self.chars.peek() == Some(&'>') => self.output_and_error(),
             ';' | '|' | '&' | '(' | ')' | '\n' | '`' | '{' | '}'
-                if !in_word || c != '{' && c != '}' =>
+                if !self.in_word || c != '{' && c != '}' =>
             {
-                finish_word(&mut cur, &mut in_word, &mut next, &mut items);
-                finish_command(&mut items, &mut out);
+                self.separator();
             }
-            '#' if !in_word => {
-                // A comment runs to the end of the line.
-                for c in chars.by_ref() {
-                    if c == '\n' {
-                        break;
-                    }
-                }
-                finish_command(&mut items, &mut out);
-            }
-            c if c.is_whitespace() => {
-                finish_word(&mut cur, &mut in_word, &mut next, &mut items);
-            }
+            '#' if !self.in_word => self.comment(),
+            c if c.is_whitespace() => self.finish_word(),
             c => {
-                in_word = true;
-                cur.push(c);
+                self.in_word = true;
+                self.cur.push(c);
             }
         }
     }
-    finish_word(&mut cur, &mut in_word, &mut next, &mut items);
-    finish_command(&mut items, &mut out);
-    out
+
+    /// Ends the word being read, if any, as the item `next` says.
+    fn finish_word(&mut self) {
+        if self.in_word {
+            let w = std::mem::take(&mut self.cur);
+            self.items.push(match self.next {
+                Next::Word => Item::Word(w),
+                Next::Input => Item::Input(w),
+                Next::Other => Item::Other(w),
+            });
+            self.next = Next::Word;
+            self.in_word = false;
+        }
+    }
+
+    /// Ends the simple command being read, if it has any items.
+    fn finish_command(&mut self) {
+        if !self.items.is_empty() {
+            self.out.push(std::mem::take(&mut self.items));
+        }
+    }
+
+    /// A list or pipe operator, a parenthesis, a brace or a backtick: ends the word
+    /// and the simple command.
+    fn separator(&mut self) {
+        self.finish_word();
+        self.finish_command();
+    }
+
+    /// After `'`: everything up to the closing quote, as is.
+    fn single_quoted(&mut self) {
+        self.in_word = true;
+        for c in self.chars.by_ref() {
+            if c == '\'' {
+                break;
+            }
+            self.cur.push(c);
+        }
+    }
+
+    /// After `"`: everything up to the closing quote, a backslash escaping the next
+    /// character.
+    fn double_quoted(&mut self) {
+        self.in_word = true;
+        while let Some(c) = self.chars.next() {
+            match c {
+                '"' => break,
+                '\\' => {
+                    if let Some(n) = self.chars.next() {
+                        self.cur.push(n);
+                    }
+                }
+                _ => self.cur.push(c),
+            }
+        }
+    }
+
+    /// After an unquoted `\`: the next character, literally.
+    fn escaped(&mut self) {
+        self.in_word = true;
+        // A backslash-newline is a line continuation.
+        if let Some(n) = self.chars.next()
+            && n != '\n'
+        {
+            self.cur.push(n);
+        }
+    }
+
+    /// After `#` outside a word: a comment runs to the end of the line.
+    fn comment(&mut self) {
+        for c in self.chars.by_ref() {
+            if c == '\n' {
+                break;
+            }
+        }
+        self.finish_command();
+    }
+
+    /// After `<` or `>`: the redirection operator; the next word is its target.
+    fn redirection(&mut self, c: char) {
+        // `2>file`: the digits before are a descriptor, not a word.
+        if self.in_word && !self.cur.is_empty() && self.cur.chars().all(|c| c.is_ascii_digit()) {
+            self.cur.clear();
+            self.in_word = false;
+        } else {
+            self.finish_word();
+        }
+        self.next = self.redirection_operator(c);
+    }
+
+    /// Reads the rest of the redirection operator that `c` opens (`>>`, `<<`, `<<-`,
+    /// `<>`, `>&`, `<&`, `>|`) and says what its target is: the input only for a
+    /// plain `<` or `<>` from a file.
+    fn redirection_operator(&mut self, c: char) -> Next {
+        let mut input = c == '<';
+        let mut heredoc = false;
+        while let Some(&n) = self.chars.peek() {
+            match n {
+                '<' if c == '<' => {
+                    heredoc = true;
+                    self.chars.next();
+                }
+                '>' if c == '>' => {
+                    self.chars.next();
+                }
+                '>' if c == '<' => {
+                    // `<>`: read-write, still the input.
+                    self.chars.next();
+                }
+                '&' | '|' => {
+                    self.chars.next();
+                    if n == '&' {
+                        // `>&2`, `<&0`: a descriptor, not a file.
+                        input = false;
+                    }
+                }
+                '-' => {
+                    self.chars.next();
+                }
+                _ => break,
+            }
+        }
+        if input && !heredoc {
+            Next::Input
+        } else {
+            Next::Other
+        }
+    }
+
+    /// After `&` before `>`: `&>file`, `&>>file`, both outputs to one target.
+    fn output_and_error(&mut self) {
+        self.finish_word();
+        self.chars.next();
+        if self.chars.peek() == Some(&'>') {
+            self.chars.next();
+        }
+        self.next = Next::Other;
+    }
 }
 
 fn expand(word: &str, root: &Path) -> String {
@@ -587,6 +643,118 @@ fn unpinned_in(command: &str, root: &Path, pinned: &[PathBuf], depth: u8, out: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn w(s: &str) -> Item {
+        Item::Word(s.to_string())
+    }
+
+    /// Each simple command's words, for commands without redirections.
+    fn words(command: &str) -> Vec<Vec<String>> {
+        simple_commands(command)
+            .into_iter()
+            .map(|items| {
+                items
+                    .into_iter()
+                    .map(|i| match i {
+                        Item::Word(w) => w,
+                        other => panic!("not a word: {other:?}"),
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn v(commands: &[&[&str]]) -> Vec<Vec<String>> {
+        commands
+            .iter()
+            .map(|c| c.iter().map(|w| w.to_string()).collect())
+            .collect()
+    }
+
+    #[test]
+    fn scanner_honours_quotes() {
+        assert_eq!(
+            words(r#"echo 'a b' "c \"d\" \$e" f'g'h"#),
+            v(&[&["echo", "a b", "c \"d\" $e", "fgh"]])
+        );
+        // Operators inside quotes are plain text; an empty quote is a word.
+        assert_eq!(
+            words(r#"sh -c 'a; b | c' "x && y" ''"#),
+            v(&[&["sh", "-c", "a; b | c", "x && y", ""]])
+        );
+        // Single quotes keep backslashes; an unclosed quote runs to the end.
+        assert_eq!(words(r"'a\b' 'open"), v(&[&[r"a\b", "open"]]));
+    }
+
+    #[test]
+    fn scanner_honours_escapes() {
+        assert_eq!(words(r"a\ b c\;d \#e"), v(&[&["a b", "c;d", "#e"]]));
+        // A backslash-newline is a line continuation; a trailing one is dropped.
+        assert_eq!(words("ec\\\nho x\\"), v(&[&["echo", "x"]]));
+    }
+
+    #[test]
+    fn scanner_splits_at_list_and_pipe_operators() {
+        assert_eq!(
+            words("a; b && c || d | e & f\ng"),
+            v(&[&["a"], &["b"], &["c"], &["d"], &["e"], &["f"], &["g"]])
+        );
+        assert_eq!(
+            words("echo $(date +%s) `id -u` (sub) { grp; }"),
+            v(&[
+                &["echo"],
+                &["date", "+%s"],
+                &["id", "-u"],
+                &["sub"],
+                &["grp"]
+            ])
+        );
+        // Braces inside a word are the word's own.
+        assert_eq!(
+            words("echo a{b,c}d {x}"),
+            v(&[&["echo", "a{b,c}d"], &["x}"]])
+        );
+        assert!(words(" ;; && \n").is_empty());
+    }
+
+    #[test]
+    fn scanner_drops_comments() {
+        assert_eq!(words("a b # c; d\ne"), v(&[&["a", "b"], &["e"]]));
+        assert_eq!(words("a#b #c"), v(&[&["a#b"]]));
+        assert!(words("# only").is_empty());
+    }
+
+    #[test]
+    fn scanner_sets_redirections_apart() {
+        let input = |s: &str| Item::Input(s.to_string());
+        let other = |s: &str| Item::Other(s.to_string());
+        assert_eq!(
+            simple_commands("cmd <in >out 2>>err 2>&1 &>all &>>more <<-EOF x"),
+            vec![vec![
+                w("cmd"),
+                input("in"),
+                other("out"),
+                other("err"),
+                other("1"),
+                other("all"),
+                other("more"),
+                other("EOF"),
+                w("x"),
+            ]]
+        );
+        assert_eq!(
+            simple_commands("sh 0< a <>b <&0 >|c a2>d"),
+            vec![vec![
+                w("sh"),
+                input("a"),
+                input("b"),
+                other("0"),
+                other("c"),
+                w("a2"),
+                other("d"),
+            ]]
+        );
+    }
 
     #[test]
     fn finds_the_script_of_paths_and_interpreters() {

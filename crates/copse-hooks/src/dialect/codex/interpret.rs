@@ -173,74 +173,94 @@ fn pre_tool_use(event: &EventPayload, obj: &Map<String, Value>, u: Universal) ->
                 .is_some_and(|v| !v.is_null())
         })
         || updated.is_some();
-    let mut outcome = Outcome {
+    let outcome = Outcome {
         user_message: u.system_message,
         inject_context: additional_context(obj),
         ..Outcome::default()
     };
     if specific {
-        if updated.is_some() && permission != Some("allow") {
+        pre_tool_use_permission(event, permission, permission_reason, updated, outcome)
+    } else {
+        pre_tool_use_decision(obj, outcome)
+    }
+}
+
+/// PreToolUse's `hookSpecificOutput.permissionDecision` (with its reason and
+/// `updatedInput`), on top of `outcome`.
+fn pre_tool_use_permission(
+    event: &EventPayload,
+    permission: Option<&str>,
+    permission_reason: Option<String>,
+    updated: Option<&Value>,
+    mut outcome: Outcome,
+) -> Interpretation {
+    if updated.is_some() && permission != Some("allow") {
+        return invalid("PreToolUse hook returned updatedInput without permissionDecision:allow");
+    }
+    match permission {
+        Some("allow") => {
+            let Some(update) = updated else {
+                return invalid("PreToolUse hook returned unsupported permissionDecision:allow");
+            };
+            pre_tool_use_rewrite(event, update, outcome)
+        }
+        Some("ask") => invalid("PreToolUse hook returned unsupported permissionDecision:ask"),
+        Some("deny") => {
+            let Some(reason) = permission_reason else {
+                return invalid(
+                    "PreToolUse hook returned permissionDecision:deny without a non-empty permissionDecisionReason",
+                );
+            };
+            outcome.decision = Some(Decision::Deny);
+            outcome.agent_message = Some(reason);
+            Interpretation::ok(outcome)
+        }
+        _ => {
+            invalid("PreToolUse hook returned permissionDecisionReason without permissionDecision")
+        }
+    }
+}
+
+/// PreToolUse's `permissionDecision: allow` with an `updatedInput`: the rewritten
+/// input of a Bash or MCP tool call (an apply_patch rewrite fails the hook).
+fn pre_tool_use_rewrite(
+    event: &EventPayload,
+    update: &Value,
+    mut outcome: Outcome,
+) -> Interpretation {
+    let EventPayload::ToolGate(call) = event else {
+        return Interpretation::ok(outcome);
+    };
+    let Some(update) = update.as_object() else {
+        return invalid("PreToolUse hook returned an updatedInput that is not an object");
+    };
+    match super::tool_name(&call.tool)
+        .map(|(name, _)| name)
+        .as_deref()
+    {
+        // CLAUDE-REUSE: `{command}` maps back as Claude's Bash input does.
+        Some("Bash") => {
+            outcome.updated_input = Some(crate::dialect::claude::canonical_input(
+                &call.tool,
+                &call.input,
+                update,
+            ));
+        }
+        Some(name) if name.starts_with("mcp__") => {
+            outcome.updated_input = Some(update.clone());
+        }
+        _ => {
             return invalid(
-                "PreToolUse hook returned updatedInput without permissionDecision:allow",
+                "PreToolUse hook rewrote an apply_patch input, which copse-hooks cannot map back to the edit",
             );
         }
-        match permission {
-            Some("allow") => {
-                let Some(update) = updated else {
-                    return invalid(
-                        "PreToolUse hook returned unsupported permissionDecision:allow",
-                    );
-                };
-                let EventPayload::ToolGate(call) = event else {
-                    return Interpretation::ok(outcome);
-                };
-                let Some(update) = update.as_object() else {
-                    return invalid(
-                        "PreToolUse hook returned an updatedInput that is not an object",
-                    );
-                };
-                match super::tool_name(&call.tool)
-                    .map(|(name, _)| name)
-                    .as_deref()
-                {
-                    // CLAUDE-REUSE: `{command}` maps back as Claude's Bash input does.
-                    Some("Bash") => {
-                        outcome.updated_input = Some(crate::dialect::claude::canonical_input(
-                            &call.tool,
-                            &call.input,
-                            update,
-                        ));
-                    }
-                    Some(name) if name.starts_with("mcp__") => {
-                        outcome.updated_input = Some(update.clone());
-                    }
-                    _ => {
-                        return invalid(
-                            "PreToolUse hook rewrote an apply_patch input, which copse-hooks cannot map back to the edit",
-                        );
-                    }
-                }
-            }
-            Some("ask") => {
-                return invalid("PreToolUse hook returned unsupported permissionDecision:ask");
-            }
-            Some("deny") => {
-                let Some(reason) = permission_reason else {
-                    return invalid(
-                        "PreToolUse hook returned permissionDecision:deny without a non-empty permissionDecisionReason",
-                    );
-                };
-                outcome.decision = Some(Decision::Deny);
-                outcome.agent_message = Some(reason);
-            }
-            _ => {
-                return invalid(
-                    "PreToolUse hook returned permissionDecisionReason without permissionDecision",
-                );
-            }
-        }
-        return Interpretation::ok(outcome);
     }
+    Interpretation::ok(outcome)
+}
+
+/// PreToolUse's top-level `decision`/`reason` (no `hookSpecificOutput` decision),
+/// on top of `outcome`.
+fn pre_tool_use_decision(obj: &Map<String, Value>, mut outcome: Outcome) -> Interpretation {
     let reason = trimmed(obj.get("reason"));
     match obj.get("decision").and_then(Value::as_str) {
         Some("approve") => invalid("PreToolUse hook returned unsupported decision:approve"),
@@ -269,104 +289,108 @@ fn respond(kind: Wire, event: &EventPayload, obj: &Map<String, Value>) -> Interp
             ));
         }
     };
-    let reason = trimmed(obj.get("reason"));
-    let block_without_reason = blocks(obj) && reason.is_none();
-    let outcome = match kind {
-        Wire::PreToolUse => return pre_tool_use(event, obj, u),
-        Wire::PermissionRequest => return permission_request(obj, u),
-        Wire::UserPromptSubmit => {
-            if !u.continue_processing {
-                let why = u
-                    .stop_reason
-                    .unwrap_or_else(|| "Prompt stopped by a UserPromptSubmit hook.".to_string());
-                Outcome {
-                    halt: Some(Halt {
-                        reason: why.clone(),
-                    }),
-                    user_message: join([Some(why), u.system_message]),
-                    ..Outcome::default()
-                }
-            } else if block_without_reason {
-                return invalid(
-                    "UserPromptSubmit hook returned decision:block without a non-empty reason",
-                );
-            } else if blocks(obj) {
-                let why = reason.unwrap_or_default();
-                Outcome {
-                    halt: Some(Halt {
-                        reason: why.clone(),
-                    }),
-                    user_message: join([Some(why), u.system_message]),
-                    ..Outcome::default()
-                }
-            } else {
-                Outcome {
-                    inject_context: additional_context(obj),
-                    user_message: u.system_message,
-                    ..Outcome::default()
-                }
-            }
-        }
-        Wire::PostToolUse => {
-            if u.suppress_output {
-                return invalid("PostToolUse hook returned unsupported suppressOutput");
-            }
-            if block_without_reason {
-                return invalid(
-                    "PostToolUse hook returned decision:block without a non-empty reason",
-                );
-            }
-            if !blocks(obj)
-                && u.continue_processing
-                && obj.get("reason").is_some_and(|v| !v.is_null())
-            {
-                return invalid("PostToolUse hook returned reason without decision");
-            }
-            Outcome {
-                queue_message: queue(
-                    join([
-                        if blocks(obj) { reason } else { None },
-                        additional_context(obj),
-                    ]),
-                    false,
-                ),
-                user_message: u.system_message,
-                halt: (!u.continue_processing).then(|| Halt {
-                    reason: u
-                        .stop_reason
-                        .unwrap_or_else(|| "Stopped by a PostToolUse hook.".to_string()),
-                }),
-                ..Outcome::default()
-            }
-        }
-        Wire::Stop => {
-            if block_without_reason {
-                return invalid("Stop hook returned decision:block without a non-empty reason");
-            }
-            if !u.continue_processing {
-                Outcome {
-                    user_message: join([u.stop_reason, u.system_message]),
-                    ..Outcome::default()
-                }
-            } else {
-                Outcome {
-                    queue_message: queue(if blocks(obj) { reason } else { None }, true),
-                    user_message: u.system_message,
-                    ..Outcome::default()
-                }
-            }
-        }
-        Wire::Context => Outcome {
+    match kind {
+        Wire::PreToolUse => pre_tool_use(event, obj, u),
+        Wire::PermissionRequest => permission_request(obj, u),
+        Wire::UserPromptSubmit => user_prompt_submit(obj, u),
+        Wire::PostToolUse => post_tool_use(obj, u),
+        Wire::Stop => stop(obj, u),
+        Wire::Context => Interpretation::ok(Outcome {
             inject_context: additional_context(obj),
             user_message: u.system_message,
             ..Outcome::default()
-        },
-        Wire::Observe => Outcome {
+        }),
+        Wire::Observe => Interpretation::ok(Outcome {
             user_message: u.system_message,
             ..Outcome::default()
-        },
-    };
-    Interpretation::ok(outcome)
+        }),
+    }
+}
+
+/// A UserPromptSubmit answer: `continue: false` or a block stops the prompt; else
+/// added context.
+fn user_prompt_submit(obj: &Map<String, Value>, u: Universal) -> Interpretation {
+    let reason = trimmed(obj.get("reason"));
+    if !u.continue_processing {
+        let why = u
+            .stop_reason
+            .unwrap_or_else(|| "Prompt stopped by a UserPromptSubmit hook.".to_string());
+        return Interpretation::ok(prompt_halt(why, u.system_message));
+    }
+    if !blocks(obj) {
+        return Interpretation::ok(Outcome {
+            inject_context: additional_context(obj),
+            user_message: u.system_message,
+            ..Outcome::default()
+        });
+    }
+    match reason {
+        Some(why) => Interpretation::ok(prompt_halt(why, u.system_message)),
+        None => invalid("UserPromptSubmit hook returned decision:block without a non-empty reason"),
+    }
+}
+
+/// The prompt stopped for `why`, told to the user with the hook's system message.
+fn prompt_halt(why: String, system_message: Option<String>) -> Outcome {
+    Outcome {
+        halt: Some(Halt {
+            reason: why.clone(),
+        }),
+        user_message: join([Some(why), system_message]),
+        ..Outcome::default()
+    }
+}
+
+/// A PostToolUse answer: a block's reason and added context are queued for the
+/// agent; `continue: false` halts.
+fn post_tool_use(obj: &Map<String, Value>, u: Universal) -> Interpretation {
+    let reason = trimmed(obj.get("reason"));
+    if u.suppress_output {
+        return invalid("PostToolUse hook returned unsupported suppressOutput");
+    }
+    if blocks(obj) && reason.is_none() {
+        return invalid("PostToolUse hook returned decision:block without a non-empty reason");
+    }
+    if !blocks(obj) && u.continue_processing && obj.get("reason").is_some_and(|v| !v.is_null()) {
+        return invalid("PostToolUse hook returned reason without decision");
+    }
+    Interpretation::ok(Outcome {
+        queue_message: queue(
+            join([
+                if blocks(obj) { reason } else { None },
+                additional_context(obj),
+            ]),
+            false,
+        ),
+        user_message: u.system_message,
+        halt: (!u.continue_processing).then(|| Halt {
+            reason: u
+                .stop_reason
+                .unwrap_or_else(|| "Stopped by a PostToolUse hook.".to_string()),
+        }),
+        ..Outcome::default()
+    })
+}
+
+/// A Stop or SubagentStop answer: a block's reason is a continuation, held for a
+/// human; `continue: false` only tells the user.
+fn stop(obj: &Map<String, Value>, u: Universal) -> Interpretation {
+    let reason = trimmed(obj.get("reason"));
+    if blocks(obj) && reason.is_none() {
+        return invalid("Stop hook returned decision:block without a non-empty reason");
+    }
+    Interpretation::ok(if !u.continue_processing {
+        Outcome {
+            user_message: join([u.stop_reason, u.system_message]),
+            ..Outcome::default()
+        }
+    } else {
+        Outcome {
+            queue_message: queue(if blocks(obj) { reason } else { None }, true),
+            user_message: u.system_message,
+            ..Outcome::default()
+        }
+    })
 }
 
 /// A PermissionRequest answer, as Codex's output parser reads it:
