@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::{Answer, PayloadError, Reply, block_reason, blocks, join, specific, system_message};
 use crate::dialect::claude;
 use crate::event::{CanonicalEvent, Compaction, EventPayload, ToolCall, ToolResult, tool};
-use crate::outcome::Decision;
+use crate::outcome::{Decision, Verdict};
 
 /// The events the shim serves for Claude Code (what `install` registers).
 pub const SERVED_EVENTS: &[&str] = &[
@@ -375,65 +375,7 @@ pub fn answer(
     let v = &reply.verdict;
     let mut out = Map::new();
     match event {
-        EventPayload::ToolGate(call) => {
-            let mut fields = Map::new();
-            if let Some(h) = &v.halt {
-                out.insert("continue".into(), json!(false));
-                out.insert("stopReason".into(), json!(h.reason));
-            }
-            let rewrite = match &v.updated_input {
-                Some(u) if !blocks(v) => Some(claude_input(call, tool, u)),
-                _ => None,
-            };
-            match v.decision {
-                _ if rewrite == Some(None) => {
-                    // A rewrite the tool cannot take: tightened to a deny, never dropped.
-                    fields.insert("permissionDecision".into(), json!("deny"));
-                    fields.insert(
-                        "permissionDecisionReason".into(),
-                        json!(format!(
-                            "a copse hook rewrote this command, which {}'s argv input cannot take",
-                            tool.name
-                        )),
-                    );
-                }
-                Some(Decision::Deny) => {
-                    fields.insert("permissionDecision".into(), json!("deny"));
-                    fields.insert(
-                        "permissionDecisionReason".into(),
-                        json!(block_reason(v, "this tool call")),
-                    );
-                }
-                _ if v.halt.is_some() => {
-                    fields.insert("permissionDecision".into(), json!("deny"));
-                    fields.insert(
-                        "permissionDecisionReason".into(),
-                        json!(block_reason(v, "this tool call")),
-                    );
-                }
-                Some(Decision::Ask) => {
-                    fields.insert("permissionDecision".into(), json!("ask"));
-                    if let Some(m) = join([v.agent_message.clone(), v.user_message.clone()]) {
-                        fields.insert("permissionDecisionReason".into(), json!(m));
-                    }
-                }
-                _ => {}
-            }
-            if let Some(Some(input)) = rewrite {
-                // Claude honours updatedInput only alongside a decision; "ask" keeps
-                // the user in the loop (copse's Allow is never an approval).
-                if !fields.contains_key("permissionDecision") {
-                    fields.insert("permissionDecision".into(), json!("ask"));
-                }
-                fields.insert("updatedInput".into(), Value::Object(input));
-            }
-            if let Some(c) = &v.inject_context {
-                fields.insert("additionalContext".into(), json!(c));
-            }
-            if !fields.is_empty() {
-                out.insert("hookSpecificOutput".into(), specific(wire, fields));
-            }
-        }
+        EventPayload::ToolGate(call) => answer_gate(wire, tool, call, v, &mut out),
         EventPayload::BeforeSubmitPrompt { .. } => {
             if blocks(v) {
                 out.insert("decision".into(), json!("block"));
@@ -478,4 +420,72 @@ pub fn answer(
         out.insert("systemMessage".into(), json!(m));
     }
     Answer::json(out)
+}
+
+/// The fields of a Claude answer to a `PreToolUse`: a halt, the permission decision
+/// (a rewrite the tool cannot take is tightened to a deny), an input rewrite, context.
+fn answer_gate(
+    wire: &str,
+    tool: &super::InboundTool,
+    call: &ToolCall,
+    v: &Verdict,
+    out: &mut Map<String, Value>,
+) {
+    let mut fields = Map::new();
+    if let Some(h) = &v.halt {
+        out.insert("continue".into(), json!(false));
+        out.insert("stopReason".into(), json!(h.reason));
+    }
+    let rewrite = match &v.updated_input {
+        Some(u) if !blocks(v) => Some(claude_input(call, tool, u)),
+        _ => None,
+    };
+    match v.decision {
+        _ if rewrite == Some(None) => {
+            // A rewrite the tool cannot take: tightened to a deny, never dropped.
+            fields.insert("permissionDecision".into(), json!("deny"));
+            fields.insert(
+                "permissionDecisionReason".into(),
+                json!(format!(
+                    "a copse hook rewrote this command, which {}'s argv input cannot take",
+                    tool.name
+                )),
+            );
+        }
+        Some(Decision::Deny) => {
+            fields.insert("permissionDecision".into(), json!("deny"));
+            fields.insert(
+                "permissionDecisionReason".into(),
+                json!(block_reason(v, "this tool call")),
+            );
+        }
+        _ if v.halt.is_some() => {
+            fields.insert("permissionDecision".into(), json!("deny"));
+            fields.insert(
+                "permissionDecisionReason".into(),
+                json!(block_reason(v, "this tool call")),
+            );
+        }
+        Some(Decision::Ask) => {
+            fields.insert("permissionDecision".into(), json!("ask"));
+            if let Some(m) = join([v.agent_message.clone(), v.user_message.clone()]) {
+                fields.insert("permissionDecisionReason".into(), json!(m));
+            }
+        }
+        _ => {}
+    }
+    if let Some(Some(input)) = rewrite {
+        // Claude honours updatedInput only alongside a decision; "ask" keeps
+        // the user in the loop (copse's Allow is never an approval).
+        if !fields.contains_key("permissionDecision") {
+            fields.insert("permissionDecision".into(), json!("ask"));
+        }
+        fields.insert("updatedInput".into(), Value::Object(input));
+    }
+    if let Some(c) = &v.inject_context {
+        fields.insert("additionalContext".into(), json!(c));
+    }
+    if !fields.is_empty() {
+        out.insert("hookSpecificOutput".into(), specific(wire, fields));
+    }
 }
