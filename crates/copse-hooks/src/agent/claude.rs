@@ -258,32 +258,7 @@ pub(crate) fn claude_shaped_event(
         },
         CanonicalEvent::AfterToolUse => {
             let (tool, input) = tool_call()?;
-            let failed = wire == "PostToolUseFailure";
-            let response = obj.get("tool_response");
-            let output = if failed {
-                text("error")
-            } else if let Some(stdout) = response
-                .and_then(|r| r.get("stdout"))
-                .and_then(Value::as_str)
-            {
-                // Bash: what the command printed, stdout then stderr.
-                let stderr = response
-                    .and_then(|r| r.get("stderr"))
-                    .and_then(Value::as_str)
-                    .unwrap_or("");
-                format!("{stdout}{stderr}")
-            } else {
-                super::output_text(response)
-            };
-            EventPayload::AfterToolUse(ToolResult {
-                tool,
-                input,
-                output,
-                is_error: failed,
-                duration_ms: obj.get("duration_ms").and_then(Value::as_u64).unwrap_or(0),
-                tool_call_id: text("tool_use_id"),
-                response: response.filter(|r| !r.is_null()).cloned(),
-            })
+            EventPayload::AfterToolUse(tool_result(wire, obj, tool, input))
         }
         CanonicalEvent::BeforeSubmitPrompt => {
             let prompt =
@@ -323,6 +298,43 @@ pub(crate) fn claude_shaped_event(
         | CanonicalEvent::AfterAgentThought => return Ok(None),
     };
     Ok(Some(event))
+}
+
+/// The result a Claude-shaped `PostToolUse` / `PostToolUseFailure` reports: for Bash,
+/// what the command printed (stdout then stderr); otherwise the response as text.
+fn tool_result(
+    wire: &str,
+    obj: &Map<String, Value>,
+    tool: String,
+    input: Map<String, Value>,
+) -> ToolResult {
+    let text = |k: &str| super::str_of(obj, k);
+    let failed = wire == "PostToolUseFailure";
+    let response = obj.get("tool_response");
+    let output = if failed {
+        text("error")
+    } else if let Some(stdout) = response
+        .and_then(|r| r.get("stdout"))
+        .and_then(Value::as_str)
+    {
+        // Bash: what the command printed, stdout then stderr.
+        let stderr = response
+            .and_then(|r| r.get("stderr"))
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        format!("{stdout}{stderr}")
+    } else {
+        super::output_text(response)
+    };
+    ToolResult {
+        tool,
+        input,
+        output,
+        is_error: failed,
+        duration_ms: obj.get("duration_ms").and_then(Value::as_u64).unwrap_or(0),
+        tool_call_id: text("tool_use_id"),
+        response: response.filter(|r| !r.is_null()).cloned(),
+    }
 }
 
 /// Reads a Claude Code payload.
