@@ -271,6 +271,25 @@ pub fn effective_policy(
 }
 
 impl HookSpec {
+    /// Whether this hook fires for `event`, for the dialects whose matcher tests one
+    /// subject: `subject` (asked only when the event is this hook's) says `None` when
+    /// the wire event does not take this payload, `Some(None)` when it has no subject
+    /// (it always fires), `Some(Some(s))` when the matcher must accept `s`.
+    pub(crate) fn fires_on_subject(
+        &self,
+        event: &EventPayload,
+        subject: impl FnOnce() -> Option<Option<String>>,
+    ) -> bool {
+        if self.canonical != Some(event.event()) {
+            return false;
+        }
+        match subject() {
+            None => false,
+            Some(None) => true,
+            Some(Some(s)) => self.matcher.test(&s).fires(),
+        }
+    }
+
     /// The directory a hook process starts in: the workspace root for project hooks,
     /// the config file's directory for user hooks.
     pub fn cwd(&self) -> PathBuf {

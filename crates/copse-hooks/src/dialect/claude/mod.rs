@@ -426,15 +426,7 @@ impl Adapter for Claude {
     }
 
     fn applies(&self, hook: &HookSpec, event: &EventPayload, ctx: &Context<'_>) -> bool {
-        if hook.canonical != Some(event.event()) {
-            return false;
-        }
-        let fires = match Self::subject(&hook.event, event) {
-            None => false,
-            Some(None) => true,
-            Some(Some(subject)) => hook.matcher.test(&subject).fires(),
-        };
-        if !fires {
+        if !hook.fires_on_subject(event, || Self::subject(&hook.event, event)) {
             return false;
         }
         let Some(rule) = &hook.options.condition else {

@@ -206,14 +206,7 @@ impl Adapter for Gemini {
     }
 
     fn applies(&self, hook: &HookSpec, event: &EventPayload, _ctx: &Context<'_>) -> bool {
-        if hook.canonical != Some(event.event()) {
-            return false;
-        }
-        match subject(&hook.event, event) {
-            None => false,
-            Some(None) => true,
-            Some(Some(s)) => hook.matcher.test(&s).fires(),
-        }
+        hook.fires_on_subject(event, || subject(&hook.event, event))
     }
 
     fn match_subject(&self, hook: &HookSpec, event: &EventPayload) -> Option<String> {
