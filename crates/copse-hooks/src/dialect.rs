@@ -543,6 +543,19 @@ impl Interpretation {
             }),
         }
     }
+
+    /// Output that is JSON of the wrong shape (`what` says how).
+    pub(crate) fn invalid_json(what: impl Into<String>) -> Self {
+        Self::failed(FailureKind::InvalidJson, what, false)
+    }
+}
+
+/// A string field's text, trimmed; `None` when absent, not a string, or blank.
+pub(crate) fn trimmed_text(v: Option<&Value>) -> Option<String> {
+    v.and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
 }
 
 /// A dialect adapter.

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::dialect::{HookSpec, Interpretation, ProcessResult};
+use crate::dialect::{HookSpec, Interpretation, ProcessResult, trimmed_text};
 use crate::event::EventPayload;
 use crate::outcome::{Decision, FailureKind, Halt, Outcome, QueueRequest};
 
@@ -42,17 +42,6 @@ impl Wire {
             _ => Wire::Observe,
         }
     }
-}
-
-fn invalid(what: impl Into<String>) -> Interpretation {
-    Interpretation::failed(FailureKind::InvalidJson, what, false)
-}
-
-fn trimmed(v: Option<&Value>) -> Option<String> {
-    v.and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
 }
 
 /// Checks that `key` is absent, null or of the expected JSON kind.
@@ -117,9 +106,9 @@ fn universal(kind: Wire, obj: &Map<String, Value>) -> Result<Universal, String> 
     }
     Ok(Universal {
         continue_processing: obj.get("continue") != Some(&Value::Bool(false)),
-        stop_reason: trimmed(obj.get("stopReason")),
+        stop_reason: trimmed_text(obj.get("stopReason")),
         suppress_output: obj.get("suppressOutput") == Some(&Value::Bool(true)),
-        system_message: trimmed(obj.get("systemMessage")),
+        system_message: trimmed_text(obj.get("systemMessage")),
     })
 }
 
@@ -128,7 +117,7 @@ fn nested(obj: &Map<String, Value>) -> Option<&Map<String, Value>> {
 }
 
 fn additional_context(obj: &Map<String, Value>) -> Option<String> {
-    nested(obj).and_then(|n| trimmed(n.get("additionalContext")))
+    nested(obj).and_then(|n| trimmed_text(n.get("additionalContext")))
 }
 
 fn blocks(obj: &Map<String, Value>) -> bool {
@@ -151,19 +140,19 @@ fn join(parts: impl IntoIterator<Item = Option<String>>) -> Option<String> {
 /// A PreToolUse answer, as Codex's `parse_pre_tool_use` reads it.
 fn pre_tool_use(event: &EventPayload, obj: &Map<String, Value>, u: Universal) -> Interpretation {
     if !u.continue_processing {
-        return invalid("PreToolUse hook returned unsupported continue:false");
+        return Interpretation::invalid_json("PreToolUse hook returned unsupported continue:false");
     }
     if u.stop_reason.is_some() {
-        return invalid("PreToolUse hook returned unsupported stopReason");
+        return Interpretation::invalid_json("PreToolUse hook returned unsupported stopReason");
     }
     if u.suppress_output {
-        return invalid("PreToolUse hook returned unsupported suppressOutput");
+        return Interpretation::invalid_json("PreToolUse hook returned unsupported suppressOutput");
     }
     let n = nested(obj);
     let permission = n
         .and_then(|n| n.get("permissionDecision"))
         .and_then(Value::as_str);
-    let permission_reason = n.and_then(|n| trimmed(n.get("permissionDecisionReason")));
+    let permission_reason = n.and_then(|n| trimmed_text(n.get("permissionDecisionReason")));
     let updated = n
         .and_then(|n| n.get("updatedInput"))
         .filter(|v| !v.is_null());
@@ -195,19 +184,25 @@ fn pre_tool_use_permission(
     mut outcome: Outcome,
 ) -> Interpretation {
     if updated.is_some() && permission != Some("allow") {
-        return invalid("PreToolUse hook returned updatedInput without permissionDecision:allow");
+        return Interpretation::invalid_json(
+            "PreToolUse hook returned updatedInput without permissionDecision:allow",
+        );
     }
     match permission {
         Some("allow") => {
             let Some(update) = updated else {
-                return invalid("PreToolUse hook returned unsupported permissionDecision:allow");
+                return Interpretation::invalid_json(
+                    "PreToolUse hook returned unsupported permissionDecision:allow",
+                );
             };
             pre_tool_use_rewrite(event, update, outcome)
         }
-        Some("ask") => invalid("PreToolUse hook returned unsupported permissionDecision:ask"),
+        Some("ask") => Interpretation::invalid_json(
+            "PreToolUse hook returned unsupported permissionDecision:ask",
+        ),
         Some("deny") => {
             let Some(reason) = permission_reason else {
-                return invalid(
+                return Interpretation::invalid_json(
                     "PreToolUse hook returned permissionDecision:deny without a non-empty permissionDecisionReason",
                 );
             };
@@ -215,9 +210,9 @@ fn pre_tool_use_permission(
             outcome.agent_message = Some(reason);
             Interpretation::ok(outcome)
         }
-        _ => {
-            invalid("PreToolUse hook returned permissionDecisionReason without permissionDecision")
-        }
+        _ => Interpretation::invalid_json(
+            "PreToolUse hook returned permissionDecisionReason without permissionDecision",
+        ),
     }
 }
 
@@ -232,7 +227,9 @@ fn pre_tool_use_rewrite(
         return Interpretation::ok(outcome);
     };
     let Some(update) = update.as_object() else {
-        return invalid("PreToolUse hook returned an updatedInput that is not an object");
+        return Interpretation::invalid_json(
+            "PreToolUse hook returned an updatedInput that is not an object",
+        );
     };
     match super::tool_name(&call.tool)
         .map(|(name, _)| name)
@@ -250,7 +247,7 @@ fn pre_tool_use_rewrite(
             outcome.updated_input = Some(update.clone());
         }
         _ => {
-            return invalid(
+            return Interpretation::invalid_json(
                 "PreToolUse hook rewrote an apply_patch input, which copse-hooks cannot map back to the edit",
             );
         }
@@ -261,19 +258,23 @@ fn pre_tool_use_rewrite(
 /// PreToolUse's top-level `decision`/`reason` (no `hookSpecificOutput` decision),
 /// on top of `outcome`.
 fn pre_tool_use_decision(obj: &Map<String, Value>, mut outcome: Outcome) -> Interpretation {
-    let reason = trimmed(obj.get("reason"));
+    let reason = trimmed_text(obj.get("reason"));
     match obj.get("decision").and_then(Value::as_str) {
-        Some("approve") => invalid("PreToolUse hook returned unsupported decision:approve"),
+        Some("approve") => {
+            Interpretation::invalid_json("PreToolUse hook returned unsupported decision:approve")
+        }
         Some("block") => match reason {
             Some(r) => {
                 outcome.decision = Some(Decision::Deny);
                 outcome.agent_message = Some(r);
                 Interpretation::ok(outcome)
             }
-            None => invalid("PreToolUse hook returned decision:block without a non-empty reason"),
+            None => Interpretation::invalid_json(
+                "PreToolUse hook returned decision:block without a non-empty reason",
+            ),
         },
         _ if obj.get("reason").is_some_and(|v| !v.is_null()) => {
-            invalid("PreToolUse hook returned reason without decision")
+            Interpretation::invalid_json("PreToolUse hook returned reason without decision")
         }
         _ => Interpretation::ok(outcome),
     }
@@ -284,7 +285,7 @@ fn respond(kind: Wire, event: &EventPayload, obj: &Map<String, Value>) -> Interp
     let u = match universal(kind, obj) {
         Ok(u) => u,
         Err(what) => {
-            return invalid(format!(
+            return Interpretation::invalid_json(format!(
                 "printed JSON outside Codex's output schema ({what})"
             ));
         }
@@ -310,7 +311,7 @@ fn respond(kind: Wire, event: &EventPayload, obj: &Map<String, Value>) -> Interp
 /// A UserPromptSubmit answer: `continue: false` or a block stops the prompt; else
 /// added context.
 fn user_prompt_submit(obj: &Map<String, Value>, u: Universal) -> Interpretation {
-    let reason = trimmed(obj.get("reason"));
+    let reason = trimmed_text(obj.get("reason"));
     if !u.continue_processing {
         let why = u
             .stop_reason
@@ -326,7 +327,9 @@ fn user_prompt_submit(obj: &Map<String, Value>, u: Universal) -> Interpretation 
     }
     match reason {
         Some(why) => Interpretation::ok(prompt_halt(why, u.system_message)),
-        None => invalid("UserPromptSubmit hook returned decision:block without a non-empty reason"),
+        None => Interpretation::invalid_json(
+            "UserPromptSubmit hook returned decision:block without a non-empty reason",
+        ),
     }
 }
 
@@ -344,15 +347,19 @@ fn prompt_halt(why: String, system_message: Option<String>) -> Outcome {
 /// A PostToolUse answer: a block's reason and added context are queued for the
 /// agent; `continue: false` halts.
 fn post_tool_use(obj: &Map<String, Value>, u: Universal) -> Interpretation {
-    let reason = trimmed(obj.get("reason"));
+    let reason = trimmed_text(obj.get("reason"));
     if u.suppress_output {
-        return invalid("PostToolUse hook returned unsupported suppressOutput");
+        return Interpretation::invalid_json(
+            "PostToolUse hook returned unsupported suppressOutput",
+        );
     }
     if blocks(obj) && reason.is_none() {
-        return invalid("PostToolUse hook returned decision:block without a non-empty reason");
+        return Interpretation::invalid_json(
+            "PostToolUse hook returned decision:block without a non-empty reason",
+        );
     }
     if !blocks(obj) && u.continue_processing && obj.get("reason").is_some_and(|v| !v.is_null()) {
-        return invalid("PostToolUse hook returned reason without decision");
+        return Interpretation::invalid_json("PostToolUse hook returned reason without decision");
     }
     Interpretation::ok(Outcome {
         queue_message: queue(
@@ -375,9 +382,11 @@ fn post_tool_use(obj: &Map<String, Value>, u: Universal) -> Interpretation {
 /// A Stop or SubagentStop answer: a block's reason is a continuation, held for a
 /// human; `continue: false` only tells the user.
 fn stop(obj: &Map<String, Value>, u: Universal) -> Interpretation {
-    let reason = trimmed(obj.get("reason"));
+    let reason = trimmed_text(obj.get("reason"));
     if blocks(obj) && reason.is_none() {
-        return invalid("Stop hook returned decision:block without a non-empty reason");
+        return Interpretation::invalid_json(
+            "Stop hook returned decision:block without a non-empty reason",
+        );
     }
     Interpretation::ok(if !u.continue_processing {
         Outcome {
@@ -405,22 +414,24 @@ fn permission_request(obj: &Map<String, Value>, u: Universal) -> Interpretation 
         });
     };
     let Some(d) = d.as_object() else {
-        return invalid(format!(
+        return Interpretation::invalid_json(format!(
             "PermissionRequest hook returned decision {d}, which is not an object {{behavior, message?}}"
         ));
     };
     for reserved in ["updatedInput", "updatedPermissions"] {
         if d.get(reserved).is_some_and(|v| !v.is_null()) {
-            return invalid(format!(
+            return Interpretation::invalid_json(format!(
                 "PermissionRequest hook returned reserved {reserved} (Codex fails such hooks)"
             ));
         }
     }
     if d.get("interrupt") == Some(&Value::Bool(true)) {
-        return invalid("PermissionRequest hook returned reserved interrupt:true");
+        return Interpretation::invalid_json(
+            "PermissionRequest hook returned reserved interrupt:true",
+        );
     }
     if let Err(what) = typed(d, "message", "string") {
-        return invalid(format!(
+        return Interpretation::invalid_json(format!(
             "printed JSON outside Codex's output schema ({what})"
         ));
     }
@@ -428,14 +439,14 @@ fn permission_request(obj: &Map<String, Value>, u: Universal) -> Interpretation 
         Some("allow") => Decision::Allow,
         Some("deny") => Decision::Deny,
         other => {
-            return invalid(format!(
+            return Interpretation::invalid_json(format!(
                 "PermissionRequest hook returned behavior {}, which is not \"allow\" or \"deny\"",
                 other.map_or_else(|| "(missing)".to_string(), |o| format!("\"{o}\""))
             ));
         }
     };
     let message = (decision == Decision::Deny)
-        .then(|| trimmed(d.get("message")))
+        .then(|| trimmed_text(d.get("message")))
         .flatten();
     Interpretation::ok(Outcome {
         decision: Some(decision),
@@ -491,7 +502,10 @@ pub fn interpret(hook: &HookSpec, event: &EventPayload, run: &ProcessResult<'_>)
             match serde_json::from_str::<Value>(&text) {
                 Ok(Value::Object(obj)) => respond(kind, event, &obj),
                 _ if text.starts_with('{') || text.starts_with('[') => {
-                    invalid(format!("printed invalid {} JSON output", hook.event))
+                    Interpretation::invalid_json(format!(
+                        "printed invalid {} JSON output",
+                        hook.event
+                    ))
                 }
                 _ => {
                     let context = matches!(kind, Wire::UserPromptSubmit | Wire::Context);

@@ -14,9 +14,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::dialect::{HookSpec, Interpretation, ProcessResult};
+use crate::dialect::{HookSpec, Interpretation, ProcessResult, trimmed_text};
 use crate::event::EventPayload;
-use crate::outcome::{Decision, FailureKind, Halt, Outcome, QueueRequest};
+use crate::outcome::{Decision, Halt, Outcome, QueueRequest};
 
 /// The answer left after the progress lines are taken out.
 pub fn answer_text(stdout: &[u8]) -> String {
@@ -33,17 +33,6 @@ pub fn answer_text(stdout: &[u8]) -> String {
     kept.join("\n").trim().to_string()
 }
 
-fn invalid(what: impl Into<String>) -> Interpretation {
-    Interpretation::failed(FailureKind::InvalidJson, what, false)
-}
-
-fn trimmed(v: Option<&Value>) -> Option<String> {
-    v.and_then(Value::as_str)
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_string)
-}
-
 fn queue(text: Option<String>, held: bool) -> Option<QueueRequest> {
     text.map(|text| QueueRequest {
         text,
@@ -56,7 +45,7 @@ fn queue(text: Option<String>, held: bool) -> Option<QueueRequest> {
 /// `permissionDecisionReason` (shown to the agent), `modifiedArgs` (the whole new
 /// arguments), `additionalContext`.
 fn pre_tool_use(event: &EventPayload, obj: &Map<String, Value>, denied: bool) -> Interpretation {
-    let reason = trimmed(obj.get("permissionDecisionReason"));
+    let reason = trimmed_text(obj.get("permissionDecisionReason"));
     let decision = match obj.get("permissionDecision") {
         None | Some(Value::Null) => None,
         Some(Value::String(s)) => match s.as_str() {
@@ -64,14 +53,14 @@ fn pre_tool_use(event: &EventPayload, obj: &Map<String, Value>, denied: bool) ->
             "deny" => Some(Decision::Deny),
             "ask" => Some(Decision::Ask),
             _ => {
-                return invalid(format!(
+                return Interpretation::invalid_json(format!(
                     "printed permissionDecision {}, which is not \"allow\", \"deny\" or \"ask\"",
                     Value::from(s.as_str())
                 ));
             }
         },
         Some(other) => {
-            return invalid(format!(
+            return Interpretation::invalid_json(format!(
                 "printed permissionDecision {other}, which is not a string"
             ));
         }
@@ -82,7 +71,7 @@ fn pre_tool_use(event: &EventPayload, obj: &Map<String, Value>, denied: bool) ->
         } else {
             decision
         },
-        inject_context: trimmed(obj.get("additionalContext")),
+        inject_context: trimmed_text(obj.get("additionalContext")),
         ..Outcome::default()
     };
     match outcome.decision {
@@ -95,7 +84,7 @@ fn pre_tool_use(event: &EventPayload, obj: &Map<String, Value>, denied: bool) ->
     }
     if !denied && let Some(args) = obj.get("modifiedArgs").filter(|v| !v.is_null()) {
         let Some(args) = args.as_object() else {
-            return invalid("printed modifiedArgs that is not an object");
+            return Interpretation::invalid_json("printed modifiedArgs that is not an object");
         };
         if let EventPayload::ToolGate(call) = event {
             let (_, input) = super::canonical_tool(&super::tool_name(&call.tool), args);
@@ -114,7 +103,7 @@ fn permission_request(obj: &Map<String, Value>, denied: bool) -> Interpretation 
         Some(Value::String(s)) if s == "allow" => Some(Decision::Allow),
         Some(Value::String(s)) if s == "deny" => Some(Decision::Deny),
         Some(other) => {
-            return invalid(format!(
+            return Interpretation::invalid_json(format!(
                 "printed behavior {other}, which is not \"allow\" or \"deny\""
             ));
         }
@@ -124,7 +113,7 @@ fn permission_request(obj: &Map<String, Value>, denied: bool) -> Interpretation 
     } else {
         behavior
     };
-    let message = trimmed(obj.get("message"));
+    let message = trimmed_text(obj.get("message"));
     let mut outcome = Outcome {
         decision,
         ..Outcome::default()
@@ -146,7 +135,7 @@ fn permission_request(obj: &Map<String, Value>, denied: bool) -> Interpretation 
 
 /// Exit 0 with a JSON object.
 fn respond(hook: &HookSpec, event: &EventPayload, obj: &Map<String, Value>) -> Interpretation {
-    let context = || trimmed(obj.get("additionalContext"));
+    let context = || trimmed_text(obj.get("additionalContext"));
     let outcome = match hook.event.as_str() {
         "preToolUse" => return pre_tool_use(event, obj, false),
         "permissionRequest" => return permission_request(obj, false),
@@ -155,13 +144,16 @@ fn respond(hook: &HookSpec, event: &EventPayload, obj: &Map<String, Value>) -> I
             Outcome {
                 // A block is a continuation with `reason` as the prompt: held for a
                 // human unless the host continues automatically.
-                queue_message: queue(blocks.then(|| trimmed(obj.get("reason"))).flatten(), true),
+                queue_message: queue(
+                    blocks.then(|| trimmed_text(obj.get("reason"))).flatten(),
+                    true,
+                ),
                 ..Outcome::default()
             }
         }
         "userPromptSubmitted" => {
             let blocks = obj.get("decision").and_then(Value::as_str) == Some("block");
-            let reason = trimmed(obj.get("reason"))
+            let reason = trimmed_text(obj.get("reason"))
                 .unwrap_or_else(|| "Prompt blocked by a userPromptSubmitted hook.".to_string());
             Outcome {
                 halt: blocks.then(|| Halt {
@@ -206,7 +198,7 @@ pub fn interpret(hook: &HookSpec, event: &EventPayload, run: &ProcessResult<'_>)
         Some(0) => match parsed() {
             Ok(obj) if obj.is_empty() => Interpretation::ok(Outcome::default()),
             Ok(obj) => respond(hook, event, &obj),
-            Err(why) => invalid(why),
+            Err(why) => Interpretation::invalid_json(why),
         },
         Some(2) if matches!(hook.event.as_str(), "preToolUse" | "permissionRequest") => {
             // The answer, if any, merged under the deny; stderr is not the reason.
