@@ -364,12 +364,7 @@ fn otel_report(engine: &copse_hooks::Engine) -> Option<OtelReport> {
     let mut report = OtelReport {
         traces_url: (!urls.is_empty()).then(|| urls.join(", ")),
         warnings,
-        exported: 0,
-        dropped: 0,
-        failed: 0,
-        pending: 0,
-        last_error: None,
-        daemon: None,
+        ..OtelReport::default()
     };
     for e in &live {
         let s = e.stats();

@@ -992,7 +992,7 @@ pub struct ManagedVendorReport {
 }
 
 /// The OTLP export, as `doctor` reports it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct OtelReport {
     /// Where spans go (the traces URL), when export is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]

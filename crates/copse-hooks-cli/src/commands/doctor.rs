@@ -540,18 +540,7 @@ fn daemon_otel(report: &mut DoctorOutput, hosted: &copse_hooks_server::Hosted) {
     let Some(theirs) = ask_daemon_otel(&socket, root) else {
         return;
     };
-    let ours = report
-        .otel
-        .get_or_insert_with(|| copse_hooks_wire::output::OtelReport {
-            traces_url: None,
-            warnings: Vec::new(),
-            exported: 0,
-            dropped: 0,
-            failed: 0,
-            pending: 0,
-            last_error: None,
-            daemon: None,
-        });
+    let ours = report.otel.get_or_insert_with(Default::default);
     ours.daemon = Some(Box::new(theirs));
 }
 
