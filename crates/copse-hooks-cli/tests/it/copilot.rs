@@ -4,28 +4,14 @@
 //! 1.0.102 sends them (deny, allow, fail-closed on an unmappable field, an event of
 //! another agent's protocol), and `lint` / `list` of a Copilot hook file.
 
-use std::io::Write as _;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
 use crate::harness::{Env, redact};
+use crate::shim::{DENY_RM, copse_hooks, enabled, stdout_json};
 
 const SID: &str = "5f0c9a2e-0000-4000-8000-00000000c0p1";
-
-fn enabled(env: &Env) {
-    env.write(
-        "copse/settings.json",
-        &json!({"cursorHooksEnabled": true, "sandboxWritablePaths": [env.root()]}).to_string(),
-    );
-}
-
-fn copse_hooks(env: &Env, hooks: Value) {
-    env.write(
-        "copse/hooks.json",
-        &json!({"version": 1, "hooks": hooks}).to_string(),
-    );
-}
 
 /// A Copilot payload for `event` (camelCase, no event name: the entry's variable
 /// names it).
@@ -50,37 +36,13 @@ fn shim(env: &Env, event: Option<&str>, payload: &str) -> Output {
     if let Some(e) = event {
         cmd = cmd.env("COPSE_HOOKS_EVENT", e);
     }
-    let mut child = cmd
-        .cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    cmd.run_with_stdin(payload.as_bytes()).out
 }
-
-fn stdout_json(out: &Output) -> Value {
-    let text = String::from_utf8_lossy(&out.stdout);
-    if text.trim().is_empty() {
-        return Value::Null;
-    }
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
-}
-
-const DENY_RM: &str =
-    r#"grep -q 'rm -rf' && printf '%s' '{"decision":"deny","agentMessage":"no rm -rf"}' || true"#;
 
 #[test]
 fn the_shim_denies_in_copilots_format_and_lets_the_rest_through() {
     let env = Env::new();
-    enabled(&env);
+    enabled(&env, json!({}));
     let marker = env.root().join("ran");
     copse_hooks(
         &env,
@@ -109,7 +71,7 @@ fn the_shim_denies_in_copilots_format_and_lets_the_rest_through() {
 #[test]
 fn unreadable_or_unnamed_payloads_fail_closed_and_foreign_events_are_named() {
     let env = Env::new();
-    enabled(&env);
+    enabled(&env, json!({}));
     let mut lines = Vec::new();
     let mut record = |what: &str, out: &Output| {
         lines.push(format!(
@@ -143,7 +105,7 @@ fn unreadable_or_unnamed_payloads_fail_closed_and_foreign_events_are_named() {
 #[test]
 fn permission_requests_and_prompts_are_answered_as_copilot_reads_them() {
     let env = Env::new();
-    enabled(&env);
+    enabled(&env, json!({}));
     copse_hooks(
         &env,
         json!({

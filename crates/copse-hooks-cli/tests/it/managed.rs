@@ -65,6 +65,20 @@ pub(crate) fn copse_hooks(path: &Path, entries: Value) {
     );
 }
 
+/// Makes the managed dir: a gate touching marker `managed`, `allowManagedHooksOnly` at `settings`.
+pub(crate) fn managed_only(env: &Env, settings: &str) -> PathBuf {
+    let dir = managed(env);
+    copse_hooks(
+        &dir.join("hooks.json"),
+        json!([{"command": touch(env, "managed")}]),
+    );
+    write(
+        &dir.join(settings),
+        &json!({"allowManagedHooksOnly": true}).to_string(),
+    );
+    dir
+}
+
 fn user_hooks(env: &Env, entries: Value) {
     env.write(
         "copse/hooks.json",
@@ -223,15 +237,7 @@ fn the_shim_under_claudes_allow_managed_hooks_only_runs_only_managed_hooks() {
         return;
     }
     let env = Env::new();
-    let dir = managed(&env);
-    copse_hooks(
-        &dir.join("hooks.json"),
-        json!([{"command": touch(&env, "managed")}]),
-    );
-    write(
-        &dir.join("claude-code/managed-settings.json"),
-        &json!({"allowManagedHooksOnly": true}).to_string(),
-    );
+    let dir = managed_only(&env, "claude-code/managed-settings.json");
     user_hooks(&env, json!([{"command": touch(&env, "user")}]));
     env.write(
         "copse/settings.json",
@@ -393,15 +399,7 @@ fn the_daemon_honours_the_managed_layer_as_the_in_process_shim_does() {
         return;
     }
     let env = Env::new();
-    let dir = managed(&env);
-    copse_hooks(
-        &dir.join("hooks.json"),
-        json!([{"command": touch(&env, "managed")}]),
-    );
-    write(
-        &dir.join("settings.json"),
-        &json!({"allowManagedHooksOnly": true}).to_string(),
-    );
+    let dir = managed_only(&env, "settings.json");
     user_hooks(&env, json!([{"command": touch(&env, "user")}]));
     env.write(
         "copse/settings.json",

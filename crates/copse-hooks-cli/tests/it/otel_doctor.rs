@@ -3,7 +3,6 @@
 
 use std::io::{BufRead as _, BufReader, Read as _, Write as _};
 use std::net::TcpListener;
-use std::process::Stdio;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -130,22 +129,11 @@ fn the_daemon_exports_the_calls_it_serves_and_doctor_shows_its_counters() {
         "tool_input": {"command": "git push --force"},
     })
     .to_string();
-    let mut child = env
+    let out = env
         .cmd()
         .args(["shim", "--agent", "claude"])
-        .cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+        .run_with_stdin(payload.as_bytes())
+        .out;
     // Control: the hook ran (in the daemon) and denied.
     let answer = String::from_utf8_lossy(&out.stdout).into_owned();
     assert!(answer.contains("daemon-export-deny"), "{answer}");

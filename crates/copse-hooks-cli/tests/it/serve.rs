@@ -1696,20 +1696,12 @@ fn a_socket_server_started_inside_a_hook_runs_no_hooks() {
 
 #[test]
 fn the_json_rpc_server_honours_the_managed_layer() {
-    use crate::managed::{copse_hooks, managed, marker, runnable, touch, write};
+    use crate::managed::{managed_only, marker, runnable, touch};
     if !runnable("serve_managed_only") {
         return;
     }
     let env = Env::new();
-    let dir = managed(&env);
-    copse_hooks(
-        &dir.join("hooks.json"),
-        json!([{"command": touch(&env, "managed")}]),
-    );
-    write(
-        &dir.join("settings.json"),
-        &json!({"allowManagedHooksOnly": true}).to_string(),
-    );
+    let dir = managed_only(&env, "settings.json");
     env.user_cursor(
         &json!({"version": 1, "hooks": {"beforeShellExecution": [
             {"command": touch(&env, "user")}

@@ -10,7 +10,8 @@ use crate::harness::{Env, redact};
 
 const SID: &str = "5f0c9a2e-0000-4000-8000-000000000001";
 
-fn enabled(env: &Env, extra: Value) {
+/// Writes copse's settings: hooks on, the temp dir writable, and `extra`'s fields.
+pub(crate) fn enabled(env: &Env, extra: Value) {
     let mut settings = json!({"cursorHooksEnabled": true, "sandboxWritablePaths": [env.root()]});
     for (k, v) in extra.as_object().unwrap() {
         settings[k] = v.clone();
@@ -18,7 +19,8 @@ fn enabled(env: &Env, extra: Value) {
     env.write("copse/settings.json", &settings.to_string());
 }
 
-fn copse_hooks(env: &Env, hooks: Value) {
+/// Writes copse's own user hook file with `hooks` as its events.
+pub(crate) fn copse_hooks(env: &Env, hooks: Value) {
     env.write(
         "copse/hooks.json",
         &json!({"version": 1, "hooks": hooks}).to_string(),
@@ -44,7 +46,8 @@ fn bash(command: &str) -> String {
     )
 }
 
-fn stdout_json(out: &Output) -> Value {
+/// The answer on stdout as JSON, or `Null` when there is none.
+pub(crate) fn stdout_json(out: &Output) -> Value {
     let text = String::from_utf8_lossy(&out.stdout);
     if text.trim().is_empty() {
         return Value::Null;
@@ -52,7 +55,8 @@ fn stdout_json(out: &Output) -> Value {
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
 }
 
-const DENY_RM: &str =
+/// A hook command that denies a call mentioning `rm -rf`.
+pub(crate) const DENY_RM: &str =
     r#"grep -q 'rm -rf' && printf '%s' '{"decision":"deny","agentMessage":"no rm -rf"}' || true"#;
 
 #[test]
@@ -832,22 +836,7 @@ fn a_daemon_killed_while_a_gated_hook_runs_fails_closed() {
     );
     let pid = daemon_pid(&env);
     let payload = bash("ls");
-    let call = {
-        let mut cmd = env.cmd().args(["shim", "--agent", "claude"]).cmd;
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        child
-    };
+    let call = spawn_shim(&env, "claude", &payload, &[], true);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !started.exists() {
         assert!(std::time::Instant::now() < deadline, "the hook never ran");

@@ -11,9 +11,8 @@
 //! fixture (no recorded Cursor run).
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::Path;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
@@ -184,15 +183,7 @@ fn shim(env: &Env, agent: &str, payload: &[u8], vars: &[(&str, String)]) -> Outp
     for (k, v) in vars {
         cmd = cmd.env(k, v);
     }
-    let mut child = cmd
-        .cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(payload).unwrap();
-    child.wait_with_output().unwrap()
+    cmd.run_with_stdin(payload).out
 }
 
 /// `env`'s output as a map (values here hold no newline), without what the hook's
