@@ -1117,36 +1117,8 @@ fn ansi_c(raw: &str) -> String {
             continue;
         }
         match chars.next() {
-            Some('x') => {
-                let mut v = 0u32;
-                let mut n = 0;
-                while n < 2 {
-                    match chars.peek().and_then(|c| c.to_digit(16)) {
-                        Some(d) => {
-                            v = v * 16 + d;
-                            chars.next();
-                            n += 1;
-                        }
-                        None => break,
-                    }
-                }
-                bytes.push(v as u8);
-            }
-            Some(d @ '0'..='7') => {
-                let mut v = d.to_digit(8).unwrap_or(0);
-                let mut n = 1;
-                while n < 3 {
-                    match chars.peek().and_then(|c| c.to_digit(8)) {
-                        Some(d) => {
-                            v = v * 8 + d;
-                            chars.next();
-                            n += 1;
-                        }
-                        None => break,
-                    }
-                }
-                bytes.push(v as u8);
-            }
+            Some('x') => bytes.push(digits(&mut chars, 16, 2, 0)),
+            Some(d @ '0'..='7') => bytes.push(digits(&mut chars, 8, 2, d.to_digit(8).unwrap_or(0))),
             Some(other) => {
                 flush(&mut bytes, &mut out);
                 out.push(match other {
@@ -1164,6 +1136,21 @@ fn ansi_c(raw: &str) -> String {
     }
     flush(&mut bytes, &mut out);
     out
+}
+
+/// Reads up to `max` more digits of `radix` onto `value`: one escape's byte.
+fn digits(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, radix: u32, max: usize, value: u32) -> u8 {
+    let mut v = value;
+    for _ in 0..max {
+        match chars.peek().and_then(|c| c.to_digit(radix)) {
+            Some(d) => {
+                v = v * radix + d;
+                chars.next();
+            }
+            None => break,
+        }
+    }
+    v as u8
 }
 
 #[cfg(test)]
