@@ -108,6 +108,7 @@ mod explain;
 pub mod fixture;
 mod fsread;
 mod gate;
+mod guard;
 mod http;
 mod jsonpos;
 mod lint;

