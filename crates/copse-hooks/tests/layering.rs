@@ -52,6 +52,9 @@ const LAYERS: &[(&str, &[&str])] = &[
             "pinned",
             "scripts",
             "managed",
+            // The built-in guard: judges a call's effects; below the engine, above
+            // the vocabulary and the store (its OTLP summaries).
+            "guard",
         ],
     ),
     // The transports below the dialects: a dialect's hook options name an HTTP

@@ -180,7 +180,15 @@ pub(crate) fn scan(lang: Lang, source: &str) -> CodeFacts {
             _ => None,
         })
         .collect();
-    facts.network = NETWORK.iter().any(|n| names.iter().any(|x| x.contains(n)))
+    facts.network = names.iter().any(|x| {
+        NETWORK.contains(x)
+            || x.split(['.', ':']).any(|part| NETWORK.contains(&part))
+            || x.starts_with("Net::")
+            || x.starts_with("IO::Socket")
+            || x.starts_with("LWP")
+    }) || toks
+        .iter()
+        .any(|t| matches!(t, Tok::Str(s) if NETWORK_MODULES.contains(&s.as_str())))
         || (lang == Lang::Awk && source.contains("/inet/"));
     let decodes = DECODERS.iter().any(|d| names.iter().any(|x| x.contains(d)))
         || source.contains("'base64'")
@@ -449,12 +457,15 @@ const WRITE_CALLS: &[&str] = &[
     "binwrite",
     "write_file",
 ];
-/// Names whose presence means the code talks to the network.
+/// Names (or parts of dotted names) whose presence means the code talks to the
+/// network.
 const NETWORK: &[&str] = &[
     "urllib",
+    "urllib2",
+    "urllib3",
     "urlopen",
     "requests",
-    "http.client",
+    "client",
     "httplib",
     "socket",
     "httpx",
@@ -463,30 +474,42 @@ const NETWORK: &[&str] = &[
     "smtplib",
     "paramiko",
     "telnetlib",
-    "IO::Socket",
-    "LWP",
-    "HTTP::Tiny",
-    "Net::",
     "fetch",
     "axios",
     "XMLHttpRequest",
     "WebSocket",
-    "https",
-    "http",
-    "net",
-    "dgram",
     "TCPSocket",
     "UDPSocket",
-    "open-uri",
     "curl_init",
     "curl_exec",
     "fsockopen",
     "stream_socket_client",
     "Socket",
-    "URI",
-    "request",
     "urlretrieve",
     "wget",
+    "HTTP",
+    "create_connection",
+];
+/// Modules a `require(…)`/`import … from` names for the network.
+const NETWORK_MODULES: &[&str] = &[
+    "http",
+    "https",
+    "net",
+    "dgram",
+    "tls",
+    "node:http",
+    "node:https",
+    "node:net",
+    "node:dgram",
+    "node:tls",
+    "axios",
+    "node-fetch",
+    "got",
+    "ws",
+    "undici",
+    "open-uri",
+    "net/http",
+    "socket",
 ];
 const DECODERS: &[&str] = &[
     "b64decode",

@@ -493,6 +493,20 @@ fn is_secret(path: &str) -> bool {
     if path.ends_with(".pub") {
         return false;
     }
+    let name = path.rsplit('/').next().unwrap_or(path);
+    // Dotenv files hold the project's keys; their committed templates do not.
+    if name == ".env"
+        || name.starts_with(".env.")
+            && !matches!(
+                name,
+                ".env.example" | ".env.sample" | ".env.template" | ".env.dist" | ".env.defaults"
+            )
+    {
+        return true;
+    }
+    if path.starts_with("/proc/") && name == "environ" {
+        return true;
+    }
     DIRS.iter().any(|d| Paths::within(path, d))
         || path.rsplit('/').next().is_some_and(|name| {
             name.starts_with("id_rsa")
