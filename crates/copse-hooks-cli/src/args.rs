@@ -138,6 +138,38 @@ pub enum AuditCommand {
     /// Check every recorded run against the chain: exit 0 when intact, 1 naming the
     /// first run edited, removed, reordered or added, 2 when the store cannot be read.
     Verify,
+    /// Re-evaluate every recorded tool call under a proposed guard policy and list the
+    /// calls whose verdict would change.
+    Replay {
+        /// The proposed policy (a guard.toml, read as the user's policy).
+        #[arg(long, value_name = "FILE")]
+        guard: PathBuf,
+        /// Only calls since: unix ms, an age (30m, 2h, 7d), a local date or time.
+        #[arg(long, value_name = "TIME")]
+        since: Option<String>,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum GuardCommand {
+    /// Set the guard's mode: enforce (refuse and ask), observe (record what it would
+    /// do, allow), off.
+    Mode {
+        #[arg(value_parser = ["enforce", "observe", "off"])]
+        mode: String,
+    },
+    /// Evaluate the guard alone for one tool call.
+    Check {
+        /// The canonical tool (run_shell, read_file, write_file, str_replace,
+        /// delete_file, mcp__server__tool).
+        #[arg(long)]
+        tool: String,
+        /// The tool input as JSON, `-` for stdin or @FILE.
+        #[arg(long, value_name = "JSON|-|@FILE")]
+        input: String,
+    },
+    /// Print every rule in force.
+    List,
 }
 
 #[derive(Debug, Subcommand)]
@@ -263,6 +295,11 @@ accepted as aliases of canonical tools, with a note.")]
     Audit {
         #[command(subcommand)]
         command: AuditCommand,
+    },
+    /// The built-in guard: its mode, packs, rule counts and policy files.
+    Guard {
+        #[command(subcommand)]
+        command: Option<GuardCommand>,
     },
     /// The OS sandbox hooks run in.
     Sandbox {

@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::Parser as _;
 
-use crate::args::{self, AuditCommand, Cli, Command, DaemonCommand, SandboxCommand};
+use crate::args::{self, AuditCommand, Cli, Command, DaemonCommand, GuardCommand, SandboxCommand};
 use crate::commands;
 
 /// Exit status for errors: usage (clap) and config errors alike, never 1 (a deny
@@ -90,6 +90,17 @@ pub fn main() -> ExitCode {
         Command::Audit {
             command: AuditCommand::Verify,
         } => commands::audit::verify(cli.global.json),
+        Command::Audit {
+            command: AuditCommand::Replay { guard, since },
+        } => commands::guard::replay(&cli.global, guard, since.as_deref()),
+        Command::Guard { command } => match command {
+            None => commands::guard::show(&cli.global),
+            Some(GuardCommand::Mode { mode }) => commands::guard::mode(&cli.global, mode),
+            Some(GuardCommand::Check { tool, input }) => {
+                commands::guard::check(&cli.global, tool, input)
+            }
+            Some(GuardCommand::List) => commands::guard::list(&cli.global),
+        },
         Command::Sandbox {
             command: SandboxCommand::Check,
         } => commands::sandbox::check(&cli.global),

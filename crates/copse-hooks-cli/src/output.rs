@@ -188,6 +188,9 @@ pub fn decision_word(decision: &str) -> String {
 
 /// One line per run, indented, for human output.
 pub fn run_lines(run: &HookRun) -> Vec<String> {
+    if let Some(g) = &run.guard {
+        return vec![guard_line(run, g)];
+    }
     let mut lines = Vec::new();
     let status = match (&run.failure, run.exit_code) {
         (Some(f), _) => format!("{} ({})", f.kind.as_str(), clean(&f.message)),
@@ -216,4 +219,51 @@ pub fn run_lines(run: &HookRun) -> Vec<String> {
         paint(&path(&run.source), DIM, false)
     ));
     lines
+}
+
+/// The built-in guard's run as one line: "guard rule `destructive.home` refused
+/// `rm -rf ~`" (or allowed, or would have refused in observe mode).
+pub fn guard_line(run: &HookRun, g: &copse_hooks::GuardRun) -> String {
+    let stage = if g.rewritten {
+        " the rewritten input"
+    } else {
+        ""
+    };
+    let text = match (&g.rule, run.outcome.decision, g.would, &g.broken) {
+        (_, _, _, Some(b)) => format!(
+            "guard refused every call: its policy is refused ({})",
+            clean(b)
+        ),
+        (Some(rule), Some(d), _, _) => format!(
+            "guard rule `{}` {}{stage} `{}`",
+            clean(rule),
+            if d == copse_hooks::Decision::Deny {
+                "refused"
+            } else {
+                "asks about"
+            },
+            clean(g.matched.as_deref().unwrap_or(""))
+        ),
+        (Some(rule), None, Some(w), _) => format!(
+            "guard rule `{}` would {}{stage} `{}` ({} mode: allowed)",
+            clean(rule),
+            if w == copse_hooks::Decision::Deny {
+                "refuse"
+            } else {
+                "ask about"
+            },
+            clean(g.matched.as_deref().unwrap_or("")),
+            clean(&g.mode)
+        ),
+        _ => format!(
+            "guard allowed{stage} ({} mode, no rule matched)",
+            clean(&g.mode)
+        ),
+    };
+    format!(
+        "  {} {} {}",
+        decision_padded(run.result.as_str(), 7),
+        text,
+        paint(&format!("[{} µs]", run.duration.as_micros()), DIM, false)
+    )
 }

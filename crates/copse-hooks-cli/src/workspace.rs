@@ -43,6 +43,7 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
     let settings_warnings = settings.warnings.clone();
     config.hooks_enabled = global.enable || settings.cursor_hooks_enabled;
     config.trusted = settings.trusted_workspaces.clone();
+    config.guard = settings.guard.unwrap_or_default();
     if global.trust {
         config
             .trusted

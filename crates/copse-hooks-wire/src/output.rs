@@ -59,6 +59,29 @@ pub struct RunOutput {
     pub agent_message: Option<String>,
     /// The message for the user.
     pub user_message: Option<String>,
+    /// Set on the built-in guard's run (no process ran): what it decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<GuardRunOutput>,
+}
+
+/// What the built-in guard decided about one call.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct GuardRunOutput {
+    /// `enforce`, `observe` or `off`.
+    pub mode: String,
+    /// What it decides in enforce mode (`deny`, `ask`; `null`: nothing matched). In
+    /// observe mode this is the would-be verdict.
+    pub would: Option<String>,
+    /// The strictest rule that matched (`destructive.home`).
+    pub rule: Option<String>,
+    /// Its category.
+    pub category: Option<String>,
+    /// The normalised command or path it matched.
+    pub matched: Option<String>,
+    /// Whether this judged the input after the hooks' rewrites.
+    pub rewritten: bool,
+    /// Set when the guard's policy is refused (every call is then denied).
+    pub broken: Option<String>,
 }
 
 impl From<&HookRun> for RunOutput {
@@ -82,6 +105,15 @@ impl From<&HookRun> for RunOutput {
             duration_ms: millis(run.duration),
             agent_message: run.outcome.agent_message.clone(),
             user_message: run.outcome.user_message.clone(),
+            guard: run.guard.as_ref().map(|g| GuardRunOutput {
+                mode: g.mode.clone(),
+                would: g.would.map(|d| d.as_str().to_string()),
+                rule: g.rule.clone(),
+                category: g.category.clone(),
+                matched: g.matched.clone(),
+                rewritten: g.rewritten,
+                broken: g.broken.clone(),
+            }),
         }
     }
 }
@@ -1726,6 +1758,11 @@ pub struct ExplainOutput {
     /// them.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// `gate --explain`: the guard's lines, as the human form prints them (the JSON
+    /// form carries the guard's run in `runs`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub guard: Vec<String>,
 }
 
 impl From<&copse_hooks::Explanation> for ExplainOutput {
@@ -1748,6 +1785,7 @@ impl From<&copse_hooks::Explanation> for ExplainOutput {
             verdict: None,
             notices: Vec::new(),
             warnings: Vec::new(),
+            guard: Vec::new(),
         }
     }
 }

@@ -81,6 +81,12 @@ impl EngineConfigBuilder {
         self
     }
 
+    /// The built-in guard's mode (`enforce` by default).
+    pub fn guard(mut self, mode: crate::guard::GuardMode) -> Self {
+        self.config.guard = mode;
+        self
+    }
+
     /// Trusts a workspace root, unpinned: its configs' current content runs.
     pub fn trust(mut self, root: impl Into<PathBuf>) -> Self {
         self.config

@@ -101,6 +101,9 @@ pub struct EngineConfig {
     /// managed-hooks-only rule then covers every hook (the vendor would not have run
     /// the shim's user-level hooks either).
     pub serving: Option<Dialect>,
+    /// The built-in guard's mode (`enforce` by default). It judges every tool gate
+    /// whenever hooks are enabled or a managed layer exists.
+    pub guard: crate::guard::GuardMode,
 }
 
 impl EngineConfig {
@@ -155,6 +158,7 @@ impl EngineConfig {
             agent: None,
             managed,
             serving: None,
+            guard: crate::guard::GuardMode::Enforce,
         }
     }
 
@@ -356,6 +360,8 @@ struct Inner {
     run_policy: std::collections::BTreeMap<String, FailurePolicy>,
     /// Whether any managed hook file exists (they run with hooks off too).
     managed_hooks: bool,
+    /// The built-in guard, loaded at the first gate.
+    guard: std::sync::OnceLock<crate::guard::Guard>,
 }
 
 /// Every script pinned by a trusted root among `roots`, sorted and deduplicated.
@@ -511,6 +517,7 @@ impl Engine {
                 otel_warnings: otel.warnings,
                 run_policy: crate::managed::with_floors(&config.failure_policy, &config.managed),
                 managed_hooks,
+                guard: std::sync::OnceLock::new(),
                 plugins: Default::default(),
                 sandbox,
                 spine,
@@ -649,6 +656,10 @@ impl Engine {
             listing: self.listing_of(&configs, &Default::default()),
             problems: Vec::new(),
         };
+        // The workspace's guard policy is pinned like a hook config.
+        let guard_policy = root.join(".copse").join(crate::guard::POLICY_FILE);
+        let guard_pin = crate::settings::pin_of(&guard_policy).unwrap_or(None);
+        snapshot.configs.insert(guard_policy, guard_pin);
         for loaded in &configs {
             snapshot
                 .configs
@@ -689,6 +700,52 @@ impl Engine {
             }
         }
         snapshot
+    }
+
+    /// The built-in guard (its policy files are read on first use).
+    pub fn guard(&self) -> &crate::guard::Guard {
+        self.inner.guard.get_or_init(|| {
+            let roots = self
+                .inner
+                .roots
+                .iter()
+                .map(|r| {
+                    let trust = self
+                        .inner
+                        .trusted
+                        .iter()
+                        .find(|t| t.path() == r.as_path())
+                        .map(|t| match t {
+                            TrustedWorkspace::Path(_) => None,
+                            TrustedWorkspace::Pinned { configs, .. } => Some(configs.clone()),
+                        });
+                    (r.clone(), trust)
+                })
+                .collect();
+            crate::guard::Guard::load(&crate::guard::GuardSources {
+                mode: self.inner.config.guard,
+                copse_dir: self.inner.config.copse_dir.clone(),
+                managed_dir: self.inner.config.managed.dir.clone(),
+                managed_checked: true,
+                roots,
+                home: self.inner.config.home.clone(),
+            })
+        })
+    }
+
+    /// Whether the guard judges gates: hooks enabled, or a managed layer present
+    /// (its guard rules hold with hooks off too). A recursion guard does not switch
+    /// it off: it spawns nothing.
+    pub fn guard_active(&self) -> bool {
+        self.inner.config.hooks_enabled
+            || self.inner.managed_hooks
+            || self
+                .inner
+                .config
+                .managed
+                .dir
+                .join(crate::guard::POLICY_FILE)
+                .exists()
     }
 
     /// Whether hooks may run at all (enabled, or managed hooks may exist; and not

@@ -16,6 +16,7 @@
 
 mod code;
 mod effects;
+mod glob;
 mod paths;
 mod rules;
 mod shell;
@@ -167,6 +168,7 @@ pub struct Guard {
     copse_dir: String,
     roots: Vec<String>,
     disabled: Vec<String>,
+    sources_spec: GuardSources,
 }
 
 /// The built-in rules, compiled once per process.
@@ -336,7 +338,37 @@ impl Guard {
             copse_dir,
             roots,
             disabled,
+            sources_spec: src.clone(),
         }
+    }
+
+    /// This guard with `file` in place of the user's policy file, in enforce mode: what
+    /// a proposed policy would decide (`audit replay --guard FILE`). An invalid file is
+    /// an error, not a guard that refuses everything.
+    pub fn with_proposed(&self, file: &Path) -> Result<Guard, String> {
+        if let Err(e) = read_policy(file, Origin::User) {
+            return Err(format!("{}: {e}", file.display()));
+        }
+        if !file.exists() {
+            return Err(format!("{}: no such file", file.display()));
+        }
+        let dir = file.parent().map(Path::to_path_buf).unwrap_or_default();
+        let mut spec = self.sources_spec.clone();
+        spec.mode = GuardMode::Enforce;
+        // The proposed file is read as the user's policy: from its own directory, under
+        // the name the loader looks for.
+        if file.file_name().and_then(|n| n.to_str()) == Some(POLICY_FILE) {
+            spec.copse_dir = dir;
+            return Ok(Guard::load(&spec));
+        }
+        let tmp = std::env::temp_dir().join(format!("copse-guard-proposed-{}", std::process::id()));
+        std::fs::create_dir_all(&tmp).map_err(|e| format!("{}: {e}", tmp.display()))?;
+        let target = tmp.join(POLICY_FILE);
+        std::fs::copy(file, &target).map_err(|e| format!("{}: {e}", file.display()))?;
+        spec.copse_dir = tmp.clone();
+        let g = Guard::load(&spec);
+        let _ = std::fs::remove_dir_all(&tmp);
+        Ok(g)
     }
 
     /// The mode.
@@ -419,6 +451,87 @@ impl Guard {
         v.commands = call.lines;
         v
     }
+}
+
+/// The guard's judgement as a run of kind `guard`: no process; the call as its
+/// stdin, the verdict as its stdout, the strictest rule as its command.
+#[allow(clippy::too_many_arguments)] // the gate's facts, each a different type
+pub(crate) fn run_of(
+    v: &GuardVerdict,
+    tool: &str,
+    input: &Map<String, Value>,
+    wire_event: &str,
+    canonical: crate::event::CanonicalEvent,
+    rewritten: bool,
+    started: std::time::SystemTime,
+    took: std::time::Duration,
+) -> crate::outcome::HookRun {
+    use crate::outcome::{GuardRun, HookRun, RunOutcome};
+    let scope = match v.hit.as_ref().map(|h| h.origin) {
+        Some("managed") => crate::scope::Scope::Managed,
+        Some("project") => crate::scope::Scope::Project,
+        _ => crate::scope::Scope::User,
+    };
+    let command = match &v.hit {
+        Some(h) => format!("guard rule {}", h.rule),
+        None => "guard".to_string(),
+    };
+    let origin = v.hit.as_ref().map_or("builtin", |h| h.origin);
+    let mut run = HookRun::new(
+        wire_event,
+        canonical,
+        crate::scope::Dialect::Copse,
+        command,
+        PathBuf::from(format!("<guard:{origin}>")),
+        scope,
+    );
+    run.started_at = started;
+    run.duration = took;
+    run.stdin = serde_json::to_vec(&serde_json::json!({"tool_name": tool, "tool_input": input}))
+        .unwrap_or_default();
+    run.stdout = match serde_json::to_value(v) {
+        Ok(Value::Object(mut m)) => {
+            m.insert("rewritten".into(), Value::Bool(rewritten));
+            serde_json::to_vec(&Value::Object(m)).unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
+    run.outcome.decision = v.decision;
+    if let Some(b) = &v.broken {
+        run.outcome.agent_message = Some(format!(
+            "Refused: the copse guard's policy is refused ({b}), so every tool call is blocked until it is fixed."
+        ));
+        run.outcome.user_message = Some(format!("copse guard: policy refused: {b}"));
+    } else if let (Some(_), Some(h)) = (v.decision, &v.hit) {
+        run.outcome.agent_message = Some(format!("{} (copse guard rule `{}`)", h.message, h.rule));
+        run.outcome.user_message = h.user_message.clone();
+    }
+    run.result = match v.decision {
+        Some(Decision::Deny) => RunOutcome::Deny,
+        Some(Decision::Ask) => RunOutcome::Ask,
+        _ => RunOutcome::Allow,
+    };
+    if v.decision.is_none()
+        && let (Some(would), Some(h)) = (v.would, &v.hit)
+    {
+        run.warnings.push(format!(
+            "{} mode: the guard would {} this call (rule `{}` matched `{}`); allowed",
+            v.mode.as_str(),
+            would.as_str(),
+            h.rule,
+            h.matched
+        ));
+    }
+    run.guard = Some(GuardRun {
+        mode: v.mode.as_str().to_string(),
+        would: v.would,
+        rule: v.hit.as_ref().map(|h| h.rule.clone()),
+        category: v.hit.as_ref().map(|h| h.category.clone()),
+        matched: v.hit.as_ref().map(|h| h.matched.clone()),
+        rewritten,
+        broken: v.broken.clone(),
+    });
+    run
 }
 
 /// A rule as `guard list` prints it.

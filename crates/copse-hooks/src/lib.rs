@@ -155,6 +155,10 @@ pub use event::{
 };
 pub use explain::{ConfigProblem, ExplainedHook, Explanation, HookStatus, SkipReason};
 pub use fsread::{MAX_READ_FILE_CONTENT, ReadError, read_prefix};
+pub use guard::{
+    Guard, GuardHit, GuardMode, GuardVerdict, POLICY_FILE as GUARD_POLICY_FILE, PolicySource,
+    PolicyState, RuleInfo, categories as guard_categories,
+};
 pub use lint::{Level, LintReport, Problem, expand_home, level_of};
 pub use pinned::{
     PinState, PinnedCopies, PinnedCopyError, PinnedFile, PinnedKind, TrustStatus, unified_diff,
@@ -167,7 +171,7 @@ pub use managed::{ManagedPaths, ManagedPolicy, ManagedState, VendorTier};
 pub use matcher::{GlobError, GlobMatcher, MatchResult, MatcherError, RegexMatcher};
 pub use notice::{Notice, NoticeKind, shell_quote};
 pub use outcome::{
-    Decision, Failure, FailureKind, FailurePolicy, Halt, HookRun, Outcome, QueueRequest,
+    Decision, Failure, FailureKind, FailurePolicy, GuardRun, Halt, HookRun, Outcome, QueueRequest,
     RunOutcome, SandboxState, Verdict,
 };
 pub use queue::{DEFAULT_CONTINUATION_BUDGET, MessageOrigin, QueuedMessage};

@@ -246,6 +246,28 @@ pub struct HookRun {
     /// What the engine refused or changed about this run (e.g. session environment
     /// variables it dropped), for the record.
     pub warnings: Vec<String>,
+    /// Set on the built-in guard's run (no process ran): what it decided.
+    pub guard: Option<GuardRun>,
+}
+
+/// What the built-in guard decided about one call (a run of kind `guard`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct GuardRun {
+    /// `enforce`, `observe` or `off`.
+    pub mode: String,
+    /// What it decides in enforce mode (in observe mode: the would-be verdict).
+    pub would: Option<Decision>,
+    /// The strictest rule that matched.
+    pub rule: Option<String>,
+    /// That rule's category.
+    pub category: Option<String>,
+    /// The normalised command or path it matched.
+    pub matched: Option<String>,
+    /// Whether this judged the input after the hooks' rewrites.
+    pub rewritten: bool,
+    /// Set when the guard's policy is refused (every call is then denied).
+    pub broken: Option<String>,
 }
 
 impl HookRun {
@@ -282,6 +304,7 @@ impl HookRun {
             sandbox: SandboxState::Off,
             leaked: false,
             warnings: Vec::new(),
+            guard: None,
         }
     }
 }

@@ -336,10 +336,83 @@ impl Session {
     }
 
     fn blocking(&self, event: &EventPayload, verbatim: Option<&Verbatim>) -> Verdict {
-        if !self.engine.hooks_active() {
-            return Verdict::default();
-        }
+        let call = match event {
+            EventPayload::ToolGate(call) | EventPayload::PermissionRequest(call)
+                if self.engine.guard_active() =>
+            {
+                Some(call)
+            }
+            _ => None,
+        };
+        let Some(call) = call else {
+            return self.blocking_hooks(event, verbatim, None);
+        };
         let started = SystemTime::now();
+        let identity = self.identity();
+        let wire_event = verbatim.map_or(event.event().name(), Verbatim::wire_event);
+        // Before the hooks: a call the guard refuses runs no hook.
+        let first = self.guard_run(call, &call.input, wire_event, event, false);
+        self.record(&first, &identity);
+        if first.outcome.decision == Some(crate::outcome::Decision::Deny) {
+            if self.engine.keeps_runs() {
+                lock(&self.state.runs).push(first.clone());
+            }
+            let verdict = gate::merge(vec![first]);
+            self.export(&record::GateExport {
+                event,
+                started,
+                identity: &identity,
+                verdict: &verdict,
+                selected: &[],
+                trace: self.gate_trace(),
+                vendor_event: verbatim.map(Verbatim::wire_event),
+            });
+            return verdict;
+        }
+        self.blocking_hooks(event, verbatim, Some((call, first, started)))
+    }
+
+    /// The guard's run for a call's input (`rewritten`: the input after the hooks'
+    /// rewrites).
+    fn guard_run(
+        &self,
+        call: &crate::event::ToolCall,
+        input: &serde_json::Map<String, serde_json::Value>,
+        wire_event: &str,
+        event: &EventPayload,
+        rewritten: bool,
+    ) -> HookRun {
+        let started = SystemTime::now();
+        let clock = std::time::Instant::now();
+        let guard = self.engine.guard();
+        let v = guard.evaluate(&call.tool, input);
+        crate::guard::run_of(
+            &v,
+            &call.tool,
+            input,
+            wire_event,
+            event.event(),
+            rewritten,
+            started,
+            clock.elapsed(),
+        )
+    }
+
+    fn blocking_hooks(
+        &self,
+        event: &EventPayload,
+        verbatim: Option<&Verbatim>,
+        guard: Option<(&crate::event::ToolCall, HookRun, SystemTime)>,
+    ) -> Verdict {
+        if !self.engine.hooks_active() {
+            return match guard {
+                Some((call, first, started)) => {
+                    self.guard_only(event, verbatim, call, first, started)
+                }
+                None => Verdict::default(),
+            };
+        }
+        let started = guard.as_ref().map_or_else(SystemTime::now, |g| g.2);
         let identity = self.identity();
         let ctx = Context {
             session: &identity,
@@ -369,7 +442,12 @@ impl Session {
             );
         }
         if selected.is_empty() {
-            return Verdict::default();
+            return match guard {
+                Some((call, first, started)) => {
+                    self.guard_only(event, verbatim, call, first, started)
+                }
+                None => Verdict::default(),
+            };
         }
         if starting {
             self.session_start_begins(&selected);
@@ -392,6 +470,29 @@ impl Session {
         for run in &runs {
             self.record(run, &identity);
         }
+        if let Some((call, first, _)) = guard {
+            // After the hooks: the final input (every rewrite applied) is judged
+            // again, so no rewrite launders a call past the guard.
+            let merged = gate::merge(runs.clone());
+            if let Some(update) = &merged.updated_input {
+                let input = if merged.input_replaced {
+                    update.clone()
+                } else {
+                    let mut input = call.input.clone();
+                    for (k, v) in update {
+                        input.insert(k.clone(), v.clone());
+                    }
+                    input
+                };
+                let wire_event = verbatim.map_or(event.event().name(), Verbatim::wire_event);
+                let second = self.guard_run(call, &input, wire_event, event, true);
+                self.record(&second, &identity);
+                runs.push(first);
+                runs.push(second);
+            } else {
+                runs.push(first);
+            }
+        }
         if self.engine.keeps_runs() {
             lock(&self.state.runs).extend(runs.iter().cloned());
         }
@@ -403,6 +504,32 @@ impl Session {
             verdict: &verdict,
             selected: &selected,
             trace,
+            vendor_event: verbatim.map(Verbatim::wire_event),
+        });
+        verdict
+    }
+
+    /// A gate no hook runs for: the guard's run alone.
+    fn guard_only(
+        &self,
+        event: &EventPayload,
+        verbatim: Option<&Verbatim>,
+        _call: &crate::event::ToolCall,
+        first: HookRun,
+        started: SystemTime,
+    ) -> Verdict {
+        let identity = self.identity();
+        if self.engine.keeps_runs() {
+            lock(&self.state.runs).push(first.clone());
+        }
+        let verdict = gate::merge(vec![first]);
+        self.export(&record::GateExport {
+            event,
+            started,
+            identity: &identity,
+            verdict: &verdict,
+            selected: &[],
+            trace: self.gate_trace(),
             vendor_event: verbatim.map(Verbatim::wire_event),
         });
         verdict

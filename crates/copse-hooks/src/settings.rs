@@ -101,6 +101,9 @@ pub struct Settings {
     /// Whether external hooks run at all.
     #[serde(default)]
     pub cursor_hooks_enabled: bool,
+    /// The built-in guard's mode (`enforce`, `observe`, `off`); absent: `enforce`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<crate::guard::GuardMode>,
     /// Workspace roots whose project hooks may run.
     #[serde(default)]
     pub trusted_workspaces: Vec<TrustedWorkspace>,

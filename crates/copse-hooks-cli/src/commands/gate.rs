@@ -107,7 +107,7 @@ pub fn read_input(input: &str) -> Result<String> {
 
 /// A vendor tool name mapped to its canonical id (with a note), Claude-style
 /// `file_path` renamed to `path`, and a did-you-mean for an unknown tool.
-fn canonical_tool(tool: &str, input: &str) -> (String, String, Vec<NoticeOutput>) {
+pub(crate) fn canonical_tool(tool: &str, input: &str) -> (String, String, Vec<NoticeOutput>) {
     let mut notes = Vec::new();
     if let Some((canonical, vendor)) = tools::alias(tool) {
         notes.push(notices::cli(
@@ -201,6 +201,15 @@ pub fn run(global: &Global, args: &GateArgs<'_>) -> Result<ExitCode> {
         out.verdict = Some(copse_hooks_wire::output::VerdictFields::from(&verdict));
         out.notices = notes.clone();
         out.warnings = workspace::config_problems(&session);
+        out.guard = verdict
+            .runs
+            .iter()
+            .filter_map(|r| r.guard.as_ref().map(|g| crate::output::guard_line(r, g)))
+            .collect();
+        if out.guard.is_empty() {
+            out.guard
+                .push("  guard   not active (hooks are off)".to_string());
+        }
         out
     });
     // The verdict first: a slow or locked audit store never delays it.
@@ -260,10 +269,21 @@ fn print_human(tool: &str, v: &Verdict) {
         .map(|r| output::millis(r.duration))
         .max()
         .unwrap_or(0);
-    let hooks = match v.runs.len() {
+    let hooks = match v.runs.iter().filter(|r| r.guard.is_none()).count() {
         0 => "no hook ran".to_string(),
         1 => format!("1 hook, {total} ms"),
         n => format!("{n} hooks, {total} ms"),
+    };
+    let hooks = match v
+        .runs
+        .iter()
+        .rev()
+        .find_map(|r| r.guard.as_ref().map(|g| (r, g)))
+    {
+        Some((r, g)) if r.outcome.decision.is_some() || g.broken.is_some() => {
+            format!("{hooks}; refused by the guard")
+        }
+        _ => hooks,
     };
     outln!(
         "{} {} {}",
@@ -329,6 +349,9 @@ pub fn print_explanation(e: &ExplainOutput) {
             "  no hook is configured for {} (`copse-hooks list` shows every hook)",
             e.event
         );
+    }
+    for line in &e.guard {
+        outln!("{line}");
     }
     for h in &e.hooks {
         outln!(

@@ -5,6 +5,7 @@ pub mod completions;
 pub mod demo;
 pub mod doctor;
 pub mod gate;
+pub mod guard;
 pub mod init;
 pub mod install;
 pub mod lint;

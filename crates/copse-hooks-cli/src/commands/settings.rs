@@ -57,7 +57,7 @@ fn recover(
 }
 
 /// Reads, changes and writes the settings under the settings lock.
-fn update<R>(path: &Path, change: impl FnOnce(&mut Settings) -> R) -> Result<R> {
+pub(crate) fn update<R>(path: &Path, change: impl FnOnce(&mut Settings) -> R) -> Result<R> {
     let (result, notices) = Settings::update(path, |loaded| {
         let mut s = recover(path, loaded)?;
         let r = change(&mut s);

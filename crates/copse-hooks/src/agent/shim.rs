@@ -100,6 +100,7 @@ pub fn engine_config(
     // explicitly turn them off (`copse-hooks disable`).
     config.hooks_enabled = settings.cursor_hooks_enabled || !explicitly_disabled(&config.copse_dir);
     config.trusted = settings.trusted_workspaces.clone();
+    config.guard = settings.guard.unwrap_or_default();
     config.require_sandbox = settings.require_sandbox;
     config.sandbox_writable = settings.sandbox_writable_paths.clone();
     config.otel_settings = settings

@@ -67,6 +67,7 @@ pub(crate) enum Kind {
     DynamicCommand,
     Unseen,
     ToolVerb,
+    Account,
 }
 
 /// Every kind with its name, in one table.
@@ -101,16 +102,10 @@ pub(crate) const KINDS: &[(Kind, &str)] = &[
     (Kind::DynamicCommand, "dynamic-command"),
     (Kind::Unseen, "unseen"),
     (Kind::ToolVerb, "tool-verb"),
+    (Kind::Account, "account"),
 ];
 
 impl Kind {
-    pub fn name(self) -> &'static str {
-        KINDS
-            .iter()
-            .find(|(k, _)| *k == self)
-            .map_or("unknown", |(_, n)| n)
-    }
-
     pub fn parse(s: &str) -> Option<Kind> {
         KINDS.iter().find(|(_, n)| *n == s).map(|(k, _)| *k)
     }
@@ -147,6 +142,8 @@ impl CallEffects {
 pub(crate) fn of_call(tool: &str, input: &Map<String, Value>, paths: &Paths) -> CallEffects {
     let mut out = CallEffects::default();
     let s = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or("");
+    // A file tool's path is not expanded by a shell, but agents write `$HOME` in it.
+    let home_path = |k: &str| s(k).replace("${HOME}", "~").replacen("$HOME", "~", 1);
     match tool {
         "run_shell" => {
             let cwd = s("cwd");
@@ -163,12 +160,12 @@ pub(crate) fn of_call(tool: &str, input: &Map<String, Value>, paths: &Paths) -> 
             }
         }
         "read_file" => {
-            let p = paths.normalize(s("path"));
+            let p = paths.normalize(&home_path("path"));
             let subject = format!("read {p}");
             out.path(Kind::Read, p, &subject);
         }
         "write_file" | "str_replace" => {
-            let p = paths.normalize(s("path"));
+            let p = paths.normalize(&home_path("path"));
             let subject = format!("write {p}");
             let content = if tool == "write_file" {
                 s("content")
@@ -179,7 +176,7 @@ pub(crate) fn of_call(tool: &str, input: &Map<String, Value>, paths: &Paths) -> 
             out.path(Kind::Write, p, &subject);
         }
         "delete_file" => {
-            let p = paths.normalize(s("path"));
+            let p = paths.normalize(&home_path("path"));
             let subject = format!("delete {p}");
             out.path(Kind::Delete, p, &subject);
         }
@@ -652,7 +649,19 @@ impl Flow<'_> {
                         || w == "--recursive"
                         || (w.starts_with('-') && !w.starts_with("--") && w.contains('R'))
                 });
-                for o in operands.iter().skip(1) {
+                // The mode may look like an option (`-x`, `-w`).
+                let mode_at = words.iter().position(|w| {
+                    !w.starts_with("--")
+                        && !matches!(
+                            w.as_str(),
+                            "-R" | "-v" | "-f" | "-c" | "-h" | "-H" | "-L" | "-P"
+                        )
+                });
+                let targets: Vec<&String> = words
+                    .iter()
+                    .skip(mode_at.map_or(words.len(), |p| p + 1))
+                    .collect();
+                for o in targets {
                     let e = out.push(Kind::Chmod, line);
                     e.path = Some(self.paths.normalize(o));
                     e.detail = if recursive {
@@ -663,7 +672,12 @@ impl Flow<'_> {
                 }
             }
             "kill" | "pkill" | "killall" | "skill" => {
-                if words.iter().any(|w| w.contains("copse")) {
+                let looked_up = cmd
+                    .args()
+                    .iter()
+                    .flat_map(|a| a.subst.iter())
+                    .any(|&s| self.analysis.commands[s].line().contains("copse"));
+                if looked_up || words.iter().any(|w| w.contains("copse")) {
                     out.push(Kind::CopseOff, line);
                 }
                 if program == "kill"
@@ -677,6 +691,22 @@ impl Flow<'_> {
                 {
                     out.push(Kind::KillAll, line);
                 }
+            }
+            "printenv" if !operands.is_empty() && operands.iter().all(|o| secret_name(o)) => {
+                out.push(Kind::SecretVar, line).detail = operands
+                    .iter()
+                    .map(|o| o.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                produced.insert("secret");
+            }
+            "useradd" | "adduser" | "usermod" | "userdel" | "groupadd" | "groupmod" | "passwd"
+            | "chpasswd" | "visudo" | "gpasswd" => {
+                out.push(Kind::Account, line);
+            }
+            "gpg" | "gpg2" if words.iter().any(|w| w.starts_with("--export-secret")) => {
+                out.push(Kind::Credential, line);
+                produced.insert("secret");
             }
             "env" | "printenv" | "set" | "export" | "declare" | "typeset" | "compgen"
                 if env_dumper(&program, &words) =>
@@ -1658,6 +1688,11 @@ impl Flow<'_> {
             (program, ops)
         };
         let first = ops.first().copied().unwrap_or("");
+        if matches!(first, "uninstall" | "remove" | "rm" | "un" | "r")
+            && ops.iter().skip(1).any(|o| o.contains("copse"))
+        {
+            out.push(Kind::CopseOff, line);
+        }
         // Publishing.
         let publish = match program {
             "npm" | "pnpm" | "bun" => first == "publish",

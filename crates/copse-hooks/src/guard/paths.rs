@@ -150,7 +150,15 @@ impl Paths {
             && !path.starts_with("/dev/tcp/")
             && !path.starts_with("/dev/udp/");
         c.secret = is_secret(path);
-        c.startup = STARTUP.iter().any(|s| path == *s)
+        let name = path.rsplit('/').next().unwrap_or(path);
+        // Python runs these at every start.
+        let python_startup = matches!(name, "usercustomize.py" | "sitecustomize.py")
+            || name.ends_with(".pth")
+                && (path.contains("site-packages")
+                    || path.contains("$(")
+                    || path.contains("dist-packages"));
+        c.startup = python_startup
+            || STARTUP.iter().any(|s| path == *s)
             || path.starts_with("/etc/profile.d/")
             || path == "/etc/ld.so.preload";
         c.autostart = AUTOSTART
@@ -330,6 +338,18 @@ const STARTUP: &[&str] = &[
     "/etc/zsh/zshrc",
     "/etc/environment",
     "~/.ssh/rc",
+    "~/.ssh/config",
+    "~/.vimrc",
+    "~/.gvimrc",
+    "~/.config/nvim/init.vim",
+    "~/.config/nvim/init.lua",
+    "~/.emacs",
+    "~/.emacs.d/init.el",
+    "~/.tmux.conf",
+    "~/.gitconfig",
+    "~/.config/git/config",
+    "~/.curlrc",
+    "~/.wgetrc",
     "~/.ssh/authorized_keys",
     "~/.ssh/authorized_keys2",
     "~/.ssh/environment",

@@ -16,8 +16,9 @@
 //! Everything is compiled once, when the policy is loaded: nothing is compiled per
 //! call.
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
+
+use super::glob::Glob;
 
 use super::effects::{CallEffects, Effect, Kind};
 use super::paths::{CLASS_NAMES, Paths};
@@ -131,12 +132,11 @@ pub(crate) enum RuleError {
     Class { id: String, class: String },
     #[error("rule `{id}`: unknown host class `{class}`")]
     HostClass { id: String, class: String },
-    #[error("rule `{id}`: bad glob `{glob}`")]
+    #[error("rule `{id}`: the glob `{glob}` {reason}")]
     Glob {
         id: String,
         glob: String,
-        #[source]
-        cause: globset::Error,
+        reason: String,
     },
     #[error("rule `{id}`: no matcher (give `command`, `effect`, `path`, `host` or `tool`)")]
     Empty { id: String },
@@ -150,38 +150,23 @@ pub(crate) enum RuleError {
 
 /// A glob list over strings.
 #[derive(Debug, Clone)]
-struct Globs(GlobSet);
+struct Globs(Vec<Glob>);
 
 impl Globs {
     fn new(id: &str, globs: &[String], separator: bool) -> Result<Option<Globs>, RuleError> {
-        let globs: Vec<&String> = globs.iter().filter(|g| !g.starts_with('@')).collect();
-        if globs.is_empty() {
-            return Ok(None);
-        }
-        let mut b = GlobSetBuilder::new();
-        for g in globs {
-            let glob: Glob = GlobBuilder::new(g)
-                .literal_separator(separator)
-                .backslash_escape(true)
-                .build()
-                .map_err(|cause| RuleError::Glob {
-                    id: id.to_string(),
-                    glob: g.clone(),
-                    cause,
-                })?;
-            b.add(glob);
-        }
-        b.build()
-            .map(|s| Some(Globs(s)))
-            .map_err(|cause| RuleError::Glob {
+        let mut out = Vec::new();
+        for g in globs.iter().filter(|g| !g.starts_with('@')) {
+            out.push(Glob::new(g, separator).map_err(|reason| RuleError::Glob {
                 id: id.to_string(),
-                glob: String::new(),
-                cause,
-            })
+                glob: g.clone(),
+                reason,
+            })?);
+        }
+        Ok((!out.is_empty()).then_some(Globs(out)))
     }
 
     fn is_match(&self, s: &str) -> bool {
-        self.0.is_match(s)
+        self.0.iter().any(|g| g.is_match(s))
     }
 }
 

@@ -170,7 +170,17 @@ impl Analysis {
 
 /// Analyses `text` as a shell command line run in `paths.cwd`.
 pub(crate) fn analyze(text: &str, paths: &Paths) -> Analysis {
+    // With the default IFS, an unquoted `$IFS` is a word break: `rm${IFS}-rf${IFS}~`
+    // is `rm -rf ~`.
+    let unset_ifs;
+    let text = if !text.contains("IFS=") && text.contains("IFS") {
+        unset_ifs = text.replace("${IFS}", " ").replace("$IFS", " ");
+        unset_ifs.as_str()
+    } else {
+        text
+    };
     let mut w = Walker {
+        var_subst: HashMap::new(),
         paths,
         vars: HashMap::new(),
         written: HashMap::new(),
@@ -185,6 +195,9 @@ struct Walker<'a> {
     paths: &'a Paths,
     /// Variables assigned so far in this command line.
     vars: HashMap<String, String>,
+    /// The substitutions (command indices) a variable's value came from
+    /// (`x=$(curl …); eval "$x"`).
+    var_subst: HashMap<String, Vec<usize>>,
     /// Files written so far in this command line (normalised path → content), so a
     /// script written and then run is analysed.
     written: HashMap<String, String>,
@@ -461,16 +474,23 @@ impl Walker<'_> {
                 None => {
                     if let Some(w) = &s.word_or_name {
                         let arg = self.word(&w.value, depth);
-                        cmd.argv.push(arg);
+                        let split = splits(&w.value);
+                        self.push_split(&mut cmd.argv, arg, split);
                     }
                 }
                 Some(ast::CommandPrefixOrSuffixItem::Word(w)) => {
                     let arg = self.word(&w.value, depth);
-                    cmd.argv.push(arg);
+                    let split = splits(&w.value);
+                    self.push_split(&mut cmd.argv, arg, split);
                 }
                 Some(ast::CommandPrefixOrSuffixItem::AssignmentWord(a, w)) => {
+                    let mut subst = Vec::new();
                     let value = match &a.value {
-                        ast::AssignmentValue::Scalar(v) => self.word(&v.value, depth).text,
+                        ast::AssignmentValue::Scalar(v) => {
+                            let arg = self.word(&v.value, depth);
+                            subst = arg.subst;
+                            arg.text
+                        }
                         ast::AssignmentValue::Array(items) => items
                             .iter()
                             .map(|(_, v)| self.word(&v.value, depth).text)
@@ -481,6 +501,9 @@ impl Walker<'_> {
                         ast::AssignmentName::VariableName(n) => n.clone(),
                         ast::AssignmentName::ArrayElementName(n, _) => n.clone(),
                     };
+                    if !subst.is_empty() {
+                        self.var_subst.insert(name.clone(), subst);
+                    }
                     if cmd.argv.is_empty() {
                         cmd.assigns.push((name, value));
                     } else {
@@ -579,7 +602,27 @@ impl Walker<'_> {
                     let mut argv: Vec<Arg> =
                         inner.iter().map(|i| cmd.argv[i + 1].clone()).collect();
                     if program == "xargs" {
-                        argv.extend(self.upstream_words(&cmd));
+                        let repl = args
+                            .iter()
+                            .position(|a| a == "-I" || a == "-i" || a == "--replace")
+                            .and_then(|p| args.get(p + 1).cloned())
+                            .or_else(|| {
+                                args.iter().find_map(|a| {
+                                    a.strip_prefix("-I")
+                                        .filter(|r| !r.is_empty())
+                                        .map(str::to_string)
+                                })
+                            });
+                        let line = self.static_output(cmd.pipe.0, cmd.pipe.1);
+                        match (repl, line) {
+                            (Some(r), Some(line)) => {
+                                let line = line.lines().next().unwrap_or("").to_string();
+                                for a in &mut argv {
+                                    a.text = a.text.replace(&r, &line);
+                                }
+                            }
+                            _ => argv.extend(self.upstream_words(&cmd)),
+                        }
                     }
                     let assigns = if program == "env" {
                         env_assigns(&args)
@@ -634,10 +677,64 @@ impl Walker<'_> {
         }
     }
 
+    fn push_split(&self, argv: &mut Vec<Arg>, arg: Arg, split: bool) {
+        let ifs = self
+            .vars
+            .get("IFS")
+            .cloned()
+            .unwrap_or_else(|| " \t\n".to_string());
+        if !split || !arg.text.contains(|c| ifs.contains(c)) || arg.text == "$(…)" {
+            argv.push(arg);
+            return;
+        }
+        for part in arg
+            .text
+            .split(|c| ifs.contains(c))
+            .filter(|p| !p.is_empty())
+        {
+            argv.push(Arg {
+                text: part.to_string(),
+                dynamic: arg.dynamic,
+                subst: arg.subst.clone(),
+            });
+        }
+    }
+
+    /// What the stages before `idx` of pipeline `pipe` print, when every one of them
+    /// prints a known text: `echo`/`printf` of literals, and the decoders and filters
+    /// of such text (`base64 -d`, `rev`, `tr`, `xxd -r -p`, `cat`), fed by each other
+    /// or by a here-string.
+    fn static_output(&self, pipe: u32, idx: usize) -> Option<String> {
+        let mut data: Option<String> = None;
+        let mut any = false;
+        for (_, c) in self.out.upstream(pipe, idx) {
+            any = true;
+            let input = data.take().or_else(|| c.here.clone());
+            data = Some(static_stage(c, input.as_deref())?);
+        }
+        if any { data } else { None }
+    }
+
     /// The literal words an upstream `echo`/`printf` stage feeds `xargs`.
     fn upstream_words(&self, cmd: &Cmd) -> Vec<Arg> {
         let mut out = Vec::new();
         for (_, up) in self.out.upstream(cmd.pipe.0, cmd.pipe.1) {
+            if up.program() == "find" {
+                // The entries find lists: below each start (only matching ones when a
+                // test narrows them).
+                let args: Vec<&str> = up.args().iter().map(|a| a.text.as_str()).collect();
+                let narrowed = args.iter().any(|a| NARROWING.contains(a));
+                for start in args
+                    .iter()
+                    .take_while(|a| !a.starts_with('-') && **a != "(" && **a != "!")
+                {
+                    out.push(Arg::literal(if narrowed {
+                        format!("{}/{}", start.trim_end_matches('/'), FIND_ENTRY)
+                    } else {
+                        (*start).to_string()
+                    }));
+                }
+            }
             if matches!(up.program(), "echo" | "printf") {
                 out.extend(
                     up.args()
@@ -697,6 +794,10 @@ impl Walker<'_> {
                 if let Some(here) = &cmd.here {
                     let here = here.clone();
                     self.script(&here, depth, Via::Shell);
+                } else if let Some(text) = self.static_output(cmd.pipe.0, cmd.pipe.1) {
+                    // What known upstream stages print is the script
+                    // (`echo 'rm -rf ~' | sh`, `echo cm0g… | base64 -d | sh`).
+                    self.script(&text, depth, Via::Shell);
                 }
             }
         }
@@ -723,23 +824,7 @@ impl Walker<'_> {
         };
         // A name test narrows what is deleted to matching entries below the start:
         // `find . -name '*.pyc' -delete` removes files, not the tree.
-        let narrowed = args.iter().any(|a| {
-            matches!(
-                a.as_str(),
-                "-name"
-                    | "-iname"
-                    | "-path"
-                    | "-ipath"
-                    | "-regex"
-                    | "-newer"
-                    | "-mtime"
-                    | "-mmin"
-                    | "-size"
-                    | "-empty"
-                    | "-type"
-                    | "-user"
-            )
-        });
+        let narrowed = args.iter().any(|a| NARROWING.contains(&a.as_str()));
         let mut i = 0;
         while i < args.len() {
             let a = args[i].as_str();
@@ -919,6 +1004,9 @@ impl Walker<'_> {
         };
         if let Some(v) = self.vars.get(name) {
             arg.text.push_str(&v.clone());
+            if let Some(subst) = self.var_subst.get(name) {
+                arg.subst.extend(subst.iter().copied());
+            }
             return;
         }
         match name {
@@ -968,7 +1056,22 @@ impl Walker<'_> {
                 v => v,
             };
         }
+        let piped = subst.last().and_then(|&i| {
+            let c = &self.out.commands[i];
+            let up = self.static_output(c.pipe.0, c.pipe.1);
+            match up {
+                Some(up) => static_stage(c, Some(&up)),
+                None if c.here.is_some()
+                    || c.program() == "printf"
+                    || c.args().iter().any(|a| a.text == "-e") =>
+                {
+                    static_stage(c, c.here.as_deref())
+                }
+                None => None,
+            }
+        });
         let known = match subst.as_slice() {
+            _ if piped.is_some() => piped,
             [one] => {
                 let c = &self.out.commands[*one];
                 match c.program() {
@@ -999,6 +1102,136 @@ impl Walker<'_> {
             },
         }
     }
+}
+
+/// Whether a word is an unquoted expansion (`$cmd`, `$(…)`), which the shell splits
+/// on `IFS` into several words.
+fn splits(raw: &str) -> bool {
+    raw.starts_with('$') && !raw.contains(['"', '\'', '\\'])
+}
+
+/// The tests that narrow what `find` selects to some entries (by name, age, size):
+/// `-type` alone does not (it still selects every file).
+const NARROWING: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-regex",
+    "-iregex",
+    "-newer",
+    "-mtime",
+    "-mmin",
+    "-atime",
+    "-amin",
+    "-ctime",
+    "-cmin",
+    "-size",
+    "-empty",
+    "-user",
+    "-group",
+    "-perm",
+    "-links",
+    "-inum",
+    "-samefile",
+    "-lname",
+];
+
+/// What one stage prints for a known `input` (or from its literal words).
+fn static_stage(c: &Cmd, input: Option<&str>) -> Option<String> {
+    let words: Vec<&str> = c.args().iter().map(|a| a.text.as_str()).collect();
+    if c.args().iter().any(|a| a.dynamic) {
+        return None;
+    }
+    match c.program() {
+        "echo" => {
+            let escapes = words.contains(&"-e");
+            let text = words
+                .iter()
+                .filter(|w| !matches!(**w, "-e" | "-n" | "-E"))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ");
+            Some(if escapes { ansi_c(&text) } else { text })
+        }
+        "printf" => {
+            let text = words
+                .iter()
+                .filter(|w| !w.starts_with('-'))
+                .copied()
+                .collect::<Vec<_>>()
+                .join(" ");
+            Some(ansi_c(&text.replace("%s", "")))
+        }
+        "cat" if words.is_empty() => input.map(str::to_string),
+        "base64" | "base32"
+            if words
+                .iter()
+                .any(|w| matches!(*w, "-d" | "--decode" | "-D" | "-di")) =>
+        {
+            super::code::decode_b64(input?.trim())
+        }
+        "rev" => Some(
+            input?
+                .lines()
+                .map(|l| l.chars().rev().collect::<String>())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        "xxd" if words.iter().any(|w| w.starts_with("-r")) => {
+            let hex: String = input?.chars().filter(char::is_ascii_hexdigit).collect();
+            let bytes: Option<Vec<u8>> = (0..hex.len() / 2)
+                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).ok())
+                .collect();
+            String::from_utf8(bytes?).ok()
+        }
+        "tr" => {
+            let input = input?;
+            match words.as_slice() {
+                ["-d", set] => Some(input.chars().filter(|c| !set.contains(*c)).collect()),
+                [from, to] if !from.starts_with('-') => {
+                    let f = expand_set(from);
+                    let t = expand_set(to);
+                    Some(
+                        input
+                            .chars()
+                            .map(|c| {
+                                f.iter()
+                                    .position(|x| *x == c)
+                                    .and_then(|i| t.get(i).or(t.last()))
+                                    .copied()
+                                    .unwrap_or(c)
+                            })
+                            .collect(),
+                    )
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `tr`'s set notation: `a-z` ranges spelled out.
+fn expand_set(set: &str) -> Vec<char> {
+    let chars: Vec<char> = set.chars().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < chars.len() {
+        if i + 2 < chars.len() && chars[i + 1] == '-' {
+            for c in u32::from(chars[i])..=u32::from(chars[i + 2]) {
+                if let Some(c) = char::from_u32(c) {
+                    out.push(c);
+                }
+            }
+            i += 3;
+        } else {
+            out.push(chars[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// The placeholder for "an entry `find` matched below a start directory".

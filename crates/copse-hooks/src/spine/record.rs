@@ -27,15 +27,19 @@ pub enum RunKind {
     /// A hook ran but the engine discarded its outcome (e.g. a halt from a hook whose
     /// event cannot halt). The outcome columns say what it asked for.
     Suppressed,
+    /// The built-in guard judged a tool call (no process): `command` names the rule
+    /// that matched, `stdin` holds the call, `stdout` the guard's verdict.
+    Guard,
 }
 
 impl RunKind {
-    /// The name stored in the `kind` column: `run`, `dropped` or `suppressed`.
+    /// The name stored in the `kind` column: `run`, `dropped`, `suppressed` or `guard`.
     pub fn as_str(self) -> &'static str {
         match self {
             RunKind::Run => "run",
             RunKind::Dropped => "dropped",
             RunKind::Suppressed => "suppressed",
+            RunKind::Guard => "guard",
         }
     }
 
@@ -45,6 +49,7 @@ impl RunKind {
             "run" => Some(RunKind::Run),
             "dropped" => Some(RunKind::Dropped),
             "suppressed" => Some(RunKind::Suppressed),
+            "guard" => Some(RunKind::Guard),
             _ => None,
         }
     }
@@ -172,7 +177,11 @@ impl RunRecord {
             run_id: new_run_id(started_at),
             session_id: session_id.to_owned(),
             turn_id: turn_id.to_owned(),
-            kind: RunKind::Run,
+            kind: if run.guard.is_some() {
+                RunKind::Guard
+            } else {
+                RunKind::Run
+            },
             dialect: run.dialect.as_str().to_owned(),
             event: run.event.clone(),
             canonical: run.canonical.name().to_owned(),
@@ -188,7 +197,13 @@ impl RunRecord {
             policy: Some(policy_name(run.policy).to_owned()),
             sandbox: (!sandbox.is_empty()).then(|| sandbox.to_owned()),
             outcome: run.result.as_str().to_owned(),
-            decision: outcome.decision.map(|d| d.as_str().to_owned()),
+            // The guard's decision, also in observe mode where it enforced none (its
+            // would-be verdict is what the record keeps).
+            decision: run
+                .guard
+                .as_ref()
+                .map_or(outcome.decision, |g| g.would)
+                .map(|d| d.as_str().to_owned()),
             agent_message,
             user_message,
             halt_reason,

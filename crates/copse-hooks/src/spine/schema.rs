@@ -100,6 +100,78 @@ pub const MIGRATIONS: &[&str] = &[
         SELECT 1, randomblob(16), ifnull(max(seq), 0) + 1, ifnull(max(seq), 0),
             ifnull(max(seq), 0)
         FROM hook_runs;",
+    // v6: runs of kind `guard` (the built-in guard's verdicts). SQLite cannot alter a
+    // CHECK constraint, so the table is rebuilt with every row copied as stored (the
+    // chain's hashes cover the values, not the table) and its indexes made again.
+    "CREATE TABLE hook_runs_v6 (
+        seq               INTEGER PRIMARY KEY,
+        run_id            TEXT    NOT NULL UNIQUE,
+        kind              TEXT    NOT NULL CHECK (kind IN ('run', 'dropped', 'suppressed', 'guard')),
+        session_id        TEXT    NOT NULL,
+        turn_id           TEXT    NOT NULL,
+        dialect           TEXT    NOT NULL,
+        event             TEXT    NOT NULL,
+        canonical         TEXT    NOT NULL,
+        command           TEXT    NOT NULL,
+        source            TEXT    NOT NULL,
+        scope             TEXT    NOT NULL,
+        started_at        INTEGER NOT NULL,
+        duration_ms       INTEGER NOT NULL,
+        exit_code         INTEGER,
+        parse_ok          INTEGER NOT NULL,
+        failure           TEXT,
+        failure_message   TEXT,
+        policy            TEXT,
+        sandbox           TEXT,
+        outcome           TEXT    NOT NULL,
+        decision          TEXT,
+        agent_message     TEXT,
+        user_message      TEXT,
+        halt_reason       TEXT,
+        inject_context    TEXT,
+        updated_input     TEXT,
+        queued_message    TEXT,
+        session_env       INTEGER NOT NULL,
+        outcome_truncated INTEGER NOT NULL,
+        stdin             BLOB    NOT NULL,
+        stdin_truncated   INTEGER NOT NULL,
+        stdout            BLOB    NOT NULL,
+        stdout_truncated  INTEGER NOT NULL,
+        stderr            BLOB    NOT NULL,
+        stderr_truncated  INTEGER NOT NULL,
+        warnings          TEXT,
+        redactions        INTEGER NOT NULL DEFAULT 0,
+        leaked            INTEGER NOT NULL DEFAULT 0,
+        prev_hash         BLOB,
+        hash              BLOB
+    );
+    INSERT INTO hook_runs_v6 (seq, run_id, kind, session_id, turn_id, dialect, event,
+        canonical, command, source, scope, started_at, duration_ms, exit_code, parse_ok,
+        failure, failure_message, policy, sandbox, outcome, decision, agent_message,
+        user_message, halt_reason, inject_context, updated_input, queued_message,
+        session_env, outcome_truncated, stdin, stdin_truncated, stdout, stdout_truncated,
+        stderr, stderr_truncated, warnings, redactions, leaked, prev_hash, hash)
+    SELECT seq, run_id, kind, session_id, turn_id, dialect, event, canonical, command,
+        source, scope, started_at, duration_ms, exit_code, parse_ok, failure,
+        failure_message, policy, sandbox, outcome, decision, agent_message, user_message,
+        halt_reason, inject_context, updated_input, queued_message, session_env,
+        outcome_truncated, stdin, stdin_truncated, stdout, stdout_truncated, stderr,
+        stderr_truncated, warnings, redactions, leaked, prev_hash, hash
+    FROM hook_runs;
+    DROP TABLE hook_runs;
+    ALTER TABLE hook_runs_v6 RENAME TO hook_runs;
+    CREATE INDEX hook_runs_started ON hook_runs (started_at);
+    CREATE INDEX hook_runs_session ON hook_runs (session_id);
+    CREATE INDEX hook_runs_failures ON hook_runs (session_id, seq) WHERE failure IS NOT NULL;
+    CREATE INDEX hook_runs_outcome_started ON hook_runs (outcome, started_at);
+    CREATE INDEX hook_runs_dialect_started ON hook_runs (dialect, started_at);
+    CREATE INDEX hook_runs_event_started ON hook_runs (event, started_at);
+    CREATE INDEX hook_runs_canonical_started ON hook_runs (canonical, started_at);
+    CREATE INDEX hook_runs_failure_started ON hook_runs (failure, started_at)
+        WHERE failure IS NOT NULL;
+    CREATE INDEX hook_runs_hook_started ON hook_runs (source, command, started_at);
+    CREATE INDEX hook_runs_session_started ON hook_runs (session_id, started_at);
+    CREATE INDEX hook_runs_kind_started ON hook_runs (kind, started_at) WHERE kind <> 'run';",
 ];
 
 /// The schema version this build writes.
