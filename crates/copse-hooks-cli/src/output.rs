@@ -260,10 +260,5 @@ pub fn guard_line(run: &HookRun, g: &copse_hooks::GuardRun) -> String {
             clean(&g.mode)
         ),
     };
-    format!(
-        "  {} {} {}",
-        decision_padded(run.result.as_str(), 7),
-        text,
-        paint(&format!("[{} µs]", run.duration.as_micros()), DIM, false)
-    )
+    format!("  {} {}", decision_padded(run.result.as_str(), 7), text)
 }

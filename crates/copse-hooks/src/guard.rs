@@ -266,7 +266,7 @@ impl Guard {
                 Some(pins) => {
                     let pinned_ok = match pins {
                         None => Ok(()),
-                        Some(pins) => match (pins.get(&path), crate::settings::pin_of(&path)) {
+                        Some(pins) => match (pins.get(&path), pin_of(&path)) {
                             (Some(want), Ok(have)) if *want == have => Ok(()),
                             (None, _) => Err(format!(
                                 "added since the workspace was trusted; review it and run `copse-hooks trust {}`",
@@ -580,6 +580,20 @@ fn read_policy(path: &Path, origin: Origin) -> Result<Option<(PolicyFile, Vec<Ru
         compiled.push(rule);
     }
     Ok(Some((file, compiled)))
+}
+
+/// The SHA-256 (hex) of a file as trust pins it (`None` when absent), computed here
+/// so the guard does not depend on the settings (which name the guard's mode).
+fn pin_of(path: &Path) -> Result<Option<String>, crate::fsread::ReadError> {
+    use sha2::Digest as _;
+    crate::fsread::read_optional(path, crate::fsread::MAX_CONFIG_BYTES).map(|bytes| {
+        bytes.map(|b| {
+            sha2::Sha256::digest(&b)
+                .iter()
+                .map(|x| format!("{x:02x}"))
+                .collect()
+        })
+    })
 }
 
 fn root_owned(path: &Path) -> bool {

@@ -352,7 +352,9 @@ impl Session {
         let wire_event = verbatim.map_or(event.event().name(), Verbatim::wire_event);
         // Before the hooks: a call the guard refuses runs no hook.
         let first = self.guard_run(call, &call.input, wire_event, event, false);
-        self.record(&first, &identity);
+        if guard_matched(&first) {
+            self.record(&first, &identity);
+        }
         if first.outcome.decision == Some(crate::outcome::Decision::Deny) {
             if self.engine.keeps_runs() {
                 lock(&self.state.runs).push(first.clone());
@@ -486,11 +488,12 @@ impl Session {
                 };
                 let wire_event = verbatim.map_or(event.event().name(), Verbatim::wire_event);
                 let second = self.guard_run(call, &input, wire_event, event, true);
-                self.record(&second, &identity);
-                runs.push(first);
-                runs.push(second);
+                if guard_matched(&second) {
+                    self.record(&second, &identity);
+                }
+                runs.extend([first, second].into_iter().filter(guard_matched));
             } else {
-                runs.push(first);
+                runs.extend(std::iter::once(first).filter(guard_matched));
             }
         }
         if self.engine.keeps_runs() {
@@ -522,7 +525,7 @@ impl Session {
         if self.engine.keeps_runs() {
             lock(&self.state.runs).push(first.clone());
         }
-        let verdict = gate::merge(vec![first]);
+        let verdict = gate::merge(std::iter::once(first).filter(guard_matched).collect());
         self.export(&record::GateExport {
             event,
             started,
@@ -693,6 +696,14 @@ impl Engine {
 }
 
 /// The verdict for a malformed tool input: denied, no hook run.
+/// Whether the guard's run says something (a rule matched, or the policy is refused):
+/// only then is it one of the verdict's runs and a record in the audit store.
+fn guard_matched(run: &HookRun) -> bool {
+    run.guard
+        .as_ref()
+        .is_some_and(|g| g.would.is_some() || g.broken.is_some())
+}
+
 fn malformed_verdict(e: &crate::event::ToolInputError) -> Verdict {
     Verdict {
         decision: Some(crate::outcome::Decision::Deny),

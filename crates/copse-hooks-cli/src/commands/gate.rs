@@ -280,8 +280,13 @@ fn print_human(tool: &str, v: &Verdict) {
         .rev()
         .find_map(|r| r.guard.as_ref().map(|g| (r, g)))
     {
-        Some((r, g)) if r.outcome.decision.is_some() || g.broken.is_some() => {
+        Some((r, g))
+            if r.outcome.decision == Some(copse_hooks::Decision::Deny) || g.broken.is_some() =>
+        {
             format!("{hooks}; refused by the guard")
+        }
+        Some((r, _)) if r.outcome.decision == Some(copse_hooks::Decision::Ask) => {
+            format!("{hooks}; the guard asks")
         }
         _ => hooks,
     };
