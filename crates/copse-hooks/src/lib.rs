@@ -51,8 +51,8 @@
 //! std::fs::write(
 //!     home.path().join(".cursor/hooks.json"),
 //!     r#"{"version": 1, "hooks": {"beforeShellExecution": [
-//!         {"command": "echo '{\"permission\":\"deny\",\"agent_message\":\"no force pushes\"}'",
-//!          "matcher": "push --force"}
+//!         {"command": "echo '{\"permission\":\"deny\",\"agent_message\":\"deploys go through CI\"}'",
+//!          "matcher": "make deploy"}
 //!     ]}}"#,
 //! )?;
 //!
@@ -67,10 +67,10 @@
 //!
 //! let verdict = session.gate_tool(ToolCall::new(
 //!     "run_shell",
-//!     json!({"command": "git push --force origin main"}),
+//!     json!({"command": "make deploy"}),
 //! ));
 //! assert_eq!(verdict.effective_decision(), Decision::Deny);
-//! assert_eq!(verdict.agent_message.as_deref(), Some("no force pushes"));
+//! assert_eq!(verdict.agent_message.as_deref(), Some("deploys go through CI"));
 //!
 //! let verdict = session.gate_tool(ToolCall::new("run_shell", json!({"command": "git status"})));
 //! assert_eq!(verdict.effective_decision(), Decision::Allow);
