@@ -356,20 +356,7 @@ impl Session {
             self.record(&first, &identity);
         }
         if first.outcome.decision == Some(crate::outcome::Decision::Deny) {
-            if self.engine.keeps_runs() {
-                lock(&self.state.runs).push(first.clone());
-            }
-            let verdict = gate::merge(vec![first]);
-            self.export(&record::GateExport {
-                event,
-                started,
-                identity: &identity,
-                verdict: &verdict,
-                selected: &[],
-                trace: self.gate_trace(),
-                vendor_event: verbatim.map(Verbatim::wire_event),
-            });
-            return verdict;
+            return self.guard_only(event, verbatim, first, started);
         }
         self.blocking_hooks(event, verbatim, Some((call, first, started)))
     }
@@ -408,9 +395,7 @@ impl Session {
     ) -> Verdict {
         if !self.engine.hooks_active() {
             return match guard {
-                Some((call, first, started)) => {
-                    self.guard_only(event, verbatim, call, first, started)
-                }
+                Some((_, first, started)) => self.guard_only(event, verbatim, first, started),
                 None => Verdict::default(),
             };
         }
@@ -445,9 +430,7 @@ impl Session {
         }
         if selected.is_empty() {
             return match guard {
-                Some((call, first, started)) => {
-                    self.guard_only(event, verbatim, call, first, started)
-                }
+                Some((_, first, started)) => self.guard_only(event, verbatim, first, started),
                 None => Verdict::default(),
             };
         }
@@ -517,7 +500,6 @@ impl Session {
         &self,
         event: &EventPayload,
         verbatim: Option<&Verbatim>,
-        _call: &crate::event::ToolCall,
         first: HookRun,
         started: SystemTime,
     ) -> Verdict {
