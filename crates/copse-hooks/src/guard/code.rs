@@ -246,10 +246,10 @@ pub(crate) fn scan(lang: Lang, source: &str) -> CodeFacts {
                         }
                     }
                 }
-                if CHMOD_CALLS.contains(&base) {
-                    if let Some(Arg::Value(v)) = args().into_iter().next() {
-                        facts.chmod.push(v);
-                    }
+                if CHMOD_CALLS.contains(&base)
+                    && let Some(Arg::Value(v)) = args().into_iter().next()
+                {
+                    facts.chmod.push(v);
                 }
                 if READ_CALLS.contains(&base)
                     || WRITE_CALLS.contains(&base)
@@ -1123,20 +1123,18 @@ fn value_at(
                     | "String"
                     | "str"
             ) && toks.get(i + 1) == Some(&Tok::Punct('('))
+                && let (Some(v), j) = value_at(lang, toks, i + 2, vars)
+                && toks.get(j) == Some(&Tok::Punct(')'))
             {
-                if let (Some(v), j) = value_at(lang, toks, i + 2, vars)
-                    && toks.get(j) == Some(&Tok::Punct(')'))
+                let mut end = j + 1;
+                // Path("~/x").expanduser()
+                if let Some(Tok::Punct('.')) = toks.get(end)
+                    && let Some(Tok::Name(m)) = toks.get(end + 1)
+                    && m == "expanduser"
                 {
-                    let mut end = j + 1;
-                    // Path("~/x").expanduser()
-                    if let Some(Tok::Punct('.')) = toks.get(end)
-                        && let Some(Tok::Name(m)) = toks.get(end + 1)
-                        && m == "expanduser"
-                    {
-                        end = skip_call(toks, end + 2);
-                    }
-                    return (Some(v), end);
+                    end = skip_call(toks, end + 2);
                 }
+                return (Some(v), end);
             }
             if matches!(bare, "chr" | "String.fromCharCode" | "fromCharCode")
                 && toks.get(i + 1) == Some(&Tok::Punct('('))
@@ -1313,7 +1311,7 @@ pub(crate) fn decode_b64(s: &str) -> Option<String> {
 
 fn decode_hex(s: &str) -> Option<String> {
     let clean: Vec<u8> = s.bytes().filter(|b| b.is_ascii_hexdigit()).collect();
-    if clean.len() % 2 != 0 || clean.is_empty() {
+    if !clean.len().is_multiple_of(2) || clean.is_empty() {
         return None;
     }
     let bytes: Option<Vec<u8>> = clean

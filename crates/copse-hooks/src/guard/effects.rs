@@ -513,10 +513,10 @@ impl Flow<'_> {
                     if env_dumper(&program, &words) {
                         carried.insert("env");
                     }
-                    if matches!(program.as_str(), "curl" | "wget") {
-                        if let Some(h) = words.iter().find_map(|w| url_host(w)) {
-                            self.downloaded.insert(p.clone(), h);
-                        }
+                    if matches!(program.as_str(), "curl" | "wget")
+                        && let Some(h) = words.iter().find_map(|w| url_host(w))
+                    {
+                        self.downloaded.insert(p.clone(), h);
                     }
                     self.tainted.entry(p).or_default().extend(carried);
                 }
@@ -717,25 +717,21 @@ impl Flow<'_> {
             "history" | "fc" => {
                 produced.insert("history");
             }
-            "crontab" => {
-                if !words.iter().any(|w| w == "-l") {
-                    out.push(Kind::Schedule, line);
-                }
+            "crontab" if !words.iter().any(|w| w == "-l") => {
+                out.push(Kind::Schedule, line);
             }
-            "at" | "batch" => {
-                if !words.iter().any(|w| w == "-l" || w == "-r" || w == "-d") {
-                    out.push(Kind::Schedule, line);
-                }
+            "at" | "batch" if !words.iter().any(|w| w == "-l" || w == "-r" || w == "-d") => {
+                out.push(Kind::Schedule, line);
             }
-            "launchctl" => {
+            "launchctl"
                 if operands.first().is_some_and(|s| {
                     matches!(
                         s.as_str(),
                         "load" | "bootstrap" | "submit" | "enable" | "kickstart"
                     )
-                }) {
-                    out.push(Kind::Schedule, line);
-                }
+                }) =>
+            {
+                out.push(Kind::Schedule, line);
             }
             "systemctl" => {
                 if operands.first().is_some_and(|s| {
@@ -754,13 +750,12 @@ impl Flow<'_> {
                     out.push(Kind::CopseOff, line);
                 }
             }
-            "schtasks" | "loginctl" => {
+            "schtasks" | "loginctl"
                 if words
                     .iter()
-                    .any(|w| w.eq_ignore_ascii_case("/create") || w == "enable-linger")
-                {
-                    out.push(Kind::Schedule, line);
-                }
+                    .any(|w| w.eq_ignore_ascii_case("/create") || w == "enable-linger") =>
+            {
+                out.push(Kind::Schedule, line);
             }
             "git" => self.git(cmd, &words, line, out),
             "copse-hooks" | "copse" => {
@@ -776,13 +771,13 @@ impl Flow<'_> {
                     out.push(Kind::CopseOff, line);
                 }
             }
-            "security" => {
+            "security"
                 if operands.first().is_some_and(|s| {
                     s.starts_with("find-") || s.starts_with("dump-keychain") || *s == "export"
-                }) {
-                    out.push(Kind::Credential, line);
-                    produced.insert("secret");
-                }
+                }) =>
+            {
+                out.push(Kind::Credential, line);
+                produced.insert("secret");
             }
             "secret-tool"
             | "keyring"
@@ -920,12 +915,12 @@ impl Flow<'_> {
                     out.push(Kind::SqlDrop, line);
                 }
             }
-            "redis-cli" => {
+            "redis-cli"
                 if words.iter().any(|w| {
                     w.eq_ignore_ascii_case("flushall") || w.eq_ignore_ascii_case("flushdb")
-                }) {
-                    out.push(Kind::SqlDrop, line);
-                }
+                }) =>
+            {
+                out.push(Kind::SqlDrop, line);
             }
             "docker" | "podman" | "nerdctl" => self.container(&words, line, out, depth),
             "npm" | "pnpm" | "yarn" | "bun" | "cargo" | "pip" | "pip3" | "uv" | "poetry"
@@ -1281,10 +1276,10 @@ impl Flow<'_> {
                 || w == "--work-tree"
                 || w == "--namespace"
             {
-                if w == "-c" {
-                    if let Some(v) = words.get(i + 1) {
-                        config_overrides.push(v.clone());
-                    }
+                if w == "-c"
+                    && let Some(v) = words.get(i + 1)
+                {
+                    config_overrides.push(v.clone());
                 }
                 i += 2;
             } else if w.starts_with('-') {
@@ -1369,15 +1364,14 @@ impl Flow<'_> {
                 out.push(Kind::HardReset, line).detail = "reset --hard".into();
             }
             "checkout" | "restore"
-                if args.iter().any(|a| *a == ".")
-                    && (rest.iter().any(|w| *w == "--") || sub == "restore") =>
+                if args.contains(&".") && (rest.iter().any(|w| *w == "--") || sub == "restore") =>
             {
                 out.push(Kind::HardReset, line).detail = format!("{sub} .");
             }
             "stash" if matches!(args.first(), Some(&"clear") | Some(&"drop")) => {
                 out.push(Kind::HardReset, line).detail = "stash".into();
             }
-            "branch" if opts.iter().any(|o| *o == "-D") => {
+            "branch" if opts.contains(&"-D") => {
                 let e = out.push(Kind::HardReset, line);
                 e.detail = format!("branch -D {}", args.join(" "));
             }
@@ -1472,13 +1466,12 @@ impl Flow<'_> {
             | ["sts", "get-session-token", ..]
             | ["ecr", "get-login-password", ..]
             | ["secretsmanager", "get-secret-value", ..]
-            | ["ssm", "get-parameter" | "get-parameters", ..] => {
+            | ["ssm", "get-parameter" | "get-parameters", ..]
                 if !(ops.get(1) == Some(&"get-parameter")
-                    && !words.iter().any(|w| w == "--with-decryption"))
-                {
-                    out.push(Kind::Credential, line);
-                    produced.insert("secret");
-                }
+                    && !words.iter().any(|w| w == "--with-decryption")) =>
+            {
+                out.push(Kind::Credential, line);
+                produced.insert("secret");
             }
             [_, op, ..]
                 if op.starts_with("delete-")
@@ -1747,8 +1740,7 @@ impl Flow<'_> {
                 e.host = Some(host);
             }
         }
-        if matches!(program, "apt-key" | "add-apt-repository") && !ops.iter().any(|o| *o == "list")
-        {
+        if matches!(program, "apt-key" | "add-apt-repository") && !ops.contains(&"list") {
             out.push(Kind::PackageSource, line);
         }
         // Installs from outside a registry, and names one edit away from a popular one.
@@ -2086,7 +2078,7 @@ fn archive_target(program: &str, words: &[String]) -> Option<String> {
         "zip" | "7z" => words
             .iter()
             .filter(|w| !w.starts_with('-') && *w != "a")
-            .nth(0)
+            .next()
             .cloned(),
         "git" => {
             let p = words.iter().position(|w| w == "bundle")?;
@@ -2243,7 +2235,7 @@ fn is_decoder(c: &Cmd) -> bool {
             .iter()
             .any(|w| w.contains("N-ZA-M") || w.contains("n-za-m")),
         "printf" => words.iter().any(|w| w.contains("\\x") || w.contains("\\0")),
-        "echo" => words.iter().any(|w| *w == "-e") && words.iter().any(|w| w.contains("\\x")),
+        "echo" => words.contains(&"-e") && words.iter().any(|w| w.contains("\\x")),
         "perl" | "python" | "python3" => c.code.as_ref().is_some_and(|f| {
             f.decode_exec
                 || f.shell.is_empty()

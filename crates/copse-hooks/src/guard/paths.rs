@@ -125,7 +125,7 @@ impl Paths {
         c.system = SYSTEM_DIRS.contains(&path)
             || path.starts_with("/home/") && !path[6..].contains('/')
             || path.starts_with("/Users/") && !path[7..].contains('/')
-            || SYSTEM_FILES.iter().any(|f| path == *f);
+            || SYSTEM_FILES.contains(&path);
         c.workspace = self
             .roots
             .iter()
@@ -158,7 +158,7 @@ impl Paths {
                     || path.contains("$(")
                     || path.contains("dist-packages"));
         c.startup = python_startup
-            || STARTUP.iter().any(|s| path == *s)
+            || STARTUP.contains(&path)
             || path.starts_with("/etc/profile.d/")
             || path == "/etc/ld.so.preload";
         c.autostart = AUTOSTART
