@@ -149,12 +149,13 @@ pub(crate) struct GuardSources {
     pub managed_checked: bool,
     /// Workspace roots with their trust: `None` untrusted, `Some(None)` trusted
     /// unpinned, `Some(Some(pins))` pinned.
-    pub roots: Vec<(
-        PathBuf,
-        Option<Option<std::collections::BTreeMap<PathBuf, Option<String>>>>,
-    )>,
+    pub roots: Vec<(PathBuf, RootTrust)>,
     pub home: PathBuf,
 }
+
+/// A workspace root's trust as the guard sees it: `None` untrusted, `Some(None)`
+/// trusted unpinned, `Some(Some(pins))` pinned (file → hash, `None` absent).
+pub(crate) type RootTrust = Option<Option<std::collections::BTreeMap<PathBuf, Option<String>>>>;
 
 /// The loaded guard.
 #[derive(Debug)]

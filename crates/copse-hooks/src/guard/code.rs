@@ -938,12 +938,12 @@ fn fold(lang: Lang, toks: Vec<Tok>) -> Vec<Tok> {
             (t, toks.get(i + 1), toks.get(i + 2))
             && next != &Tok::Punct('=')
         {
-            let (value, _) = value_at(lang, &toks, i + 2, &vars);
+            let (value, _) = value_at(&toks, i + 2, &vars);
             if let Some(v) = value {
                 vars.insert(n.trim_start_matches(['$', '@', '%']).to_string(), v);
             }
         }
-        let (value, next) = value_at(lang, &toks, i, &vars);
+        let (value, next) = value_at(&toks, i, &vars);
         match value {
             Some(v) if next > i + 1 || !matches!(t, Tok::Str(_)) => {
                 // Concatenation: value (+|.|,|/) value …
@@ -960,7 +960,7 @@ fn fold(lang: Lang, toks: Vec<Tok>) -> Vec<Tok> {
                         Some(Tok::Punct('/')) if lang == Lang::Python => "/",
                         _ => break,
                     };
-                    match value_at(lang, &toks, j + 1, &vars) {
+                    match value_at(&toks, j + 1, &vars) {
                         (Some(w), n) => {
                             v = join(&v, joiner, &w);
                             j = n;
@@ -984,7 +984,7 @@ fn fold(lang: Lang, toks: Vec<Tok>) -> Vec<Tok> {
                         }
                         _ => break,
                     };
-                    match value_at(lang, &toks, j + 1, &vars) {
+                    match value_at(&toks, j + 1, &vars) {
                         (Some(w), n) => {
                             v = join(&v, joiner, &w);
                             j = n;
@@ -1050,12 +1050,7 @@ fn join(a: &str, joiner: &str, b: &str) -> String {
 }
 
 /// The folded value starting at `toks[i]`, if it is one, and the index after it.
-fn value_at(
-    lang: Lang,
-    toks: &[Tok],
-    i: usize,
-    vars: &HashMap<String, String>,
-) -> (Option<String>, usize) {
+fn value_at(toks: &[Tok], i: usize, vars: &HashMap<String, String>) -> (Option<String>, usize) {
     let Some(t) = toks.get(i) else {
         return (None, i);
     };
@@ -1123,7 +1118,7 @@ fn value_at(
                     | "String"
                     | "str"
             ) && toks.get(i + 1) == Some(&Tok::Punct('('))
-                && let (Some(v), j) = value_at(lang, toks, i + 2, vars)
+                && let (Some(v), j) = value_at(toks, i + 2, vars)
                 && toks.get(j) == Some(&Tok::Punct(')'))
             {
                 let mut end = j + 1;

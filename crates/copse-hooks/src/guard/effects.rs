@@ -1467,8 +1467,8 @@ impl Flow<'_> {
             | ["ecr", "get-login-password", ..]
             | ["secretsmanager", "get-secret-value", ..]
             | ["ssm", "get-parameter" | "get-parameters", ..]
-                if !(ops.get(1) == Some(&"get-parameter")
-                    && !words.iter().any(|w| w == "--with-decryption")) =>
+                if ops.get(1) != Some(&"get-parameter")
+                    || words.iter().any(|w| w == "--with-decryption") =>
             {
                 out.push(Kind::Credential, line);
                 produced.insert("secret");
@@ -2077,8 +2077,7 @@ fn archive_target(program: &str, words: &[String]) -> Option<String> {
         }
         "zip" | "7z" => words
             .iter()
-            .filter(|w| !w.starts_with('-') && *w != "a")
-            .next()
+            .find(|w| !w.starts_with('-') && *w != "a")
             .cloned(),
         "git" => {
             let p = words.iter().position(|w| w == "bundle")?;

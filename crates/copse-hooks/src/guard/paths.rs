@@ -129,7 +129,7 @@ impl Paths {
         c.workspace = self
             .roots
             .iter()
-            .any(|r| r == path || Self::within(r, path) && path != "/" || r == path);
+            .any(|r| r == path || (Self::within(r, path) && path != "/"));
         c.vcs = self.roots.iter().any(|r| {
             let git = format!("{r}/.git");
             path == git
@@ -163,7 +163,7 @@ impl Paths {
             || path == "/etc/ld.so.preload";
         c.autostart = AUTOSTART
             .iter()
-            .any(|d| Self::within(path, d) && path != *d || path == *d)
+            .any(|d| Self::within(path, d) || path == *d)
             || path.starts_with("/var/spool/cron");
         c.git_hooks = path.contains("/.git/hooks/") || path.ends_with("/.git/hooks");
         c.git_config = path.ends_with("/.git/config")
