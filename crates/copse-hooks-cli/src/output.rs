@@ -260,5 +260,10 @@ pub fn guard_line(run: &HookRun, g: &copse_hooks::GuardRun) -> String {
             clean(&g.mode)
         ),
     };
+    let text = if g.subsumed {
+        format!("{text} (a hook had already answered so)")
+    } else {
+        text
+    };
     format!("  {} {}", decision_padded(run.result.as_str(), 7), text)
 }

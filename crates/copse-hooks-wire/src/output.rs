@@ -82,6 +82,9 @@ pub struct GuardRunOutput {
     pub rewritten: bool,
     /// Set when the guard's policy is refused (every call is then denied).
     pub broken: Option<String>,
+    /// Whether the hooks had already answered as strictly (the verdict is theirs).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub subsumed: bool,
 }
 
 impl From<&HookRun> for RunOutput {
@@ -113,6 +116,7 @@ impl From<&HookRun> for RunOutput {
                 matched: g.matched.clone(),
                 rewritten: g.rewritten,
                 broken: g.broken.clone(),
+                subsumed: g.subsumed,
             }),
         }
     }
@@ -155,6 +159,10 @@ pub struct VerdictFields {
     pub halt: Option<HaltOutput>,
     /// Every hook that ran, in configured order.
     pub runs: Vec<RunOutput>,
+    /// The built-in guard's runs that matched (a rule, or a refused policy): on the
+    /// call's input, and again on the input the hooks rewrote. Absent when none did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub guard: Vec<RunOutput>,
 }
 
 impl From<&Verdict> for VerdictFields {
@@ -172,6 +180,7 @@ impl From<&Verdict> for VerdictFields {
                 reason: h.reason.clone(),
             }),
             runs: v.runs.iter().map(RunOutput::from).collect(),
+            guard: v.guard.iter().map(RunOutput::from).collect(),
         }
     }
 }
@@ -1759,7 +1768,7 @@ pub struct ExplainOutput {
     #[serde(default)]
     pub warnings: Vec<String>,
     /// `gate --explain`: the guard's lines, as the human form prints them (the JSON
-    /// form carries the guard's run in `runs`).
+    /// form carries the guard's runs in the verdict's `guard`).
     #[serde(skip)]
     #[schemars(skip)]
     pub guard: Vec<String>,

@@ -59,6 +59,35 @@ pub fn merge(runs: Vec<HookRun>) -> Verdict {
     verdict
 }
 
+/// Applies the built-in guard's runs to a merged verdict. The guard only tightens: a
+/// run whose decision is stricter than the verdict's becomes the decision, with its
+/// messages (the reason for the stricter answer); one that is not stricter leaves the
+/// hooks' answer and messages as they are. Every run is kept in `verdict.guard`.
+pub(crate) fn apply_guard(verdict: &mut Verdict, guard: Vec<HookRun>) {
+    use crate::outcome::Decision;
+    for run in &guard {
+        let Some(d) = run.outcome.decision else {
+            continue;
+        };
+        if d > verdict.effective_decision() {
+            verdict.decision = Some(d);
+            verdict.agent_message.clone_from(&run.outcome.agent_message);
+            verdict.user_message.clone_from(&run.outcome.user_message);
+            if d == Decision::Deny {
+                verdict.updated_permissions = None;
+            }
+        } else if verdict.decision.is_none() {
+            verdict.decision = Some(d);
+        }
+    }
+    verdict.guard = guard;
+}
+
+/// Whether a guard run only repeats what the hooks had already answered.
+pub(crate) fn subsumed(run: &HookRun) -> bool {
+    run.guard.as_ref().is_some_and(|g| g.subsumed)
+}
+
 fn join(acc: &mut Option<String>, next: Option<&str>) {
     let Some(next) = next.filter(|s| !s.trim().is_empty()) else {
         return;

@@ -531,6 +531,7 @@ pub(crate) fn run_of(
         matched: v.hit.as_ref().map(|h| h.matched.clone()),
         rewritten,
         broken: v.broken.clone(),
+        subsumed: false,
     });
     run
 }

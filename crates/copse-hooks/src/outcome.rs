@@ -268,6 +268,10 @@ pub struct GuardRun {
     pub rewritten: bool,
     /// Set when the guard's policy is refused (every call is then denied).
     pub broken: Option<String>,
+    /// Whether the hooks had already answered as strictly (a hook refused what the
+    /// guard refuses): the verdict and its messages are theirs, and this run is shown
+    /// by `gate --explain` but not recorded or exported apart from them.
+    pub subsumed: bool,
 }
 
 impl HookRun {
@@ -365,6 +369,10 @@ pub struct Verdict {
     pub updated_permissions: Option<Vec<Value>>,
     /// One record per hook run, in configured order.
     pub runs: Vec<HookRun>,
+    /// The built-in guard's runs that matched (a rule, or a refused policy): on the
+    /// call's input, then on the input the hooks rewrote. Kept apart from `runs`; a
+    /// guard run tightens the decision and, when it does, its message is the verdict's.
+    pub guard: Vec<HookRun>,
 }
 
 impl Verdict {

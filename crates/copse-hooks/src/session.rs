@@ -347,18 +347,7 @@ impl Session {
         let Some(call) = call else {
             return self.blocking_hooks(event, verbatim, None);
         };
-        let started = SystemTime::now();
-        let identity = self.identity();
-        let wire_event = verbatim.map_or(event.event().name(), Verbatim::wire_event);
-        // Before the hooks: a call the guard refuses runs no hook.
-        let first = self.guard_run(call, &call.input, wire_event, event, false);
-        if guard_matched(&first) {
-            self.record(&first, &identity);
-        }
-        if first.outcome.decision == Some(crate::outcome::Decision::Deny) {
-            return self.guard_only(event, verbatim, first, started);
-        }
-        self.blocking_hooks(event, verbatim, Some((call, first, started)))
+        self.blocking_hooks(event, verbatim, Some(call))
     }
 
     /// The guard's run for a call's input (`rewritten`: the input after the hooks'
@@ -391,15 +380,15 @@ impl Session {
         &self,
         event: &EventPayload,
         verbatim: Option<&Verbatim>,
-        guard: Option<(&crate::event::ToolCall, HookRun, SystemTime)>,
+        guard: Option<&crate::event::ToolCall>,
     ) -> Verdict {
+        let started = SystemTime::now();
         if !self.engine.hooks_active() {
             return match guard {
-                Some((_, first, started)) => self.guard_only(event, verbatim, first, started),
+                Some(call) => self.guard_only(event, verbatim, call, started),
                 None => Verdict::default(),
             };
         }
-        let started = guard.as_ref().map_or_else(SystemTime::now, |g| g.2);
         let identity = self.identity();
         let ctx = Context {
             session: &identity,
@@ -430,7 +419,7 @@ impl Session {
         }
         if selected.is_empty() {
             return match guard {
-                Some((_, first, started)) => self.guard_only(event, verbatim, first, started),
+                Some(call) => self.guard_only(event, verbatim, call, started),
                 None => Verdict::default(),
             };
         }
@@ -455,34 +444,30 @@ impl Session {
         for run in &runs {
             self.record(run, &identity);
         }
-        if let Some((call, first, _)) = guard {
-            // After the hooks: the final input (every rewrite applied) is judged
-            // again, so no rewrite launders a call past the guard.
-            let merged = gate::merge(runs.clone());
-            if let Some(update) = &merged.updated_input {
-                let input = if merged.input_replaced {
-                    update.clone()
-                } else {
+        if self.engine.keeps_runs() {
+            lock(&self.state.runs).extend(runs.iter().cloned());
+        }
+        let mut verdict = gate::merge(runs);
+        if let Some(call) = guard {
+            // After the hooks: the guard judges the input that will run, every
+            // rewrite applied, so no rewrite launders a call past it.
+            let input = match &verdict.updated_input {
+                Some(update) if verdict.input_replaced => Some(update.clone()),
+                Some(update) => {
                     let mut input = call.input.clone();
                     for (k, v) in update {
                         input.insert(k.clone(), v.clone());
                     }
-                    input
-                };
-                let wire_event = verbatim.map_or(event.event().name(), Verbatim::wire_event);
-                let second = self.guard_run(call, &input, wire_event, event, true);
-                if guard_matched(&second) {
-                    self.record(&second, &identity);
+                    Some(input)
                 }
-                runs.extend([first, second].into_iter().filter(guard_matched));
-            } else {
-                runs.extend(std::iter::once(first).filter(guard_matched));
-            }
+                None => None,
+            };
+            let run = match &input {
+                Some(input) => self.guard_judges(call, input, verbatim, event, true),
+                None => self.guard_judges(call, &call.input, verbatim, event, false),
+            };
+            self.apply_guard(&mut verdict, run, &identity);
         }
-        if self.engine.keeps_runs() {
-            lock(&self.state.runs).extend(runs.iter().cloned());
-        }
-        let verdict = gate::merge(runs);
         self.export(&record::GateExport {
             event,
             started,
@@ -500,14 +485,13 @@ impl Session {
         &self,
         event: &EventPayload,
         verbatim: Option<&Verbatim>,
-        first: HookRun,
+        call: &crate::event::ToolCall,
         started: SystemTime,
     ) -> Verdict {
         let identity = self.identity();
-        if self.engine.keeps_runs() {
-            lock(&self.state.runs).push(first.clone());
-        }
-        let verdict = gate::merge(std::iter::once(first).filter(guard_matched).collect());
+        let mut verdict = Verdict::default();
+        let run = self.guard_judges(call, &call.input, verbatim, event, false);
+        self.apply_guard(&mut verdict, run, &identity);
         self.export(&record::GateExport {
             event,
             started,
@@ -518,6 +502,38 @@ impl Session {
             vendor_event: verbatim.map(Verbatim::wire_event),
         });
         verdict
+    }
+
+    /// The guard's run for the input that will run (`rewritten`: the hooks changed it).
+    fn guard_judges(
+        &self,
+        call: &crate::event::ToolCall,
+        input: &serde_json::Map<String, serde_json::Value>,
+        verbatim: Option<&Verbatim>,
+        event: &EventPayload,
+        rewritten: bool,
+    ) -> HookRun {
+        let wire_event = verbatim.map_or(event.event().name(), Verbatim::wire_event);
+        self.guard_run(call, input, wire_event, event, rewritten)
+    }
+
+    /// Applies the guard's run to the hooks' verdict. A run that matched tightens the
+    /// verdict; one the hooks already answered as strictly is marked subsumed (shown by
+    /// `gate --explain`, not recorded or exported apart from the hooks' runs). Every
+    /// other matched run, and every refused policy, is recorded.
+    fn apply_guard(&self, verdict: &mut Verdict, mut run: HookRun, identity: &SessionIdentity) {
+        if !guard_matched(&run) {
+            return;
+        }
+        let hooks = verdict.effective_decision();
+        if let Some(g) = run.guard.as_mut() {
+            let said = run.outcome.decision.or(g.would);
+            g.subsumed = g.broken.is_none() && !verdict.runs.is_empty() && said <= Some(hooks);
+        }
+        if run.guard.as_ref().is_some_and(|g| !g.subsumed) {
+            self.record(&run, identity);
+        }
+        gate::apply_guard(verdict, vec![run]);
     }
 
     /// Takes what the blocking sessionStart hooks set: the `$CLAUDE_ENV_FILE` lines

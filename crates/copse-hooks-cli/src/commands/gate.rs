@@ -202,13 +202,20 @@ pub fn run(global: &Global, args: &GateArgs<'_>) -> Result<ExitCode> {
         out.notices = notes.clone();
         out.warnings = workspace::config_problems(&session);
         out.guard = verdict
-            .runs
+            .guard
             .iter()
             .filter_map(|r| r.guard.as_ref().map(|g| crate::output::guard_line(r, g)))
             .collect();
         if out.guard.is_empty() {
-            out.guard
-                .push("  guard   not active (hooks are off)".to_string());
+            out.guard.push(if inv.engine.guard_active() {
+                format!(
+                    "  {} guard allowed ({} mode, no rule matched)",
+                    crate::output::decision_padded("allow", 7),
+                    inv.engine.guard().mode().as_str()
+                )
+            } else {
+                "  guard   not active (hooks are off)".to_string()
+            });
         }
         out
     });
@@ -269,17 +276,18 @@ fn print_human(tool: &str, v: &Verdict) {
         .map(|r| output::millis(r.duration))
         .max()
         .unwrap_or(0);
-    let hooks = match v.runs.iter().filter(|r| r.guard.is_none()).count() {
+    let hooks = match v.runs.len() {
         0 => "no hook ran".to_string(),
         1 => format!("1 hook, {total} ms"),
         n => format!("{n} hooks, {total} ms"),
     };
     let hooks = match v
-        .runs
+        .guard
         .iter()
         .rev()
         .find_map(|r| r.guard.as_ref().map(|g| (r, g)))
     {
+        Some((_, g)) if g.subsumed => hooks,
         Some((r, g))
             if r.outcome.decision == Some(copse_hooks::Decision::Deny) || g.broken.is_some() =>
         {
@@ -311,7 +319,7 @@ fn print_human(tool: &str, v: &Verdict) {
     if let Some(h) = &v.halt {
         outln!("  halted: {}", clean(&h.reason));
     }
-    for run in &v.runs {
+    for run in v.runs.iter().chain(&v.guard) {
         for line in output::run_lines(run) {
             outln!("{line}");
         }

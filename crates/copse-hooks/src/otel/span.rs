@@ -166,9 +166,16 @@ impl GateSpan {
     /// its message, and one [`RunSpan`] per run.
     pub fn record_verdict(&mut self, verdict: &Verdict) {
         self.decision = verdict.effective_decision();
-        let decider = verdict
-            .decision
-            .and_then(|d| verdict.runs.iter().find(|r| r.outcome.decision == Some(d)));
+        // The guard decides only when it tightened the hooks' answer: then its run is
+        // the one whose decision (and message) the verdict carries.
+        let decider = verdict.decision.and_then(|d| {
+            verdict
+                .guard
+                .iter()
+                .filter(|r| !crate::gate::subsumed(r))
+                .find(|r| r.outcome.decision == Some(d))
+                .or_else(|| verdict.runs.iter().find(|r| r.outcome.decision == Some(d)))
+        });
         self.deciding_hook = decider.map(|r| r.command.clone());
         self.deciding_message = decider.and_then(|r| {
             r.outcome
@@ -177,7 +184,12 @@ impl GateSpan {
                 .or_else(|| r.outcome.user_message.clone())
                 .or_else(|| r.failure.as_ref().map(|f| f.message.clone()))
         });
-        self.runs = verdict.runs.iter().map(RunSpan::from_run).collect();
+        self.runs = verdict
+            .runs
+            .iter()
+            .chain(verdict.guard.iter().filter(|r| !crate::gate::subsumed(r)))
+            .map(RunSpan::from_run)
+            .collect();
     }
 }
 

@@ -196,8 +196,14 @@ impl Session {
             otel.include_payloads(),
         );
         span.record_verdict(gate.verdict);
-        for (i, (r, run)) in span.runs.iter_mut().zip(&gate.verdict.runs).enumerate() {
-            // The verdict's runs are the selected hooks', in order.
+        let runs = gate.verdict.runs.iter().chain(
+            gate.verdict
+                .guard
+                .iter()
+                .filter(|r| !crate::gate::subsumed(r)),
+        );
+        for (i, (r, run)) in span.runs.iter_mut().zip(runs).enumerate() {
+            // The verdict's runs are the selected hooks', in order; the guard's follow.
             if let Some(s) = gate
                 .selected
                 .get(i)
