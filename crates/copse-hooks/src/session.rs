@@ -520,9 +520,16 @@ impl Session {
     /// Applies the guard's run to the hooks' verdict. A run that matched tightens the
     /// verdict; one the hooks already answered as strictly is marked subsumed (shown by
     /// `gate --explain`, not recorded or exported apart from the hooks' runs). Every
-    /// other matched run, and every refused policy, is recorded.
+    /// other matched run, every refused policy, and the guard's allow of a call no
+    /// hook ran for, is recorded.
     fn apply_guard(&self, verdict: &mut Verdict, mut run: HookRun, identity: &SessionIdentity) {
         if !guard_matched(&run) {
+            // A call no hook ran for has no other record: the guard's allow is kept
+            // (listings leave such quiet runs out), so `audit replay --guard` can
+            // judge every call the agent made.
+            if verdict.runs.is_empty() {
+                self.record(&run, identity);
+            }
             return;
         }
         let hooks = verdict.effective_decision();

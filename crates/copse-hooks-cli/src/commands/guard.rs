@@ -112,7 +112,10 @@ pub fn show(global: &Global) -> Result<ExitCode> {
         let state = match &s.state {
             PolicyState::Absent => "absent".to_string(),
             PolicyState::Loaded { rules, disabled } if disabled.is_empty() => {
-                format!("loaded: {rules} rules")
+                format!(
+                    "loaded: {rules} {}",
+                    if *rules == 1 { "rule" } else { "rules" }
+                )
             }
             PolicyState::Loaded { rules, disabled } => {
                 format!("loaded: {rules} rules, {} switched off", disabled.len())

@@ -17,6 +17,7 @@ mod doctor;
 mod explain;
 mod fault_injection;
 mod gate;
+mod guard;
 mod hook_pid;
 mod host_kill;
 mod hostile;

@@ -16,6 +16,10 @@ use super::{DEFAULT_LIMIT, SpineError};
 /// The outcome labels a filter may ask for.
 const OUTCOMES: [&str; 5] = ["allow", "ask", "deny", "none", "failed"];
 
+/// Leaves out the guard's quiet runs (it allowed a call no hook ran for, no rule
+/// matched): kept for `audit replay --guard`, listed only when guard runs are asked for.
+const QUIET_GUARD: &str = " AND NOT (kind = 'guard' AND decision IS NULL)";
+
 /// Which runs [`Spine::query`](super::Spine::query) returns. Every set field must
 /// match; the default selects the newest [`DEFAULT_LIMIT`] runs.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -173,6 +177,8 @@ pub(crate) fn query(conn: &Connection, filter: &RunFilter) -> rusqlite::Result<V
     }
     if let Some(kind) = filter.kind {
         arg(&mut sql, " AND kind = ?", Box::new(kind.as_str()));
+    } else {
+        sql.push_str(QUIET_GUARD);
     }
     if filter.failed {
         sql.push_str(" AND failure IS NOT NULL");
@@ -552,6 +558,9 @@ fn page_branch(
     }
     if let Some(command) = &q.command {
         arg(&mut sql, " AND command = ?", Box::new(command.clone()));
+    }
+    if q.kind.is_none() {
+        sql.push_str(QUIET_GUARD);
     }
     if let Some(kind) = q.kind {
         arg(&mut sql, " AND kind = ?", Box::new(kind.as_str()));
