@@ -193,6 +193,7 @@ pub fn run_lines(run: &HookRun) -> Vec<String> {
     }
     let mut lines = Vec::new();
     let status = match (&run.failure, run.exit_code) {
+        _ if run.blocked => "not run: the config cannot run".to_string(),
         (Some(f), _) => format!("{} ({})", f.kind.as_str(), clean(&f.message)),
         (None, Some(code)) => format!("exit {code}"),
         (None, None) => "killed".to_string(),
@@ -261,7 +262,7 @@ pub fn guard_line(run: &HookRun, g: &copse_hooks::GuardRun) -> String {
         ),
     };
     let text = if g.subsumed {
-        format!("{text} (a hook had already answered so)")
+        format!("{text} (the verdict was already this strict)")
     } else {
         text
     };

@@ -44,6 +44,7 @@ pub fn engine_with(global: &Global, adjust: impl FnOnce(&mut EngineConfig)) -> R
     config.hooks_enabled = global.enable || settings.cursor_hooks_enabled;
     config.trusted = settings.trusted_workspaces.clone();
     config.guard = settings.guard.unwrap_or_default();
+    config.refused_configs = settings.refused_configs.unwrap_or_default();
     if global.trust {
         config
             .trusted

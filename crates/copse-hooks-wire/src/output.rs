@@ -62,6 +62,10 @@ pub struct RunOutput {
     /// Set on the built-in guard's run (no process ran): what it decided.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<GuardRunOutput>,
+    /// Set when no process ran because this stands for a hook config that cannot run
+    /// (changed since trusted, refused for its owner or mode): it blocks the gate.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blocked: bool,
 }
 
 /// What the built-in guard decided about one call.
@@ -118,6 +122,7 @@ impl From<&HookRun> for RunOutput {
                 broken: g.broken.clone(),
                 subsumed: g.subsumed,
             }),
+            blocked: run.blocked,
         }
     }
 }

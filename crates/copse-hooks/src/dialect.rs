@@ -353,6 +353,18 @@ pub struct ParsedConfig {
     pub extras: Vec<HookExtra>,
     /// Dialect-wide switches the file sets (Gemini, Codex).
     pub switches: DialectSwitches,
+    /// Set when the file was refused unread (its owner or mode): why, and the command
+    /// that fixes it. A gate its hooks would have judged is then blocked.
+    pub refused: Option<Refusal>,
+}
+
+/// Why a config file was refused unread, and what fixes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal {
+    /// As a predicate of the file ("is writable by group or others (mode 664)").
+    pub reason: String,
+    /// The command that fixes it (`chmod go-w FILE`).
+    pub fix: String,
 }
 
 impl ParsedConfig {

@@ -440,9 +440,15 @@ impl Slot {
                             why.reason, why.fix
                         ),
                     }],
+                    refused: Some(crate::dialect::Refusal {
+                        reason: why.reason.clone(),
+                        fix: why.fix.clone(),
+                    }),
                     ..ParsedConfig::default()
                 }
             }
+            // It exists (it was examined) but cannot be read as a config: refused, so
+            // the gates its hooks would have judged are blocked, never passed.
             Err(e) => ParsedConfig {
                 extras: Vec::new(),
                 switches: Default::default(),
@@ -453,6 +459,13 @@ impl Slot {
                     event: None,
                     message: format!("could not be read: {e} — file ignored"),
                 }],
+                refused: Some(crate::dialect::Refusal {
+                    reason: format!("could not be read ({e})"),
+                    fix: format!(
+                        "make {} a readable regular file, or remove it",
+                        crate::private::shell_quote(&loc.path)
+                    ),
+                }),
                 ..ParsedConfig::default()
             },
         };

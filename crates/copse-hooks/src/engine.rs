@@ -14,7 +14,7 @@ use serde::Serialize;
 
 mod select;
 
-pub(crate) use select::{Plan, Skip};
+pub(crate) use select::{Block, BlockWhy, Plan, Skip};
 
 use crate::dialect::{ConfigWarning, Context, Dialect, HookMatcher, HookSpec, Scope};
 use crate::discovery::{self, ConfigLocation, LoadedConfig, Registry};
@@ -104,6 +104,11 @@ pub struct EngineConfig {
     /// The built-in guard's mode (`enforce` by default). It judges every tool gate
     /// whenever hooks are enabled or a managed layer exists.
     pub guard: crate::guard::GuardMode,
+    /// What a gated event gets when a config whose hooks would have judged it cannot
+    /// run (changed since trusted, a pinned script changed, refused for its owner or
+    /// mode): `Block` (the default) denies it naming the file and the fix; `Skip` runs
+    /// the other hooks as if the file were absent (settings `"refusedConfigs": "skip"`).
+    pub refused_configs: crate::settings::RefusedConfigs,
 }
 
 impl EngineConfig {
@@ -159,6 +164,7 @@ impl EngineConfig {
             managed,
             serving: None,
             guard: crate::guard::GuardMode::Enforce,
+            refused_configs: crate::settings::RefusedConfigs::Block,
         }
     }
 
@@ -348,6 +354,10 @@ struct Inner {
     registry: Registry,
     base_env: Vec<(OsString, OsString)>,
     depth: u32,
+    /// Whether the environment claimed a hook depth without our token (ignored).
+    forged_depth: bool,
+    /// The token the child depth carries (made once, at the first hook spawned).
+    depth_token: std::sync::OnceLock<Option<String>>,
     /// The persistent hooks' processes, shared by every session; stopped on drop.
     persistent: crate::persistent::pool::Pool,
     /// The OTLP exporter, when the `OTEL_*` variables or the settings ask for one;
@@ -446,13 +456,15 @@ impl Engine {
                 },
             })
             .collect();
-        let depth = env::parse_depth(
+        let var = |name: &str| {
             config
                 .environment
                 .iter()
-                .find(|(k, _)| k == DEPTH_VAR)
-                .map(|(_, v)| v.as_os_str()),
-        );
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.as_os_str())
+        };
+        let claimed = env::verified_depth(var(DEPTH_VAR), var(env::TOKEN_VAR), &config.copse_dir);
+        let depth = claimed.depth;
         let locations = with_managed(
             &config.managed,
             match &config.locations {
@@ -528,6 +540,8 @@ impl Engine {
                 registry,
                 base_env,
                 depth,
+                forged_depth: claimed.forged,
+                depth_token: std::sync::OnceLock::new(),
                 persistent: crate::persistent::pool::Pool::new(config_grace),
             }),
         }
@@ -751,8 +765,19 @@ impl Engine {
     /// Whether hooks may run at all (enabled, or managed hooks may exist; and not
     /// inside a hook process).
     pub(crate) fn hooks_active(&self) -> bool {
-        (self.inner.config.hooks_enabled || self.inner.managed_hooks)
-            && !self.recursion_guard_tripped()
+        (self.inner.config.hooks_enabled && !self.recursion_guard_tripped())
+            || self.inner.managed_hooks
+    }
+
+    /// Whether non-managed hooks may run here (on, and not inside one of our hooks).
+    pub(crate) fn own_hooks_run(&self) -> bool {
+        self.inner.config.hooks_enabled && !self.recursion_guard_tripped()
+    }
+
+    /// Whether even managed hooks stop here: a managed hook that starts an agent that
+    /// calls us again is bounded at [`env::MAX_MANAGED_DEPTH`] (its gates denied).
+    pub(crate) fn managed_too_deep(&self) -> bool {
+        self.inner.depth >= env::MAX_MANAGED_DEPTH
     }
 
     /// The machine's managed policy.
@@ -804,6 +829,7 @@ impl Engine {
             base_env: &self.inner.base_env,
             session_env,
             child_depth: self.child_depth(),
+            depth_token: self.depth_token(),
             limits: self.limits(),
             sandbox: self.sandbox_config(),
             failure_policy: &self.inner.run_policy,
@@ -825,6 +851,20 @@ impl Engine {
 
     pub(crate) fn child_depth(&self) -> u32 {
         self.inner.depth + 1
+    }
+
+    /// The token that proves the child depth is ours ([`env::TOKEN_VAR`]).
+    pub(crate) fn depth_token(&self) -> Option<&str> {
+        self.inner
+            .depth_token
+            .get_or_init(|| env::depth_token(&self.inner.config.copse_dir, self.child_depth()))
+            .as_deref()
+    }
+
+    /// Whether this process's environment claimed a hook depth (`COPSE_HOOK_DEPTH`)
+    /// without the token copse-hooks hands its own hooks: the claim was ignored.
+    pub fn forged_hook_depth(&self) -> bool {
+        self.inner.forged_depth
     }
 
     pub(crate) fn keeps_runs(&self) -> bool {

@@ -13,6 +13,112 @@ pub const DEPTH_VAR: &str = "COPSE_HOOK_DEPTH";
 /// The deepest level at which hooks still run (exclusive).
 pub const MAX_HOOK_DEPTH: u32 = 1;
 
+/// The depth at which managed hooks stop running too (a managed hook that starts an
+/// agent that calls us again is bounded here); a gated event there is denied.
+pub const MAX_MANAGED_DEPTH: u32 = 4;
+
+/// The proof that a depth was handed down by copse-hooks itself: a keyed digest of
+/// the depth that only a process which can read `$COPSE_DIR/hook-key` can make. A
+/// `COPSE_HOOK_DEPTH` without it (set in an agent's `env` block, a `.env` file, a
+/// shell profile) is ignored, so nothing in the agent's environment switches hooks
+/// off.
+pub const TOKEN_VAR: &str = "COPSE_HOOK_TOKEN";
+
+/// The key file, in `$COPSE_DIR` (0600, made at the first hook this user runs).
+pub const KEY_FILE: &str = "hook-key";
+
+/// The token for `depth` under this `$COPSE_DIR`'s key, making the key on first use.
+/// `None` when the key can be neither read nor made (the child then carries no token:
+/// an unverifiable depth, which a process that can read the key treats as forged).
+pub fn depth_token(copse_dir: &std::path::Path, depth: u32) -> Option<String> {
+    let path = copse_dir.join(KEY_FILE);
+    let key = match crate::fsread::read_config(&path, 4096) {
+        Ok(key) if key.len() >= 32 => key,
+        Ok(_) => return None,
+        Err(e) if e.is_not_found() => make_key(&path)?,
+        Err(_) => return None,
+    };
+    Some(token_of(&key, depth))
+}
+
+/// Writes a new random key (exclusive create, 0600); on a race the winner's is read.
+fn make_key(path: &std::path::Path) -> Option<Vec<u8>> {
+    use std::io::{Read as _, Write as _};
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut key = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut key))
+        .ok()?;
+    let hex: String = key.iter().map(|b| format!("{b:02x}")).collect();
+    if let Some(dir) = path.parent() {
+        let _ = crate::private::ensure_dir(dir);
+    }
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(mut f) => {
+            f.write_all(hex.as_bytes()).ok()?;
+            Some(hex.into_bytes())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            crate::fsread::read_config(path, 4096).ok()
+        }
+        Err(_) => None,
+    }
+}
+
+fn token_of(key: &[u8], depth: u32) -> String {
+    use sha2::{Digest as _, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"copse-hook-depth\0");
+    h.update(key);
+    h.update(b"\0");
+    h.update(depth.to_string().as_bytes());
+    h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// A depth as this process's environment claims it, checked against the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Depth {
+    /// The depth in force (0 when the claim is not ours).
+    pub depth: u32,
+    /// Whether a depth was claimed without our token (and so ignored).
+    pub forged: bool,
+}
+
+/// Checks a claimed `COPSE_HOOK_DEPTH` against its `COPSE_HOOK_TOKEN`: a claim with
+/// the token our key makes stands; one without it is ignored (`forged`) where the key
+/// can be read, and where no key exists (no hook of ours ever ran). Where the key
+/// exists but cannot be read (a sandbox that hides it) the claim stands: only our
+/// own hooks run there.
+pub fn verified_depth(
+    raw: Option<&OsStr>,
+    token: Option<&OsStr>,
+    copse_dir: &std::path::Path,
+) -> Depth {
+    let depth = parse_depth(raw);
+    if depth == 0 {
+        return Depth {
+            depth: 0,
+            forged: false,
+        };
+    }
+    let path = copse_dir.join(KEY_FILE);
+    let ok = match crate::fsread::read_config(&path, 4096) {
+        Ok(key) => token.and_then(OsStr::to_str) == Some(token_of(&key, depth).as_str()),
+        Err(e) if e.is_not_found() => false,
+        Err(crate::fsread::ReadError::Insecure(_)) => false,
+        Err(_) => true,
+    };
+    Depth {
+        depth: if ok { depth } else { 0 },
+        forged: !ok,
+    }
+}
+
 const EXPLICIT: &[&str] = &[
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_ADMIN_KEY",
@@ -303,7 +409,7 @@ pub fn overlay_refusal(name: &str) -> Option<&'static str> {
     if is_llm_secret(name) {
         return Some("an LLM provider credential");
     }
-    if upper == DEPTH_VAR {
+    if upper == DEPTH_VAR || upper == TOKEN_VAR {
         return Some("the recursion guard");
     }
     if OVERLAY_DENIED.contains(&upper.as_str())
@@ -330,7 +436,7 @@ where
 {
     vars.into_iter()
         .filter(|(k, _)| match k.to_str() {
-            Some(name) => !is_llm_secret(name) && name != DEPTH_VAR,
+            Some(name) => !is_llm_secret(name) && name != DEPTH_VAR && name != TOKEN_VAR,
             // A non-UTF-8 name cannot be a provider key we know; keep it.
             None => true,
         })

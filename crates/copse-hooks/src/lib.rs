@@ -147,7 +147,7 @@ pub use dryrun::{DryRun, DryRunError, DryRunOptions};
 pub use engine::{
     Engine, EngineConfig, HookSummary, Listing, ScriptPin, ScriptState, TrustSnapshot, TrustState,
 };
-pub use env::{is_llm_secret, overlay_allowed};
+pub use env::{DEPTH_VAR, TOKEN_VAR, depth_token, is_llm_secret, overlay_allowed};
 pub use event::{
     CanonicalEvent, Compaction, EventPayload, FileEdit, HostIdentity, McpServer, ModelIdentity,
     ModelParam, SessionIdentity, TOOL_OUTPUT_CAP, ToolCall, ToolInput, ToolInputError, ToolResult,
@@ -178,7 +178,7 @@ pub use queue::{DEFAULT_CONTINUATION_BUDGET, MessageOrigin, QueuedMessage};
 pub use scope::{Dialect, Scope};
 pub use session::{Fired, QueueListener, Session};
 pub use settings::{
-    RetentionSettings, Settings, SettingsError, TrustedWorkspace, pin_of,
+    RefusedConfigs, RetentionSettings, Settings, SettingsError, TrustedWorkspace, pin_of,
     project_config_candidates, settings_schema, settings_schema_text, sha256_hex,
 };
 

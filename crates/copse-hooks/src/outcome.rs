@@ -248,6 +248,9 @@ pub struct HookRun {
     pub warnings: Vec<String>,
     /// Set on the built-in guard's run (no process ran): what it decided.
     pub guard: Option<GuardRun>,
+    /// Set when no process ran because this stands for a config that could not run
+    /// (changed since trusted, or refused for its owner or mode): it blocks the gate.
+    pub blocked: bool,
 }
 
 /// What the built-in guard decided about one call (a run of kind `guard`).
@@ -309,6 +312,7 @@ impl HookRun {
             leaked: false,
             warnings: Vec::new(),
             guard: None,
+            blocked: false,
         }
     }
 }

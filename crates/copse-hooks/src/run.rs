@@ -45,6 +45,8 @@ pub(crate) struct RunInput<'a> {
     pub session_env: Option<&'a crate::overlay::Overlays>,
     /// The depth the child gets.
     pub child_depth: u32,
+    /// The token proving that depth is ours (`COPSE_HOOK_TOKEN`), when one was made.
+    pub depth_token: Option<&'a str>,
     /// Output caps and grace periods.
     pub limits: Limits,
     /// The sandbox hooks run in, when the host sandboxes them.
@@ -70,6 +72,7 @@ impl<'a> RunInput<'a> {
             base_env: self.base_env,
             session_env: self.session_env,
             child_depth: self.child_depth,
+            depth_token: self.depth_token,
             limits: self.limits,
             sandbox: self.sandbox,
             failure_policy: self.failure_policy,

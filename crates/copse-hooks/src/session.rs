@@ -417,7 +417,20 @@ impl Session {
                 trace,
             );
         }
-        if selected.is_empty() {
+        let blocks: Vec<HookRun> = if self.engine.config().refused_configs
+            == crate::settings::RefusedConfigs::Block
+        {
+            let wire_event = verbatim.map_or(event.event().name(), Verbatim::wire_event);
+            plan.blocks
+                .iter()
+                .map(|b| {
+                    record::block_run(b, wire_event, event.event(), self.engine.workspace_roots())
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if selected.is_empty() && blocks.is_empty() {
             return match guard {
                 Some(call) => self.guard_only(event, verbatim, call, started),
                 None => Verdict::default(),
@@ -441,6 +454,9 @@ impl Session {
         if starting {
             self.session_started(&mut runs, &selected);
         }
+        // After the hooks that ran: each config that would have judged this gate but
+        // cannot run blocks it (never a pass for a guard that vanished).
+        runs.extend(blocks);
         for run in &runs {
             self.record(run, &identity);
         }

@@ -89,6 +89,17 @@ pub struct RetentionSettings {
     pub max_bytes: Option<u64>,
 }
 
+/// What a gated event gets when a config that would have judged it cannot run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RefusedConfigs {
+    /// Deny it, naming the file and the command that fixes it.
+    #[default]
+    Block,
+    /// Run the other hooks as if the file were absent (a notice still says why).
+    Skip,
+}
+
 /// The settings file's contents. Unknown keys are kept on rewrite.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -104,6 +115,11 @@ pub struct Settings {
     /// The built-in guard's mode (`enforce`, `observe`, `off`); absent: `enforce`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<crate::guard::GuardMode>,
+    /// What a gated event gets when a config whose hooks would have judged it cannot
+    /// run (changed since trusted, refused for owner or mode): `block` (absent: the
+    /// default) or `skip` (the other hooks run as if the file were absent).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refused_configs: Option<RefusedConfigs>,
     /// Workspace roots whose project hooks may run.
     #[serde(default)]
     pub trusted_workspaces: Vec<TrustedWorkspace>,

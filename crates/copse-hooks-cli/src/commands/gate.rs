@@ -276,10 +276,15 @@ fn print_human(tool: &str, v: &Verdict) {
         .map(|r| output::millis(r.duration))
         .max()
         .unwrap_or(0);
-    let hooks = match v.runs.len() {
+    let hooks = match v.runs.iter().filter(|r| !r.blocked).count() {
         0 => "no hook ran".to_string(),
         1 => format!("1 hook, {total} ms"),
         n => format!("{n} hooks, {total} ms"),
+    };
+    let hooks = if v.runs.iter().any(|r| r.blocked) {
+        format!("{hooks}; blocked: a hook config cannot run")
+    } else {
+        hooks
     };
     let hooks = match v
         .guard

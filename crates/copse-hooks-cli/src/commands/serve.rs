@@ -17,10 +17,11 @@ use crate::host::{self, Origin};
 /// their locale. A socket server (the daemon) was started by whichever agent or shell
 /// came first; what else was in that environment (tokens, one agent's variables) is
 /// not for the hooks of every later client. `shim/handle` calls bring their own.
-/// `COPSE_HOOK_DEPTH` is kept for the recursion guard (a server started inside a hook
+/// `COPSE_HOOK_DEPTH` and its `COPSE_HOOK_TOKEN` are kept for the recursion guard (a server started inside a hook
 /// runs none); the engine never passes it on as it is.
-const MINIMAL_ENV: [&str; 11] = [
+const MINIMAL_ENV: [&str; 12] = [
     "COPSE_HOOK_DEPTH",
+    "COPSE_HOOK_TOKEN",
     "PATH",
     "HOME",
     "USER",

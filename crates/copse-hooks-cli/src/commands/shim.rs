@@ -258,7 +258,21 @@ impl Backend {
         // the in-process recursion guard answers at once without touching the disk.
         let in_hook = std::env::var("COPSE_HOOK_DEPTH")
             .is_ok_and(|d| d.trim().parse::<i64>().is_ok_and(|d| d >= 1));
-        if off {
+        // A `COPSE_DIR` that is not the user's own private directory never gets a
+        // daemon of its own: the in-process path refuses it and fails closed.
+        let refused_dir = std::env::var_os("COPSE_DIR")
+            .filter(|v| !v.is_empty())
+            .and_then(|dir| {
+                let cwd: Vec<PathBuf> = std::env::current_dir()
+                    .ok()
+                    .and_then(|c| std::fs::canonicalize(c).ok())
+                    .into_iter()
+                    .collect();
+                copse_hooks::agent::shim::copse_dir_refusal(std::path::Path::new(&dir), &cwd)
+            });
+        if let Some(why) = refused_dir {
+            Backend::InProcess { why }
+        } else if off {
             Backend::InProcess {
                 why: format!("{DAEMON_VAR}=0"),
             }

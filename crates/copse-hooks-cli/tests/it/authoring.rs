@@ -274,7 +274,9 @@ fn watch_without_a_terminal_shows_runs_and_diffs_but_never_trusts() {
     assert!(!shown.contains("[y/N]"), "{shown}");
     // The hook stays off: the edit was never trusted.
     assert!(still_changed(&env));
-    assert_eq!(gate(&env, "rm -rf /")["runs"].as_array().unwrap().len(), 0);
+    let v = gate(&env, "rm -rf /");
+    assert_eq!(crate::harness::hooks_ran(&v), 0);
+    assert!(crate::harness::blocked(&v), "the changed hook blocks: {v}");
     assert!(still_changed(&env));
 }
 
@@ -318,7 +320,9 @@ fn watch_at_a_terminal_trusts_an_edit_only_on_y() {
     master.write_all(b"n").unwrap();
     live.wait_for("Not trusted.");
     assert!(still_changed(&env), "declined: nothing trusted");
-    assert_eq!(gate(&env, "rm -rf /")["runs"].as_array().unwrap().len(), 0);
+    let v = gate(&env, "rm -rf /");
+    assert_eq!(crate::harness::hooks_ran(&v), 0);
+    assert!(crate::harness::blocked(&v), "the changed hook blocks: {v}");
 
     edit_script(&env, "echo second >&2");
     let shown = live.wait_for("[y/N] ");

@@ -87,12 +87,11 @@ fn trust_pins_gemini_and_codex_project_files() {
         "[[hooks.PreToolUse]]\n[[hooks.PreToolUse.hooks]]\ntype = \"command\"\ncommand = \"true\"\n",
     );
     let gate = || {
-        env.cmd()
-            .gate("run_shell", &json!({"command": "ls"}).to_string())
-            .json()["runs"]
-            .as_array()
-            .unwrap()
-            .len()
+        crate::harness::hooks_ran(
+            &env.cmd()
+                .gate("run_shell", &json!({"command": "ls"}).to_string())
+                .json(),
+        )
     };
     assert_eq!(gate(), 0, "untrusted");
     env.cmd().args(["trust"]).run().success();

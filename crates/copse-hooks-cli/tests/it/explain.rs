@@ -107,6 +107,7 @@ fn hooks_off_and_recursion_guard() {
     let v = env
         .cmd()
         .env("COPSE_HOOK_DEPTH", "1")
+        .env("COPSE_HOOK_TOKEN", env.depth_token())
         .args(["--enable", "--json", "gate", "run_shell", "--explain"])
         .args(["--input", r#"{"command":"ls"}"#])
         .run()

@@ -536,6 +536,7 @@ fn recursion_guard_runs_no_hooks_inside_a_hook() {
     let v = env
         .cmd()
         .env("COPSE_HOOK_DEPTH", "1")
+        .env("COPSE_HOOK_TOKEN", env.depth_token())
         .gate("run_shell", r#"{"command":"ls"}"#)
         .success()
         .json();

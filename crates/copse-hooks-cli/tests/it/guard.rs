@@ -338,3 +338,54 @@ command = ["make deploy*"]
     let log = env.cmd().args(["--json", "log"]).run().success().json();
     assert_eq!(log["runs"].as_array().unwrap().len(), 1, "{log:#}");
 }
+
+#[test]
+fn with_no_hook_at_all_the_shim_still_answers_the_guards_refusal_on_both_paths() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    enable(&env);
+    let sid = "5f0c9a2e-0000-4000-8000-0000000000ab";
+    let claude = |command: &str| {
+        json!({"session_id": sid, "cwd": "/nonexistent", "hook_event_name": "PreToolUse",
+            "tool_name": "Bash", "tool_input": {"command": command}})
+    };
+    for daemon in ["0", "1"] {
+        let run = |payload: &Value| {
+            let mut child = env
+                .cmd()
+                .args(["shim", "--agent", "claude"])
+                .env("COPSE_SHIM_DAEMON", daemon)
+                .cmd
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(payload.to_string().as_bytes())
+                .unwrap();
+            child.wait_with_output().unwrap()
+        };
+        let a = answer(&run(&claude("rm -rf ~")));
+        assert_eq!(
+            a["hookSpecificOutput"]["permissionDecision"], "deny",
+            "daemon={daemon}: {a}"
+        );
+        // Control: everyday work gets no answer (no objection).
+        let out = run(&claude("cargo build"));
+        assert!(out.status.success());
+        assert_eq!(answer(&out), Value::Null, "daemon={daemon}");
+    }
+}
+
+/// Stops the test's daemon when the test ends, passed or not.
+struct StopDaemon<'a>(&'a Env);
+
+impl Drop for StopDaemon<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.cmd().args(["daemon", "stop"]).run();
+    }
+}

@@ -70,6 +70,13 @@ impl Env {
         self.write("ws/.cursor/hooks.json", json)
     }
 
+    /// The `COPSE_HOOK_TOKEN` copse-hooks hands a hook at depth 1 under this
+    /// `$COPSE_DIR` (making its key, as the first hook run does): with it a
+    /// `COPSE_HOOK_DEPTH=1` is a real one, inside one of our hooks.
+    pub fn depth_token(&self) -> String {
+        copse_hooks::depth_token(&self.copse_dir(), 1).unwrap()
+    }
+
     pub fn cmd(&self) -> Cmd {
         let mut c = Command::new(env!("CARGO_BIN_EXE_copse-hooks"));
         c.env_clear()
@@ -197,6 +204,27 @@ impl Run {
     pub fn redacted(&self) -> String {
         redact(&format!("{}{}", self.stdout(), self.stderr()), &self.root)
     }
+}
+
+/// How many hooks a `gate --json` verdict ran: its runs less those that stand for a
+/// config that could not run (`blocked`).
+pub fn hooks_ran(v: &Value) -> usize {
+    v["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["blocked"] != true)
+        .count()
+}
+
+/// Whether a `gate --json` verdict was blocked by a config that could not run.
+pub fn blocked(v: &Value) -> bool {
+    v["decision"] == "deny"
+        && v["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["blocked"] == true)
 }
 
 pub fn redact(text: &str, root: &Path) -> String {

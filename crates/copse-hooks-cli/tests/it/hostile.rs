@@ -114,8 +114,12 @@ fn a_pinned_script_edited_after_trust_stops_its_hook() {
     )
     .unwrap();
     let r = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
+    assert!(
+        crate::harness::blocked(&r.json()),
+        "the edited script blocks the gate"
+    );
     assert_eq!(
-        r.json()["runs"].as_array().unwrap().len(),
+        crate::harness::hooks_ran(&r.json()),
         0,
         "the edited script ran"
     );
@@ -136,7 +140,11 @@ fn a_pinned_script_edited_after_trust_stops_its_hook() {
     // Removed is changed too; trusting again runs the new content.
     std::fs::remove_file(&script).unwrap();
     let r = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
-    assert_eq!(r.json()["runs"].as_array().unwrap().len(), 0);
+    assert_eq!(crate::harness::hooks_ran(&r.json()), 0);
+    assert!(
+        crate::harness::blocked(&r.json()),
+        "a removed pinned script blocks"
+    );
 }
 
 fn settings(env: &Env) -> Value {
@@ -388,6 +396,7 @@ fn the_recursion_guard_says_it_skipped_hooks() {
     let r = env
         .cmd()
         .env("COPSE_HOOK_DEPTH", "1")
+        .env("COPSE_HOOK_TOKEN", env.depth_token())
         .gate("run_shell", r#"{"command":"ls"}"#)
         .success();
     let stderr = r.stderr();
@@ -849,10 +858,11 @@ fn every_wrapper_chain_and_shell_form_pins_its_script() {
         .unwrap();
         let r = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).success();
         assert_eq!(
-            r.json()["runs"].as_array().unwrap().len(),
+            crate::harness::hooks_ran(&r.json()),
             0,
             "{form}: the edited script's hook ran"
         );
+        assert!(crate::harness::blocked(&r.json()), "{form}: it blocks");
         assert_eq!(std::fs::read_to_string(&marker).unwrap(), "ok\n", "{form}");
         assert!(
             r.stderr()

@@ -26,6 +26,7 @@ mod lint;
 mod list;
 mod log_runs;
 mod managed;
+mod never_silent;
 mod notices;
 mod otel_doctor;
 mod persistent;

@@ -54,6 +54,7 @@ fn recursion_guard_is_explained() {
     let r = env
         .cmd()
         .env("COPSE_HOOK_DEPTH", "1")
+        .env("COPSE_HOOK_TOKEN", env.depth_token())
         .args([
             "--enable",
             "gate",
@@ -67,6 +68,7 @@ fn recursion_guard_is_explained() {
     let v = env
         .cmd()
         .env("COPSE_HOOK_DEPTH", "1")
+        .env("COPSE_HOOK_TOKEN", env.depth_token())
         .args([
             "--enable",
             "--json",

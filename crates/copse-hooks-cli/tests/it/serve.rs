@@ -1676,7 +1676,15 @@ fn a_socket_server_started_inside_a_hook_runs_no_hooks() {
     };
     // The recursion guard holds with the minimal hook environment.
     let inner = env.root().join("run/inner.sock");
-    let mut server = socket_server(&env, &inner, &[("COPSE_HOOK_DEPTH", "1")]);
+    let token = env.depth_token();
+    let mut server = socket_server(
+        &env,
+        &inner,
+        &[
+            ("COPSE_HOOK_DEPTH", "1"),
+            ("COPSE_HOOK_TOKEN", token.as_str()),
+        ],
+    );
     let v = gate(&inner);
     assert_eq!(
         (v["decision"].clone(), v["runs"].clone()),

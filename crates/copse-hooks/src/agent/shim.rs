@@ -45,6 +45,57 @@ pub enum ShimError {
     /// `$COPSE_DIR/settings.json` could not be read.
     #[error("{0}")]
     Settings(String),
+    /// The agent's `COPSE_DIR` is not the user's own private directory.
+    #[error("{0}")]
+    CopseDir(String),
+}
+
+/// Why a `COPSE_DIR` from the agent's environment must not be used, or `None` when it
+/// may: it must be absolute, and the user's own directory (owned by this user; its
+/// mode is tightened to 0700 where it is used; a missing one is made 0700), and not inside
+/// a workspace (where the agent, or a repository it cloned, could plant settings that
+/// switch hooks off, or a daemon that runs none).
+pub fn copse_dir_refusal(dir: &Path, roots: &[PathBuf]) -> Option<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let shown = dir.display();
+    if !dir.is_absolute() {
+        return Some(format!("COPSE_DIR={shown} is not an absolute path"));
+    }
+    // The nearest existing ancestor decides where it really is (symlinks resolved).
+    let mut probe = dir.to_path_buf();
+    let real = loop {
+        if let Ok(real) = std::fs::canonicalize(&probe) {
+            let rest = dir.strip_prefix(&probe).unwrap_or(Path::new(""));
+            break real.join(rest);
+        }
+        if !probe.pop() {
+            break dir.to_path_buf();
+        }
+    };
+    if let Some(root) = roots.iter().find(|r| real.starts_with(r)) {
+        return Some(format!(
+            "COPSE_DIR={shown} is inside the workspace {}: settings there could switch hooks off; use your own directory (the default is ~/.copse)",
+            root.display()
+        ));
+    }
+    match std::fs::metadata(dir) {
+        Ok(meta) if !meta.is_dir() => Some(format!("COPSE_DIR={shown} is not a directory")),
+        Ok(meta) => {
+            let uid = rustix::process::getuid().as_raw();
+            if meta.uid() != uid {
+                Some(format!(
+                    "COPSE_DIR={shown} is owned by uid {}, not by you (uid {uid})",
+                    meta.uid()
+                ))
+            } else {
+                // A mode opened to others is tightened back to 0700 where the
+                // directory is first used (as for every caller), not refused.
+                None
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(format!("COPSE_DIR={shown} cannot be examined: {e}")),
+    }
 }
 
 /// An environment: `(name, value)` pairs.
@@ -78,6 +129,11 @@ pub fn engine_config(
     config.copse_dir = var(vars, "COPSE_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| config.home.join(".copse"));
+    if var(vars, "COPSE_DIR").is_some()
+        && let Some(why) = copse_dir_refusal(&config.copse_dir, &roots)
+    {
+        return Err(ShimError::CopseDir(why));
+    }
     config.environment = vars.to_vec();
     config.codex_home = var(vars, "CODEX_HOME").map(PathBuf::from);
     config.gemini_system_settings = var(vars, "GEMINI_CLI_SYSTEM_SETTINGS_PATH")
@@ -101,6 +157,7 @@ pub fn engine_config(
     config.hooks_enabled = settings.cursor_hooks_enabled || !explicitly_disabled(&config.copse_dir);
     config.trusted = settings.trusted_workspaces.clone();
     config.guard = settings.guard.unwrap_or_default();
+    config.refused_configs = settings.refused_configs.unwrap_or_default();
     config.require_sandbox = settings.require_sandbox;
     config.sandbox_writable = settings.sandbox_writable_paths.clone();
     config.otel_settings = settings
@@ -481,6 +538,16 @@ fn any_hook_applies(
     host: &Host<'_>,
 ) -> bool {
     let engine = (host.engine)(config.clone(), true);
+    // The built-in guard judges every tool gate and permission request: those always
+    // go to the engine.
+    if engine.guard_active()
+        && matches!(
+            event.event(),
+            CanonicalEvent::ToolGate | CanonicalEvent::PermissionRequest
+        )
+    {
+        return true;
+    }
     if !engine.hooks_active() {
         return false;
     }
@@ -496,7 +563,7 @@ fn any_hook_applies(
     };
     let mut changed = false;
     let plan = engine.plan(event, &ctx, &mut |_| changed = true, &mut |_| {});
-    changed || !plan.hooks.is_empty()
+    changed || !plan.hooks.is_empty() || !plan.blocks.is_empty()
 }
 
 /// The canonicalised form of each root that exists.

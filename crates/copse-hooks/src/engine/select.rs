@@ -44,6 +44,35 @@ pub(crate) struct Plan {
     /// Claude's `allowedHttpHookUrls` / `httpHookAllowedEnvVars` merged over the
     /// trusted Claude settings files; only when a selected hook is an http hook.
     pub http_policy: Option<crate::http::HttpPolicy>,
+    /// Configs whose hooks would have judged this gated event but cannot run (changed
+    /// since trusted, a pinned script changed, refused for owner or mode): each one
+    /// blocks the event, so a guard that cannot run never becomes a pass.
+    pub blocks: Vec<Block>,
+}
+
+/// A config whose hooks cannot judge a gated event they would have judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Block {
+    /// The file that changed or was refused.
+    pub file: PathBuf,
+    /// The config declaring the hooks (the file itself, or the config of the hook
+    /// whose script changed).
+    pub config: PathBuf,
+    /// Its scope.
+    pub scope: Scope,
+    /// Why.
+    pub why: BlockWhy,
+}
+
+/// Why a [`Block`] blocks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum BlockWhy {
+    /// The file changed since its workspace was trusted.
+    Changed,
+    /// Refused unread: its owner or mode, or it cannot be read.
+    Refused(crate::dialect::Refusal),
+    /// Managed hooks nested this deep in one another's agents stop.
+    TooDeep,
 }
 
 /// What the selection tells its caller besides the plan.
@@ -55,6 +84,8 @@ pub(crate) struct Observer<'a> {
     pub problems: &'a mut dyn FnMut(&ConfigWarning),
     /// Why each hook passed over does not run (a no-op on the normal path).
     pub skipped: &'a mut dyn FnMut(&LoadedConfig, usize, Skip),
+    /// Each config whose hooks cannot judge this gated event (see [`Plan::blocks`]).
+    pub blocked: &'a mut dyn FnMut(Block),
 }
 
 /// A loaded config with its trust decided.
@@ -75,9 +106,23 @@ impl Engine {
     ) -> Plan {
         // With hooks off only the managed layer runs; a managed-hooks-only rule leaves
         // the other configs unread.
-        let enabled = self.config().hooks_enabled;
+        // Inside one of our own hooks only managed hooks run; they too stop at the
+        // managed depth bound, where a gated event is blocked rather than passed.
+        let enabled = self.own_hooks_run();
+        let too_deep = self.managed_too_deep();
+        if too_deep && event.event().is_gated() {
+            return Plan {
+                blocks: vec![Block {
+                    file: self.managed().dir.clone(),
+                    config: self.managed().dir.clone(),
+                    scope: Scope::Managed,
+                    why: BlockWhy::TooDeep,
+                }],
+                ..Plan::default()
+            };
+        }
         let candidates = self.candidates(|loc| {
-            (enabled || loc.scope == Scope::Managed)
+            (enabled || (loc.scope == Scope::Managed && !too_deep))
                 && self.root_trusted(loc)
                 && self.managed_only_of(loc).is_none()
         });
@@ -97,6 +142,7 @@ impl Engine {
                 message: line.clone(),
             });
         }
+        let mut blocks = Vec::new();
         let hooks = self.select_from(
             &candidates,
             event,
@@ -105,13 +151,22 @@ impl Engine {
                 changed,
                 problems,
                 skipped: &mut |_, _, _| {},
+                blocked: &mut |b| {
+                    if !blocks.contains(&b) {
+                        blocks.push(b);
+                    }
+                },
             },
         );
         let http_policy = hooks
             .iter()
             .any(|s| s.hook().options.http.is_some())
             .then(|| http_policy(&candidates));
-        Plan { hooks, http_policy }
+        Plan {
+            hooks,
+            http_policy,
+            blocks,
+        }
     }
 
     /// The explain door (`gate --explain`): the same selection over every declared
@@ -133,6 +188,7 @@ impl Engine {
                 changed: &mut |_| {},
                 problems: &mut |_| {},
                 skipped,
+                blocked: &mut |_| {},
             },
         );
         let configs = candidates.into_iter().map(|c| c.loaded).collect();
@@ -252,9 +308,32 @@ impl Engine {
                 }
                 continue;
             }
+            // A gate this file's hooks would have judged: every tool gate and
+            // permission request (what a changed or unread file declared is unknown),
+            // and any other gated event its current hooks declare.
+            let would_judge = |loaded: &LoadedConfig| {
+                event.event().is_gated()
+                    && (matches!(
+                        event.event(),
+                        crate::event::CanonicalEvent::ToolGate
+                            | crate::event::CanonicalEvent::PermissionRequest
+                    ) || loaded
+                        .config
+                        .hooks
+                        .iter()
+                        .any(|h| h.canonical == Some(event.event())))
+            };
             if *trust != TrustState::Trusted {
                 if loaded.exists {
                     (observer.changed)(&loaded.location.path);
+                }
+                if *trust == TrustState::Changed && loaded.exists && would_judge(loaded) {
+                    (observer.blocked)(Block {
+                        file: loaded.location.path.clone(),
+                        config: loaded.location.path.clone(),
+                        scope: loaded.location.scope,
+                        why: BlockWhy::Changed,
+                    });
                 }
                 for index in 0..loaded.config.hooks.len() {
                     (observer.skipped)(loaded, index, Skip::Trust(*trust));
@@ -263,6 +342,16 @@ impl Engine {
             }
             for w in &loaded.config.warnings {
                 (observer.problems)(w);
+            }
+            if let Some(refusal) = &loaded.config.refused
+                && would_judge(loaded)
+            {
+                (observer.blocked)(Block {
+                    file: loaded.location.path.clone(),
+                    config: loaded.location.path.clone(),
+                    scope: loaded.location.scope,
+                    why: BlockWhy::Refused(refusal.clone()),
+                });
             }
             for (index, hook) in loaded.config.hooks.iter().enumerate() {
                 let extra = loaded.config.extra(index);
@@ -285,6 +374,14 @@ impl Engine {
                     Admission::Fires { dedup } => {
                         if let Some(bad) = self.changed_script(hook) {
                             (observer.changed)(&bad);
+                            if event.event().is_gated() {
+                                (observer.blocked)(Block {
+                                    file: bad.clone(),
+                                    config: loaded.location.path.clone(),
+                                    scope: loaded.location.scope,
+                                    why: BlockWhy::Changed,
+                                });
+                            }
                             Some(Skip::ScriptChanged(bad))
                         } else if let Some(key) = dedup
                             && !seen.insert((hook.dialect, key))

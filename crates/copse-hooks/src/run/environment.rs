@@ -45,5 +45,8 @@ pub(crate) fn environment(
         set_var(&mut env, k, v.as_str());
     }
     set_var(&mut env, DEPTH_VAR, input.child_depth.to_string());
+    if let Some(token) = input.depth_token {
+        set_var(&mut env, crate::env::TOKEN_VAR, token);
+    }
     env
 }

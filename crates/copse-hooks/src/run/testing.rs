@@ -111,6 +111,7 @@ impl Fixture {
             base_env: &self.base_env,
             session_env: None,
             child_depth: 1,
+            depth_token: None,
             limits: self.limits,
             sandbox: self.sandbox.as_ref(),
             failure_policy: &self.failure_policy,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use super::{Session, lock};
 use crate::dialect::{Context, Scope};
 use crate::engine::Plan;
-use crate::event::{EventPayload, SessionIdentity};
+use crate::event::{CanonicalEvent, EventPayload, SessionIdentity};
 use crate::notice::{Notice, NoticeKind};
 use crate::outcome::HookRun;
 use crate::queue::{MessageOrigin, QueuedMessage};
@@ -299,4 +299,72 @@ impl Session {
 fn describe_run(r: &mut crate::otel::RunSpan, hook: &crate::dialect::HookSpec) {
     r.timeout = Some(hook.timeout);
     r.trust = Some(crate::scope::TrustState::Trusted);
+}
+
+/// The run that stands for a config whose hooks would have judged a gated event but
+/// cannot run ([`crate::engine::Block`]): no process; it denies, naming the file and
+/// the command that fixes it, so a guard that changed or was refused is a block.
+pub(crate) fn block_run(
+    block: &crate::engine::Block,
+    wire_event: &str,
+    canonical: CanonicalEvent,
+    roots: &[std::path::PathBuf],
+) -> HookRun {
+    use crate::engine::BlockWhy;
+    use crate::outcome::{Decision, RunOutcome};
+    let file = block.file.display().to_string();
+    let (command, agent, user) = match &block.why {
+        BlockWhy::Changed => {
+            let root = roots
+                .iter()
+                .filter(|r| block.file.starts_with(r))
+                .max_by_key(|r| r.as_os_str().len())
+                .cloned()
+                .or_else(|| block.file.parent().map(std::path::Path::to_path_buf))
+                .unwrap_or_else(|| block.file.clone());
+            let root = crate::notice::shell_quote(&root);
+            (
+                "copse-hooks: changed since trusted",
+                format!(
+                    "Blocked: {file} changed since the workspace was trusted, so the hooks that guard this call cannot run. Ask the user to review the change with `copse-hooks trust --diff {root}` and trust it again with `copse-hooks trust {root}`; do not edit hook files to get past a hook."
+                ),
+                format!(
+                    "copse-hooks blocked a call: {file} changed since the workspace was trusted. Review it with `copse-hooks trust --diff {root}`, then `copse-hooks trust {root}`."
+                ),
+            )
+        }
+        BlockWhy::TooDeep => (
+            "copse-hooks: hook recursion",
+            format!(
+                "Blocked: this call comes from an agent started by a hook {} levels deep; managed hooks stop there, so nothing may run unchecked.",
+                crate::env::MAX_MANAGED_DEPTH
+            ),
+            "copse-hooks blocked a call nested too deep in hooks that start agents.".to_string(),
+        ),
+        BlockWhy::Refused(r) => (
+            "copse-hooks: refused config",
+            format!(
+                "Blocked: {file} {} so the hooks that guard this call cannot run. Ask the user to fix it with `{}`.",
+                r.reason, r.fix
+            ),
+            format!(
+                "copse-hooks blocked a call: {file} {} — its hooks cannot run; fix it with `{}`.",
+                r.reason, r.fix
+            ),
+        ),
+    };
+    let mut run = HookRun::new(
+        wire_event,
+        canonical,
+        crate::scope::Dialect::Copse,
+        command,
+        block.config.clone(),
+        block.scope,
+    );
+    run.outcome.decision = Some(Decision::Deny);
+    run.outcome.agent_message = Some(agent);
+    run.outcome.user_message = Some(user);
+    run.result = RunOutcome::Deny;
+    run.blocked = true;
+    run
 }

@@ -208,8 +208,25 @@ fn a_project_file_runs_only_trusted_and_stops_when_it_changes() {
         &file(json!({"preToolUse": [{"bash": format!("cat > /dev/null; touch {late}")}]})),
     );
     let v = bash(&pinned(hash.clone()), "ls");
-    assert_eq!(v.runs.len(), 1, "{:?}", v.runs);
+    assert_eq!(
+        v.runs.iter().filter(|r| !r.blocked).count(),
+        1,
+        "{:?}",
+        v.runs
+    );
     assert!(!std::path::Path::new(&late).exists());
+    // And it blocks the gate (never a pass for what it might have guarded).
+    assert_eq!(
+        v.decision,
+        Some(copse_hooks::Decision::Deny),
+        "{:?}",
+        v.runs
+    );
+    assert!(
+        v.runs
+            .iter()
+            .any(|r| r.blocked && r.source.ends_with("late.json"))
+    );
     std::fs::remove_file(fx.ws().join(".github/hooks/late.json")).unwrap();
     // Changed after it was trusted: it no longer runs.
     fx.write_json(
@@ -218,7 +235,12 @@ fn a_project_file_runs_only_trusted_and_stops_when_it_changes() {
     );
     let session = pinned(hash);
     let v = bash(&session, "ls");
-    assert!(v.runs.is_empty(), "{:?}", v.runs);
+    assert!(v.runs.iter().all(|r| r.blocked), "{:?}", v.runs);
+    assert_eq!(
+        v.decision,
+        Some(copse_hooks::Decision::Deny),
+        "a changed guard blocks"
+    );
     assert!(session.take_notices().iter().any(|n| {
         n.message
             .contains("changed since the workspace was trusted")

@@ -134,7 +134,21 @@ fn edits_between_gates_are_seen_by_the_next_gate() {
 
     // Made writable by others: refused, none of its hooks run; fixed: runs again.
     std::fs::set_permissions(&project, std::fs::Permissions::from_mode(0o666)).unwrap();
-    assert_eq!(tags(&gate(&session)), ["user-4"], "chmod o+w refuses it");
+    let refused = gate(&session);
+    assert_eq!(
+        tags(&refused),
+        ["user-4", "copse-hooks: refused config"],
+        "chmod o+w refuses it, and the refusal blocks the gate"
+    );
+    assert_eq!(refused.decision, Some(copse_hooks::Decision::Deny));
+    assert!(
+        refused
+            .agent_message
+            .as_deref()
+            .is_some_and(|m| m.contains("chmod go-w")),
+        "{:?}",
+        refused.agent_message
+    );
     std::fs::set_permissions(&project, std::fs::Permissions::from_mode(0o644)).unwrap();
     assert_eq!(tags(&gate(&session)), ["user-4", "project-1"], "chmod go-w");
 

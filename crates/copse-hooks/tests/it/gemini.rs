@@ -202,7 +202,12 @@ fn a_pinned_project_config_stops_running_when_it_changes() {
     fx.gemini_project(json!({"BeforeTool": [def(None, &[("p", "exit 2")])]}));
     let session = pinned(hash);
     let v = shell(&session, "ls");
-    assert!(v.runs.is_empty());
+    assert!(v.runs.iter().all(|r| r.blocked), "{:?}", v.runs);
+    assert_eq!(
+        v.decision,
+        Some(copse_hooks::Decision::Deny),
+        "a changed guard blocks"
+    );
     assert!(session.take_notices().iter().any(|n| {
         n.message
             .contains("changed since the workspace was trusted")

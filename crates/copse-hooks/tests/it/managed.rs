@@ -294,7 +294,16 @@ fn a_managed_hooks_file_not_owned_by_root_is_refused() {
     let v = shell(&fx, p.clone(), true);
     assert!(ran(&fx, "root"), "control: the root-owned file's hook ran");
     assert!(!ran(&fx, "foreign"));
-    assert_eq!(v.runs.len(), 1);
+    assert_eq!(v.runs.iter().filter(|r| !r.blocked).count(), 1);
+    // The refused managed file blocks the gate with its fix: the administrator's
+    // policy never silently becomes an allow.
+    assert_eq!(
+        v.decision,
+        Some(copse_hooks::Decision::Deny),
+        "{:?}",
+        v.runs
+    );
+    assert!(v.runs.iter().any(|r| r.blocked && r.source == foreign));
     let listing = fx.engine_with(|c| c.managed(p)).list();
     assert!(
         listing.warnings.iter().any(|w| w.source == foreign

@@ -508,8 +508,13 @@ for line in sys.stdin:
     std::fs::write(&hook_path, script("tampered")).unwrap();
     let v = shell(&s, "x");
     assert!(
-        v.runs.is_empty(),
+        v.runs.iter().all(|r| r.blocked),
         "a changed pinned script does not run: {v:?}"
+    );
+    assert_eq!(
+        v.decision,
+        Some(copse_hooks::Decision::Deny),
+        "it blocks the gate"
     );
     wait_until("the pinned hook's process to stop", || !alive(pid));
     assert!(engine.persistent_pids().is_empty());

@@ -1,0 +1,209 @@
+//! Never a silent allow: an edited or refused hook config blocks the gates it guarded,
+//! and nothing in the agent's environment (`COPSE_HOOK_DEPTH`, `COPSE_DIR`) switches
+//! hooks off. Each attack has a control proving the hook ran.
+
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::process::{Output, Stdio};
+
+use serde_json::{Value, json};
+
+use crate::harness::{Env, blocked, hooks_ran};
+
+const SID: &str = "5f0c9a2e-0000-4000-8000-0000000000bb";
+
+/// A user hook that touches `ran` and denies `make deploy`.
+fn deny_deploys(env: &Env) -> std::path::PathBuf {
+    let marker = env.root().join("ran");
+    let hook = env.script(
+        "copse/deny.sh",
+        &format!(
+            "cat >/dev/null; touch '{}'; printf '%s' '{}'",
+            marker.display(),
+            json!({"decision": "deny", "agentMessage": "no deploys"})
+        ),
+    );
+    env.write(
+        "copse/hooks.json",
+        &json!({"version": 1, "hooks": {"toolGate": [{"command": hook, "matcher": "^run_shell$"}]}})
+            .to_string(),
+    );
+    marker
+}
+
+fn claude_bash(command: &str) -> String {
+    json!({"session_id": SID, "cwd": "/nonexistent", "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": command}})
+    .to_string()
+}
+
+fn shim(env: &Env, vars: &[(&str, &str)], payload: &str) -> Output {
+    let mut cmd = env.cmd().args(["shim", "--agent", "claude"]);
+    for (k, v) in vars {
+        cmd = cmd.env(k, v);
+    }
+    let mut child = cmd
+        .cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn answer(out: &Output) -> Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.trim().is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_str(&text).unwrap()
+}
+
+const PATHS: [&[(&str, &str)]; 2] = [&[("COPSE_SHIM_DAEMON", "0")], &[]];
+
+#[test]
+fn a_hook_depth_set_in_the_agents_environment_does_not_switch_hooks_off() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    env.cmd().args(["enable"]).run().success();
+    let marker = deny_deploys(&env);
+    // Control: a real depth (with the token our hooks get) runs no hook.
+    let token = env.depth_token();
+    let v = env
+        .cmd()
+        .env("COPSE_HOOK_DEPTH", "1")
+        .env("COPSE_HOOK_TOKEN", &token)
+        .gate("run_shell", r#"{"command":"make deploy"}"#)
+        .json();
+    assert_eq!(v["decision"], "allow", "{v}");
+    assert!(!marker.exists());
+    // The attack: the agent's environment claims a depth it was never handed.
+    for forged in [
+        vec![("COPSE_HOOK_DEPTH", "1")],
+        vec![("COPSE_HOOK_DEPTH", "3"), ("COPSE_HOOK_TOKEN", "0000")],
+    ] {
+        let mut cmd = env.cmd();
+        for (k, v) in &forged {
+            cmd = cmd.env(k, v);
+        }
+        let v = cmd.gate("run_shell", r#"{"command":"make deploy"}"#).json();
+        assert_eq!(v["decision"], "deny", "{forged:?}: {v}");
+        assert!(marker.exists(), "{forged:?}: the hook ran");
+        std::fs::remove_file(&marker).unwrap();
+        for path in PATHS {
+            let mut vars = forged.clone();
+            vars.extend_from_slice(path);
+            let out = shim(&env, &vars, &claude_bash("make deploy"));
+            let a = answer(&out);
+            assert_eq!(
+                a["hookSpecificOutput"]["permissionDecision"],
+                "deny",
+                "{vars:?}: {a} {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(marker.exists(), "{vars:?}: the hook ran");
+            std::fs::remove_file(&marker).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_copse_dir_inside_the_workspace_fails_closed_on_both_shim_paths() {
+    let env = Env::new();
+    let _stop = StopDaemon(&env);
+    env.cmd().args(["enable"]).run().success();
+    let marker = deny_deploys(&env);
+    // Control: the user's own COPSE_DIR serves the call.
+    let a = answer(&shim(&env, PATHS[0], &claude_bash("make deploy")));
+    assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "deny");
+    assert!(marker.exists());
+    // The attack: a repository carries a COPSE_DIR whose settings turn hooks off.
+    let fake = env.workspace().join(".fake");
+    std::fs::create_dir_all(&fake).unwrap();
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::write(
+        fake.join("settings.json"),
+        r#"{"cursorHooksEnabled": false}"#,
+    )
+    .unwrap();
+    let payload =
+        json!({"session_id": SID, "cwd": env.workspace(), "hook_event_name": "PreToolUse",
+        "tool_name": "Bash", "tool_input": {"command": "make deploy"}})
+        .to_string();
+    for path in PATHS {
+        let fake_dir = fake.display().to_string();
+        let mut vars = vec![("COPSE_DIR", fake_dir.as_str())];
+        vars.extend_from_slice(path);
+        let out = shim(&env, &vars, &payload);
+        assert_eq!(out.status.code(), Some(2), "{vars:?}: Claude's block exit");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("inside the workspace"), "{vars:?}: {err}");
+        assert!(
+            !fake.join("daemon.sock").exists(),
+            "no daemon was started in the repository"
+        );
+    }
+}
+
+#[test]
+fn a_refused_config_blocks_with_its_fix_and_the_opt_out_restores_skipping() {
+    let env = Env::new();
+    env.cmd().args(["enable"]).run().success();
+    let marker = deny_deploys(&env);
+    let v = env
+        .cmd()
+        .gate("run_shell", r#"{"command":"make deploy"}"#)
+        .json();
+    assert_eq!(v["decision"], "deny", "control: {v}");
+    assert!(marker.exists(), "control: the hook ran");
+    std::fs::remove_file(&marker).unwrap();
+    // Opened to the group (a clone under umask 002): refused, and the gate blocks.
+    let config = env.copse_dir().join("hooks.json");
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let v = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).json();
+    assert!(blocked(&v), "{v:#}");
+    assert_eq!(hooks_ran(&v), 0);
+    let message = v["agent_message"].as_str().unwrap();
+    assert!(message.contains("chmod go-w"), "{message}");
+    assert!(!marker.exists());
+    let a = answer(&shim(&env, PATHS[0], &claude_bash("ls")));
+    assert_eq!(a["hookSpecificOutput"]["permissionDecision"], "deny", "{a}");
+    // `--exit-code` says so too.
+    let r = env
+        .cmd()
+        .args(["--enable", "gate", "run_shell", "--exit-code", "--input"])
+        .arg(r#"{"command":"ls"}"#)
+        .run();
+    assert_eq!(r.out.status.code(), Some(1));
+    // The opt-out: today's behaviour, the refused file is skipped.
+    let settings: Value = serde_json::from_str(
+        &std::fs::read_to_string(env.copse_dir().join("settings.json")).unwrap(),
+    )
+    .unwrap();
+    let mut settings = settings;
+    settings["refusedConfigs"] = json!("skip");
+    env.write("copse/settings.json", &settings.to_string());
+    std::fs::set_permissions(
+        env.copse_dir().join("settings.json"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let v = env.cmd().gate("run_shell", r#"{"command":"ls"}"#).json();
+    assert_eq!(v["decision"], "allow", "{v:#}");
+}
+
+/// Stops the test's daemon when the test ends, passed or not.
+struct StopDaemon<'a>(&'a Env);
+
+impl Drop for StopDaemon<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.cmd().args(["daemon", "stop"]).run();
+    }
+}
