@@ -180,10 +180,55 @@ pub(crate) fn of_call(tool: &str, input: &Map<String, Value>, paths: &Paths) -> 
             let subject = format!("delete {p}");
             out.path(Kind::Delete, p, &subject);
         }
+        // Copilot CLI types into a running shell session: what it types is a command.
+        "write_bash" => shell_effects(s("input"), paths, &mut out, 0),
+        // Codex's and Copilot's patch tool: each file it adds, updates, moves or
+        // deletes, with the lines it adds as the written content.
+        "apply_patch" => {
+            let text = ["command", "input", "patch"]
+                .iter()
+                .map(|k| s(k))
+                .find(|t| !t.is_empty())
+                .unwrap_or("");
+            patch_effects(text, paths, &mut out);
+        }
         t if t.starts_with("mcp__") => mcp_effects(t, input, paths, &mut out),
         _ => {}
     }
     out
+}
+
+/// The effects of an `apply_patch` envelope (`*** Add File: P`, `*** Update File: P`,
+/// `*** Move to: P`, `*** Delete File: P`; `+` lines are what it writes).
+fn patch_effects(text: &str, paths: &Paths, out: &mut CallEffects) {
+    let mut current: Option<(String, String)> = None;
+    let flush = |cur: &mut Option<(String, String)>, out: &mut CallEffects| {
+        if let Some((p, content)) = cur.take() {
+            let subject = format!("write {p}");
+            written_content(&p, &content, paths, out, &subject);
+            out.path(Kind::Write, p, &subject);
+        }
+    };
+    for line in text.lines() {
+        let header = |prefix: &str| line.strip_prefix(prefix).map(str::trim);
+        if let Some(p) = header("*** Add File:")
+            .or_else(|| header("*** Update File:"))
+            .or_else(|| header("*** Move to:"))
+        {
+            flush(&mut current, out);
+            current = Some((paths.normalize(p), String::new()));
+        } else if let Some(p) = header("*** Delete File:") {
+            flush(&mut current, out);
+            let p = paths.normalize(p);
+            let subject = format!("delete {p}");
+            out.path(Kind::Delete, p, &subject);
+        } else if let (Some(added), Some((_, content))) = (line.strip_prefix('+'), current.as_mut())
+        {
+            content.push_str(added);
+            content.push('\n');
+        }
+    }
+    flush(&mut current, out);
 }
 
 fn roots_abs(paths: &Paths) -> Vec<String> {
