@@ -180,7 +180,18 @@ impl PinnedCopies {
     /// One pinned file (`pin`: the SHA-256 pinned, `None` when pinned as absent)
     /// compared with the disk.
     pub fn compare(&self, path: &Path, pin: Option<&str>, kind: PinnedKind) -> PinnedFile {
-        let current = read_optional(path, MAX_CONFIG_BYTES);
+        // A pinned path that now goes through a symbolic link (the file, or a
+        // directory on the way) is not read: it could point at a key, and a diff
+        // would print it.
+        let linked = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+            || std::fs::canonicalize(path).is_ok_and(|real| real != path);
+        let current = if linked {
+            Err(crate::fsread::ReadError::Io(std::io::Error::other(
+                "it is reached through a symbolic link",
+            )))
+        } else {
+            read_optional(path, MAX_CONFIG_BYTES)
+        };
         let current_sha256 = match &current {
             Ok(Some(b)) => Some(sha256_hex(b)),
             _ => None,

@@ -207,3 +207,53 @@ impl Drop for StopDaemon<'_> {
         let _ = self.0.cmd().args(["daemon", "stop"]).run();
     }
 }
+
+#[test]
+fn trust_diff_never_follows_a_pinned_config_that_became_a_symlink() {
+    let env = Env::new();
+    env.cmd().args(["enable"]).run().success();
+    env.project_cursor(
+        r#"{"version": 1, "hooks": {"beforeShellExecution": [{"command": "true"}]}}"#,
+    );
+    env.cmd()
+        .args(["trust"])
+        .arg(env.workspace())
+        .run()
+        .success();
+    // Control: an edit is shown.
+    env.project_cursor(
+        r#"{"version": 1, "hooks": {"beforeShellExecution": [{"command": "echo edited"}]}}"#,
+    );
+    let diff = env
+        .cmd()
+        .args(["trust", "--diff"])
+        .arg(env.workspace())
+        .run()
+        .stdout();
+    assert!(diff.contains("echo edited"), "{diff}");
+    // The attack: the config becomes a link to a private key.
+    let key = env.write(
+        "home/.ssh/id_rsa",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nSECRETKEYBYTES\n",
+    );
+    let config = env.workspace().join(".cursor/hooks.json");
+    std::fs::remove_file(&config).unwrap();
+    std::os::unix::fs::symlink(&key, &config).unwrap();
+    let out = env
+        .cmd()
+        .args(["trust", "--diff"])
+        .arg(env.workspace())
+        .run();
+    let text = format!("{}{}", out.stdout(), out.stderr());
+    assert!(!text.contains("SECRETKEYBYTES"), "{text}");
+    let json = env
+        .cmd()
+        .args(["--json", "trust", "--diff"])
+        .arg(env.workspace())
+        .run();
+    assert!(
+        !json.stdout().contains("SECRETKEYBYTES"),
+        "{}",
+        json.stdout()
+    );
+}
