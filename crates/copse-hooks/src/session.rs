@@ -350,6 +350,91 @@ impl Session {
         self.blocking_hooks(event, verbatim, Some(call))
     }
 
+    /// When the hooks rewrote a tool call's input: every other hook of the gate runs
+    /// again on the final input (in the vendor's form of it), so no rewrite — by a
+    /// project hook past a user's or a managed one's check, or by any hook past another
+    /// — reaches the agent unchecked. One round, bounded: a hook that rewrites the
+    /// rewritten input again denies (rewrites that do not settle are not passed on).
+    fn recheck_rewrite(
+        &self,
+        event: &EventPayload,
+        selected: &[Selected],
+        runs: &[HookRun],
+        ctx: Context<'_>,
+        env: &Overlays,
+        http_policy: Option<&crate::http::HttpPolicy>,
+    ) -> Vec<HookRun> {
+        let call = match event {
+            EventPayload::ToolGate(call) | EventPayload::PermissionRequest(call) => call,
+            _ => return Vec::new(),
+        };
+        let merged = gate::merge(runs.to_vec());
+        let Some(update) = merged
+            .updated_input
+            .filter(|_| merged.decision != Some(crate::outcome::Decision::Deny))
+        else {
+            return Vec::new();
+        };
+        let input = if merged.input_replaced {
+            update
+        } else {
+            let mut input = call.input.clone();
+            for (k, v) in update {
+                input.insert(k, v);
+            }
+            input
+        };
+        if input == call.input {
+            return Vec::new();
+        }
+        // Hooks of a sequential chain (Gemini) after the first rewriter of that file
+        // already got the changed input: they are not run twice.
+        let first_rewriter = selected
+            .iter()
+            .zip(runs)
+            .position(|(_, r)| r.outcome.updated_input.is_some());
+        let saw_it = |i: usize, s: &Selected| {
+            first_rewriter.is_some_and(|f| {
+                i > f
+                    && s.config.extra(s.index).sequential
+                    && s.hook().source == selected[f].hook().source
+            })
+        };
+        let again: Vec<Selected> = selected
+            .iter()
+            .zip(runs)
+            .enumerate()
+            .filter(|(i, (s, r))| r.outcome.updated_input.is_none() && !saw_it(*i, s))
+            .map(|(_, (s, _))| s.clone())
+            .collect();
+        if again.is_empty() {
+            return Vec::new();
+        }
+        let mut rewritten = call.clone();
+        rewritten.input = input.clone();
+        let event = match event {
+            EventPayload::PermissionRequest(_) => EventPayload::PermissionRequest(rewritten),
+            _ => EventPayload::ToolGate(rewritten),
+        };
+        let run_input = self.engine.run_input(&event, ctx, Some(env), http_policy);
+        let mut again = schedule::run_blocking(&again, &run_input, None);
+        for run in &mut again {
+            run.warnings
+                .push("ran again on the input as another hook rewrote it".to_string());
+            if let Some(u) = run.outcome.updated_input.take() {
+                let settles = u.iter().all(|(k, v)| input.get(k) == Some(v));
+                if !settles {
+                    run.outcome.decision = Some(crate::outcome::Decision::Deny);
+                    run.outcome.agent_message = Some(
+                        "Blocked: two hooks rewrote this call's input in turn; copse-hooks passes on only input every hook has checked.".to_string(),
+                    );
+                    run.result = crate::outcome::RunOutcome::Deny;
+                }
+            }
+        }
+        again
+    }
+
     /// The guard's run for a call's input (`rewritten`: the input after the hooks'
     /// rewrites).
     fn guard_run(
@@ -445,6 +530,14 @@ impl Session {
             .engine
             .run_input(event, ctx, Some(&env), plan.http_policy.as_ref());
         let mut runs = schedule::run_blocking(&selected, &input, verbatim);
+        let rechecks = self.recheck_rewrite(
+            event,
+            &selected,
+            &runs,
+            ctx,
+            &env,
+            plan.http_policy.as_ref(),
+        );
         let epoch = lock(&self.state.queue).epoch();
         for (run, s) in runs.iter().zip(selected.iter()) {
             if let Some(q) = &run.outcome.queue_message {
@@ -454,8 +547,10 @@ impl Session {
         if starting {
             self.session_started(&mut runs, &selected);
         }
-        // After the hooks that ran: each config that would have judged this gate but
-        // cannot run blocks it (never a pass for a guard that vanished).
+        // The hooks that judged the input before a rewrite, again on the rewritten
+        // input; then each config that would have judged this gate but cannot run
+        // blocks it (never a pass for a guard that vanished).
+        runs.extend(rechecks);
         runs.extend(blocks);
         for run in &runs {
             self.record(run, &identity);

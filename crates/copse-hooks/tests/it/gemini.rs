@@ -890,13 +890,23 @@ fn sequential_definitions_chain_input_changes() {
     );
     assert_eq!(v.updated_input, Some(obj(json!({"command": "echo safe"}))));
 
-    // Parallel (the default): each hook sees the original input.
+    // Parallel (the default): each hook sees the original input; the hook that did
+    // not rewrite then checks the rewritten input too (a rewrite is checked like an
+    // original).
     let fx = Fx::new();
     let second = fx.at("second.json");
-    fx.gemini_user(json!({"BeforeTool": [{"hooks": [cmd("rewrite", &rewrite), cmd("record", &format!("sleep 0.2; cat > {second}"))]}]}));
-    shell(&fx.session(), "rm -rf /");
-    let seen: Value = serde_json::from_str(&std::fs::read_to_string(&second).unwrap()).unwrap();
-    assert_eq!(seen["tool_input"]["command"], "rm -rf /");
+    fx.gemini_user(json!({"BeforeTool": [{"hooks": [cmd("rewrite", &rewrite), cmd("record", &format!("sleep 0.2; {{ cat; echo; }} >> {second}"))]}]}));
+    let v = shell(&fx.session(), "rm -rf /");
+    let text = std::fs::read_to_string(&second).unwrap();
+    let seen: Vec<Value> = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(seen.len(), 2, "{text}");
+    assert_eq!(seen[0]["tool_input"]["command"], "rm -rf /");
+    assert_eq!(seen[1]["tool_input"]["command"], "echo safe");
+    assert_eq!(v.runs.len(), 3);
 
     // BeforeAgent: additionalContext is appended to the prompt the next hook sees.
     let fx = Fx::new();
