@@ -149,7 +149,11 @@ impl Paths {
             && !path.starts_with("/dev/fd/")
             && !path.starts_with("/dev/tcp/")
             && !path.starts_with("/dev/udp/");
-        c.secret = is_secret(path);
+        // The key that tells copse's own hook processes apart is a secret too: with it
+        // an agent could pass as a hook and switch hooks off.
+        c.secret = is_secret(path)
+            || (path.ends_with("/hook-key")
+                && (Self::within(path, &self.copse_dir) || path.starts_with("~/.copse/")));
         let name = path.rsplit('/').next().unwrap_or(path);
         // Python runs these at every start.
         let python_startup = matches!(name, "usercustomize.py" | "sitecustomize.py")
