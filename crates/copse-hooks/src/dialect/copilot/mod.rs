@@ -116,6 +116,9 @@ pub type Renames = &'static [(&'static str, &'static str)];
 /// id is the name a canonical call is sent as.
 pub const TOOLS: &[(&str, &str, Renames)] = &[
     ("bash", tool::RUN_SHELL, &[]),
+    // Text typed into a running shell session is a shell command: every `run_shell`
+    // guard sees it (Copilot is never answered with rewritten arguments).
+    ("write_bash", tool::RUN_SHELL, &[("input", "command")]),
     ("view", tool::READ_FILE, &[]),
     ("create", tool::WRITE_FILE, &[("file_text", "content")]),
     (
