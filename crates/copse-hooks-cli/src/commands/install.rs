@@ -309,18 +309,44 @@ fn to_text(value: &Value, indent: &str) -> Result<String> {
 /// One shim entry in the agent's format, with its explicit `timeout` (seconds for
 /// Claude Code, Codex and Cursor; milliseconds for Gemini CLI; Copilot's `timeoutSec`,
 /// with the event the entry serves in its `env`: Copilot's payloads do not name it).
+///
+/// Where the agent has its own fail-closed switch, the entry sets it on the events a
+/// failure can block, so the agent blocks even when the shim cannot answer at all (the
+/// binary moved, uninstalled, a broken upgrade): Claude Code's `onFailure: "block"`
+/// (Claude Code 2.1.295 and later; older versions ignore the key), Cursor's
+/// `failClosed: true`. Codex, Gemini CLI and Copilot CLI have none: there a shim that
+/// cannot start lets the call through, which `install` says.
 fn entry(agent: Agent, command: &str, event: &str) -> Value {
     let secs = ENTRY_TIMEOUT_SECS;
     match agent {
         Agent::Copilot => json!({"type": "command", "bash": command, "timeoutSec": secs,
             "env": {agent::copilot::EVENT_VAR: event}}),
+        Agent::Claude if copse_hooks::dialect::claude::failure_can_block(event) => json!({
+            "hooks": [{"type": "command", "command": command, "timeout": secs, "onFailure": "block"}]
+        }),
         Agent::Claude | Agent::Codex => {
             json!({"hooks": [{"type": "command", "command": command, "timeout": secs}]})
         }
         Agent::Gemini => json!({"hooks": [{"name": "copse-hooks", "type": "command",
             "command": command, "timeout": secs * 1000}]}),
+        Agent::Cursor if cursor_gates(event) => {
+            json!({"command": command, "timeout": secs, "failClosed": true})
+        }
         Agent::Cursor => json!({"command": command, "timeout": secs}),
     }
+}
+
+/// The Cursor events whose hook failure can block an action (`failClosed` applies).
+fn cursor_gates(event: &str) -> bool {
+    matches!(
+        event,
+        "beforeShellExecution"
+            | "beforeMCPExecution"
+            | "beforeReadFile"
+            | "beforeSubmitPrompt"
+            | "preToolUse"
+            | "subagentStart"
+    )
 }
 
 /// The commands of one event array's entries (nested groups or flat entries).

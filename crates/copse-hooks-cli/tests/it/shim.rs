@@ -1498,7 +1498,8 @@ fn reinstalling_over_an_entry_without_a_deadline_brings_it_up_to_date() {
     assert_eq!(pre.len(), 1, "the old entry is replaced, not doubled: {v}");
     assert_eq!(
         pre[0]["hooks"][0],
-        json!({"type": "command", "command": "[EXE] shim --agent claude --deadline 55", "timeout": 60})
+        json!({"type": "command", "command": "[EXE] shim --agent claude --deadline 55", "timeout": 60, "onFailure": "block"}),
+        "Claude Code itself blocks the call when the shim cannot answer"
     );
     env.cmd()
         .args(["uninstall", "--agent", "claude"])
