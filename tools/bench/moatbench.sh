@@ -22,9 +22,10 @@
 #   cargo install openmoat --locked --version $OPENMOAT_VERSION --root $CACHE/openmoat
 # (CARGO_TARGET_DIR=$CACHE/target, so no checkout's target/ is touched; a few minutes of CPU).
 #
-# The bench gives the hook only PATH, HOME (a throw-away) and USERPROFILE, so the
-# hook command carries its own HOME and COPSE_DIR: a throw-away home made here in
-# which `copse-hooks enable` has turned external hooks on. For copilot-cli it also sets
+# The bench gives the hook only PATH, HOME (its throw-away, the home its payloads'
+# paths are under) and USERPROFILE. The hook command keeps that HOME, as an agent's
+# hook would, and carries its own COPSE_DIR: a throw-away directory made here in which
+# `copse-hooks enable` has turned external hooks on (one per host, see below). For copilot-cli it also sets
 # COPSE_HOOKS_EVENT=preToolUse, as the entry `copse-hooks install --agent copilot` writes
 # does. The hook commands used are printed on stderr.
 #
@@ -104,10 +105,17 @@ mkdir -p "$cache/runs" "$cache/work"
 run=$(mktemp -d "$cache/runs/run.XXXXXX")
 trap 'rm -rf "$run"' EXIT
 home=$run/home
-copse_dir=$home/.copse
 mkdir -p "$home"
-env -i PATH="$PATH" HOME="$home" COPSE_DIR="$copse_dir" "$bin" enable >"$run/enable.log" 2>&1 \
-    || { cat "$run/enable.log" >&2; die "'$bin enable' failed in the throw-away home"; }
+# One COPSE_DIR per host: each bench run has a home of its own, and the user daemon a
+# COPSE_DIR starts keeps the HOME of the call that started it (as one user's agents
+# share one HOME, an agent's environment cannot move the daemon's).
+enable_in() {
+    env -i PATH="$PATH" HOME="$home" COPSE_DIR="$1" "$bin" enable >"$run/enable.log" 2>&1 \
+        || { cat "$run/enable.log" >&2; die "'$bin enable' failed in the throw-away home"; }
+}
+stop_daemon() {
+    env -i PATH="$PATH" HOME="$home" COPSE_DIR="$1" "$bin" daemon stop >/dev/null 2>&1 || true
+}
 
 # --- the runs -------------------------------------------------------------------------
 # openmoat runs from a directory under the cache (not /tmp); its own `init` would
@@ -119,11 +127,14 @@ for h in "${hosts[@]}"; do
     # writes sets COPSE_HOOKS_EVENT for it (without it the shim fails closed: exit 2).
     event=
     [ "$agent" = copilot ] && event=' COPSE_HOOKS_EVENT=preToolUse'
-    hook=$(printf 'env HOME=%q COPSE_DIR=%q%s %q shim --agent %q' "$home" "$copse_dir" "$event" "$bin" "$agent")
+    copse_dir=$run/copse-$h
+    enable_in "$copse_dir"
+    hook=$(printf 'env COPSE_DIR=%q%s %q shim --agent %q' "$copse_dir" "$event" "$bin" "$agent")
     echo "$h: $hook" >>"$run/hooks.txt"
     echo "moatbench.sh: $h: copse-hooks (--agent $agent)" >&2
     "$om" bench --hook "$hook" --host "$h" --format json >"$run/ours-$h.json" \
         || die "openmoat bench --hook ... --host $h failed"
+    stop_daemon "$copse_dir"
     echo "moatbench.sh: $h: openmoat default policy" >&2
     "$om" bench --host "$h" --format json >"$run/theirs-$h.json" \
         || die "openmoat bench --host $h failed"

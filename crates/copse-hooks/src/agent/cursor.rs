@@ -202,7 +202,15 @@ fn tool_gate(wire: &str, obj: &Map<String, Value>) -> Result<ToolCall, PayloadEr
                 .get("tool_name")
                 .and_then(Value::as_str)
                 .ok_or_else(|| missing("tool_name"))?;
-            ToolCall::new(name, gated_input(wire, obj)?)
+            // Cursor names the tool and its server apart: the canonical id is
+            // `mcp__<server>__<tool>`, what every MCP hook and the guard match.
+            let tool = match obj.get("mcp_server_name").and_then(Value::as_str) {
+                Some(server) if !server.is_empty() && !tool::is_mcp(name) => {
+                    format!("mcp__{server}__{name}")
+                }
+                _ => name.to_string(),
+            };
+            ToolCall::new(tool, gated_input(wire, obj)?)
         }
         _ => {
             let name = obj

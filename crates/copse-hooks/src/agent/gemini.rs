@@ -118,6 +118,15 @@ fn gemini_input(updated: &Map<String, Value>, original: &str) -> Map<String, Val
         .collect()
 }
 
+/// The canonical id (`mcp__<server>__<tool>`) of the MCP tool a payload's
+/// `mcp_context` names, when it names one.
+fn mcp_id(obj: &Map<String, Value>) -> Option<String> {
+    let ctx = obj.get("mcp_context")?.as_object()?;
+    let server = ctx.get("server_name")?.as_str().filter(|s| !s.is_empty())?;
+    let tool = ctx.get("tool_name")?.as_str().filter(|s| !s.is_empty())?;
+    Some(format!("mcp__{server}__{tool}"))
+}
+
 /// Reads a Gemini CLI payload.
 pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload>, PayloadError> {
     let Some(canonical) = canonical_for(wire) else {
@@ -132,7 +141,8 @@ pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload
                 event: wire.to_string(),
                 field: "tool_name",
             })?;
-        Ok(canonical_tool(name, &super::obj_of(obj, "tool_input")))
+        let (tool, input) = canonical_tool(name, &super::obj_of(obj, "tool_input"));
+        Ok((mcp_id(obj).unwrap_or(tool), input))
     };
     let event = match canonical {
         CanonicalEvent::ToolGate => {
@@ -147,6 +157,9 @@ pub fn event(wire: &str, obj: &Map<String, Value>) -> Result<Option<EventPayload
                 })?;
             let input = super::gated_input(wire, obj)?;
             let (tool, canonical_input) = canonical_tool(name, &input);
+            // An MCP tool (`mcp_<server>_<tool>`, ambiguous when either has an
+            // underscore): `mcp_context` names its server and tool apart.
+            let tool = mcp_id(obj).unwrap_or(tool);
             let call = ToolCall::new(tool, canonical_input);
             super::check_call(wire, &call, |field| gemini_key(name, &input, field))?;
             EventPayload::ToolGate(call)

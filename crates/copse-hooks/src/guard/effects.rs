@@ -143,7 +143,16 @@ pub(crate) fn of_call(tool: &str, input: &Map<String, Value>, paths: &Paths) -> 
     let mut out = CallEffects::default();
     let s = |k: &str| input.get(k).and_then(Value::as_str).unwrap_or("");
     // A file tool's path is not expanded by a shell, but agents write `$HOME` in it.
-    let home_path = |k: &str| s(k).replace("${HOME}", "~").replacen("$HOME", "~", 1);
+    // The canonical key is `path`; the vendors' own keys are read too, so a call that
+    // reached us in an agent's keys is judged all the same.
+    let home_path = |k: &str| {
+        let p = [k, "file_path", "absolute_path", "filePath", "target_file"]
+            .iter()
+            .map(|k| s(k))
+            .find(|v| !v.is_empty())
+            .unwrap_or("");
+        p.replace("${HOME}", "~").replacen("$HOME", "~", 1)
+    };
     match tool {
         "run_shell" => {
             let cwd = s("cwd");
@@ -1362,9 +1371,12 @@ impl Flow<'_> {
             .collect();
         match sub.as_str() {
             "push" => {
+                // `--force-with-lease` still rewrites the remote branch (it only
+                // checks nobody pushed since): on a shared branch it is a force push.
                 let force = opts.iter().any(|o| {
                     *o == "-f"
                         || *o == "--force"
+                        || o.starts_with("--force-with-lease")
                         || *o == "--mirror"
                         || (o.starts_with('-') && !o.starts_with("--") && o.contains('f'))
                 }) || args.iter().skip(1).any(|a| a.starts_with('+'));
@@ -2813,7 +2825,13 @@ fn mcp_effects(tool: &str, input: &Map<String, Value>, paths: &Paths, out: &mut 
     collect_strings("", &Value::Object(input.clone()), &mut strings, 0);
     let writes = verb_in(&[
         "write", "edit", "create", "update", "put", "save", "append", "upload", "move", "rename",
-        "copy", "patch", "insert", "set", "push",
+        "copy", "patch", "insert", "set", "push", "download",
+    ]);
+    // A tool that hands data to the address it is given: a form, a report, a
+    // notification, a webhook, an upload.
+    let sends = verb_in(&[
+        "send", "submit", "post", "notify", "upload", "report", "publish", "webhook", "share",
+        "email", "mail",
     ]);
     let deletes = verb_in(&[
         "delete",
@@ -2842,9 +2860,13 @@ fn mcp_effects(tool: &str, input: &Map<String, Value>, paths: &Paths, out: &mut 
             e.detail = key.clone();
             e.host = Some(server.clone());
         }
-        // URLs.
-        if let Some(rest) = value.strip_prefix("file://") {
-            out.path(Kind::Read, paths.normalize(rest), &subject);
+        // URLs. A `file:` URL (with or without `//`) opens a local file.
+        if let Some(rest) = value
+            .strip_prefix("file://")
+            .or_else(|| value.strip_prefix("file:"))
+        {
+            let p = rest.replace("${HOME}", "~").replace("$HOME", "~");
+            out.path(Kind::Read, paths.normalize(&p), &subject);
             continue;
         }
         if (value.starts_with("http://")
@@ -2868,6 +2890,24 @@ fn mcp_effects(tool: &str, input: &Map<String, Value>, paths: &Paths, out: &mut 
             });
             if body {
                 carried.insert("secret");
+            }
+            // Where the tool sends what it is given (or an address it is told to call
+            // back), data leaves for that host.
+            let callback = k.contains("callback")
+                || k.contains("webhook")
+                || k.contains("notify")
+                || k.ends_with("hook_url");
+            let payload = strings.iter().any(|(bk, _)| {
+                let bk = bk.to_ascii_lowercase();
+                bk != k
+                    && [
+                        "body", "data", "fields", "payload", "content", "message", "form",
+                    ]
+                    .iter()
+                    .any(|w| bk.split(['.', '[', '_']).any(|p| p == *w))
+            });
+            if callback || (sends && payload) || (sends && k.contains("url")) {
+                carried.insert("data");
             }
             for (bk, bv) in &strings {
                 let bk = bk.to_ascii_lowercase();

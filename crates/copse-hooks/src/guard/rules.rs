@@ -8,7 +8,8 @@
 //! * `effect = ["delete", …]`: the kind of an effect (see [`super::effects::KINDS`]);
 //! * `path = ["@home", "~/.ssh/**", …]`: the effect's path, by class or glob;
 //! * `host = ["@ip", "*.example.com", …]`: the effect's network host;
-//! * `carries = ["secret", "env", "file", "history"]`: what a send carries;
+//! * `carries = ["secret", "env", "file", "history", "data"]`: what a send carries
+//!   (`data`: whatever an MCP tool is told to send, or a callback it is told to call);
 //! * `detail = ["main", …]`: the effect's detail (a force push's branch, …);
 //! * `tool = ["mcp__*__delete_*", …]`: the tool's canonical name;
 //! * `unless_path`, `unless_host`, `unless_detail`, `unless_command`: exceptions.
@@ -144,7 +145,7 @@ pub(crate) enum RuleError {
     NoId,
     #[error("rule `{id}`: an empty message (say what was refused and what to do instead)")]
     NoMessage { id: String },
-    #[error("rule `{id}`: `carries` names `{what}` (give secret, env, file or history)")]
+    #[error("rule `{id}`: `carries` names `{what}` (give secret, env, file, history or data)")]
     Carries { id: String, what: String },
 }
 
@@ -272,7 +273,7 @@ impl Rule {
             })
         };
         for c in &spec.carries {
-            if !matches!(c.as_str(), "secret" | "env" | "file" | "history") {
+            if !matches!(c.as_str(), "secret" | "env" | "file" | "history" | "data") {
                 return Err(RuleError::Carries {
                     id,
                     what: c.clone(),
