@@ -160,7 +160,7 @@ fn gate_ratio(hook: bool, per_round: usize) -> (f64, f64, f64) {
     let mut ons = Vec::new();
     let mut offs = Vec::new();
     for round in 0..ROUNDS {
-        let mut time = |s: &copse_hooks::Session| {
+        let time = |s: &copse_hooks::Session| {
             let t = Instant::now();
             for _ in 0..per_round {
                 black_box(s.gate_tool(call()));
