@@ -196,7 +196,32 @@ pub(crate) fn scan(lang: Lang, source: &str) -> CodeFacts {
         || source.contains("unpack(\"m")
         || source.contains("unpack('m")
         || source.contains("unpack1(\"m")
-        || source.contains("unpack1('m");
+        || source.contains("unpack1('m")
+        // Perl's hex and bit templates (`pack("H*", "7379…")`) turn text into code.
+        || ["pack(\"H", "pack('H", "pack \"H", "pack 'H", "pack(\"B", "pack('B"]
+            .iter()
+            .any(|p| source.contains(p))
+        // Text built from character codes (`''.join(map(chr, […]))`,
+        // `String.fromCharCode(…)`).
+        || source.contains("map(chr")
+        || source.contains("fromCharCode");
+    // Code built from character codes and handed to something that runs it, however
+    // the call is spelled (`__import__('os').system(…)`).
+    if (source.contains("map(chr") || source.contains("fromCharCode"))
+        && [
+            "system(",
+            "popen(",
+            "exec(",
+            "eval(",
+            "execSync(",
+            "spawn(",
+            "Function(",
+        ]
+        .iter()
+        .any(|p| source.contains(p))
+    {
+        facts.decode_exec = true;
+    }
     for (i, t) in toks.iter().enumerate() {
         match t {
             Tok::Shell(s) => facts.shell.push(s.clone()),
@@ -216,7 +241,13 @@ pub(crate) fn scan(lang: Lang, source: &str) -> CodeFacts {
                     match a.first() {
                         Some(Arg::Value(cmd)) => facts.shell.push(cmd.clone()),
                         Some(Arg::List(words)) => facts.shell.push(words.join(" ")),
-                        Some(Arg::Dynamic) => facts.exec_dynamic = true,
+                        Some(Arg::Dynamic) => {
+                            facts.exec_dynamic = true;
+                            // A command decoded at run time and handed to a shell.
+                            if decodes {
+                                facts.decode_exec = true;
+                            }
+                        }
                         None => {}
                     }
                 }
