@@ -346,6 +346,23 @@ fn shell_effects(text: &str, paths: &Paths, out: &mut CallEffects, depth: u8) {
     if fork_bomb(text) {
         out.push(Kind::KillAll, text);
     }
+    // `cd DIR` (or `pushd DIR`) moves the directory later relative paths are read
+    // against: `cd ~/.ssh && cat id_rsa` reads the key. A static `cd` as a command of
+    // its own moves it for the commands after it; a dynamic one leaves it as it was.
+    let mut dirs: Vec<Paths> = Vec::new();
+    for cmd in &analysis.commands {
+        if moves_dir(cmd) {
+            let base = dirs.last().unwrap_or(paths);
+            let cwd = base.abs(&base.normalize(&cmd.args()[0].text));
+            let roots: Vec<String> = base.roots.iter().map(|r| base.abs(r)).collect();
+            dirs.push(Paths::new(
+                &base.home,
+                &cwd,
+                &base.abs(&base.copse_dir),
+                &roots,
+            ));
+        }
+    }
     let mut flow = Flow {
         paths,
         analysis: &analysis,
@@ -354,13 +371,30 @@ fn shell_effects(text: &str, paths: &Paths, out: &mut CallEffects, depth: u8) {
         downloaded: HashMap::new(),
         remotes: HashMap::new(),
     };
+    let mut moved = 0usize;
     for (i, cmd) in analysis.commands.iter().enumerate() {
         let line = cmd.line();
         if !cmd.argv.is_empty() {
             out.lines.push(line.clone());
         }
+        flow.paths = moved
+            .checked_sub(1)
+            .and_then(|d| dirs.get(d))
+            .unwrap_or(paths);
         flow.command(i, cmd, &line, out, depth);
+        if moves_dir(cmd) {
+            moved += 1;
+        }
     }
+}
+
+/// Whether `cmd` is a `cd`/`pushd` to one static directory, outside a pipeline.
+fn moves_dir(cmd: &shell::Cmd) -> bool {
+    matches!(cmd.program(), "cd" | "pushd")
+        && cmd.pipe.1 == 0
+        && cmd.args().len() == 1
+        && !cmd.args()[0].dynamic
+        && !cmd.args()[0].text.starts_with('-')
 }
 
 /// `:(){ :|:& };:` and its renamings: a function that pipes itself into itself in the
@@ -1055,10 +1089,12 @@ impl Flow<'_> {
                 if candidate.is_empty() || candidate.starts_with('-') && !w.contains('=') {
                     continue;
                 }
-                if !(candidate.contains('/')
+                // A bare word is a file in the directory the command runs in (after
+                // a `cd ~/.ssh`, `id_rsa` is the key); only a secret one counts.
+                let bare = !(candidate.contains('/')
                     || candidate.starts_with('.')
-                    || candidate.starts_with('~'))
-                {
+                    || candidate.starts_with('~'));
+                if bare && (candidate.contains(char::is_whitespace) || candidate.contains('$')) {
                     continue;
                 }
                 if candidate.contains("://") {

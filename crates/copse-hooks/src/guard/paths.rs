@@ -94,7 +94,7 @@ impl Paths {
     }
 
     /// A rendered path made absolute again.
-    fn abs(&self, rendered: &str) -> String {
+    pub(crate) fn abs(&self, rendered: &str) -> String {
         if rendered == "~" {
             return self.home.clone();
         }
