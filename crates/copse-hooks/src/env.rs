@@ -157,12 +157,14 @@ const EXPLICIT: &[&str] = &[
     "LITELLM_MASTER_KEY",
     "LITELLM_API_KEY",
     "PORTKEY_API_KEY",
+    "GH_COPILOT_TOKEN",
 ];
 
 /// AI providers whose `<PROVIDER>_…_KEY`, `…_TOKEN` and `…_SECRET` variables are
 /// scrubbed (docs/security.md lists them).
 pub const PROVIDERS: &[&str] = &[
     "AI21",
+    "AI_GATEWAY",
     "ANTHROPIC",
     "ANYSCALE",
     "AZURE_AI",
@@ -215,6 +217,17 @@ pub const PROVIDERS: &[&str] = &[
     "VOYAGE",
     "XAI",
     "ZHIPU",
+    // Added after a review found them reaching hooks.
+    "GLM",
+    "JINA",
+    "KIMI",
+    "MINIMAX",
+    "NEBIUS",
+    "QWEN",
+    "SILICONFLOW",
+    "UPSTAGE",
+    "WRITER",
+    "ZAI",
 ];
 
 const SECRET_SUFFIXES: &[&str] = &["KEY", "TOKEN", "SECRET"];
@@ -465,6 +478,30 @@ pub fn set_var(env: &mut Vec<(OsString, OsString)>, name: &str, value: impl Into
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn the_providers_a_review_found_reaching_hooks_are_scrubbed() {
+        for name in [
+            "AI_GATEWAY_API_KEY",
+            "GLM_API_KEY",
+            "QWEN_API_KEY",
+            "KIMI_API_KEY",
+            "MINIMAX_API_KEY",
+            "SILICONFLOW_API_KEY",
+            "NEBIUS_API_KEY",
+            "JINA_API_KEY",
+            "UPSTAGE_API_KEY",
+            "WRITER_API_KEY",
+            "ZAI_API_KEY",
+            "GH_COPILOT_TOKEN",
+        ] {
+            assert!(super::is_llm_secret(name), "{name}");
+        }
+        // Tool tokens hooks legitimately use stay.
+        for name in ["GITHUB_TOKEN", "GH_TOKEN", "NPM_TOKEN", "WRITER_MODE"] {
+            assert!(!super::is_llm_secret(name), "{name}");
+        }
+    }
+
     use super::*;
 
     #[test]
