@@ -286,9 +286,18 @@ fn expand(word: &str, root: &Path) -> String {
         "CLAUDE_PROJECT_DIR",
         "CURSOR_PROJECT_DIR",
         "COPSE_PROJECT_DIR",
+        "GEMINI_PROJECT_DIR",
     ] {
         w = w.replace(&format!("${{{var}}}"), &root);
         w = w.replace(&format!("${var}"), &root);
+    }
+    // A project hook runs in its root, so `$PWD` is the root too (`sh "$PWD/x.sh"`);
+    // only the whole name is expanded (`$PWDX` is another variable).
+    w = w.replace("${PWD}", &root);
+    if w == "$PWD" {
+        w = root.clone();
+    } else if let Some(rest) = w.strip_prefix("$PWD/") {
+        w = format!("{root}/{rest}");
     }
     w
 }
@@ -669,6 +678,20 @@ mod tests {
             .iter()
             .map(|c| c.iter().map(|w| w.to_string()).collect())
             .collect()
+    }
+
+    #[test]
+    fn pwd_names_the_root() {
+        let root = std::path::Path::new("/w");
+        assert_eq!(
+            scripts_of(r#"sh "$PWD/x.sh""#, root),
+            [std::path::PathBuf::from("/w/x.sh")]
+        );
+        assert_eq!(
+            scripts_of("bash ${PWD}/hooks/g.sh", root),
+            [std::path::PathBuf::from("/w/hooks/g.sh")]
+        );
+        assert!(scripts_of("sh $PWDX/x.sh", root).is_empty());
     }
 
     #[test]
