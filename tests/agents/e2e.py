@@ -370,6 +370,20 @@ def scenario(agent):
         else:
             check(logged, "the deny is in the audit log")
 
+    print("  denied command (the built-in guard, no hook of the user objects)")
+    key = agent.home / ".ssh" / "id_ed25519"
+    key.parent.mkdir(parents=True, exist_ok=True)
+    key.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\ne2e-not-a-key\n")
+    target = agent.proj / "leaked.txt"
+    mark = agent.model.mark()
+    agent.prompt("RUN: cat ~/.ssh/id_ed25519 > leaked.txt END")
+    calls = model_calls(agent.model.since(mark))
+    check(len(calls) >= 2 and "copse guard rule" in json.dumps(calls[-1]["body"]),
+          "the model asked for the read and got the guard's reason back")
+    check(not target.exists(), "leaked.txt never appeared")
+    check(any(r["kind"] == "guard" and r["decision"] == "deny" and r["command"].startswith("guard rule secrets.")
+              for r in agent.runs()), "the guard's refusal is in the audit log as a run of kind guard")
+
     print("  allowed command, after-tool and stop hooks, injected context")
     mark = agent.model.mark()
     before = {r["run_id"] for r in agent.runs()}
