@@ -111,6 +111,10 @@ pub struct GuardVerdict {
     /// The simple commands the call would run, normalised.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<String>,
+    /// The files the call writes (normalised): what a session remembers, so that
+    /// running one of them later is judged ([`Guard::evaluate_in`]).
+    #[serde(skip)]
+    pub wrote: Vec<String>,
 }
 
 /// The state of one policy file.
@@ -399,6 +403,18 @@ impl Guard {
 
     /// Judges one tool call (canonical tool name and input).
     pub fn evaluate(&self, tool: &str, input: &Map<String, Value>) -> GuardVerdict {
+        self.evaluate_in(tool, input, &std::collections::BTreeSet::new())
+    }
+
+    /// Judges one tool call of a session that has already written the files in
+    /// `written` (normalised, as [`GuardVerdict::wrote`] gives them): a command that
+    /// runs one of them has the `run-written` effect (the guard never saw what it does).
+    pub fn evaluate_in(
+        &self,
+        tool: &str,
+        input: &Map<String, Value>,
+        written: &std::collections::BTreeSet<String>,
+    ) -> GuardVerdict {
         let mut v = GuardVerdict {
             mode: self.mode,
             ..GuardVerdict::default()
@@ -413,13 +429,23 @@ impl Guard {
             .get("cwd")
             .and_then(Value::as_str)
             .filter(|c| !c.is_empty());
-        let call = match cwd {
+        let mut call = match cwd {
             Some(c) if c.starts_with('/') => {
                 let p = Paths::new(&self.home, c, &self.copse_dir, &self.roots);
                 effects::of_call(tool, input, &p)
             }
             _ => effects::of_call(tool, input, &self.paths),
         };
+        let ran: Vec<String> = call
+            .executed
+            .iter()
+            .filter(|p| written.contains(*p))
+            .cloned()
+            .collect();
+        for p in ran {
+            call.run_written(p);
+        }
+        v.wrote = call.written_paths();
         for rule in &self.rules {
             if self.mode == GuardMode::Off && rule.origin != Origin::Managed {
                 continue;

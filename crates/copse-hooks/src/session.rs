@@ -80,6 +80,9 @@ struct State {
     /// configs), waiting for the host to take them.
     notices: Mutex<Vec<crate::notice::Notice>>,
     announced: Mutex<std::collections::HashSet<String>>,
+    /// The files the agent's tool calls wrote in this session (normalised, as the
+    /// guard judges paths): running one later is a `run-written` effect.
+    written: Mutex<std::collections::BTreeSet<String>>,
     /// The config problems seen by the latest event fired.
     problems: Mutex<Vec<crate::dialect::ConfigWarning>>,
     /// Told about every message a hook queues (the server's `queue/message`).
@@ -162,6 +165,7 @@ impl Session {
                 drops: Mutex::new(Vec::new()),
                 notices: Mutex::new(Vec::new()),
                 announced: Mutex::new(std::collections::HashSet::new()),
+                written: Mutex::new(std::collections::BTreeSet::new()),
                 problems: Mutex::new(Vec::new()),
                 listener: Mutex::new(None),
             }),
@@ -448,7 +452,21 @@ impl Session {
         let started = SystemTime::now();
         let clock = std::time::Instant::now();
         let guard = self.engine.guard();
-        let v = guard.evaluate(&call.tool, input);
+        let v = {
+            let mut written = lock(&self.state.written);
+            let v = guard.evaluate_in(&call.tool, input, &written);
+            if v.decision != Some(crate::outcome::Decision::Deny) {
+                written.extend(v.wrote.iter().cloned());
+                // Bounded: past the cap, names are dropped (in lexical order).
+                while written.len() > MAX_WRITTEN {
+                    let Some(first) = written.iter().next().cloned() else {
+                        break;
+                    };
+                    written.remove(&first);
+                }
+            }
+            v
+        };
         crate::guard::run_of(
             &v,
             &call.tool,
@@ -690,6 +708,17 @@ impl Session {
         }
     }
 
+    /// The files the agent's tool calls wrote in this session, as the guard remembers
+    /// them (a host that keeps a session across processes stores and restores them).
+    pub fn written_files(&self) -> Vec<String> {
+        lock(&self.state.written).iter().cloned().collect()
+    }
+
+    /// Puts back the files an earlier process of this session saw written.
+    pub fn restore_written(&self, files: impl IntoIterator<Item = String>) {
+        lock(&self.state.written).extend(files);
+    }
+
     /// Sets the callback told about every message a hook queues (replacing any).
     pub fn set_queue_listener(&self, listener: Option<QueueListener>) {
         *lock(&self.state.listener) = listener;
@@ -814,6 +843,9 @@ impl Engine {
 /// The verdict for a malformed tool input: denied, no hook run.
 /// Whether the guard's run says something (a rule matched, or the policy is refused):
 /// only then is it one of the verdict's runs and a record in the audit store.
+/// How many written files a session remembers for the guard.
+const MAX_WRITTEN: usize = 256;
+
 fn guard_matched(run: &HookRun) -> bool {
     run.guard
         .as_ref()

@@ -389,3 +389,67 @@ impl Drop for StopDaemon<'_> {
         let _ = self.0.cmd().args(["daemon", "stop"]).run();
     }
 }
+
+#[test]
+fn a_script_the_agent_wrote_earlier_in_the_session_is_asked_about_when_it_runs() {
+    let env = Env::new();
+    enable(&env);
+    let _stop = StopDaemon(&env);
+    let ws = env.workspace();
+    for daemon in ["0", "1"] {
+        let sid = format!("5f0c9a2e-0000-4000-8000-00000000ac{daemon}0");
+        let call = |tool: &str, input: Value| {
+            let payload = json!({"session_id": sid, "cwd": ws, "hook_event_name": "PreToolUse",
+                "tool_name": tool, "tool_input": input});
+            let mut child = env
+                .cmd()
+                .args(["shim", "--agent", "claude"])
+                .env("COPSE_SHIM_DAEMON", daemon)
+                .cmd
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(payload.to_string().as_bytes())
+                .unwrap();
+            answer(&child.wait_with_output().unwrap())
+        };
+        let script = ws.join(format!("tool{daemon}.py"));
+        // Control: a script the session did not write runs unasked.
+        assert_eq!(
+            call("Bash", json!({"command": "python3 setup_env.py"})),
+            Value::Null,
+            "daemon={daemon}"
+        );
+        assert_eq!(
+            call(
+                "Write",
+                json!({"file_path": script, "content": "print('hi')"})
+            ),
+            Value::Null
+        );
+        let a = call(
+            "Bash",
+            json!({"command": format!("python3 tool{daemon}.py")}),
+        );
+        assert_eq!(
+            a["hookSpecificOutput"]["permissionDecision"], "ask",
+            "daemon={daemon}: {a}"
+        );
+        // Written by the shell in one call, run in the next.
+        call(
+            "Bash",
+            json!({"command": format!("echo 'ls' > step{daemon}.sh")}),
+        );
+        let a = call("Bash", json!({"command": format!("sh step{daemon}.sh")}));
+        assert_eq!(
+            a["hookSpecificOutput"]["permissionDecision"], "ask",
+            "daemon={daemon}: {a}"
+        );
+    }
+}

@@ -321,7 +321,8 @@ pub fn handle_with(
             notices,
         });
     };
-    if !changes_state(canonical, &before, host, &notices, &verdict) {
+    let wrote = session.written_files();
+    if !changes_state(canonical, &before, host, &notices, &verdict) && wrote == before.written {
         return Ok(Reply {
             verdict,
             followups: Vec::new(),
@@ -331,6 +332,14 @@ pub fn handle_with(
     let mut locked = Locked::open(&path)?;
     let (followups, notices) =
         settle_state(&mut locked.state, &session, &event, &verdict, notices, host);
+    // What another call of the session wrote meanwhile is kept too.
+    for f in wrote {
+        if !locked.state.written.contains(&f) {
+            locked.state.written.push(f);
+        }
+    }
+    let excess = locked.state.written.len().saturating_sub(256);
+    locked.state.written.drain(..excess);
     locked.save()?;
     Ok(Reply {
         verdict,
@@ -371,6 +380,7 @@ fn open_session(
         host: HostIdentity::default(),
     };
     let session = engine.session(identity);
+    session.restore_written(before.written.iter().cloned());
     if canonical != CanonicalEvent::SessionStart {
         // The session's overlays go back in as overlays — each hook then gets only
         // its own scope and root's, and an unsandboxed hook none — never into the

@@ -53,6 +53,10 @@ pub struct SessionState {
     /// Notices already shown.
     #[serde(default)]
     pub announced: Vec<String>,
+    /// The files the agent's tool calls wrote in this session, for the guard (running
+    /// one of them later is asked about).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written: Vec<String>,
 }
 
 /// Why the state could not be read or written.

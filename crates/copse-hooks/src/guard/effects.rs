@@ -68,6 +68,9 @@ pub(crate) enum Kind {
     Unseen,
     ToolVerb,
     Account,
+    /// Runs a script the agent wrote in an earlier call of the session (the guard never
+    /// saw what it does).
+    RunWritten,
 }
 
 /// Every kind with its name, in one table.
@@ -103,6 +106,7 @@ pub(crate) const KINDS: &[(Kind, &str)] = &[
     (Kind::Unseen, "unseen"),
     (Kind::ToolVerb, "tool-verb"),
     (Kind::Account, "account"),
+    (Kind::RunWritten, "run-written"),
 ];
 
 impl Kind {
@@ -115,11 +119,28 @@ impl Kind {
 #[derive(Debug, Default)]
 pub(crate) struct CallEffects {
     pub effects: Vec<Effect>,
+    /// The script files its shell commands run (normalised).
+    pub executed: Vec<String>,
     /// Every simple command, as a line of normalised words (for `command` globs).
     pub lines: Vec<String>,
 }
 
 impl CallEffects {
+    /// Records that the call runs `path`, a file the session wrote earlier.
+    pub(crate) fn run_written(&mut self, path: String) {
+        let subject = format!("run {path}");
+        self.path(Kind::RunWritten, path, &subject);
+    }
+
+    /// The files the call writes.
+    pub(crate) fn written_paths(&self) -> Vec<String> {
+        self.effects
+            .iter()
+            .filter(|e| e.kind == Kind::Write)
+            .filter_map(|e| e.path.clone())
+            .collect()
+    }
+
     fn push(&mut self, kind: Kind, subject: &str) -> &mut Effect {
         self.effects.push(Effect {
             kind,
@@ -340,6 +361,7 @@ fn shell_effects(text: &str, paths: &Paths, out: &mut CallEffects, depth: u8) {
         return;
     }
     let analysis = shell::analyze(text, paths);
+    out.executed.extend(analysis.executed.iter().cloned());
     if analysis.truncated {
         out.push(Kind::Unseen, text);
     }

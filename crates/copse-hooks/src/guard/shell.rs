@@ -156,6 +156,9 @@ pub(crate) struct Analysis {
     pub unparsed: bool,
     /// A bound ([`MAX_DEPTH`], [`MAX_COMMANDS`]) was reached: not everything was seen.
     pub truncated: bool,
+    /// The script files the command line runs (`sh x.sh`, `python3 x.py`, `./x`,
+    /// `. x`), normalised: the guard asks about one the agent wrote in an earlier call.
+    pub executed: Vec<String>,
 }
 
 impl Analysis {
@@ -806,6 +809,9 @@ impl Walker<'_> {
     /// Runs a file: analysed when this command line wrote it.
     fn run_written(&mut self, file: &str, depth: u8) {
         let key = self.paths.normalize(file);
+        if !self.out.executed.contains(&key) {
+            self.out.executed.push(key.clone());
+        }
         if let Some(content) = self.written.get(&key).cloned() {
             self.script(&content, depth, Via::Script);
         }
@@ -877,7 +883,16 @@ impl Walker<'_> {
     }
 
     fn interpreter(&mut self, index: usize, lang: code::Lang, args: &[String], depth: u8) {
-        let source = code::inline_source(lang, args).or_else(|| {
+        let inline = code::inline_source(lang, args);
+        if inline.is_none()
+            && let Some(file) = args.iter().find(|a| !a.starts_with('-'))
+        {
+            let key = self.paths.normalize(file);
+            if !self.out.executed.contains(&key) {
+                self.out.executed.push(key);
+            }
+        }
+        let source = inline.or_else(|| {
             // A script file written earlier in this command line.
             let file = args.iter().find(|a| !a.starts_with('-'))?;
             self.written.get(&self.paths.normalize(file)).cloned()
