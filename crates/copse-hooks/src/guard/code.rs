@@ -52,6 +52,9 @@ pub(crate) struct CodeFacts {
     pub decode_exec: bool,
     /// The code executes text it did not write literally (`exec(urlopen(u).read())`).
     pub exec_dynamic: bool,
+    /// A URL's host is cut off inside a literal and finished by concatenation
+    /// (`"http://e" + "vil.com"`): the address is hidden from a reader.
+    pub host_built: bool,
     /// The code changes permissions (`os.chmod`, `fs.chmodSync`, `chmod`).
     pub chmod: Vec<String>,
 }
@@ -205,6 +208,7 @@ pub(crate) fn scan(lang: Lang, source: &str) -> CodeFacts {
         // `String.fromCharCode(…)`).
         || source.contains("map(chr")
         || source.contains("fromCharCode");
+    facts.host_built = host_built(source);
     // Code built from character codes and handed to something that runs it, however
     // the call is spelled (`__import__('os').system(…)`).
     if (source.contains("map(chr") || source.contains("fromCharCode"))
@@ -358,6 +362,7 @@ fn merge(into: &mut CodeFacts, from: CodeFacts) {
     into.env_vars.extend(from.env_vars);
     into.decode_exec |= from.decode_exec;
     into.exec_dynamic |= from.exec_dynamic;
+    into.host_built |= from.host_built;
     into.chmod.extend(from.chmod);
 }
 
@@ -953,6 +958,23 @@ fn string(b: &[char], start: usize, raw: bool) -> (String, usize) {
         i += 1;
     }
     (s, i)
+}
+
+/// Whether a URL literal stops inside its host and the code goes on with a
+/// concatenation (`"http://e" + "vil.com"`, Perl's `"http://e" . "vil.com"`).
+fn host_built(source: &str) -> bool {
+    let mut rest = source;
+    while let Some(at) = rest.find("://") {
+        let after = &rest[at + 3..];
+        let end = after.find(['"', '\'', '`']).unwrap_or(after.len());
+        let host = &after[..end];
+        let next = after[end..].chars().skip(1).find(|c| !c.is_whitespace());
+        if end < after.len() && !host.contains('/') && matches!(next, Some('+' | '.')) {
+            return true;
+        }
+        rest = after;
+    }
+    false
 }
 
 /// Folds what builds a word from pieces into string tokens: concatenation, `chr(N)`,

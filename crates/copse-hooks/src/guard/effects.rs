@@ -71,6 +71,8 @@ pub(crate) enum Kind {
     /// Runs a script the agent wrote in an earlier call of the session (the guard never
     /// saw what it does).
     RunWritten,
+    /// Opens the network to a host the code assembles from pieces.
+    HostBuilt,
 }
 
 /// Every kind with its name, in one table.
@@ -107,6 +109,7 @@ pub(crate) const KINDS: &[(Kind, &str)] = &[
     (Kind::ToolVerb, "tool-verb"),
     (Kind::Account, "account"),
     (Kind::RunWritten, "run-written"),
+    (Kind::HostBuilt, "host-built"),
 ];
 
 impl Kind {
@@ -1361,6 +1364,9 @@ impl Flow<'_> {
             }
             if code.decode_exec {
                 out.push(Kind::DecodeExec, line);
+            }
+            if code.host_built && code.network {
+                out.push(Kind::HostBuilt, line);
             }
             if !code.env_all && code.env_vars.iter().any(|v| secret_name(v)) && !code.network {
                 out.push(Kind::SecretVar, line).detail = code.env_vars.join(" ");

@@ -907,6 +907,18 @@ impl Walker<'_> {
                 _ => return,
             },
         };
+        // Perl's `-MModule` loads a module for the code (`-MLWP::Simple -e 'get(…)'`):
+        // the code is scanned as if it said `use Module;`.
+        let source = if lang == code::Lang::Perl {
+            let uses: String = args
+                .iter()
+                .filter_map(|a| a.strip_prefix("-M"))
+                .map(|m| format!("use {};\n", m.split('=').next().unwrap_or(m)))
+                .collect();
+            format!("{uses}{source}")
+        } else {
+            source
+        };
         let facts = code::scan(lang, &source);
         let scripts = facts.shell.clone();
         self.out.commands[index].code = Some(facts);
