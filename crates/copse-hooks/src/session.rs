@@ -372,6 +372,10 @@ impl Session {
             EventPayload::ToolGate(call) | EventPayload::PermissionRequest(call) => call,
             _ => return Vec::new(),
         };
+        // The common case, without copying the runs: no hook rewrote anything.
+        if runs.iter().all(|r| r.outcome.updated_input.is_none()) {
+            return Vec::new();
+        }
         let merged = gate::merge(runs.to_vec());
         let Some(update) = merged
             .updated_input
