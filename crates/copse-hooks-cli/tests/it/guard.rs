@@ -1,12 +1,11 @@
 //! The built-in guard through the CLI and the shim, as a user meets it: `enable`, then
 //! real `gate`, `shim`, `guard`, `log`, `trust` and `audit replay` processes.
 
-use std::io::Write as _;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::harness::Env;
+use crate::harness::{DaemonStop, Env, run_shim, shim_answer};
 
 /// `gate --json` after `enable`: the verdict.
 fn gate(env: &Env, command: &str) -> Value {
@@ -27,31 +26,16 @@ fn enable(env: &Env) {
 }
 
 fn shim(env: &Env, agent: &str, payload: &Value) -> Output {
-    let mut child = env
-        .cmd()
-        .args(["shim", "--agent", agent])
-        .env("COPSE_SHIM_DAEMON", "0")
-        .cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.to_string().as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    run_shim(
+        env,
+        agent,
+        &[("COPSE_SHIM_DAEMON", "0")],
+        &payload.to_string(),
+    )
 }
 
 fn answer(out: &Output) -> Value {
-    let text = String::from_utf8_lossy(&out.stdout);
-    if text.trim().is_empty() {
-        return Value::Null;
-    }
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+    shim_answer(out)
 }
 
 /// A copse hook that touches `marker` and says nothing (allows).
@@ -342,7 +326,7 @@ command = ["make deploy*"]
 #[test]
 fn with_no_hook_at_all_the_shim_still_answers_the_guards_refusal_on_both_paths() {
     let env = Env::new();
-    let _stop = StopDaemon(&env);
+    let _stop = DaemonStop(&env);
     enable(&env);
     let sid = "5f0c9a2e-0000-4000-8000-0000000000ab";
     let claude = |command: &str| {
@@ -351,23 +335,12 @@ fn with_no_hook_at_all_the_shim_still_answers_the_guards_refusal_on_both_paths()
     };
     for daemon in ["0", "1"] {
         let run = |payload: &Value| {
-            let mut child = env
-                .cmd()
-                .args(["shim", "--agent", "claude"])
-                .env("COPSE_SHIM_DAEMON", daemon)
-                .cmd
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(payload.to_string().as_bytes())
-                .unwrap();
-            child.wait_with_output().unwrap()
+            run_shim(
+                &env,
+                "claude",
+                &[("COPSE_SHIM_DAEMON", daemon)],
+                &payload.to_string(),
+            )
         };
         let a = answer(&run(&claude("rm -rf ~")));
         assert_eq!(
@@ -381,43 +354,23 @@ fn with_no_hook_at_all_the_shim_still_answers_the_guards_refusal_on_both_paths()
     }
 }
 
-/// Stops the test's daemon when the test ends, passed or not.
-struct StopDaemon<'a>(&'a Env);
-
-impl Drop for StopDaemon<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.cmd().args(["daemon", "stop"]).run();
-    }
-}
-
 #[test]
 fn a_script_the_agent_wrote_earlier_in_the_session_is_asked_about_when_it_runs() {
     let env = Env::new();
     enable(&env);
-    let _stop = StopDaemon(&env);
+    let _stop = DaemonStop(&env);
     let ws = env.workspace();
     for daemon in ["0", "1"] {
         let sid = format!("5f0c9a2e-0000-4000-8000-00000000ac{daemon}0");
         let call = |tool: &str, input: Value| {
             let payload = json!({"session_id": sid, "cwd": ws, "hook_event_name": "PreToolUse",
                 "tool_name": tool, "tool_input": input});
-            let mut child = env
-                .cmd()
-                .args(["shim", "--agent", "claude"])
-                .env("COPSE_SHIM_DAEMON", daemon)
-                .cmd
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(payload.to_string().as_bytes())
-                .unwrap();
-            answer(&child.wait_with_output().unwrap())
+            answer(&run_shim(
+                &env,
+                "claude",
+                &[("COPSE_SHIM_DAEMON", daemon)],
+                &payload.to_string(),
+            ))
         };
         let script = ws.join(format!("tool{daemon}.py"));
         // Control: a script the session did not write runs unasked.

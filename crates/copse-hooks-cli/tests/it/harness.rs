@@ -206,6 +206,48 @@ impl Run {
     }
 }
 
+/// Runs `copse-hooks shim --agent AGENT` with `vars` set and `payload` on its stdin.
+pub fn run_shim(env: &Env, agent: &str, vars: &[(&str, &str)], payload: &str) -> Output {
+    use std::io::Write as _;
+    use std::process::Stdio;
+    let mut cmd = env.cmd().args(["shim", "--agent", agent]);
+    for (k, v) in vars {
+        cmd = cmd.env(k, v);
+    }
+    let mut child = cmd
+        .cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(payload.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// A shim's answer on stdout as JSON, or `Null` when there is none.
+pub fn shim_answer(out: &Output) -> Value {
+    let text = String::from_utf8_lossy(&out.stdout);
+    if text.trim().is_empty() {
+        return Value::Null;
+    }
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("not JSON ({e}): {text}"))
+}
+
+/// Stops the test's user daemon when the test ends, passed or not.
+pub struct DaemonStop<'a>(pub &'a Env);
+
+impl Drop for DaemonStop<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.cmd().args(["daemon", "stop"]).run();
+    }
+}
+
 /// How many hooks a `gate --json` verdict ran: its runs less those that stand for a
 /// config that could not run (`blocked`).
 pub fn hooks_ran(v: &Value) -> usize {

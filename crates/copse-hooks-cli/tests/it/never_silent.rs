@@ -2,13 +2,12 @@
 //! and nothing in the agent's environment (`COPSE_HOOK_DEPTH`, `COPSE_DIR`) switches
 //! hooks off. Each attack has a control proving the hook ran.
 
-use std::io::Write as _;
 use std::os::unix::fs::PermissionsExt as _;
-use std::process::{Output, Stdio};
+use std::process::Output;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Env, blocked, hooks_ran};
+use crate::harness::{DaemonStop, Env, blocked, hooks_ran, run_shim, shim_answer};
 
 const SID: &str = "5f0c9a2e-0000-4000-8000-0000000000bb";
 
@@ -38,32 +37,11 @@ fn claude_bash(command: &str) -> String {
 }
 
 fn shim(env: &Env, vars: &[(&str, &str)], payload: &str) -> Output {
-    let mut cmd = env.cmd().args(["shim", "--agent", "claude"]);
-    for (k, v) in vars {
-        cmd = cmd.env(k, v);
-    }
-    let mut child = cmd
-        .cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(payload.as_bytes())
-        .unwrap();
-    child.wait_with_output().unwrap()
+    run_shim(env, "claude", vars, payload)
 }
 
 fn answer(out: &Output) -> Value {
-    let text = String::from_utf8_lossy(&out.stdout);
-    if text.trim().is_empty() {
-        return Value::Null;
-    }
-    serde_json::from_str(&text).unwrap()
+    shim_answer(out)
 }
 
 const PATHS: [&[(&str, &str)]; 2] = [&[("COPSE_SHIM_DAEMON", "0")], &[]];
@@ -71,7 +49,7 @@ const PATHS: [&[(&str, &str)]; 2] = [&[("COPSE_SHIM_DAEMON", "0")], &[]];
 #[test]
 fn a_hook_depth_set_in_the_agents_environment_does_not_switch_hooks_off() {
     let env = Env::new();
-    let _stop = StopDaemon(&env);
+    let _stop = DaemonStop(&env);
     env.cmd().args(["enable"]).run().success();
     let marker = deny_deploys(&env);
     // Control: a real depth (with the token our hooks get) runs no hook.
@@ -117,7 +95,7 @@ fn a_hook_depth_set_in_the_agents_environment_does_not_switch_hooks_off() {
 #[test]
 fn a_copse_dir_inside_the_workspace_fails_closed_on_both_shim_paths() {
     let env = Env::new();
-    let _stop = StopDaemon(&env);
+    let _stop = DaemonStop(&env);
     env.cmd().args(["enable"]).run().success();
     let marker = deny_deploys(&env);
     // Control: the user's own COPSE_DIR serves the call.
@@ -199,15 +177,6 @@ fn a_refused_config_blocks_with_its_fix_and_the_opt_out_restores_skipping() {
     assert_eq!(v["decision"], "allow", "{v:#}");
 }
 
-/// Stops the test's daemon when the test ends, passed or not.
-struct StopDaemon<'a>(&'a Env);
-
-impl Drop for StopDaemon<'_> {
-    fn drop(&mut self) {
-        let _ = self.0.cmd().args(["daemon", "stop"]).run();
-    }
-}
-
 #[test]
 fn trust_diff_never_follows_a_pinned_config_that_became_a_symlink() {
     let env = Env::new();
@@ -262,7 +231,7 @@ fn trust_diff_never_follows_a_pinned_config_that_became_a_symlink() {
 fn a_rewrite_is_checked_by_the_other_hooks_of_the_gate_on_every_path() {
     let env = Env::new();
     env.cmd().args(["enable"]).run().success();
-    let _stop = StopDaemon(&env);
+    let _stop = DaemonStop(&env);
     let marker = env.root().join("denier-saw");
     let deny = env.script(
         "copse/deny.sh",
@@ -324,24 +293,7 @@ fn copilots_write_bash_reaches_shell_hooks_and_apply_patch_the_guard() {
         .to_string();
         let mut vars = vec![("COPSE_HOOKS_EVENT", "preToolUse")];
         vars.extend_from_slice(PATHS[0]);
-        let mut cmd = env.cmd().args(["shim", "--agent", "copilot"]);
-        for (k, v) in vars {
-            cmd = cmd.env(k, v);
-        }
-        let mut child = cmd
-            .cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(payload.as_bytes())
-            .unwrap();
-        answer(&child.wait_with_output().unwrap())
+        answer(&run_shim(&env, "copilot", &vars, &payload))
     };
     // Control: `bash` reaches the `^run_shell$` hook.
     let a = copilot("bash", json!({"command": "make deploy"}));
